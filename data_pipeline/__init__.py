@@ -1,0 +1,1 @@
+"""Raw parallel text -> tokens -> vocabulary -> TFRecords -> bucketed tf.data."""

@@ -1,0 +1,1 @@
+"""SavedModel export and TensorFlow Serving client (see README)."""

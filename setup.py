@@ -1,0 +1,27 @@
+"""rnnsearch-tf: RNNsearch (Bahdanau et al. 2014) and RNN Encoder-Decoder (Cho et al. 2014) in TF/Keras."""
+
+import setuptools
+
+setuptools.setup(
+    name="rnnsearch-tf",
+    version="0.1.0",
+    description="Neural machine translation by jointly learning to align and translate, in TensorFlow/Keras",
+    python_requires=">=3.10,<3.14",
+    packages=setuptools.find_packages(include=["rnnsearch_tf*", "data_pipeline*", "serving*"]),
+    install_requires=[
+        "tensorflow==2.21.*",
+        "tensorflow-text==2.21.*",  # must match TensorFlow's minor version
+        "keras>=3.10,<4",
+        "tensorboard==2.21.*",
+        "tensorflow-serving-api==2.21.*",
+        "grpcio>=1.60",
+        "absl-py>=2.1",
+        "sacrebleu>=2.4,<3",
+        "matplotlib>=3.8",
+        "numpy>=1.26",
+    ],
+    extras_require={
+        # sacremoses is the test-only reference for the TF Moses-style tokenizer.
+        "test": ["pytest>=8", "sacremoses==0.2.0"],
+    },
+)
