@@ -1,0 +1,121 @@
+"""What RNNsearch and RNNencdec share: teacher forcing, scoring, one decoding step, paper weights."""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from rnnsearch_tf.constants import BOS_ID, PAD_ID
+from rnnsearch_tf.layers.decoder import Decoder
+from rnnsearch_tf.model_config import ModelConfig
+
+
+class EncoderDecoderModel(keras.Model):
+    """Base class of `RNNSearch` and `RNNEncDec`; subclasses build `self.encoder` and define `encode`.
+
+    Ids are int32, right-padded with `PAD_ID` (0); every sentence ends with `EOS_ID`.
+
+    Call arguments:
+        inputs: `(source_ids, target_ids)` or `{"source_ids": ..., "target_ids": ...}`,
+            int `(batch_size, src_len)` and `(batch_size, tgt_len)`.
+
+    Returns:
+        logits `(batch_size, tgt_len, target_vocab_size)` of p(y_i | y_<i, x) under teacher forcing.
+    """
+
+    def __init__(self, config, **kwargs):
+        if isinstance(config, dict):
+            config = ModelConfig.from_dict(config)
+        if not isinstance(config, ModelConfig):
+            raise TypeError(f"{type(self).__name__} needs a ModelConfig, got {type(config).__name__}")
+        super().__init__(**kwargs)
+        self.config = config
+        self.decoder = Decoder(
+            vocab_size=config.target_vocab_size,
+            embedding_dim=config.embedding_dim,
+            units=config.hidden_dim,
+            maxout_dim=config.maxout_dim,
+            alignment_dim=self._alignment_dim(config),
+            readout_state=config.readout_state,
+            dtype=self.dtype_policy,
+            name="decoder",
+        )
+
+    @staticmethod
+    def _alignment_dim(config):
+        raise NotImplementedError
+
+    def encode(self, source_ids):
+        """Source ids `(batch, src_len)` -> the decoder's initial state dict (see `Decoder`)."""
+        raise NotImplementedError
+
+    def _check_ids(self, name, ids, vocab_size):
+        if ids.shape.rank != 2:
+            raise ValueError(
+                f"{name} must be a rank-2 int tensor [batch, length] (right-padded with 0), got shape "
+                f"{ids.shape}; add a batch dimension for a single sentence"
+            )
+        if not ids.dtype.is_integer:
+            raise ValueError(f"{name} must hold integer token ids, got dtype {ids.dtype.name}")
+        if tf.executing_eagerly() and tf.size(ids) > 0:
+            largest = int(tf.reduce_max(ids))
+            if largest >= vocab_size or int(tf.reduce_min(ids)) < 0:
+                raise ValueError(
+                    f"{name} holds id {largest} but the model's vocabulary has {vocab_size} entries: "
+                    "the vocabulary files and ModelConfig disagree (rebuild the data or fix "
+                    f"{'source' if name == 'source_ids' else 'target'}_vocab_size)"
+                )
+
+    def teacher_forcing(self, source_ids, target_ids):
+        """-> `(logits, alignment_weights)`: `(batch, tgt_len, K_y)`, `(batch, tgt_len, src_len)`."""
+        source_ids = tf.convert_to_tensor(source_ids)
+        target_ids = tf.convert_to_tensor(target_ids)
+        self._check_ids("source_ids", source_ids, self.config.source_vocab_size)
+        self._check_ids("target_ids", target_ids, self.config.target_vocab_size)
+        source_ids = tf.cast(source_ids, tf.int32)
+        target_ids = tf.cast(target_ids, tf.int32)
+        previous_ids = tf.concat(
+            [tf.fill([tf.shape(target_ids)[0], 1], BOS_ID), target_ids[:, :-1]], axis=1
+        )  # y_{i-1}: [batch, tgt_len]
+        return self.decoder(previous_ids, self.encode(source_ids))
+
+    def call(self, inputs):
+        if isinstance(inputs, dict):
+            inputs = (inputs["source_ids"], inputs["target_ids"])
+        source_ids, target_ids = inputs
+        return self.teacher_forcing(source_ids, target_ids)[0]
+
+    def token_log_probs(self, source_ids, target_ids):
+        """log p(y_i | y_<i, x): float32 `(batch, tgt_len)`, 0.0 at padded target positions."""
+        logits, _ = self.teacher_forcing(source_ids, target_ids)
+        target_ids = tf.cast(target_ids, tf.int32)
+        log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1)  # [batch, tgt_len, K_y]
+        token_log_probs = tf.gather(log_probs, target_ids, axis=-1, batch_dims=2)  # [batch, tgt_len]
+        return token_log_probs * tf.cast(tf.not_equal(target_ids, PAD_ID), tf.float32)
+
+    def step(self, previous_ids, state):
+        """One decoding step: y_{i-1} `(batch,)` -> `(logits (batch, K_y), new_state, α_i)`."""
+        return self.decoder.step(previous_ids, state)
+
+    def symbols_to_logits_fn(self):
+        """The model as `fn(ids, step, state) -> (logits, new_state, alignment_weights)` for search."""
+        return lambda ids, step, state: self.decoder.step(ids, state)
+
+    def paper_weights(self):
+        """Every weight under its paper name, as a NumPy array in `x @ W` orientation `[in, out]`.
+
+        A bias is "b_" + the name of the matrix it is added to. Embeddings are `[vocab, m]`.
+        """
+        weights = self.encoder.paper_weights()
+        weights.update(self._bridge_weights())
+        weights.update(self.decoder.paper_weights())
+        return {name: np.asarray(value) for name, value in weights.items()}
+
+    def _bridge_weights(self):
+        raise NotImplementedError
+
+    def get_config(self):
+        return {"config": self.config.to_dict(), "name": self.name}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(ModelConfig.from_dict(config["config"]), name=config.get("name"))

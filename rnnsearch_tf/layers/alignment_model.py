@@ -1,0 +1,90 @@
+"""The alignment model a(s_{i-1}, h_j) of RNNsearch (Bahdanau et al. 2014, 3.1, A.1.2, A.2.2)."""
+
+import keras
+import tensorflow as tf
+
+
+@keras.saving.register_keras_serializable(package="rnnsearch_tf")
+class AlignmentModel(keras.layers.Layer):
+    """Soft alignment of one decoder state against all annotations of a sentence.
+
+        e_ij = v_a^T tanh(W_a s_{i-1} + b_a + U_a h_j)
+        α_ij = exp(e_ij) / Σ_k exp(e_ik)          (over real source positions only)
+        c_i  = Σ_j α_ij h_j
+
+    Built on `keras.layers.AdditiveAttention`, which computes `v_a^T tanh(q + k)` with its scale
+    vector as v_a; the projections W_a (with bias b_W_a) and U_a are this layer's. U_a h_j does not
+    depend on i, so `precompute_keys` computes it once per sentence and the decoder passes it back in.
+
+    Initialisation (Appendix B.1): W_a, U_a ~ N(0, 0.001²); v_a and b_W_a zero.
+
+    Args:
+        alignment_dim: n', hidden units of the alignment model.
+
+    Call arguments:
+        previous_state: s_{i-1}, float `(batch_size, n)`.
+        annotations: h, float `(batch_size, src_len, 2n)`.
+        keys: U_a h from `precompute_keys`, float `(batch_size, src_len, n')`.
+        source_mask: bool `(batch_size, src_len)`, False at padding; α is exactly 0 there.
+
+    Returns:
+        `(context, alignment_weights)`: c_i `(batch_size, 2n)` and α_i `(batch_size, src_len)`.
+
+    Example:
+    >>> alignment = AlignmentModel(alignment_dim=5)
+    >>> h = tf.ones((2, 4, 6))
+    >>> context, weights = alignment(tf.ones((2, 3)), h, alignment.precompute_keys(h),
+    ...                              tf.constant([[True] * 4, [True, True, False, False]]))
+    >>> context.shape, weights.shape
+    (TensorShape([2, 6]), TensorShape([2, 4]))
+    """
+
+    def __init__(self, alignment_dim, **kwargs):
+        super().__init__(**kwargs)
+        self.alignment_dim = alignment_dim
+
+    def build(self, previous_state_shape, annotations_shape, keys_shape=None, source_mask_shape=None):
+        small_normal = keras.initializers.RandomNormal(stddev=0.001)
+        self.query_projection = keras.layers.Dense(
+            self.alignment_dim, kernel_initializer=small_normal, dtype=self.dtype_policy, name="W_a"
+        )
+        self.query_projection.build(previous_state_shape)
+        self.key_projection = keras.layers.Dense(
+            self.alignment_dim,
+            use_bias=False,
+            kernel_initializer=small_normal,
+            dtype=self.dtype_policy,
+            name="U_a",
+        )
+        self.key_projection.build(annotations_shape)
+        self.attention = keras.layers.AdditiveAttention(use_scale=True, dtype=self.dtype_policy, name="v_a")
+        batch, src_len = annotations_shape[0], annotations_shape[1]
+        self.attention.build(
+            [(batch, 1, self.alignment_dim), tuple(annotations_shape), (batch, src_len, self.alignment_dim)]
+        )
+        self.attention.scale.assign(keras.ops.zeros_like(self.attention.scale))  # v_a = 0 (B.1)
+
+    def precompute_keys(self, annotations):
+        """U_a h_j for every position: `(batch, src_len, 2n)` -> `(batch, src_len, n')`."""
+        return self.key_projection(annotations)
+
+    def call(self, previous_state, annotations, keys, source_mask):
+        query = self.query_projection(previous_state)[:, tf.newaxis, :]  # [batch, 1, n']
+        context, alignment_weights = self.attention(
+            [query, annotations, keys], mask=[None, source_mask], return_attention_scores=True
+        )  # [batch, 1, 2n], [batch, 1, src_len]
+        return context[:, 0, :], alignment_weights[:, 0, :]  # [batch, 2n], [batch, src_len]
+
+    def paper_weights(self):
+        """W_a `[n, n']`, b_W_a `[n']`, U_a `[2n, n']`, v_a `[n']`."""
+        return {
+            "W_a": keras.ops.convert_to_numpy(self.query_projection.kernel),
+            "b_W_a": keras.ops.convert_to_numpy(self.query_projection.bias),
+            "U_a": keras.ops.convert_to_numpy(self.key_projection.kernel),
+            "v_a": keras.ops.convert_to_numpy(self.attention.scale),
+        }
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"alignment_dim": self.alignment_dim})
+        return config

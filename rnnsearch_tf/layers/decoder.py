@@ -1,0 +1,219 @@
+"""The conditional gated-unit decoder shared by RNNsearch and RNNencdec (Bahdanau et al. 2014, A.2.2)."""
+
+import keras
+import tensorflow as tf
+
+from rnnsearch_tf.constants import BOS_ID, PAD_ID
+from rnnsearch_tf.layers.alignment_model import AlignmentModel
+from rnnsearch_tf.layers.deep_output import DeepOutput
+from rnnsearch_tf.layers.gated_recurrent_unit import GatedRecurrentUnit
+
+
+@keras.saving.register_keras_serializable(package="rnnsearch_tf")
+class Decoder(keras.layers.Layer):
+    """Gated-unit decoder conditioned on a context vector c_i at every gate, with a deep output.
+
+        s_i  = (1 - z_i) ∘ s_{i-1} + z_i ∘ s̃_i
+        s̃_i = tanh(W E y_{i-1} + b_W + U [r_i ∘ s_{i-1}] + C c_i)
+        z_i  = σ(W_z E y_{i-1} + b_W_z + U_z s_{i-1} + C_z c_i)
+        r_i  = σ(W_r E y_{i-1} + b_W_r + U_r s_{i-1} + C_r c_i)
+        p(y_i | y_<i, x) = softmax(DeepOutput(s, E y_{i-1}, c_i))   with s = s_i or s_{i-1}
+
+    With `alignment_dim` set (RNNsearch), c_i comes from the `AlignmentModel` on s_{i-1}; with
+    `alignment_dim=None` (RNNencdec, Cho et al. 2014 A.1.1) c_i = c, the encoder's summary, at every step.
+    E y_0 is the zero vector: the ids `BOS_ID` (and `PAD_ID`) embed to zeros.
+
+    `transition` is the recurrence of one position; `step` (search, sampling, scoring one token at a
+    time) and `call` (teacher forcing) both run it. `call` embeds and projects all target positions
+    before its loop and applies the deep output to all positions after it, so the loop carries only s.
+
+    The decoder state is a dict: `s` `(batch, n)`; for RNNsearch also `annotations`
+    `(batch, src_len, 2n)`, `keys` (U_a h, `(batch, src_len, n')`) and `source_mask` `(batch, src_len)`;
+    for RNNencdec `context` `(batch, n)`. `initial_state` builds it.
+
+    Args:
+        vocab_size: K_y.
+        embedding_dim: m.
+        units: n.
+        maxout_dim: l.
+        alignment_dim: n', or None for a fixed context (RNNencdec).
+        readout_state: "current" (s_i) or "previous" (s_{i-1}) feeds the deep output.
+
+    Call arguments:
+        previous_ids: int `(batch_size, tgt_len)`: y_{i-1} for every position, starting with `BOS_ID`.
+        state: the initial state dict.
+
+    Returns:
+        `(logits, alignment_weights)`: `(batch_size, tgt_len, K_y)` and `(batch_size, tgt_len, src_len)`
+        (`(batch_size, tgt_len, 0)` without attention).
+    """
+
+    def __init__(
+        self,
+        vocab_size,
+        embedding_dim,
+        units,
+        maxout_dim,
+        alignment_dim=None,
+        readout_state="current",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.vocab_size = vocab_size
+        self.embedding_dim = embedding_dim
+        self.units = units
+        self.maxout_dim = maxout_dim
+        self.alignment_dim = alignment_dim
+        self.readout_state = readout_state
+
+    @property
+    def uses_attention(self):
+        return self.alignment_dim is not None
+
+    def build(self, previous_ids_shape, state_shape):
+        batch = state_shape["s"][0]
+        context_dim = state_shape["annotations" if self.uses_attention else "context"][-1]
+        self.target_embedding = keras.layers.Embedding(
+            self.vocab_size,
+            self.embedding_dim,
+            embeddings_initializer=keras.initializers.RandomNormal(stddev=0.01),
+            dtype=self.dtype_policy,
+            name="E",
+        )
+        self.target_embedding.build((batch,))
+        self.gated_unit = GatedRecurrentUnit(self.units, dtype=self.dtype_policy, name="gated_unit")
+        self.gated_unit.build((batch, self.embedding_dim))
+        self.context_projection = keras.layers.Dense(
+            3 * self.units,
+            use_bias=False,
+            kernel_initializer=keras.initializers.RandomNormal(stddev=0.01),
+            dtype=self.dtype_policy,
+            name="C",
+        )  # columns [C_z | C_r | C], like the gated unit's kernel
+        self.context_projection.build((batch, context_dim))
+        if self.uses_attention:
+            self.alignment_model = AlignmentModel(
+                self.alignment_dim, dtype=self.dtype_policy, name="alignment_model"
+            )
+            self.alignment_model.build((batch, self.units), state_shape["annotations"])
+        self.deep_output = DeepOutput(
+            self.maxout_dim, self.vocab_size, dtype=self.dtype_policy, name="deep_output"
+        )
+        self.deep_output.build((batch, self.units), (batch, self.embedding_dim), (batch, context_dim))
+
+    def initial_state(self, initial_decoder_state, annotations=None, source_mask=None, context=None):
+        """The state dict before the first target word; computes U_a h once per sentence."""
+        if self.uses_attention:
+            return {
+                "s": initial_decoder_state,
+                "annotations": annotations,
+                "keys": self.alignment_model.precompute_keys(annotations),
+                "source_mask": source_mask,
+            }
+        return {"s": initial_decoder_state, "context": context}
+
+    def embed_previous(self, previous_ids):
+        """E y_{i-1}, with the zero vector for `BOS_ID` and `PAD_ID`: `(...)` -> `(..., m)`."""
+        is_word = tf.logical_and(tf.not_equal(previous_ids, BOS_ID), tf.not_equal(previous_ids, PAD_ID))
+        embedded = self.target_embedding(previous_ids)  # [..., m]
+        return embedded * tf.cast(is_word, embedded.dtype)[..., tf.newaxis]
+
+    def transition(self, projected_embedding, state):
+        """The recurrence at one position.
+
+        Args:
+            projected_embedding: `gated_unit.project_inputs(E y_{i-1})`, `(batch, 3n)`.
+            state: the state dict holding s_{i-1}.
+
+        Returns:
+            `(s_i, c_i, α_i)`: `(batch, n)`, `(batch, context_dim)`, `(batch, src_len)` (or `(batch, 0)`).
+        """
+        previous_state = state["s"]
+        if self.uses_attention:
+            context, alignment_weights = self.alignment_model(
+                previous_state, state["annotations"], state["keys"], state["source_mask"]
+            )
+        else:
+            context = state["context"]
+            alignment_weights = tf.zeros([tf.shape(previous_state)[0], 0], dtype=previous_state.dtype)
+        new_state = self.gated_unit.transition(
+            projected_embedding + self.context_projection(context), previous_state
+        )
+        return new_state, context, alignment_weights
+
+    def step(self, previous_ids, state):
+        """One target position: y_{i-1} `(batch,)` and the state -> `(logits, new_state, α_i)`.
+
+        logits `(batch, K_y)`, new_state the same dict with s_i, α_i `(batch, src_len)`. This is the
+        `symbols_to_logits_fn` of the search strategies.
+        """
+        previous_embedding = self.embed_previous(previous_ids)  # [batch, m]
+        new_decoder_state, context, alignment_weights = self.transition(
+            self.gated_unit.project_inputs(previous_embedding), state
+        )
+        readout_state = new_decoder_state if self.readout_state == "current" else state["s"]
+        logits = self.deep_output(readout_state, previous_embedding, context)  # [batch, K_y]
+        return logits, dict(state, s=new_decoder_state), alignment_weights
+
+    def call(self, previous_ids, state):
+        previous_embeddings = self.embed_previous(previous_ids)  # [batch, tgt_len, m]
+        projected = tf.transpose(
+            self.gated_unit.project_inputs(previous_embeddings), [1, 0, 2]
+        )  # [tgt_len, batch, 3n]
+        initial_state = state["s"]
+        batch = tf.shape(initial_state)[0]
+        if self.uses_attention:
+            context_dim = state["annotations"].shape[-1]
+            alignment_width = tf.shape(state["annotations"])[1]
+        else:
+            context_dim = state["context"].shape[-1]
+            alignment_width = 0
+
+        def scan_step(carried, projected_embedding):
+            previous_state, _, _ = carried
+            return self.transition(projected_embedding, dict(state, s=previous_state))
+
+        states, contexts, alignment_weights = tf.scan(
+            scan_step,
+            projected,
+            initializer=(
+                initial_state,
+                tf.zeros([batch, context_dim], dtype=initial_state.dtype),
+                tf.zeros([batch, alignment_width], dtype=initial_state.dtype),
+            ),
+        )  # [tgt_len, batch, n], [tgt_len, batch, context_dim], [tgt_len, batch, src_len]
+        states = tf.transpose(states, [1, 0, 2])  # [batch, tgt_len, n]
+        if self.readout_state == "previous":
+            states = tf.concat([initial_state[:, tf.newaxis, :], states[:, :-1, :]], axis=1)  # s_{i-1}
+        logits = self.deep_output(
+            states, previous_embeddings, tf.transpose(contexts, [1, 0, 2])
+        )  # [batch, tgt_len, K_y]
+        return logits, tf.transpose(alignment_weights, [1, 0, 2])  # [batch, tgt_len, src_len]
+
+    def paper_weights(self):
+        """E `[K_y, m]`, the gated unit (W, W_z, W_r, U, U_z, U_r, biases), C, C_z, C_r `[context_dim, n]`,
+        the alignment model (RNNsearch) and the deep output, all `[in, out]`."""
+        n = self.units
+        weights = {"E": keras.ops.convert_to_numpy(self.target_embedding.embeddings)}
+        weights.update(self.gated_unit.paper_weights())
+        context_kernel = keras.ops.convert_to_numpy(self.context_projection.kernel)
+        for index, name in enumerate(("C_z", "C_r", "C")):
+            weights[name] = context_kernel[:, index * n : (index + 1) * n]
+        if self.uses_attention:
+            weights.update(self.alignment_model.paper_weights())
+        weights.update(self.deep_output.paper_weights())
+        return weights
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "vocab_size": self.vocab_size,
+                "embedding_dim": self.embedding_dim,
+                "units": self.units,
+                "maxout_dim": self.maxout_dim,
+                "alignment_dim": self.alignment_dim,
+                "readout_state": self.readout_state,
+            }
+        )
+        return config

@@ -1,0 +1,88 @@
+"""The deep output with a single maxout layer (Bahdanau et al. 2014, A.2.2; Pascanu et al. 2014)."""
+
+import keras
+import tensorflow as tf
+
+
+@keras.saving.register_keras_serializable(package="rnnsearch_tf")
+class DeepOutput(keras.layers.Layer):
+    """Next-word logits from a decoder state, the previous word's embedding and the context.
+
+        t̃_i = U_o s + b_U_o + V_o E y_{i-1} + C_o c_i          (2l units)
+        t_i  = [max(t̃_{i,2j-1}, t̃_{i,2j})]_{j=1..l}             (maxout over adjacent pairs)
+        logits_i = W_o t_i + b_W_o                               (p(y_i | ...) = softmax(logits_i))
+
+    Which state s feeds it (s_i or s_{i-1}) is the decoder's choice (`ModelConfig.readout_state`).
+    Works on any number of leading dimensions, so teacher forcing computes all positions at once.
+
+    Args:
+        maxout_dim: l.
+        vocab_size: K_y.
+
+    Call arguments:
+        state: float `(..., n)`.
+        previous_embedding: E y_{i-1}, float `(..., m)`.
+        context: c_i, float `(..., context_dim)`.
+
+    Returns:
+        logits: `(..., vocab_size)`.
+
+    Example:
+    >>> readout = DeepOutput(maxout_dim=3, vocab_size=7)
+    >>> readout(tf.ones((2, 5, 4)), tf.ones((2, 5, 2)), tf.ones((2, 5, 8))).shape
+    TensorShape([2, 5, 7])
+    """
+
+    def __init__(self, maxout_dim, vocab_size, **kwargs):
+        super().__init__(**kwargs)
+        self.maxout_dim = maxout_dim
+        self.vocab_size = vocab_size
+
+    def build(self, state_shape, previous_embedding_shape, context_shape):
+        def dense(units, name, use_bias, input_shape):
+            layer = keras.layers.Dense(
+                units,
+                use_bias=use_bias,
+                kernel_initializer=keras.initializers.RandomNormal(stddev=0.01),
+                dtype=self.dtype_policy,
+                name=name,
+            )
+            layer.build(input_shape)
+            return layer
+
+        self.state_projection = dense(2 * self.maxout_dim, "U_o", True, state_shape)
+        self.embedding_projection = dense(2 * self.maxout_dim, "V_o", False, previous_embedding_shape)
+        self.context_projection = dense(2 * self.maxout_dim, "C_o", False, context_shape)
+        self.output_projection = dense(self.vocab_size, "W_o", True, (*state_shape[:-1], self.maxout_dim))
+
+    def call(self, state, previous_embedding, context):
+        pre_maxout = (
+            self.state_projection(state)
+            + self.embedding_projection(previous_embedding)
+            + self.context_projection(context)
+        )  # t̃: [..., 2l]
+        pairs = tf.reshape(
+            pre_maxout, tf.concat([tf.shape(pre_maxout)[:-1], [self.maxout_dim, 2]], axis=0)
+        )  # [..., l, 2]
+        maxout = tf.reduce_max(pairs, axis=-1)  # t: [..., l]
+        return self.output_projection(maxout)  # [..., K_y]
+
+    def compute_output_shape(self, state_shape, previous_embedding_shape=None, context_shape=None):
+        return (*state_shape[:-1], self.vocab_size)
+
+    def paper_weights(self):
+        """U_o `[n, 2l]`, b_U_o, V_o `[m, 2l]`, C_o `[context_dim, 2l]`, W_o `[l, K_y]`, b_W_o."""
+        to_numpy = keras.ops.convert_to_numpy
+        return {
+            "U_o": to_numpy(self.state_projection.kernel),
+            "b_U_o": to_numpy(self.state_projection.bias),
+            "V_o": to_numpy(self.embedding_projection.kernel),
+            "C_o": to_numpy(self.context_projection.kernel),
+            "W_o": to_numpy(self.output_projection.kernel),
+            "b_W_o": to_numpy(self.output_projection.bias),
+        }
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"maxout_dim": self.maxout_dim, "vocab_size": self.vocab_size})
+        return config

@@ -1,0 +1,108 @@
+"""The gated hidden unit of Cho et al. 2014 as used by RNNsearch (Bahdanau et al. 2014, A.1.1)."""
+
+import keras
+import tensorflow as tf
+
+from rnnsearch_tf.block_orthogonal import BlockOrthogonal
+
+
+@keras.saving.register_keras_serializable(package="rnnsearch_tf")
+class GatedRecurrentUnit(keras.layers.Layer):
+    """A layer of n gated hidden units with the reset gate applied before U.
+
+    Bahdanau et al. 2014, Appendix A.1.1 / A.2.1 (biases written out):
+
+        z_i = σ(W_z x_i + b_z + U_z h_{i-1})
+        r_i = σ(W_r x_i + b_r + U_r h_{i-1})
+        h̃_i = tanh(W x_i + b + U [r_i ∘ h_{i-1}])
+        h_i = (1 - z_i) ∘ h_{i-1} + z_i ∘ h̃_i,   h_0 = 0
+
+    The three input matrices are fused into one kernel `[input_dim, 3n]` with columns
+    `[W_z | W_r | W]` (x @ kernel orientation), so a whole sequence is projected by one matmul before
+    the recurrence (`project_inputs`); U_z and U_r are fused into `[n, 2n]`. There is no recurrent bias.
+    A decoder adds further terms (C c_i) to the projected input before calling `transition`.
+
+    Initialisation (Appendix B.1): U, U_z, U_r random orthogonal; W's N(0, 0.01²); biases zero.
+
+    Args:
+        units: n, the number of gated hidden units.
+
+    Call arguments:
+        inputs: float `(batch_size, T, input_dim)`. Padding must come after the real positions
+            (states at padded positions are computed but meaningless).
+
+    Returns:
+        float `(batch_size, T, units)`: h_1 … h_T.
+
+    Example:
+    >>> unit = GatedRecurrentUnit(units=8)
+    >>> unit(keras.ops.ones((2, 5, 3))).shape
+    TensorShape([2, 5, 8])
+    """
+
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+
+    def build(self, inputs_shape):
+        input_dim = inputs_shape[-1]
+        self.kernel = self.add_weight(
+            name="kernel",
+            shape=(input_dim, 3 * self.units),
+            initializer=keras.initializers.RandomNormal(stddev=0.01),
+        )
+        self.bias = self.add_weight(name="bias", shape=(3 * self.units,), initializer="zeros")
+        self.recurrent_gate_kernel = self.add_weight(
+            name="recurrent_gate_kernel", shape=(self.units, 2 * self.units), initializer=BlockOrthogonal()
+        )
+        self.recurrent_kernel = self.add_weight(
+            name="recurrent_kernel", shape=(self.units, self.units), initializer=BlockOrthogonal()
+        )
+
+    def project_inputs(self, inputs):
+        """W_z x + b_z, W_r x + b_r, W x + b for any number of positions: `(..., 3 * units)`."""
+        return tf.matmul(inputs, self.kernel) + self.bias
+
+    def transition(self, projected_inputs, previous_state):
+        """One step of the recurrence: `(batch, 3n)` projected inputs and h_{i-1} `(batch, n)` -> h_i."""
+        n = self.units
+        gate_inputs = projected_inputs[:, : 2 * n] + tf.matmul(previous_state, self.recurrent_gate_kernel)
+        update_gate = tf.sigmoid(gate_inputs[:, :n])  # z_i
+        reset_gate = tf.sigmoid(gate_inputs[:, n:])  # r_i
+        candidate = tf.tanh(
+            projected_inputs[:, 2 * n :] + tf.matmul(reset_gate * previous_state, self.recurrent_kernel)
+        )
+        return (1.0 - update_gate) * previous_state + update_gate * candidate
+
+    def call(self, inputs):
+        projected = tf.transpose(self.project_inputs(inputs), [1, 0, 2])  # [T, batch, 3n]
+        initial_state = tf.zeros([tf.shape(inputs)[0], self.units], dtype=self.compute_dtype)
+        states = tf.scan(
+            lambda state, projected_step: self.transition(projected_step, state),
+            projected,
+            initializer=initial_state,
+        )  # [T, batch, n]
+        return tf.transpose(states, [1, 0, 2])  # [batch, T, n]
+
+    def compute_output_shape(self, inputs_shape):
+        return (*inputs_shape[:-1], self.units)
+
+    def paper_weights(self, suffix=""):
+        """{paper name + suffix: array [in, out]} for W, W_z, W_r, U, U_z, U_r and their biases."""
+        n = self.units
+        kernel = keras.ops.convert_to_numpy(self.kernel)
+        bias = keras.ops.convert_to_numpy(self.bias)
+        gate_kernel = keras.ops.convert_to_numpy(self.recurrent_gate_kernel)
+        weights = {}
+        for index, name in enumerate(("W_z", "W_r", "W")):
+            weights[name + suffix] = kernel[:, index * n : (index + 1) * n]
+            weights["b_" + name + suffix] = bias[index * n : (index + 1) * n]
+        weights["U_z" + suffix] = gate_kernel[:, :n]
+        weights["U_r" + suffix] = gate_kernel[:, n:]
+        weights["U" + suffix] = keras.ops.convert_to_numpy(self.recurrent_kernel)
+        return weights
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"units": self.units})
+        return config

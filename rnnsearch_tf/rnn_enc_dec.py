@@ -1,0 +1,66 @@
+"""RNN Encoder-Decoder (Cho et al. 2014), the baseline of Bahdanau et al. 2014."""
+
+import keras
+
+from rnnsearch_tf.encoder_decoder_model import EncoderDecoderModel
+from rnnsearch_tf.layers.unidirectional_encoder import UnidirectionalEncoder
+
+
+@keras.saving.register_keras_serializable(package="rnnsearch_tf")
+class RNNEncDec(EncoderDecoderModel):
+    """Gated-unit encoder summarised into one vector c, and a decoder conditioned on c at every step.
+
+    Cho et al. 2014, Appendix A: c = tanh(V h_T + b_V), s_0 = tanh(V' c + b_V'); c feeds every gate
+    (C, C_z, C_r) and the deep output (C_o) at every step. The decoder is RNNsearch's (`Decoder`) with
+    the context fixed to c, as Bahdanau et al. 2014 (A.2.2) describe the baseline; its reset gate
+    multiplies U s_{i-1} only (Cho et al.'s original multiplies U h + C c), a deliberate choice so both
+    models share one gated unit.
+
+    Args:
+        config: `ModelConfig` (`alignment_dim` unused).
+
+    Example:
+    >>> config = ModelConfig(source_vocab_size=20, target_vocab_size=20, embedding_dim=8,
+    ...                      hidden_dim=16, maxout_dim=4)
+    >>> RNNEncDec(config).token_log_probs([[5, 6, 2]], [[7, 2]]).shape
+    TensorShape([1, 2])
+    """
+
+    def __init__(self, config, **kwargs):
+        super().__init__(config, **kwargs)
+        config = self.config
+        self.encoder = UnidirectionalEncoder(
+            config.source_vocab_size,
+            config.embedding_dim,
+            config.hidden_dim,
+            dtype=self.dtype_policy,
+            name="encoder",
+        )
+        self.initial_state_projection = keras.layers.Dense(
+            config.hidden_dim,
+            activation="tanh",
+            kernel_initializer=keras.initializers.RandomNormal(stddev=0.01),
+            dtype=self.dtype_policy,
+            name="V_prime",
+        )
+        self.build()
+
+    @staticmethod
+    def _alignment_dim(config):
+        return None
+
+    def build(self, input_shape=None):
+        n = self.config.hidden_dim
+        self.encoder.build((None, None))
+        self.initial_state_projection.build((None, n))
+        self.decoder.build((None, None), {"s": (None, n), "context": (None, n)})
+
+    def encode(self, source_ids):
+        summary = self.encoder(source_ids)  # c: [batch, n]
+        return self.decoder.initial_state(self.initial_state_projection(summary), context=summary)
+
+    def _bridge_weights(self):
+        return {
+            "V_prime": keras.ops.convert_to_numpy(self.initial_state_projection.kernel),
+            "b_V_prime": keras.ops.convert_to_numpy(self.initial_state_projection.bias),
+        }

@@ -1,0 +1,75 @@
+"""RNNsearch (Bahdanau, Cho, Bengio 2014)."""
+
+import keras
+import tensorflow as tf
+
+from rnnsearch_tf.constants import PAD_ID
+from rnnsearch_tf.encoder_decoder_model import EncoderDecoderModel
+from rnnsearch_tf.layers.bidirectional_encoder import BidirectionalEncoder
+
+
+@keras.saving.register_keras_serializable(package="rnnsearch_tf")
+class RNNSearch(EncoderDecoderModel):
+    """Bidirectional gated-unit encoder + decoder that searches the annotations with soft alignment.
+
+    Bahdanau et al. 2014, Section 3 and Appendix A.2: annotations h_j = [→h_j; ←h_j]; the decoder's
+    s_0 = tanh(W_s ←h_1 + b_W_s); at every step the alignment model turns s_{i-1} and the annotations
+    into α_i and the context c_i, which feed the gates and the deep output.
+
+    Args:
+        config: `ModelConfig`.
+
+    Example:
+    >>> config = ModelConfig(source_vocab_size=20, target_vocab_size=20, embedding_dim=8,
+    ...                      hidden_dim=16, maxout_dim=4, alignment_dim=12)
+    >>> model = RNNSearch(config)
+    >>> model.token_log_probs([[5, 6, 2]], [[7, 2]]).shape
+    TensorShape([1, 2])
+    """
+
+    def __init__(self, config, **kwargs):
+        super().__init__(config, **kwargs)
+        config = self.config
+        self.encoder = BidirectionalEncoder(
+            config.source_vocab_size,
+            config.embedding_dim,
+            config.hidden_dim,
+            dtype=self.dtype_policy,
+            name="encoder",
+        )
+        self.initial_state_projection = keras.layers.Dense(
+            config.hidden_dim,
+            activation="tanh",
+            kernel_initializer=keras.initializers.RandomNormal(stddev=0.01),
+            dtype=self.dtype_policy,
+            name="W_s",
+        )
+        self.build()
+
+    @staticmethod
+    def _alignment_dim(config):
+        return config.alignment_dim
+
+    def build(self, input_shape=None):
+        n = self.config.hidden_dim
+        self.encoder.build((None, None))
+        self.initial_state_projection.build((None, n))
+        self.decoder.build(
+            (None, None),
+            {"s": (None, n), "annotations": (None, None, 2 * n), "source_mask": (None, None)},
+        )
+
+    def encode(self, source_ids):
+        annotations = self.encoder(source_ids)  # [batch, src_len, 2n]
+        first_backward_state = annotations[:, 0, self.config.hidden_dim :]  # ←h_1: [batch, n]
+        return self.decoder.initial_state(
+            self.initial_state_projection(first_backward_state),
+            annotations=annotations,
+            source_mask=tf.not_equal(source_ids, PAD_ID),
+        )
+
+    def _bridge_weights(self):
+        return {
+            "W_s": keras.ops.convert_to_numpy(self.initial_state_projection.kernel),
+            "b_W_s": keras.ops.convert_to_numpy(self.initial_state_projection.bias),
+        }
