@@ -1,0 +1,378 @@
+"""Batched beam search over any recurrent step function (Bahdanau et al. 2014, Section 5.2.2).
+
+After tensorflow/models `official/nlp/modeling/ops/beam_search.py` (alive and finished hypotheses kept
+apart, one `tf.while_loop`) and OpenNMT-tf `opennmt/utils/decoding.py` (search apart from the model,
+back-pointers resolved once at the end). The module also holds the two helpers every search strategy
+of the project shares: `length_penalty` and `restrict_log_probs`.
+
+Performance: the `batch * beam` hypotheses are flattened into the leading dimension of one
+`symbols_to_logits_fn` call per step; the loop carries only the last token of each hypothesis and the
+model state (reordered with one `tf.gather` per state entry per step); the tokens, back-pointers and
+step outputs go into `tf.TensorArray`s and whole hypotheses are assembled once, after the loop, by
+following the back-pointers.
+"""
+
+import tensorflow as tf
+
+from rnnsearch_tf import constants
+
+# Log-probability of an impossible hypothesis. Finite (as in Model Garden) so that sums and length
+# normalisation never produce NaN; anything below `_IMPOSSIBLE` counts as impossible.
+LARGE_NEGATIVE = -1e9
+_IMPOSSIBLE = LARGE_NEGATIVE / 2
+
+LENGTH_NORMALIZATIONS = ("none", "length", "gnmt")
+
+
+def length_penalty(lengths, length_normalization="none", length_penalty_alpha=0.6):
+    """The divisor that turns a hypothesis log-probability into its ranking score.
+
+    Args:
+        lengths: int or float tensor of any shape: hypothesis lengths in tokens, EOS included.
+        length_normalization: `"none"` (divisor 1), `"length"` (divisor = length) or `"gnmt"`
+            (divisor `((5 + length) / 6) ** length_penalty_alpha`, Wu et al. 2016, Eq. 14).
+        length_penalty_alpha: the GNMT exponent; 0 gives `"none"`, 1 a softened `"length"`.
+
+    Returns:
+        float32 tensor shaped like `lengths`.
+    """
+    lengths = tf.cast(lengths, tf.float32)
+    if length_normalization == "none":
+        return tf.ones_like(lengths)
+    if length_normalization == "length":
+        return lengths
+    if length_normalization == "gnmt":
+        return tf.pow((5.0 + lengths) / 6.0, length_penalty_alpha)
+    raise ValueError(
+        f"length_normalization must be one of {LENGTH_NORMALIZATIONS}, got {length_normalization!r}"
+    )
+
+
+def restrict_log_probs(log_probs, step, maximum_lengths, forbidden_ids, eos_id):
+    """Makes forbidden tokens impossible, and EOS the only possible token at a sentence's last step.
+
+    The remaining log-probabilities are left as the model gave them (not renormalised), so the
+    returned `log_probs` of a search are the model's own.
+
+    Args:
+        log_probs: float32 `[batch, hypotheses, vocab]` log-probabilities of the next token.
+        step: scalar int32, 0 at the first token.
+        maximum_lengths: int32 `[batch]`, the most tokens (EOS included) of a sentence's hypotheses.
+        forbidden_ids: tuple of token ids that never appear (e.g. `(UNK_ID,)`).
+        eos_id: the end-of-sentence id.
+
+    Returns:
+        float32 `[batch, hypotheses, vocab]`.
+    """
+    token_ids = tf.range(tf.shape(log_probs)[-1])  # [vocab]
+    if forbidden_ids:
+        is_forbidden = tf.reduce_any(
+            tf.equal(token_ids[:, None], tf.constant(forbidden_ids, tf.int32)[None, :]), axis=-1
+        )  # [vocab]
+        log_probs = tf.where(is_forbidden, LARGE_NEGATIVE, log_probs)
+    is_last_step = step + 1 >= maximum_lengths  # [batch]
+    not_eos = tf.not_equal(token_ids, eos_id)  # [vocab]
+    must_end = tf.logical_and(is_last_step[:, None, None], not_eos[None, None, :])  # [batch, 1, vocab]
+    return tf.where(must_end, LARGE_NEGATIVE, log_probs)
+
+
+def batch_size_and_maximum_lengths(initial_state, maximum_lengths):
+    """Reads the batch size and per-sentence maximum lengths of a search call.
+
+    Args:
+        initial_state: nested structure of tensors with leading dimension `batch`.
+        maximum_lengths: a Python int (same for every sentence) or an int `[batch]` tensor.
+
+    Returns:
+        `(batch_size, maximum_lengths, length_bound)`: a scalar int32 tensor, int32 `[batch]`, and the
+        largest maximum length (a Python int when `maximum_lengths` is one, so buffers stay static).
+    """
+    if isinstance(maximum_lengths, int):
+        leaves = tf.nest.flatten(initial_state)
+        if not leaves:
+            raise ValueError(
+                "with an int maximum_lengths the batch size is read from initial_state, which is empty; "
+                "pass maximum_lengths as a [batch] tensor"
+            )
+        if maximum_lengths < 1:
+            raise ValueError(f"maximum_lengths must be at least 1, got {maximum_lengths}")
+        batch_size = tf.shape(leaves[0])[0]
+        return batch_size, tf.fill([batch_size], maximum_lengths), maximum_lengths
+    maximum_lengths = tf.cast(tf.convert_to_tensor(maximum_lengths), tf.int32)
+    if maximum_lengths.shape.rank != 1:
+        raise ValueError(
+            f"maximum_lengths must be an int or a [batch] tensor, got shape {maximum_lengths.shape}"
+        )
+    return tf.shape(maximum_lengths)[0], maximum_lengths, tf.reduce_max(maximum_lengths)
+
+
+def split_leading_dimension(tensor, batch_size, hypotheses):
+    """Reshapes `[batch * hypotheses, ...]` to `[batch, hypotheses, ...]`, keeping known trailing dims."""
+    shape = tf.concat([[batch_size, hypotheses], tf.shape(tensor)[1:]], axis=0)
+    split = tf.reshape(tensor, shape)  # [batch, hypotheses, ...]
+    split.set_shape(tf.TensorShape([None, None]).concatenate(tensor.shape[1:]))
+    return split
+
+
+def broadcast_mask(mask, tensor):
+    """Reshapes a `[batch, hypotheses]` mask to broadcast against `[batch, hypotheses, ...]`."""
+    ones = tf.ones([tf.rank(tensor) - 2], tf.int32)
+    return tf.reshape(mask, tf.concat([tf.shape(mask), ones], axis=0))  # [batch, hypotheses, 1, ...]
+
+
+class BeamSearch:
+    """Batched beam search with finished hypotheses kept apart.
+
+    At every step each alive hypothesis is extended by every token; of the `batch, beam * vocab`
+    candidates the `2 * beam` most probable are kept. Those among the first `beam` that end with EOS
+    join the sentence's finished hypotheses (the `num_hypotheses` best by score are kept); the `beam`
+    best that do not end with EOS stay alive. A finished hypothesis is never extended. A sentence is
+    done when its `num_hypotheses`-th finished score cannot be beaten by any alive hypothesis (alive
+    log-probabilities only fall, and every length penalty grows with length, so an alive hypothesis
+    scores at most `log_prob / length_penalty(maximum_length)`), when nothing is alive, or at its
+    maximum length, where EOS is the only possible token (as in fairseq), so every returned hypothesis
+    ends with EOS. With `beam_size=1` and no length normalisation this is exactly greedy search.
+
+    Args:
+        symbols_to_logits_fn: `fn(ids, step, state) -> (logits, new_state, step_output)`: `ids` int32
+            `[batch * beam]` the previous token of each hypothesis (BOS at step 0), `step` scalar int32,
+            `state` a nested structure of tensors with leading dimension `batch * beam`; `logits`
+            `[batch * beam, vocab]` unnormalised, `new_state` same structure as `state`, `step_output`
+            float `[batch * beam, ...]` of static rank, recorded per token (the attention weights;
+            `tf.zeros([n, 0])` to record nothing).
+        beam_size: hypotheses kept alive per sentence (12 in Bahdanau et al. 2014).
+        num_hypotheses: finished hypotheses returned per sentence (n-best), at most `beam_size`.
+        length_normalization: `"none"`, `"length"` or `"gnmt"`, see `length_penalty`.
+        length_penalty_alpha: the GNMT exponent.
+        forbidden_ids: token ids that never appear, e.g. `(constants.UNK_ID,)` for "No UNK".
+        eos_id: end-of-sentence id; must not be forbidden.
+        bos_id: the "previous word" fed at step 0.
+
+    Call arguments:
+        initial_state: nested structure of tensors `[batch, ...]`; tiled to `[batch * beam, ...]`.
+        maximum_lengths: int, or int `[batch]` tensor: most tokens per hypothesis, EOS included
+            (e.g. `2 * source_length + 10`).
+
+    Returns:
+        dict, hypotheses sorted best-first, `steps` the number of decoding steps run
+        (at most the largest maximum length):
+        - `ids`: int32 `[batch, num_hypotheses, steps]`, EOS included, then PAD.
+        - `lengths`: int32 `[batch, num_hypotheses]`, EOS included.
+        - `scores`: float32 `[batch, num_hypotheses]`, `log_probs / length_penalty(lengths)`.
+        - `log_probs`: float32 `[batch, num_hypotheses]`, sum of the token log-probabilities.
+        - `step_outputs`: float32 `[batch, num_hypotheses, steps, ...]`, the step output that came
+          with each token, zeros after EOS.
+        A sentence with fewer than `num_hypotheses` possible hypotheses (tiny vocabularies) gets empty
+        ones: length 0, score and log-probability `-inf`.
+
+    Example:
+    >>> search = BeamSearch(model.symbols_to_logits_fn, beam_size=12, forbidden_ids=(UNK_ID,))
+    >>> result = search(model.initial_search_state(source_ids), 2 * source_lengths + 10)
+    >>> best_ids = result["ids"][:, 0]  # [batch, steps]
+    """
+
+    def __init__(
+        self,
+        symbols_to_logits_fn,
+        beam_size=12,
+        num_hypotheses=1,
+        length_normalization="none",
+        length_penalty_alpha=0.6,
+        forbidden_ids=(),
+        eos_id=constants.EOS_ID,
+        bos_id=constants.BOS_ID,
+    ):
+        if beam_size < 1:
+            raise ValueError(f"beam_size must be at least 1, got {beam_size}")
+        if not 1 <= num_hypotheses <= beam_size:
+            raise ValueError(
+                f"num_hypotheses must be between 1 and beam_size={beam_size}, got {num_hypotheses}"
+            )
+        if length_normalization not in LENGTH_NORMALIZATIONS:
+            raise ValueError(
+                f"length_normalization must be one of {LENGTH_NORMALIZATIONS}, got {length_normalization!r}"
+            )
+        if eos_id in forbidden_ids:
+            raise ValueError(f"eos_id={eos_id} cannot be forbidden")
+        self.symbols_to_logits_fn = symbols_to_logits_fn
+        self.beam_size = beam_size
+        self.num_hypotheses = num_hypotheses
+        self.length_normalization = length_normalization
+        self.length_penalty_alpha = length_penalty_alpha
+        self.forbidden_ids = tuple(forbidden_ids)
+        self.eos_id = eos_id
+        self.bos_id = bos_id
+
+    def _penalty(self, lengths):
+        return length_penalty(lengths, self.length_normalization, self.length_penalty_alpha)
+
+    def __call__(self, initial_state, maximum_lengths):
+        batch_size, maximum_lengths, length_bound = batch_size_and_maximum_lengths(
+            initial_state, maximum_lengths
+        )
+        beam = self.beam_size
+        best = self.num_hypotheses
+        beam_offsets = tf.range(batch_size)[:, None] * beam  # [batch, 1]
+        state = tf.nest.map_structure(
+            lambda t: tf.repeat(t, beam, axis=0), initial_state
+        )  # [batch * beam, ...], the copies of a sentence adjacent
+        # Only the first copy of each sentence is alive at the start, so the first step does not pick the
+        # same token `beam` times.
+        alive_log_probs = tf.tile(
+            tf.concat([[0.0], tf.fill([beam - 1], LARGE_NEGATIVE)], axis=0)[None, :], [batch_size, 1]
+        )  # [batch, beam]
+        loop_vars = dict(
+            step=tf.constant(0),
+            alive_ids=tf.fill([batch_size, beam], self.bos_id),
+            alive_log_probs=alive_log_probs,
+            state=state,
+            finished_log_probs=tf.fill([batch_size, best], LARGE_NEGATIVE),
+            finished_scores=tf.fill([batch_size, best], LARGE_NEGATIVE),
+            finished_lengths=tf.zeros([batch_size, best], tf.int32),
+            finished_parents=tf.zeros([batch_size, best], tf.int32),
+            done=tf.zeros([batch_size], tf.bool),
+            tokens=tf.TensorArray(tf.int32, size=0, dynamic_size=True),
+            parents=tf.TensorArray(tf.int32, size=0, dynamic_size=True),
+            step_outputs=tf.TensorArray(tf.float32, size=0, dynamic_size=True, infer_shape=True),
+        )
+
+        def condition(v):
+            return tf.logical_and(v["step"] < length_bound, tf.logical_not(tf.reduce_all(v["done"])))
+
+        def body(v):
+            step = v["step"]
+            logits, new_state, step_output = self.symbols_to_logits_fn(
+                tf.reshape(v["alive_ids"], [-1]), step, v["state"]  # [batch * beam]
+            )
+            log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32))  # [batch * beam, vocab]
+            vocab_size = tf.shape(log_probs)[-1]
+            log_probs = tf.reshape(log_probs, [batch_size, beam, vocab_size])  # [batch, beam, vocab]
+            log_probs = restrict_log_probs(log_probs, step, maximum_lengths, self.forbidden_ids, self.eos_id)
+            candidate_log_probs = tf.reshape(
+                v["alive_log_probs"][:, :, None] + log_probs, [batch_size, beam * vocab_size]
+            )  # [batch, beam * vocab]
+            top_log_probs, top_indices = tf.math.top_k(candidate_log_probs, k=2 * beam)  # [batch, 2 * beam]
+            top_parents = top_indices // vocab_size  # [batch, 2 * beam]
+            top_ids = top_indices % vocab_size  # [batch, 2 * beam]
+            top_is_eos = tf.equal(top_ids, self.eos_id)  # [batch, 2 * beam]
+
+            # At most `beam` candidates end with EOS (one per alive hypothesis), so `beam` others remain.
+            alive_candidates = tf.where(top_is_eos, LARGE_NEGATIVE, top_log_probs)  # [batch, 2 * beam]
+            new_alive_log_probs, alive_positions = tf.math.top_k(alive_candidates, k=beam)  # [batch, beam]
+            new_alive_ids = tf.gather(top_ids, alive_positions, batch_dims=1)  # [batch, beam]
+            new_parents = tf.gather(top_parents, alive_positions, batch_dims=1)  # [batch, beam]
+            flat_parents = tf.reshape(new_parents + beam_offsets, [-1])  # [batch * beam]
+            new_state = tf.nest.map_structure(lambda t: tf.gather(t, flat_parents), new_state)
+
+            # EOS candidates inside the beam finish; merge them with the finished ones by score.
+            finishing = (
+                top_is_eos
+                & (tf.range(2 * beam) < beam)[None, :]
+                & (top_log_probs > _IMPOSSIBLE)
+                & tf.logical_not(v["done"])[:, None]
+            )  # [batch, 2 * beam]
+            length = step + 1
+            candidate_scores = tf.where(finishing, top_log_probs / self._penalty(length), LARGE_NEGATIVE)
+            merged_scores = tf.concat(
+                [v["finished_scores"], candidate_scores], axis=1
+            )  # [batch, best + 2 * beam]
+            finished_scores, merged_positions = tf.math.top_k(merged_scores, k=best)  # [batch, best]
+
+            def merge(finished, candidates):
+                merged = tf.concat([finished, candidates], axis=1)  # [batch, best + 2 * beam]
+                return tf.gather(merged, merged_positions, batch_dims=1)  # [batch, best]
+
+            finished_log_probs = merge(
+                v["finished_log_probs"], tf.where(finishing, top_log_probs, LARGE_NEGATIVE)
+            )
+            finished_lengths = merge(v["finished_lengths"], tf.fill(tf.shape(top_ids), length))
+            finished_parents = merge(v["finished_parents"], top_parents)
+
+            best_alive_bound = new_alive_log_probs[:, 0] / self._penalty(maximum_lengths)  # [batch]
+            cannot_improve = (finished_log_probs[:, -1] > _IMPOSSIBLE) & (
+                finished_scores[:, -1] >= best_alive_bound
+            )  # [batch]: all `best` slots are full and the worst cannot be beaten
+            done = (
+                v["done"]
+                | (length >= maximum_lengths)
+                | cannot_improve
+                | (new_alive_log_probs[:, 0] <= _IMPOSSIBLE)
+            )  # [batch]
+            new_values = dict(
+                step=length,
+                alive_ids=new_alive_ids,
+                alive_log_probs=tf.where(done[:, None], LARGE_NEGATIVE, new_alive_log_probs),
+                state=new_state,
+                finished_log_probs=finished_log_probs,
+                finished_scores=finished_scores,
+                finished_lengths=finished_lengths,
+                finished_parents=finished_parents,
+                done=done,
+                tokens=v["tokens"].write(step, new_alive_ids),
+                parents=v["parents"].write(step, new_parents),
+                step_outputs=v["step_outputs"].write(
+                    step, split_leading_dimension(tf.cast(step_output, tf.float32), batch_size, beam)
+                ),
+            )
+            return [new_values]
+
+        final = tf.while_loop(condition, body, [loop_vars], maximum_iterations=length_bound)[0]
+        ids, step_outputs = self._backtrack(
+            final["tokens"].stack(),  # [steps, batch, beam]
+            final["parents"].stack(),  # [steps, batch, beam]
+            final["step_outputs"].stack(),  # [steps, batch, beam, ...]
+            final["finished_lengths"],
+            final["finished_parents"],
+        )
+        is_hypothesis = final["finished_log_probs"] > _IMPOSSIBLE  # [batch, best]
+        negative_infinity = tf.fill(tf.shape(is_hypothesis), float("-inf"))
+        return {
+            "ids": ids,
+            "lengths": final["finished_lengths"],
+            "scores": tf.where(is_hypothesis, final["finished_scores"], negative_infinity),
+            "log_probs": tf.where(is_hypothesis, final["finished_log_probs"], negative_infinity),
+            "step_outputs": step_outputs,
+        }
+
+    def _backtrack(self, tokens, parents, step_outputs, lengths, end_parents):
+        """Follows the back-pointers from each finished hypothesis's EOS to its first token.
+
+        Args:
+            tokens: int32 `[steps, batch, beam]`, the token of each alive hypothesis after each step.
+            parents: int32 `[steps, batch, beam]`, the alive hypothesis (before the step) it extends.
+            step_outputs: float32 `[steps, batch, beam, ...]`, per alive hypothesis before each step.
+            lengths: int32 `[batch, best]`, finished lengths (0 for empty slots).
+            end_parents: int32 `[batch, best]`, the alive hypothesis each EOS extended.
+
+        Returns:
+            `ids` int32 `[batch, best, steps]` and `step_outputs` float32 `[batch, best, steps, ...]`.
+        """
+        end_steps = lengths - 1  # [batch, best]
+
+        def step_back(previous, elements):
+            pointer = previous[0]  # [batch, best]: the alive hypothesis after `step`
+            step, step_tokens, step_parents, outputs = elements
+            at_end = tf.equal(step, end_steps)  # [batch, best]
+            before_end = step < end_steps  # [batch, best]
+            inside = at_end | before_end  # [batch, best]
+            parent = tf.where(at_end, end_parents, tf.gather(step_parents, pointer, batch_dims=1))
+            parent = tf.where(inside, parent, 0)  # [batch, best]
+            token = tf.where(before_end, tf.gather(step_tokens, pointer, batch_dims=1), constants.PAD_ID)
+            token = tf.where(at_end, self.eos_id, token)  # [batch, best]
+            output = tf.gather(outputs, parent, batch_dims=1)  # [batch, best, ...]
+            output = tf.where(broadcast_mask(inside, output), output, tf.zeros_like(output))
+            return parent, token, output
+
+        num_steps = tf.shape(tokens)[0]
+        initial = (
+            tf.zeros_like(lengths),
+            tf.zeros_like(lengths),
+            tf.zeros_like(step_outputs[0, :, : self.num_hypotheses]),  # [batch, best, ...]
+        )
+        _, ids, outputs = tf.scan(
+            step_back, (tf.range(num_steps), tokens, parents, step_outputs), initializer=initial, reverse=True
+        )  # [steps, batch, best], [steps, batch, best, ...]
+        ids = tf.transpose(ids, [1, 2, 0])  # [batch, best, steps]
+        rank = step_outputs.shape.rank
+        outputs = tf.transpose(outputs, [1, 2, 0] + list(range(3, rank)))  # [batch, best, steps, ...]
+        return ids, outputs

@@ -1,0 +1,110 @@
+"""Fake `symbols_to_logits_fn`s for the search tests, each with an independent NumPy scorer.
+
+Token ids follow `rnnsearch_tf.constants`: 0 PAD, 1 BOS, 2 EOS, 3 UNK, then words from 4.
+"""
+
+import itertools
+
+import numpy as np
+import tensorflow as tf
+
+from rnnsearch_tf import constants
+
+
+def log_softmax(logits):
+    """NumPy float64 log-softmax over the last axis."""
+    logits = np.asarray(logits, np.float64)
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+class BigramModel:
+    """Next-token probabilities depend only on the previous token: `probabilities[previous, next]`.
+
+    Stateless (its state is `{}`); records `[step, previous id]` as the step output.
+    """
+
+    def __init__(self, probabilities):
+        probabilities = np.asarray(probabilities, np.float64)
+        self.log_probs = np.log(probabilities / probabilities.sum(axis=-1, keepdims=True))
+
+    def symbols_to_logits_fn(self, ids, step, state):
+        logits = tf.gather(tf.constant(self.log_probs, tf.float32), ids)  # [n, vocab]
+        step_output = tf.stack(
+            [tf.cast(tf.fill(tf.shape(ids), step), tf.float32), tf.cast(ids, tf.float32)], axis=1
+        )  # [n, 2]
+        return logits, state, step_output
+
+    def sequence_log_prob(self, ids):
+        """Log-probability of a token sequence (EOS included) starting after BOS."""
+        previous = [constants.BOS_ID] + list(ids[:-1])
+        return float(sum(self.log_probs[p, t] for p, t in zip(previous, ids)))
+
+    def all_sequences(self, maximum_length, forbidden_ids=()):
+        """Every sequence ending in EOS with at most `maximum_length` tokens, with its log-probability."""
+        vocab_size = self.log_probs.shape[0]
+        words = [t for t in range(vocab_size) if t != constants.EOS_ID and t not in forbidden_ids]
+        for length in range(1, maximum_length + 1):
+            for prefix in itertools.product(words, repeat=length - 1):
+                ids = list(prefix) + [constants.EOS_ID]
+                yield ids, self.sequence_log_prob(ids)
+
+
+class HashModel:
+    """A recurrent fake model: the state is a running hash of the prefix, and the logits depend on it.
+
+    State `{"prefix_hash": int32 [n], "source": {"bias": float32 [n, vocab]}}`: the hash starts at a
+    per-sentence value and is updated with every previous token, so hypotheses whose states are not
+    reordered with their tokens get the wrong logits; `bias` is a per-sentence constant (like encoder
+    annotations). Records `[step, previous id, prefix hash]` as the step output.
+    """
+
+    def __init__(self, vocab_size=9, num_hashes=101, seed=0, eos_logit_shift=0.0):
+        rng = np.random.default_rng(seed)
+        self.table = rng.normal(scale=2.0, size=[num_hashes, vocab_size])
+        self.table[:, [constants.PAD_ID, constants.BOS_ID]] -= 8.0  # rare, as in a trained model
+        self.table[:, constants.EOS_ID] += eos_logit_shift
+        self.num_hashes = num_hashes
+        self.vocab_size = vocab_size
+
+    def initial_state(self, batch_size, seed=1):
+        rng = np.random.default_rng(seed)
+        self.initial_hashes = rng.integers(0, self.num_hashes, size=[batch_size])
+        self.biases = rng.normal(size=[batch_size, self.vocab_size])
+        return {
+            "prefix_hash": tf.constant(self.initial_hashes, tf.int32),
+            "source": {"bias": tf.constant(self.biases, tf.float32)},
+        }
+
+    def _next_hash(self, prefix_hash, ids):
+        return (prefix_hash * 31 + ids + 1) % self.num_hashes
+
+    def symbols_to_logits_fn(self, ids, step, state):
+        prefix_hash = self._next_hash(state["prefix_hash"], ids)  # [n]
+        logits = tf.gather(tf.constant(self.table, tf.float32), prefix_hash) + state["source"]["bias"]
+        step_output = tf.cast(
+            tf.stack([tf.fill(tf.shape(ids), step), ids, prefix_hash], axis=1), tf.float32
+        )  # [n, 3]
+        return logits, {"prefix_hash": prefix_hash, "source": state["source"]}, step_output
+
+    def sequence_log_prob(self, sentence, ids):
+        """Log-probability of `ids` (EOS included) for sentence `sentence` of the last initial_state."""
+        prefix_hash = int(self.initial_hashes[sentence])
+        total = 0.0
+        previous = constants.BOS_ID
+        for token in ids:
+            prefix_hash = self._next_hash(prefix_hash, previous)
+            total += log_softmax(self.table[prefix_hash] + self.biases[sentence])[token]
+            previous = token
+        return total
+
+    def step_outputs(self, sentence, ids):
+        """The `[step, previous id, prefix hash]` records a correct search returns with `ids`."""
+        prefix_hash = int(self.initial_hashes[sentence])
+        records = []
+        previous = constants.BOS_ID
+        for step, token in enumerate(ids):
+            prefix_hash = self._next_hash(prefix_hash, previous)
+            records.append([step, previous, prefix_hash])
+            previous = token
+        return np.array(records, np.float64).reshape([-1, 3])

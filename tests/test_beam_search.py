@@ -1,0 +1,208 @@
+"""Tests of `BeamSearch` with fake step functions and exact expected hypotheses."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from rnnsearch_tf import constants
+from rnnsearch_tf.beam_search import BeamSearch
+from search_test_models import BigramModel, HashModel
+
+EOS = constants.EOS_ID
+UNIFORM = [1.0] * 6
+# Ids 4 and 5 are the words "a" and "b". Greedy takes "a" (0.56) then EOS (0.37): p = 0.2072, but
+# "b EOS" has p = 0.40 * 0.90 = 0.36, and "a b EOS" 0.56 * 0.30 * 0.90 = 0.1512 is third.
+GREEDY_IS_NOT_BEST = [
+    UNIFORM,  # after PAD
+    [0.01, 0.01, 0.01, 0.01, 0.56, 0.40],  # after BOS
+    UNIFORM,  # after EOS
+    UNIFORM,  # after UNK
+    [0.01, 0.01, 0.37, 0.01, 0.30, 0.30],  # after "a"
+    [0.01, 0.01, 0.90, 0.01, 0.03, 0.04],  # after "b"
+]
+# "EOS" alone (0.40) beats "a EOS" (0.56 * 0.60 = 0.336) on log-probability, not per token.
+SHORT_IS_MOST_PROBABLE = [
+    UNIFORM,
+    [0.01, 0.01, 0.40, 0.01, 0.56, 0.01],
+    UNIFORM,
+    UNIFORM,
+    [0.01, 0.01, 0.60, 0.01, 0.20, 0.17],
+    UNIFORM,
+]
+
+
+def numpy_result(result):
+    return {name: value.numpy() for name, value in result.items()}
+
+
+def hypotheses(result, sentence):
+    """The returned hypotheses of one sentence as lists of ids, EOS included."""
+    return [
+        list(ids[:length]) for ids, length in zip(result["ids"][sentence], result["lengths"][sentence])
+    ]
+
+
+def brute_force_best(model, maximum_length, score, count):
+    """The `count` best complete sequences by `score(log_prob, length)`, over all sequences."""
+    ranked = sorted(model.all_sequences(maximum_length), key=lambda pair: -score(pair[1], len(pair[0])))
+    return ranked[:count]
+
+
+def test_beam_two_finds_the_sequence_greedy_misses():
+    model = BigramModel(GREEDY_IS_NOT_BEST)
+    result = numpy_result(BeamSearch(model.symbols_to_logits_fn, beam_size=2)({}, tf.constant([10])))
+    assert hypotheses(result, 0) == [[5, EOS]]
+    np.testing.assert_allclose(result["log_probs"], [[np.log(0.40 * 0.90)]], rtol=1e-5)
+    np.testing.assert_allclose(result["scores"], result["log_probs"])
+    assert result["ids"].shape == (1, 1, 2)  # stopped once "b EOS" could not be beaten
+
+    greedy_like = numpy_result(BeamSearch(model.symbols_to_logits_fn, beam_size=1)({}, tf.constant([10])))
+    assert hypotheses(greedy_like, 0) == [[4, EOS]]
+    np.testing.assert_allclose(greedy_like["log_probs"], [[np.log(0.56 * 0.37)]], rtol=1e-5)
+
+
+def test_n_best_of_beam_three_is_exact_and_matches_brute_force():
+    model = BigramModel(GREEDY_IS_NOT_BEST)
+    search = BeamSearch(model.symbols_to_logits_fn, beam_size=3, num_hypotheses=3)
+    result = numpy_result(search({}, tf.constant([6, 6])))
+    expected = [[5, EOS], [4, EOS], [4, 5, EOS]]
+    expected_log_probs = np.log([0.40 * 0.90, 0.56 * 0.37, 0.56 * 0.30 * 0.90])
+    for sentence in range(2):
+        assert hypotheses(result, sentence) == expected
+        np.testing.assert_allclose(result["log_probs"][sentence], expected_log_probs, rtol=1e-5)
+        np.testing.assert_array_equal(result["lengths"][sentence], [2, 2, 3])
+    assert [ids for ids, _ in brute_force_best(model, 6, lambda lp, n: lp, 3)] == expected
+    np.testing.assert_array_equal(result["ids"][0, 0], [5, EOS, constants.PAD_ID])
+
+
+@pytest.mark.parametrize(
+    "length_normalization, alpha, expected",
+    [("none", 0.6, [EOS]), ("length", 0.6, [4, EOS]), ("gnmt", 0.6, [EOS]), ("gnmt", 2.0, [4, EOS])],
+)
+def test_length_normalization_changes_the_ranking(length_normalization, alpha, expected):
+    model = BigramModel(SHORT_IS_MOST_PROBABLE)
+    penalty = {
+        "none": lambda length: 1.0,
+        "length": lambda length: length,
+        "gnmt": lambda length: ((5.0 + length) / 6.0) ** alpha,
+    }[length_normalization]
+    search = BeamSearch(
+        model.symbols_to_logits_fn,
+        beam_size=3,
+        length_normalization=length_normalization,
+        length_penalty_alpha=alpha,
+    )
+    result = numpy_result(search({}, tf.constant([5])))
+    assert hypotheses(result, 0) == [expected]
+    log_prob = model.sequence_log_prob(expected)
+    np.testing.assert_allclose(result["log_probs"], [[log_prob]], rtol=1e-5)
+    np.testing.assert_allclose(result["scores"], [[log_prob / penalty(len(expected))]], rtol=1e-5)
+    best = brute_force_best(model, 5, lambda lp, n: lp / penalty(n), 1)
+    assert best[0][0] == expected
+
+
+def test_forbidden_ids_never_appear_even_when_most_probable():
+    unk_first = [UNIFORM, [0.01, 0.01, 0.10, 0.60, 0.20, 0.08], UNIFORM, [0.01, 0.01, 0.90, 0.01, 0.04, 0.03]]
+    unk_first += [[0.01, 0.01, 0.60, 0.30, 0.04, 0.04], [0.01, 0.01, 0.50, 0.40, 0.04, 0.04]]
+    model = BigramModel(unk_first)
+    allowed = BeamSearch(model.symbols_to_logits_fn, beam_size=3, num_hypotheses=3)
+    assert hypotheses(numpy_result(allowed({}, tf.constant([6]))), 0)[0] == [3, EOS]
+
+    search = BeamSearch(
+        model.symbols_to_logits_fn, beam_size=3, num_hypotheses=3, forbidden_ids=(constants.UNK_ID,)
+    )
+    result = numpy_result(search({}, tf.constant([6])))
+    assert constants.UNK_ID not in result["ids"]
+    assert hypotheses(result, 0) == [[4, EOS], [EOS], [5, EOS]]
+    # The log-probabilities are the model's own, not renormalised without UNK.
+    for ids, log_prob in zip(hypotheses(result, 0), result["log_probs"][0]):
+        np.testing.assert_allclose(log_prob, model.sequence_log_prob(ids), rtol=1e-5)
+
+
+def test_recurrent_state_is_reordered_with_the_hypotheses():
+    model = HashModel(vocab_size=9, eos_logit_shift=-1.0)
+    search = BeamSearch(model.symbols_to_logits_fn, beam_size=4, num_hypotheses=4)
+    result = numpy_result(search(model.initial_state(batch_size=5), 12))
+    for sentence in range(5):
+        found = hypotheses(result, sentence)
+        assert len({tuple(ids) for ids in found}) == 4  # distinct
+        assert np.all(np.diff(result["scores"][sentence]) <= 0)  # best first
+        for ids, log_prob in zip(found, result["log_probs"][sentence]):
+            assert ids[-1] == EOS and EOS not in ids[:-1]
+            np.testing.assert_allclose(log_prob, model.sequence_log_prob(sentence, ids), atol=1e-4)
+    assert result["lengths"].max() > 3  # long enough for wrong reordering to show
+
+
+def test_step_outputs_are_aligned_with_the_tokens():
+    model = HashModel(vocab_size=9, eos_logit_shift=-1.0)
+    search = BeamSearch(model.symbols_to_logits_fn, beam_size=3, num_hypotheses=2)
+    result = numpy_result(search(model.initial_state(batch_size=3), 10))
+    steps = result["ids"].shape[-1]
+    assert result["step_outputs"].shape == (3, 2, steps, 3)
+    for sentence in range(3):
+        for rank, ids in enumerate(hypotheses(result, sentence)):
+            outputs = result["step_outputs"][sentence, rank]
+            np.testing.assert_allclose(outputs[: len(ids)], model.step_outputs(sentence, ids))
+            np.testing.assert_array_equal(outputs[len(ids) :], 0.0)
+            np.testing.assert_array_equal(result["ids"][sentence, rank, len(ids) :], constants.PAD_ID)
+
+
+def test_each_sentence_stops_at_its_own_maximum_length():
+    model = HashModel(vocab_size=9, eos_logit_shift=-30.0)  # never ends by itself
+    search = BeamSearch(model.symbols_to_logits_fn, beam_size=2, num_hypotheses=2)
+    result = numpy_result(search(model.initial_state(batch_size=3), tf.constant([2, 5, 1])))
+    np.testing.assert_array_equal(result["lengths"], [[2, 2], [5, 5], [1, 0]])
+    assert result["ids"].shape == (3, 2, 5)
+    for sentence, rank in [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0)]:
+        ids = hypotheses(result, sentence)[rank]
+        assert ids[-1] == EOS  # closed with EOS at the maximum length
+        log_prob = model.sequence_log_prob(sentence, ids)
+        np.testing.assert_allclose(result["log_probs"][sentence, rank], log_prob, rtol=1e-5)
+    # Only one hypothesis has length 1 ("EOS"); the second slot stays empty.
+    assert result["log_probs"][2, 1] == -np.inf and result["scores"][2, 1] == -np.inf
+    np.testing.assert_array_equal(result["ids"][2, 1], constants.PAD_ID)
+
+
+def test_inside_tf_function_with_unknown_batch_size():
+    model = HashModel(vocab_size=9, eos_logit_shift=-1.0)
+    search = BeamSearch(model.symbols_to_logits_fn, beam_size=3, num_hypotheses=2)
+    initial_state = model.initial_state(batch_size=4)
+    source_lengths = tf.constant([1, 3, 2, 4])
+
+    @tf.function(
+        input_signature=[
+            {
+                "prefix_hash": tf.TensorSpec([None], tf.int32),
+                "source": {"bias": tf.TensorSpec([None, 9], tf.float32)},
+            },
+            tf.TensorSpec([None], tf.int32),
+        ]
+    )
+    def translate(state, lengths):
+        return search(state, 2 * lengths + 2)
+
+    graph_result = numpy_result(translate(initial_state, source_lengths))
+    eager_result = numpy_result(search(initial_state, 2 * source_lengths + 2))
+    assert translate.get_concrete_function().structured_outputs["ids"].shape.as_list() == [None, 2, None]
+    for name in eager_result:
+        np.testing.assert_allclose(graph_result[name], eager_result[name], rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(beam_size=2, num_hypotheses=3), "num_hypotheses"),
+        (dict(beam_size=0), "beam_size"),
+        (dict(length_normalization="average"), "length_normalization"),
+        (dict(forbidden_ids=(constants.EOS_ID,)), "cannot be forbidden"),
+    ],
+)
+def test_misuse(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        BeamSearch(BigramModel(GREEDY_IS_NOT_BEST).symbols_to_logits_fn, **kwargs)
+
+
+def test_int_maximum_length_needs_a_state_to_read_the_batch_size():
+    search = BeamSearch(BigramModel(GREEDY_IS_NOT_BEST).symbols_to_logits_fn, beam_size=2)
+    with pytest.raises(ValueError, match="batch size"):
+        search({}, 5)
