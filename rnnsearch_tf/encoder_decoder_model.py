@@ -44,9 +44,13 @@ class EncoderDecoderModel(keras.Model):
     def _alignment_dim(config):
         raise NotImplementedError
 
-    def encode(self, source_ids):
-        """Source ids `(batch, src_len)` -> the decoder's initial state dict (see `Decoder`)."""
+    def encoder_outputs(self, source_ids):
+        """Source ids `(batch, src_len)` -> the dict the decoder is conditioned on (see `Decoder`)."""
         raise NotImplementedError
+
+    def encode(self, source_ids):
+        """Source ids `(batch, src_len)` -> the decoder state before the first target word (for `step`)."""
+        return self.decoder.initial_state(self.encoder_outputs(source_ids))
 
     def _check_ids(self, name, ids, vocab_size):
         if ids.shape.rank != 2:
@@ -76,7 +80,7 @@ class EncoderDecoderModel(keras.Model):
         previous_ids = tf.concat(
             [tf.fill([tf.shape(target_ids)[0], 1], BOS_ID), target_ids[:, :-1]], axis=1
         )  # y_{i-1}: [batch, tgt_len]
-        return self.decoder(previous_ids, self.encode(source_ids))
+        return self.decoder(previous_ids, self.encoder_outputs(source_ids))
 
     def call(self, inputs):
         if isinstance(inputs, dict):

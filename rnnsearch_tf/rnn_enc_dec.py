@@ -55,9 +55,9 @@ class RNNEncDec(EncoderDecoderModel):
         self.initial_state_projection.build((None, n))
         self.decoder.build((None, None), {"s": (None, n), "context": (None, n)})
 
-    def encode(self, source_ids):
+    def encoder_outputs(self, source_ids):
         summary = self.encoder(source_ids)  # c: [batch, n]
-        return self.decoder.initial_state(self.initial_state_projection(summary), context=summary)
+        return {"s": self.initial_state_projection(summary), "context": summary}
 
     def _bridge_weights(self):
         return {

@@ -59,14 +59,14 @@ class RNNSearch(EncoderDecoderModel):
             {"s": (None, n), "annotations": (None, None, 2 * n), "source_mask": (None, None)},
         )
 
-    def encode(self, source_ids):
+    def encoder_outputs(self, source_ids):
         annotations = self.encoder(source_ids)  # [batch, src_len, 2n]
         first_backward_state = annotations[:, 0, self.config.hidden_dim :]  # ←h_1: [batch, n]
-        return self.decoder.initial_state(
-            self.initial_state_projection(first_backward_state),
-            annotations=annotations,
-            source_mask=tf.not_equal(source_ids, PAD_ID),
-        )
+        return {
+            "s": self.initial_state_projection(first_backward_state),  # s_0
+            "annotations": annotations,
+            "source_mask": tf.not_equal(source_ids, PAD_ID),
+        }
 
     def _bridge_weights(self):
         return {

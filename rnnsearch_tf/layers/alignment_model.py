@@ -24,8 +24,9 @@ class AlignmentModel(keras.layers.Layer):
     Call arguments:
         previous_state: s_{i-1}, float `(batch_size, n)`.
         annotations: h, float `(batch_size, src_len, 2n)`.
-        keys: U_a h from `precompute_keys`, float `(batch_size, src_len, n')`.
         source_mask: bool `(batch_size, src_len)`, False at padding; α is exactly 0 there.
+        keys: optional U_a h from `precompute_keys`, float `(batch_size, src_len, n')`; computed when
+            absent. A decoder passes it at every step so that U_a h is computed once per sentence.
 
     Returns:
         `(context, alignment_weights)`: c_i `(batch_size, 2n)` and α_i `(batch_size, src_len)`.
@@ -33,7 +34,7 @@ class AlignmentModel(keras.layers.Layer):
     Example:
     >>> alignment = AlignmentModel(alignment_dim=5)
     >>> h = tf.ones((2, 4, 6))
-    >>> context, weights = alignment(tf.ones((2, 3)), h, alignment.precompute_keys(h),
+    >>> context, weights = alignment(tf.ones((2, 3)), h,
     ...                              tf.constant([[True] * 4, [True, True, False, False]]))
     >>> context.shape, weights.shape
     (TensorShape([2, 6]), TensorShape([2, 4]))
@@ -43,7 +44,7 @@ class AlignmentModel(keras.layers.Layer):
         super().__init__(**kwargs)
         self.alignment_dim = alignment_dim
 
-    def build(self, previous_state_shape, annotations_shape, keys_shape=None, source_mask_shape=None):
+    def build(self, previous_state_shape, annotations_shape, source_mask_shape=None, keys_shape=None):
         small_normal = keras.initializers.RandomNormal(stddev=0.001)
         self.query_projection = keras.layers.Dense(
             self.alignment_dim, kernel_initializer=small_normal, dtype=self.dtype_policy, name="W_a"
@@ -68,7 +69,9 @@ class AlignmentModel(keras.layers.Layer):
         """U_a h_j for every position: `(batch, src_len, 2n)` -> `(batch, src_len, n')`."""
         return self.key_projection(annotations)
 
-    def call(self, previous_state, annotations, keys, source_mask):
+    def call(self, previous_state, annotations, source_mask, keys=None):
+        if keys is None:
+            keys = self.precompute_keys(annotations)  # [batch, src_len, n']
         query = self.query_projection(previous_state)[:, tf.newaxis, :]  # [batch, 1, n']
         context, alignment_weights = self.attention(
             [query, annotations, keys], mask=[None, source_mask], return_attention_scores=True

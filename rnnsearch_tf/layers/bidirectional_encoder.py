@@ -56,6 +56,11 @@ class BidirectionalEncoder(keras.layers.Layer):
         self.backward_rnn.build(embedded_shape)
 
     def call(self, source_ids):
+        if source_ids.shape.rank != 2:
+            raise ValueError(
+                f"BidirectionalEncoder expects source_ids (batch_size, src_len), right-padded with 0; got shape "
+                f"{source_ids.shape}"
+            )
         source_mask = tf.not_equal(source_ids, PAD_ID)  # [batch, src_len]
         lengths = tf.reduce_sum(tf.cast(source_mask, tf.int32), axis=1)  # [batch]
         embedded = self.source_embedding(source_ids)  # [batch, src_len, m]

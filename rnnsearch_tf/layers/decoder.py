@@ -27,9 +27,10 @@ class Decoder(keras.layers.Layer):
     time) and `call` (teacher forcing) both run it. `call` embeds and projects all target positions
     before its loop and applies the deep output to all positions after it, so the loop carries only s.
 
-    The decoder state is a dict: `s` `(batch, n)`; for RNNsearch also `annotations`
-    `(batch, src_len, 2n)`, `keys` (U_a h, `(batch, src_len, n')`) and `source_mask` `(batch, src_len)`;
-    for RNNencdec `context` `(batch, n)`. `initial_state` builds it.
+    The encoder outputs are a dict: `s` (s_0, `(batch, n)`); for RNNsearch also `annotations`
+    `(batch, src_len, 2n)` and `source_mask` `(batch, src_len)`; for RNNencdec `context` `(batch, n)`.
+    `initial_state` turns them into the decoder state of `step`, adding `keys` (U_a h,
+    `(batch, src_len, n')`) once per sentence; `call` does the same itself.
 
     Args:
         vocab_size: K_y.
@@ -41,7 +42,7 @@ class Decoder(keras.layers.Layer):
 
     Call arguments:
         previous_ids: int `(batch_size, tgt_len)`: y_{i-1} for every position, starting with `BOS_ID`.
-        state: the initial state dict.
+        encoder_outputs: the dict described above.
 
     Returns:
         `(logits, alignment_weights)`: `(batch_size, tgt_len, K_y)` and `(batch_size, tgt_len, src_len)`
@@ -70,9 +71,9 @@ class Decoder(keras.layers.Layer):
     def uses_attention(self):
         return self.alignment_dim is not None
 
-    def build(self, previous_ids_shape, state_shape):
-        batch = state_shape["s"][0]
-        context_dim = state_shape["annotations" if self.uses_attention else "context"][-1]
+    def build(self, previous_ids_shape, encoder_outputs_shape):
+        batch = encoder_outputs_shape["s"][0]
+        context_dim = encoder_outputs_shape["annotations" if self.uses_attention else "context"][-1]
         self.target_embedding = keras.layers.Embedding(
             self.vocab_size,
             self.embedding_dim,
@@ -95,22 +96,17 @@ class Decoder(keras.layers.Layer):
             self.alignment_model = AlignmentModel(
                 self.alignment_dim, dtype=self.dtype_policy, name="alignment_model"
             )
-            self.alignment_model.build((batch, self.units), state_shape["annotations"])
+            self.alignment_model.build((batch, self.units), encoder_outputs_shape["annotations"])
         self.deep_output = DeepOutput(
             self.maxout_dim, self.vocab_size, dtype=self.dtype_policy, name="deep_output"
         )
         self.deep_output.build((batch, self.units), (batch, self.embedding_dim), (batch, context_dim))
 
-    def initial_state(self, initial_decoder_state, annotations=None, source_mask=None, context=None):
+    def initial_state(self, encoder_outputs):
         """The state dict before the first target word; computes U_a h once per sentence."""
-        if self.uses_attention:
-            return {
-                "s": initial_decoder_state,
-                "annotations": annotations,
-                "keys": self.alignment_model.precompute_keys(annotations),
-                "source_mask": source_mask,
-            }
-        return {"s": initial_decoder_state, "context": context}
+        if not self.uses_attention:
+            return dict(encoder_outputs)
+        return dict(encoder_outputs, keys=self.alignment_model.precompute_keys(encoder_outputs["annotations"]))
 
     def embed_previous(self, previous_ids):
         """E y_{i-1}, with the zero vector for `BOS_ID` and `PAD_ID`: `(...)` -> `(..., m)`."""
@@ -131,7 +127,7 @@ class Decoder(keras.layers.Layer):
         previous_state = state["s"]
         if self.uses_attention:
             context, alignment_weights = self.alignment_model(
-                previous_state, state["annotations"], state["keys"], state["source_mask"]
+                previous_state, state["annotations"], state["source_mask"], keys=state["keys"]
             )
         else:
             context = state["context"]
@@ -155,7 +151,8 @@ class Decoder(keras.layers.Layer):
         logits = self.deep_output(readout_state, previous_embedding, context)  # [batch, K_y]
         return logits, dict(state, s=new_decoder_state), alignment_weights
 
-    def call(self, previous_ids, state):
+    def call(self, previous_ids, encoder_outputs):
+        state = self.initial_state(encoder_outputs)
         previous_embeddings = self.embed_previous(previous_ids)  # [batch, tgt_len, m]
         projected = tf.transpose(
             self.gated_unit.project_inputs(previous_embeddings), [1, 0, 2]

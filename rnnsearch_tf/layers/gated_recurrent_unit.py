@@ -75,6 +75,11 @@ class GatedRecurrentUnit(keras.layers.Layer):
         return (1.0 - update_gate) * previous_state + update_gate * candidate
 
     def call(self, inputs):
+        if inputs.shape.rank != 3:
+            raise ValueError(
+                f"GatedRecurrentUnit expects inputs (batch_size, T, input_dim), got shape {inputs.shape}; "
+                "use `transition` for a single step"
+            )
         projected = tf.transpose(self.project_inputs(inputs), [1, 0, 2])  # [T, batch, 3n]
         initial_state = tf.zeros([tf.shape(inputs)[0], self.units], dtype=self.compute_dtype)
         states = tf.scan(

@@ -58,6 +58,11 @@ class UnidirectionalEncoder(keras.layers.Layer):
         self.summary.build((None, self.units))
 
     def call(self, source_ids):
+        if source_ids.shape.rank != 2:
+            raise ValueError(
+                f"UnidirectionalEncoder expects source_ids (batch_size, src_len), right-padded with 0; got shape "
+                f"{source_ids.shape}"
+            )
         lengths = tf.reduce_sum(tf.cast(tf.not_equal(source_ids, PAD_ID), tf.int32), axis=1)  # [batch]
         states = self.rnn(self.source_embedding(source_ids))  # [batch, src_len, n]
         last_states = tf.gather(states, lengths - 1, axis=1, batch_dims=1)  # h_T: [batch, n]

@@ -1,0 +1,71 @@
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from layer_test_case import run_layer_test
+from rnnsearch_tf.layers import Decoder
+
+CONFIG = {"vocab_size": 11, "embedding_dim": 4, "units": 3, "maxout_dim": 2}
+
+
+def attention_state(seed=0):
+    rng = np.random.default_rng(seed)
+    return {
+        "s": rng.normal(size=(2, 3)).astype("float32"),
+        "annotations": rng.normal(size=(2, 5, 6)).astype("float32"),
+        "source_mask": np.array([[True] * 5, [True, True, True, False, False]]),
+    }
+
+
+def test_layer_basics_with_attention():
+    run_layer_test(
+        Decoder,
+        init_kwargs=dict(CONFIG, alignment_dim=7, readout_state="previous"),
+        input_data={"previous_ids": np.array([[1, 5, 6], [1, 7, 2]], "int32"),
+                    "encoder_outputs": attention_state()},
+        expected_output_shape=((2, 3, 11), (2, 3, 5)),
+        expected_num_trainable_weights=16,
+    )
+
+
+def test_layer_basics_with_fixed_context():
+    run_layer_test(
+        Decoder,
+        init_kwargs=dict(CONFIG, alignment_dim=None, readout_state="current"),
+        input_data={
+            "previous_ids": np.array([[1, 5, 6], [1, 7, 2]], "int32"),
+            "encoder_outputs": {"s": np.ones((2, 3), "float32"), "context": np.ones((2, 3), "float32")},
+        },
+        expected_output_shape=((2, 3, 11), (2, 3, 0)),
+        expected_num_trainable_weights=12,
+    )
+
+
+def test_start_and_padding_embed_to_zero():
+    decoder = Decoder(**CONFIG, alignment_dim=7)
+    decoder(np.array([[1, 5]], "int32"), attention_state())
+    embedded = decoder.embed_previous(tf.constant([1, 0, 5])).numpy()
+    np.testing.assert_array_equal(embedded[:2], 0.0)
+    assert np.any(embedded[2] != 0.0)
+
+
+def test_call_equals_step_by_step():
+    decoder = Decoder(**CONFIG, alignment_dim=7)
+    state = attention_state(3)
+    previous_ids = np.array([[1, 5, 6, 9], [1, 7, 2, 0]], "int32")
+    decoder(previous_ids, state)
+    rng = np.random.default_rng(6)
+    for variable in decoder.weights:
+        variable.assign(rng.normal(0, 0.5, size=variable.shape).astype("float32"))
+    logits, alignment = decoder(previous_ids, state)
+    state = decoder.initial_state(state)
+    for position in range(4):
+        step_logits, state, step_alignment = decoder.step(previous_ids[:, position], state)
+        np.testing.assert_allclose(step_logits.numpy(), logits.numpy()[:, position], atol=1e-5)
+        np.testing.assert_allclose(step_alignment.numpy(), alignment.numpy()[:, position], atol=1e-6)
+
+
+def test_misuse():
+    decoder = Decoder(**CONFIG, alignment_dim=7)
+    with pytest.raises(KeyError, match="annotations"):
+        decoder(np.array([[1, 5]], "int32"), {"s": np.ones((1, 3), "float32")})
