@@ -100,9 +100,13 @@ class EncoderDecoderModel(keras.Model):
         """One decoding step: y_{i-1} `(batch,)` -> `(logits (batch, K_y), new_state, α_i)`."""
         return self.decoder.step(previous_ids, state)
 
-    def symbols_to_logits_fn(self):
-        """The model as `fn(ids, step, state) -> (logits, new_state, alignment_weights)` for search."""
-        return lambda ids, step, state: self.decoder.step(ids, state)
+    def symbols_to_logits_fn(self, ids, step, state):
+        """`step` in the signature the search strategies take: `(ids, step, state) -> (logits, state, α)`.
+
+        Use with `encode`: `BeamSearch(model.symbols_to_logits_fn)(model.encode(source_ids), lengths)`.
+        """
+        del step  # the recurrent state carries the position
+        return self.decoder.step(ids, state)
 
     def paper_weights(self):
         """Every weight under its paper name, as a NumPy array in `x @ W` orientation `[in, out]`.
