@@ -115,8 +115,9 @@ def split_leading_dimension(tensor, batch_size, hypotheses):
 
 
 def broadcast_mask(mask, tensor):
-    """Reshapes a `[batch, hypotheses]` mask to broadcast against `[batch, hypotheses, ...]`."""
-    ones = tf.ones([tf.rank(tensor) - 2], tf.int32)
+    """Reshapes a mask of the leading dimensions of `tensor` (e.g. `[batch, hypotheses]`) to broadcast
+    against it (e.g. `[batch, hypotheses, ...]`)."""
+    ones = tf.ones([tf.rank(tensor) - tf.rank(mask)], tf.int32)
     return tf.reshape(mask, tf.concat([tf.shape(mask), ones], axis=0))  # [batch, hypotheses, 1, ...]
 
 

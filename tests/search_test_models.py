@@ -11,6 +11,31 @@ import tensorflow as tf
 from rnnsearch_tf import constants
 
 
+UNIFORM = [1.0] * 6
+# Ids 4 and 5 are the words "a" and "b". Greedy takes "a" (0.56) then EOS (0.37): p = 0.2072, but
+# "b EOS" has p = 0.40 * 0.90 = 0.36, and "a b EOS" 0.56 * 0.30 * 0.90 = 0.1512 is third.
+GREEDY_IS_NOT_BEST = [
+    UNIFORM,  # after PAD
+    [0.01, 0.01, 0.01, 0.01, 0.56, 0.40],  # after BOS
+    UNIFORM,  # after EOS
+    UNIFORM,  # after UNK
+    [0.01, 0.01, 0.37, 0.01, 0.30, 0.30],  # after "a"
+    [0.01, 0.01, 0.90, 0.01, 0.03, 0.04],  # after "b"
+]
+
+
+def numpy_result(result):
+    """A search result with NumPy values."""
+    return {name: value.numpy() for name, value in result.items()}
+
+
+def hypotheses(result, sentence):
+    """The returned hypotheses of one sentence (a NumPy result) as lists of ids, EOS included."""
+    return [
+        list(ids[:length]) for ids, length in zip(result["ids"][sentence], result["lengths"][sentence])
+    ]
+
+
 def log_softmax(logits):
     """NumPy float64 log-softmax over the last axis."""
     logits = np.asarray(logits, np.float64)

@@ -3,23 +3,19 @@
 import numpy as np
 import pytest
 import tensorflow as tf
+from search_test_models import (
+    GREEDY_IS_NOT_BEST,
+    UNIFORM,
+    BigramModel,
+    HashModel,
+    hypotheses,
+    numpy_result,
+)
 
 from rnnsearch_tf import constants
 from rnnsearch_tf.beam_search import BeamSearch
-from search_test_models import BigramModel, HashModel
 
 EOS = constants.EOS_ID
-UNIFORM = [1.0] * 6
-# Ids 4 and 5 are the words "a" and "b". Greedy takes "a" (0.56) then EOS (0.37): p = 0.2072, but
-# "b EOS" has p = 0.40 * 0.90 = 0.36, and "a b EOS" 0.56 * 0.30 * 0.90 = 0.1512 is third.
-GREEDY_IS_NOT_BEST = [
-    UNIFORM,  # after PAD
-    [0.01, 0.01, 0.01, 0.01, 0.56, 0.40],  # after BOS
-    UNIFORM,  # after EOS
-    UNIFORM,  # after UNK
-    [0.01, 0.01, 0.37, 0.01, 0.30, 0.30],  # after "a"
-    [0.01, 0.01, 0.90, 0.01, 0.03, 0.04],  # after "b"
-]
 # "EOS" alone (0.40) beats "a EOS" (0.56 * 0.60 = 0.336) on log-probability, not per token.
 SHORT_IS_MOST_PROBABLE = [
     UNIFORM,
@@ -29,17 +25,6 @@ SHORT_IS_MOST_PROBABLE = [
     [0.01, 0.01, 0.60, 0.01, 0.20, 0.17],
     UNIFORM,
 ]
-
-
-def numpy_result(result):
-    return {name: value.numpy() for name, value in result.items()}
-
-
-def hypotheses(result, sentence):
-    """The returned hypotheses of one sentence as lists of ids, EOS included."""
-    return [
-        list(ids[:length]) for ids, length in zip(result["ids"][sentence], result["lengths"][sentence])
-    ]
 
 
 def brute_force_best(model, maximum_length, score, count):

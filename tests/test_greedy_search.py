@@ -1,0 +1,83 @@
+"""Tests of `GreedySearch`: exact hand cases, and beam 1 == greedy on a recurrent fake model."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from search_test_models import (
+    GREEDY_IS_NOT_BEST,
+    BigramModel,
+    HashModel,
+    hypotheses,
+    numpy_result,
+)
+
+from rnnsearch_tf import constants
+from rnnsearch_tf.beam_search import BeamSearch
+from rnnsearch_tf.greedy_search import GreedySearch
+
+EOS = constants.EOS_ID
+
+
+def test_greedy_takes_the_most_probable_token_each_step():
+    model = BigramModel(GREEDY_IS_NOT_BEST)
+    result = numpy_result(GreedySearch(model.symbols_to_logits_fn)({}, tf.constant([10, 10])))
+    np.testing.assert_array_equal(result["ids"], [[[4, EOS]], [[4, EOS]]])
+    np.testing.assert_array_equal(result["lengths"], [[2], [2]])
+    np.testing.assert_allclose(result["log_probs"], np.log([[0.56 * 0.37]] * 2), rtol=1e-5)
+    np.testing.assert_allclose(result["step_outputs"][0, 0], [[0, constants.BOS_ID], [1, 4]])
+
+
+def test_scores_follow_the_length_normalization():
+    model = BigramModel(GREEDY_IS_NOT_BEST)
+    search = GreedySearch(
+        model.symbols_to_logits_fn, length_normalization="gnmt", length_penalty_alpha=1.0
+    )
+    result = numpy_result(search({}, tf.constant([10])))
+    np.testing.assert_allclose(result["scores"], [[np.log(0.56 * 0.37) / (7.0 / 6.0)]], rtol=1e-5)
+
+
+@pytest.mark.parametrize("forbidden_ids", [(), (constants.UNK_ID, 5)])
+def test_beam_one_equals_greedy_on_a_recurrent_model(forbidden_ids):
+    model = HashModel(vocab_size=11, eos_logit_shift=-1.5, seed=3)
+    initial_state = model.initial_state(batch_size=6, seed=4)
+    maximum_lengths = tf.constant([3, 12, 12, 7, 1, 12])
+    greedy_search = GreedySearch(model.symbols_to_logits_fn, forbidden_ids=forbidden_ids)
+    beam_search = BeamSearch(model.symbols_to_logits_fn, beam_size=1, forbidden_ids=forbidden_ids)
+    greedy = numpy_result(greedy_search(initial_state, maximum_lengths))
+    beam = numpy_result(beam_search(initial_state, maximum_lengths))
+    assert greedy["lengths"].max() > 4
+    np.testing.assert_array_equal(greedy["ids"], beam["ids"])
+    np.testing.assert_array_equal(greedy["lengths"], beam["lengths"])
+    np.testing.assert_allclose(greedy["log_probs"], beam["log_probs"], rtol=1e-5)
+    np.testing.assert_allclose(greedy["step_outputs"], beam["step_outputs"])
+    for sentence in range(6):
+        ids = hypotheses(greedy, sentence)[0]
+        assert ids[-1] == EOS and not set(forbidden_ids) & set(ids)
+        assert len(ids) <= maximum_lengths.numpy()[sentence]
+        log_prob = model.sequence_log_prob(sentence, ids)
+        np.testing.assert_allclose(greedy["log_probs"][sentence, 0], log_prob, atol=1e-4)
+        outputs = greedy["step_outputs"][sentence, 0]
+        np.testing.assert_allclose(outputs[: len(ids)], model.step_outputs(sentence, ids))
+        np.testing.assert_array_equal(outputs[len(ids) :], 0.0)
+
+
+def test_inside_tf_function_with_unknown_batch_size():
+    model = HashModel(vocab_size=9, eos_logit_shift=-1.0)
+    search = GreedySearch(model.symbols_to_logits_fn)
+    initial_state = model.initial_state(batch_size=3)
+    translate = tf.function(search.__call__, reduce_retracing=True)
+    spec = {
+        "prefix_hash": tf.TensorSpec([None], tf.int32),
+        "source": {"bias": tf.TensorSpec([None, 9], tf.float32)},
+    }
+    concrete = translate.get_concrete_function(spec, tf.TensorSpec([None], tf.int32))
+    assert concrete.structured_outputs["ids"].shape.as_list() == [None, 1, None]
+    graph_result = numpy_result(concrete(initial_state, tf.constant([4, 8, 2])))
+    eager_result = numpy_result(search(initial_state, tf.constant([4, 8, 2])))
+    for name in eager_result:
+        np.testing.assert_allclose(graph_result[name], eager_result[name], rtol=1e-6)
+
+
+def test_misuse():
+    with pytest.raises(ValueError, match="cannot be forbidden"):
+        GreedySearch(BigramModel(GREEDY_IS_NOT_BEST).symbols_to_logits_fn, forbidden_ids=(EOS,))
