@@ -1,3 +1,9 @@
 """Raw parallel text -> tokens -> vocabulary -> TFRecords -> bucketed tf.data."""
 
+from data_pipeline.corpus_file import CorpusFile
+from data_pipeline.corpus_part import CorpusPart
+from data_pipeline.dataset_builder import DatasetBuilder
 from data_pipeline.moses_tokenizer import MosesTokenizer
+from data_pipeline.pair_reader import PairReader
+from data_pipeline.parallel_corpus import ParallelCorpus
+from data_pipeline.vocabulary import Vocabulary

@@ -1,0 +1,77 @@
+"""Builds a corpus into vocabularies, TFRecord shards and metadata.json, once, before training.
+
+    python -m data_pipeline.build --flagfile=configs/data/multi30k.flags --output_dir=/tmp/m30k
+    python -m data_pipeline.build --corpus=text_files --train_source=a.en --train_target=a.fr \
+        --output_dir=/tmp/mine
+"""
+
+import json
+import pathlib
+
+from absl import app
+from absl import flags
+
+from data_pipeline import corpus_registry
+from data_pipeline import data_files
+from data_pipeline.dataset_builder import DatasetBuilder
+
+_CORPUS = flags.DEFINE_string(
+    "corpus", None, f"Registered corpus ({', '.join(corpus_registry.CORPORA)}) or 'text_files'."
+)
+_OUTPUT_DIR = flags.DEFINE_string("output_dir", None, "Folder for shards, vocabularies and metadata.json.")
+_DATA_DIR = flags.DEFINE_string(
+    "data_dir", None, f"Folder of corpus files; default: ${data_files.DATA_ENVIRONMENT_VARIABLE}."
+)
+_SHORTLIST_SIZE = flags.DEFINE_integer("shortlist_size", 30000, "Most frequent tokens kept per language.")
+_MAX_LENGTH = flags.DEFINE_integer("max_length", 50, "Longest training sentence kept, in tokens (no </s>).")
+_MAX_LINE_CHARS = flags.DEFINE_integer("max_line_chars", 2000, "Longest raw line kept, in characters.")
+_NUM_SHARDS = flags.DEFINE_integer("num_shards", 8, "Shards of the train split.")
+_SEED = flags.DEFINE_integer("seed", 1234, "Seed of the one-time shuffle of the train split.")
+_ALLOW_DOWNLOAD = flags.DEFINE_bool("allow_download", False, "Download missing corpus files.")
+_SOURCE_LANGUAGE = flags.DEFINE_enum("source_language", "en", ["en", "fr"], "Source language (text_files).")
+_TARGET_LANGUAGE = flags.DEFINE_enum("target_language", "fr", ["en", "fr"], "Target language (text_files).")
+_SPLIT_FILES = {
+    split: (
+        flags.DEFINE_string(f"{split}_source", None, f"Source text of the {split} split (text_files)."),
+        flags.DEFINE_string(f"{split}_target", None, f"Target text of the {split} split (text_files)."),
+    )
+    for split in ("train", "dev", "test")
+}
+flags.mark_flags_as_required(["corpus", "output_dir"])
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    if _CORPUS.value == "text_files":
+        corpus = corpus_registry.text_file_corpus(
+            _SOURCE_LANGUAGE.value,
+            _TARGET_LANGUAGE.value,
+            {
+                split: (source.value, target.value)
+                for split, (source, target) in _SPLIT_FILES.items()
+                if source.value or target.value
+            },
+        )
+    else:
+        corpus = corpus_registry.get_corpus(_CORPUS.value)
+    data_root = pathlib.Path(_DATA_DIR.value) if _DATA_DIR.value else data_files.data_root_from_environment()
+    builder = DatasetBuilder(
+        corpus,
+        _OUTPUT_DIR.value,
+        data_root=data_root,
+        shortlist_size=_SHORTLIST_SIZE.value,
+        max_length=_MAX_LENGTH.value,
+        max_line_chars=_MAX_LINE_CHARS.value,
+        num_shards=_NUM_SHARDS.value,
+        seed=_SEED.value,
+        allow_download=_ALLOW_DOWNLOAD.value,
+    )
+    metadata = builder.build()
+    pathlib.Path(_OUTPUT_DIR.value, "flags.txt").write_text(flags.FLAGS.flags_into_string())
+    summary = {split: {k: v for k, v in s.items() if k != "shards"} for split, s in metadata["splits"].items()}
+    print(json.dumps({"splits": summary, "vocabularies": metadata["vocabularies"]}, indent=2))
+
+
+if __name__ == "__main__":
+    app.run(main)

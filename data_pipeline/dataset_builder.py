@@ -1,0 +1,276 @@
+"""Builds a corpus once: raw text -> Moses tokens -> shortlist vocabularies -> TFRecord shards + metadata."""
+
+import collections
+import concurrent.futures
+import json
+import os
+import pathlib
+import sys
+import time
+
+import numpy as np
+import tensorflow as tf
+
+from data_pipeline import data_files
+from data_pipeline import pair_reader
+from data_pipeline.moses_tokenizer import MosesTokenizer
+from data_pipeline.vocabulary import Vocabulary
+from rnnsearch_tf import constants
+
+METADATA_FILE = "metadata.json"
+SOURCE_VOCABULARY_FILE = "source_vocab.tsv"
+TARGET_VOCABULARY_FILE = "target_vocab.tsv"
+_CHUNK_PAIRS = 20000  # pairs tokenized per tf.data pass
+_TOKENIZE_BATCH = 256
+
+
+def shard_name(split, index, num_shards):
+    """File name of shard `index` of `split`, e.g. "train-00003-of-00008.tfrecord.gz"."""
+    return f"{split}-{index:05d}-of-{num_shards:05d}.tfrecord.gz"
+
+
+class _Progress:
+    """One self-overwriting status line on stderr, refreshed at most twice a second."""
+
+    def __init__(self, split, enabled):
+        self.split, self.enabled, self.start, self.shown = split, enabled, time.monotonic(), 0.0
+
+    def update(self, read, kept, done=False):
+        now = time.monotonic()
+        if self.enabled and (done or now - self.shown > 0.5):
+            rate = read / max(now - self.start, 1e-9)
+            sys.stderr.write(f"\r[{self.split}] {read} pairs read, {kept} kept, {rate:,.0f} pairs/s")
+            sys.stderr.write("\n" if done else "")
+            sys.stderr.flush()
+            self.shown = now
+
+
+class DatasetBuilder:
+    """Turns a `ParallelCorpus` into what training reads: vocabularies, TFRecord shards, `metadata.json`.
+
+    Bahdanau et al. 2014, Section 4.1: sentences are Moses-tokenized, each language keeps a shortlist of
+    its most frequent words (every other word is `<unk>`), and training pairs with more than
+    `max_length` words on either side are dropped (30 for RNNsearch-30, 50 for RNNsearch-50; counted
+    without the `</s>` every sequence ends with). Dev and test splits are not length-filtered.
+
+    Output, in `output_dir`:
+      - `source_vocab.tsv`, `target_vocab.tsv`: `Vocabulary` files learned from the train split.
+      - `{split}-{i:05d}-of-{n:05d}.tfrecord.gz`: GZIP TFRecords of `tf.train.Example` with int64
+        features `source_ids` and `target_ids`, both ending with `EOS_ID`, no `BOS_ID`. The train split
+        is shuffled once with `seed` (the paper shuffles once, then reads sequentially) and cut into
+        `num_shards` shards; other splits keep the corpus order in one shard.
+      - `metadata.json`: per split the pairs read, kept and dropped per reason, repairs, and shards
+        (records, sha256); vocabulary sizes and coverage; the filters; input files with sha256.
+
+    Args:
+        corpus: the `ParallelCorpus` to build.
+        output_dir: folder to write (created if missing).
+        data_root: data folder holding the corpus files (`RNNSEARCH_DATA`), or None.
+        shortlist_size: tokens kept per language, on top of the 4 reserved ones (the paper: 30000).
+        max_length: longest training sentence kept, in tokens without `</s>`.
+        max_line_chars: longest raw line kept, in characters; longer pairs are dropped and counted.
+        num_shards: shards of the train split.
+        seed: seed of the one-time shuffle of the train split.
+        allow_download: fetch missing corpus files from their official URLs.
+        show_progress: print a progress line per split on stderr.
+    """
+
+    def __init__(
+        self,
+        corpus,
+        output_dir,
+        data_root=None,
+        shortlist_size=30000,
+        max_length=50,
+        max_line_chars=2000,
+        num_shards=8,
+        seed=1234,
+        allow_download=False,
+        show_progress=True,
+    ):
+        self.corpus = corpus
+        self.output_dir = pathlib.Path(output_dir)
+        self.data_root = data_root
+        self.shortlist_size = shortlist_size
+        self.max_length = max_length
+        self.max_line_chars = max_line_chars
+        self.num_shards = num_shards
+        self.seed = seed
+        self.allow_download = allow_download
+        self.show_progress = show_progress
+        self._source_tokenizer = MosesTokenizer(corpus.source_language)
+        self._target_tokenizer = MosesTokenizer(corpus.target_language)
+
+    def build(self):
+        """Builds everything; returns the metadata dict also written to `metadata.json`."""
+        if "train" not in self.corpus.splits:
+            raise ValueError(f"corpus {self.corpus.name} has no train split to learn vocabularies from")
+        readers = {
+            split: [
+                pair_reader.PairReader(
+                    part,
+                    [data_files.resolve(f, self.data_root, self.allow_download) for f in part.files],
+                    self.max_line_chars,
+                )
+                for part in parts
+            ]
+            for split, parts in self.corpus.splits.items()
+        }  # resolves every file and checks line counts before any work
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        source_counts, target_counts = collections.Counter(), collections.Counter()
+        splits = {}
+        for split, split_readers in readers.items():
+            counts = (source_counts, target_counts) if split == "train" else None
+            splits[split] = self._tokenize_split(split, split_readers, counts)
+        vocabularies = {}
+        for side, counts, file_name in (
+            ("source", source_counts, SOURCE_VOCABULARY_FILE),
+            ("target", target_counts, TARGET_VOCABULARY_FILE),
+        ):
+            written = Vocabulary.write(
+                self.output_dir / file_name, counts, self.shortlist_size, splits["train"]["kept"]
+            )
+            vocabularies[side] = {"file": file_name, "language": getattr(self.corpus, f"{side}_language"), **written}
+        ids = {
+            side: _token_ids(self.output_dir / vocabularies[side]["file"]) for side in ("source", "target")
+        }
+        for split, summary in splits.items():
+            summary["shards"] = self._write_shards(split, ids)
+        metadata = {
+            "corpus": self.corpus.name,
+            "source_language": self.corpus.source_language,
+            "target_language": self.corpus.target_language,
+            "splits": splits,
+            "vocabularies": vocabularies,
+            "filters": {
+                "max_length": self.max_length,
+                "max_length_counts": "tokens per side, without </s>",
+                "length_filtered_splits": ["train"],
+                "max_line_chars": self.max_line_chars,
+            },
+            "shuffle_seed": self.seed,
+            "inputs": [
+                {"path": str(path), "sha256": pair_reader.sha256(path)}
+                for path in dict.fromkeys(p for rs in readers.values() for r in rs for p in r.paths)
+            ],
+        }
+        with open(self.output_dir / METADATA_FILE, "w") as out:
+            json.dump(metadata, out, indent=2)
+        return metadata
+
+    def _tokenize_split(self, split, readers, counts):
+        """Tokenizes and filters one split into a scratch file of `source<TAB>target` token lines.
+
+        Args:
+            split: split name.
+            readers: its `PairReader`s.
+            counts: (source Counter, target Counter) to add token counts to, or None.
+
+        Returns:
+            the split's summary dict for the metadata (read, kept, dropped, repaired).
+        """
+        dropped, kept = collections.Counter(), 0
+        progress = _Progress(split, self.show_progress)
+        with open(self._scratch_file(split), "wb") as scratch:
+            for reader in readers:
+                pairs = iter(reader)
+                while chunk := list(zip(*[pair for _, pair in zip(range(_CHUNK_PAIRS), pairs)])):
+                    for source, target in self._tokenize(*chunk):
+                        reason = self._drop_reason(source, target, split)
+                        if reason:
+                            dropped[reason] += 1
+                            continue
+                        kept += 1
+                        if counts:
+                            counts[0].update(source)
+                            counts[1].update(target)
+                        scratch.write(b" ".join(source) + b"\t" + b" ".join(target) + b"\n")
+                    progress.update(sum(r.read for r in readers), kept)
+                dropped.update(reader.dropped)
+        progress.update(sum(r.read for r in readers), kept, done=True)
+        repaired = sum((reader.repaired for reader in readers), collections.Counter())
+        return {
+            "read": sum(reader.read for reader in readers),
+            "kept": kept,
+            "dropped": dict(sorted(dropped.items())),
+            "repaired": dict(sorted(repaired.items())),
+        }
+
+    def _drop_reason(self, source, target, split):
+        if not source:
+            return "no_source_tokens"
+        if not target:
+            return "no_target_tokens"
+        if split == "train" and len(source) > self.max_length:
+            return "source_too_long"
+        if split == "train" and len(target) > self.max_length:
+            return "target_too_long"
+        return None
+
+    def _tokenize(self, sources, targets):
+        """Yields (source tokens, target tokens) as lists of bytes, tokenized in parallel by tf.data."""
+        dataset = (
+            tf.data.Dataset.from_tensor_slices((list(sources), list(targets)))
+            .batch(_TOKENIZE_BATCH)
+            .map(
+                lambda s, t: (self._source_tokenizer.tokenize(s), self._target_tokenizer.tokenize(t)),
+                num_parallel_calls=tf.data.AUTOTUNE,
+                deterministic=True,
+            )
+            .prefetch(tf.data.AUTOTUNE)
+        )
+        for source_batch, target_batch in dataset:
+            yield from zip(source_batch.to_list(), target_batch.to_list())
+
+    def _scratch_file(self, split):
+        return self.output_dir / f".{split}.tokens"
+
+    def _write_shards(self, split, ids):
+        """Maps the split's tokens to ids, shuffles train once, writes its shards, removes the scratch file."""
+        pairs = []
+        with open(self._scratch_file(split), "rb") as scratch:
+            for line in scratch:
+                source, target = line.rstrip(b"\n").split(b"\t")
+                pairs.append((_to_ids(source, ids["source"]), _to_ids(target, ids["target"])))
+        os.remove(self._scratch_file(split))
+        num_shards = self.num_shards if split == "train" else 1
+        order = np.random.default_rng(self.seed).permutation(len(pairs)) if split == "train" else range(len(pairs))
+        order = np.asarray(order, dtype=np.int64)
+        bounds = np.linspace(0, len(pairs), num_shards + 1).astype(np.int64)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=min(num_shards, os.cpu_count() or 1)) as pool:
+            shards = pool.map(
+                lambda index: self._write_shard(
+                    self.output_dir / shard_name(split, index, num_shards),
+                    (pairs[i] for i in order[bounds[index] : bounds[index + 1]]),
+                ),
+                range(num_shards),
+            )
+            return list(shards)
+
+    @staticmethod
+    def _write_shard(path, pairs):
+        records = 0
+        with tf.io.TFRecordWriter(str(path), options="GZIP") as writer:
+            for source_ids, target_ids in pairs:
+                example = tf.train.Example(
+                    features=tf.train.Features(
+                        feature={
+                            "source_ids": tf.train.Feature(int64_list=tf.train.Int64List(value=source_ids)),
+                            "target_ids": tf.train.Feature(int64_list=tf.train.Int64List(value=target_ids)),
+                        }
+                    )
+                )
+                writer.write(example.SerializeToString())
+                records += 1
+        return {"file": path.name, "records": records, "sha256": pair_reader.sha256(path)}
+
+
+def _token_ids(vocabulary_file):
+    """token bytes -> id, as the in-graph `Vocabulary` maps them (line number)."""
+    with open(vocabulary_file, "rb") as lines:
+        return {line.split(b"\t")[0]: index for index, line in enumerate(lines)}
+
+
+def _to_ids(tokens, token_ids):
+    """Space-joined tokens -> ids, unknown -> UNK_ID, ending with EOS_ID."""
+    return [token_ids.get(token, constants.UNK_ID) for token in tokens.split(b" ") if token] + [constants.EOS_ID]

@@ -1,0 +1,111 @@
+"""Reads the sentence pairs of a corpus part, repairing or dropping bad lines and counting each case."""
+
+import collections
+import gzip
+import hashlib
+import itertools
+
+
+def _open_binary(path):
+    return gzip.open(path, "rb") if str(path).endswith(".gz") else open(path, "rb")
+
+
+def count_lines(path):
+    """Number of lines in a plain or gzip text file (a last line without newline counts)."""
+    lines, last = 0, b"\n"
+    with _open_binary(path) as opened:
+        for chunk in iter(lambda: opened.read(1 << 20), b""):
+            lines += chunk.count(b"\n")
+            last = chunk[-1:]
+    return lines + (last != b"\n")
+
+
+def sha256(path):
+    """Hex sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as opened:
+        for chunk in iter(lambda: opened.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class PairReader:
+    """Yields the clean (source, target) sentence pairs of one `CorpusPart`, counting what it changes.
+
+    Lines are decoded as UTF-8; invalid bytes become U+FFFD and are counted as `invalid_utf8_source` /
+    `invalid_utf8_target` under `repaired`. Pairs with an empty (or whitespace-only) side, or with a side
+    longer than `max_line_chars` characters, are dropped and counted under `dropped` by their first reason
+    (`empty_source`, `empty_target`, `source_line_too_long`, `target_line_too_long`). Nothing is lost silently:
+    `read == yielded + sum(dropped)`.
+
+    Args:
+        part: the `CorpusPart`.
+        paths: local paths of `part.files`, in the same order.
+        max_line_chars: longest line kept, in characters.
+
+    Raises:
+        ValueError: source and target files have different line counts (raised on construction,
+            before any pair is read), or a TSV line has too few columns (naming file and line).
+    """
+
+    def __init__(self, part, paths, max_line_chars):
+        self.part = part
+        self.paths = tuple(paths)
+        self.max_line_chars = max_line_chars
+        self.read = 0
+        self.dropped = collections.Counter()
+        self.repaired = collections.Counter()
+        if len(self.paths) == 2:
+            source_lines, target_lines = count_lines(self.paths[0]), count_lines(self.paths[1])
+            if source_lines != target_lines:
+                raise ValueError(
+                    f"line counts differ: {self.paths[0]} has {source_lines} lines, "
+                    f"{self.paths[1]} has {target_lines} lines"
+                )
+
+    def __iter__(self):
+        for source, target in self._raw_pairs():
+            if self.part.hash_buckets is not None:
+                low, high = self.part.hash_buckets
+                if not low <= int(hashlib.md5(source).hexdigest(), 16) % 1000 < high:
+                    continue
+            self.read += 1
+            source, target = self._decode(source, "source"), self._decode(target, "target")
+            reason = self._drop_reason(source, "source") or self._drop_reason(target, "target")
+            if reason:
+                self.dropped[reason] += 1
+            else:
+                yield source, target
+
+    def _raw_pairs(self):
+        """(source bytes, target bytes) per line, without the line break."""
+        if len(self.paths) == 2:
+            with _open_binary(self.paths[0]) as sources, _open_binary(self.paths[1]) as targets:
+                for source, target in itertools.zip_longest(sources, targets, fillvalue=b""):
+                    yield source.rstrip(b"\r\n"), target.rstrip(b"\r\n")
+            return
+        source_column, target_column = self.part.tsv_columns
+        with _open_binary(self.paths[0]) as lines:
+            for number, line in enumerate(lines, start=1):
+                columns = line.rstrip(b"\r\n").split(b"\t")
+                if len(columns) <= max(source_column, target_column):
+                    raise ValueError(
+                        f"{self.paths[0]}:{number}: expected at least "
+                        f"{max(source_column, target_column) + 1} tab-separated columns, found {len(columns)}"
+                    )
+                yield columns[source_column], columns[target_column]
+
+    def _decode(self, line, side):
+        try:
+            return line.decode("utf-8")
+        except UnicodeDecodeError:
+            self.repaired[f"invalid_utf8_{side}"] += 1
+            return line.decode("utf-8", errors="replace")
+
+    def _drop_reason(self, text, side):
+        """Why a pair with this side must be dropped, or None to keep it (one reason per pair)."""
+        if not text.strip():
+            return f"empty_{side}"
+        if len(text) > self.max_line_chars:
+            return f"{side}_line_too_long"
+        return None

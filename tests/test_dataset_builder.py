@@ -1,0 +1,148 @@
+"""DatasetBuilder on a toy corpus: exact vocabularies, records and metadata; bad input; data files."""
+
+import gzip
+import json
+import tarfile
+import zipfile
+
+import pytest
+import tensorflow as tf
+
+from data_pipeline import CorpusFile
+from data_pipeline import CorpusPart
+from data_pipeline import DatasetBuilder
+from data_pipeline import PairReader
+from data_pipeline import corpus_registry
+from data_pipeline import data_files
+
+# Line by line: kept; empty source; 7 source tokens > max_length 4; invalid UTF-8 in the target
+# (repaired to U+FFFD, kept); 50 characters > max_line_chars 40; a control character only (no tokens).
+TOY_SOURCE = ["the cat .", "", "the dog sat on the mat .", "the cat", "x" * 50, "\x01"]
+TOY_TARGET = [b"le chat .", b"vide", b"le chien .", b"le \xff chat", b"long", b"rien"]
+
+
+def _write(path, lines):
+    path.write_bytes(b"".join((line.encode() if isinstance(line, str) else line) + b"\n" for line in lines))
+    return path
+
+
+def _records(path):
+    features = {name: tf.io.VarLenFeature(tf.int64) for name in ("source_ids", "target_ids")}
+    records = []
+    for serialized in tf.data.TFRecordDataset(str(path), compression_type="GZIP"):
+        example = tf.io.parse_single_example(serialized, features)
+        records.append(tuple(tuple(tf.sparse.to_dense(example[name]).numpy()) for name in features))
+    return records
+
+
+@pytest.fixture
+def toy_build(tmp_path):
+    corpus = corpus_registry.text_file_corpus(
+        "en",
+        "fr",
+        {
+            "train": (_write(tmp_path / "train.en", TOY_SOURCE), _write(tmp_path / "train.fr", TOY_TARGET)),
+            "dev": (_write(tmp_path / "dev.en", ["the cat sat on the mat ."]), _write(tmp_path / "dev.fr", ["le chat ."])),
+        },
+    )
+    output_dir = tmp_path / "out"
+    builder = DatasetBuilder(
+        corpus, output_dir, shortlist_size=2, max_length=4, max_line_chars=40, num_shards=2, show_progress=False
+    )
+    return builder.build(), output_dir
+
+
+def test_vocabularies_hold_the_shortlist_of_kept_training_pairs(toy_build):
+    _, output_dir = toy_build
+    assert (output_dir / "source_vocab.tsv").read_text().splitlines() == [
+        "<pad>\t0", "<s>\t0", "</s>\t2", "<unk>\t1", "cat\t2", "the\t2",
+    ]
+    assert (output_dir / "target_vocab.tsv").read_text().splitlines() == [
+        "<pad>\t0", "<s>\t0", "</s>\t2", "<unk>\t2", "chat\t2", "le\t2",
+    ]
+
+
+def test_records_are_ids_ending_with_eos(toy_build):
+    _, output_dir = toy_build
+    train = _records(output_dir / "train-00000-of-00002.tfrecord.gz")
+    train += _records(output_dir / "train-00001-of-00002.tfrecord.gz")
+    # the cat . -> 5 4 <unk> </s>; le chat . -> 5 4 <unk> </s>; the cat -> 5 4 </s>; le \ufffd chat -> 5 <unk> 4 </s>
+    assert sorted(train) == [((5, 4, 2), (5, 3, 4, 2)), ((5, 4, 3, 2), (5, 4, 3, 2))]
+    # dev is not length-filtered: "the cat sat on the mat ." has 7 tokens.
+    assert _records(output_dir / "dev-00000-of-00001.tfrecord.gz") == [((5, 4, 3, 3, 5, 3, 3, 2), (5, 4, 3, 2))]
+
+
+def test_metadata_accounts_for_every_pair(toy_build):
+    metadata, output_dir = toy_build
+    assert json.loads((output_dir / "metadata.json").read_text()) == metadata
+    train = metadata["splits"]["train"]
+    assert (train["read"], train["kept"]) == (6, 2)
+    assert train["dropped"] == {
+        "empty_source": 1, "no_source_tokens": 1, "source_line_too_long": 1, "source_too_long": 1,
+    }
+    assert train["repaired"] == {"invalid_utf8_target": 1}
+    assert [shard["records"] for shard in train["shards"]] == [1, 1]
+    assert metadata["vocabularies"]["source"]["size"] == 6
+    assert metadata["vocabularies"]["target"]["coverage"] == pytest.approx(4 / 6)
+    assert metadata["filters"]["max_length"] == 4
+    assert len(metadata["inputs"]) == 4 and all(len(entry["sha256"]) == 64 for entry in metadata["inputs"])
+
+
+def test_line_count_mismatch_names_both_files_before_any_work(tmp_path):
+    source = _write(tmp_path / "a.en", ["one", "two", "three"])
+    target = _write(tmp_path / "a.fr", ["un", "deux"])
+    corpus = corpus_registry.text_file_corpus("en", "fr", {"train": (source, target)})
+    with pytest.raises(ValueError, match=rf"{source} has 3 lines, {target} has 2 lines"):
+        DatasetBuilder(corpus, tmp_path / "out", show_progress=False).build()
+    assert not (tmp_path / "out").exists()
+
+
+def test_malformed_tsv_line_names_file_and_line(tmp_path):
+    path = _write(tmp_path / "pairs.tsv", ["Hi.\tSalut.", "no tab here"])
+    reader = PairReader(CorpusPart(source=CorpusFile(str(path))), [path], max_line_chars=100)
+    with pytest.raises(ValueError, match=rf"{path}:2: expected at least 2 tab-separated columns"):
+        list(reader)
+
+
+def test_missing_file_names_expected_path_and_setting(tmp_path):
+    corpus_file = CorpusFile("wmt14/europarl.en.gz", url="https://www.statmt.org/x.tgz", member="x.en")
+    with pytest.raises(data_files.MissingDataError, match=rf"{tmp_path}/wmt14/europarl.en.gz.*RNNSEARCH_DATA"):
+        data_files.resolve(corpus_file, tmp_path, allow_download=False)
+
+
+def test_uncompressed_copy_is_found(tmp_path):
+    (tmp_path / "multi30k").mkdir()
+    _write(tmp_path / "multi30k" / "val.en", ["hello"])
+    path = data_files.resolve(CorpusFile("multi30k/val.en.gz"), tmp_path, allow_download=False)
+    assert path == tmp_path / "multi30k" / "val.en"
+
+
+def test_download_extracts_archive_member(tmp_path):
+    member = _write(tmp_path / "newstest.en", ["Hello .", "World ."])
+    with tarfile.open(tmp_path / "dev.tgz", "w:gz") as archive:
+        archive.add(member, arcname="dev/newstest.en")
+    corpus_file = CorpusFile("wmt14/newstest.en.gz", url=(tmp_path / "dev.tgz").as_uri(), member="dev/newstest.en")
+    path = data_files.resolve(corpus_file, tmp_path / "data", allow_download=True)
+    assert path == tmp_path / "data" / "wmt14" / "newstest.en.gz"
+    assert gzip.decompress(path.read_bytes()) == b"Hello .\nWorld .\n"
+
+
+def test_download_strips_sgml(tmp_path):
+    with zipfile.ZipFile(tmp_path / "test.zip", "w") as archive:
+        archive.writestr("t.sgm", '<doc>\n<seg id="1">Un .</seg>\n<seg id="2"> Deux </seg>\n</doc>\n')
+    corpus_file = CorpusFile("t.fr", url=(tmp_path / "test.zip").as_uri(), member="t.sgm", sgml=True)
+    assert data_files.resolve(corpus_file, tmp_path / "data", allow_download=True).read_text() == "Un .\nDeux\n"
+
+
+def test_tatoeba_split_is_disjoint_and_complete(data_root):
+    splits = corpus_registry.get_corpus("tatoeba_enfr").splits
+    sources, read = {}, 0
+    for split, (part,) in splits.items():
+        path = data_files.resolve(part.source, data_root, allow_download=False)
+        reader = PairReader(part, [path], max_line_chars=10000)
+        sources[split] = {source for source, _ in reader}
+        read += reader.read
+    assert read == 167130  # every line lands in exactly one split
+    assert not sources["train"] & sources["test"] and not sources["dev"] & sources["test"]
+    assert not sources["train"] & sources["dev"]
+    assert 2000 < len(sources["test"]) < len(sources["dev"]) * 2
