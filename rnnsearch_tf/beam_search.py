@@ -8,8 +8,10 @@ of the project shares: `length_penalty` and `restrict_log_probs`.
 Performance: the `batch * beam` hypotheses are flattened into the leading dimension of one
 `symbols_to_logits_fn` call per step; the loop carries only the last token of each hypothesis and the
 model state (reordered with one `tf.gather` per state entry per step); the tokens, back-pointers and
-step outputs go into `tf.TensorArray`s and whole hypotheses are assembled once, after the loop, by
-following the back-pointers.
+step outputs go into `tf.TensorArray`s of the maximum length and whole hypotheses are assembled
+once, after the loop, by following the back-pointers. The loop stops as soon as every sentence is
+done. With an int maximum length every shape is static, and the search compiles with XLA
+(`tf.function(jit_compile=True)`).
 """
 
 import tensorflow as tf
@@ -155,13 +157,13 @@ class BeamSearch:
             (e.g. `2 * source_length + 10`).
 
     Returns:
-        dict, hypotheses sorted best-first, `steps` the number of decoding steps run
-        (at most the largest maximum length):
-        - `ids`: int32 `[batch, num_hypotheses, steps]`, EOS included, then PAD.
+        dict, hypotheses sorted best-first, `max_length` the largest maximum length (static when
+        `maximum_lengths` is an int):
+        - `ids`: int32 `[batch, num_hypotheses, max_length]`, EOS included, then PAD.
         - `lengths`: int32 `[batch, num_hypotheses]`, EOS included.
         - `scores`: float32 `[batch, num_hypotheses]`, `log_probs / length_penalty(lengths)`.
         - `log_probs`: float32 `[batch, num_hypotheses]`, sum of the token log-probabilities.
-        - `step_outputs`: float32 `[batch, num_hypotheses, steps, ...]`, the step output that came
+        - `step_outputs`: float32 `[batch, num_hypotheses, max_length, ...]`, the step output that came
           with each token, zeros after EOS.
         A sentence with fewer than `num_hypotheses` possible hypotheses (tiny vocabularies) gets empty
         ones: length 0, score and log-probability `-inf`.
@@ -169,7 +171,7 @@ class BeamSearch:
     Example:
     >>> search = BeamSearch(model.symbols_to_logits_fn, beam_size=12, forbidden_ids=(UNK_ID,))
     >>> result = search(model.initial_search_state(source_ids), 2 * source_lengths + 10)
-    >>> best_ids = result["ids"][:, 0]  # [batch, steps]
+    >>> best_ids = result["ids"][:, 0]  # [batch, max_length]
     """
 
     def __init__(
@@ -232,9 +234,9 @@ class BeamSearch:
             finished_lengths=tf.zeros([batch_size, best], tf.int32),
             finished_parents=tf.zeros([batch_size, best], tf.int32),
             done=tf.zeros([batch_size], tf.bool),
-            tokens=tf.TensorArray(tf.int32, size=0, dynamic_size=True),
-            parents=tf.TensorArray(tf.int32, size=0, dynamic_size=True),
-            step_outputs=tf.TensorArray(tf.float32, size=0, dynamic_size=True, infer_shape=True),
+            tokens=tf.TensorArray(tf.int32, size=length_bound),
+            parents=tf.TensorArray(tf.int32, size=length_bound),
+            step_outputs=tf.TensorArray(tf.float32, size=length_bound),
         )
 
         def condition(v):
@@ -319,9 +321,9 @@ class BeamSearch:
 
         final = tf.while_loop(condition, body, [loop_vars], maximum_iterations=length_bound)[0]
         ids, step_outputs = self._backtrack(
-            final["tokens"].stack(),  # [steps, batch, beam]
-            final["parents"].stack(),  # [steps, batch, beam]
-            final["step_outputs"].stack(),  # [steps, batch, beam, ...]
+            final["tokens"].stack(),  # [max_length, batch, beam]
+            final["parents"].stack(),  # [max_length, batch, beam]
+            final["step_outputs"].stack(),  # [max_length, batch, beam, ...]
             final["finished_lengths"],
             final["finished_parents"],
         )
@@ -339,14 +341,17 @@ class BeamSearch:
         """Follows the back-pointers from each finished hypothesis's EOS to its first token.
 
         Args:
-            tokens: int32 `[steps, batch, beam]`, the token of each alive hypothesis after each step.
-            parents: int32 `[steps, batch, beam]`, the alive hypothesis (before the step) it extends.
-            step_outputs: float32 `[steps, batch, beam, ...]`, per alive hypothesis before each step.
+            tokens: int32 `[max_length, batch, beam]`, the token of each alive hypothesis after each
+                step (zeros for steps not run).
+            parents: int32 `[max_length, batch, beam]`, the alive hypothesis (before the step) it extends.
+            step_outputs: float32 `[max_length, batch, beam, ...]`, per alive hypothesis before each
+                step.
             lengths: int32 `[batch, best]`, finished lengths (0 for empty slots).
             end_parents: int32 `[batch, best]`, the alive hypothesis each EOS extended.
 
         Returns:
-            `ids` int32 `[batch, best, steps]` and `step_outputs` float32 `[batch, best, steps, ...]`.
+            `ids` int32 `[batch, best, max_length]`, `step_outputs` float32
+            `[batch, best, max_length, ...]`.
         """
         end_steps = lengths - 1  # [batch, best]
 
@@ -364,16 +369,19 @@ class BeamSearch:
             output = tf.where(broadcast_mask(inside, output), output, tf.zeros_like(output))
             return parent, token, output
 
-        num_steps = tf.shape(tokens)[0]
+        max_length = tf.shape(tokens)[0]
         initial = (
             tf.zeros_like(lengths),
             tf.zeros_like(lengths),
             tf.zeros_like(step_outputs[0, :, : self.num_hypotheses]),  # [batch, best, ...]
         )
         _, ids, outputs = tf.scan(
-            step_back, (tf.range(num_steps), tokens, parents, step_outputs), initializer=initial, reverse=True
-        )  # [steps, batch, best], [steps, batch, best, ...]
-        ids = tf.transpose(ids, [1, 2, 0])  # [batch, best, steps]
+            step_back,
+            (tf.range(max_length), tokens, parents, step_outputs),
+            initializer=initial,
+            reverse=True,
+        )  # [max_length, batch, best], [max_length, batch, best, ...]
+        ids = tf.transpose(ids, [1, 2, 0])  # [batch, best, max_length]
         rank = step_outputs.shape.rank
-        outputs = tf.transpose(outputs, [1, 2, 0] + list(range(3, rank)))  # [batch, best, steps, ...]
+        outputs = tf.transpose(outputs, [1, 2, 0] + list(range(3, rank)))  # [batch, best, max_length, ...]
         return ids, outputs

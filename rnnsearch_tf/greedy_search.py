@@ -2,7 +2,8 @@
 
 After OpenNMT-tf `opennmt/utils/decoding.py` (`GreedySearch`, `BestSampler`). Hypotheses are never
 reordered: each one keeps its row of the flattened `[batch * hypotheses]` state, so the loop only
-records tokens and step outputs and stacks them once at the end.
+records tokens and step outputs (in `tf.TensorArray`s of the maximum length, so an int maximum length
+keeps every shape static for XLA) and stacks them once at the end.
 """
 
 import tensorflow as tf
@@ -41,16 +42,16 @@ class GreedySearch:
         maximum_lengths: int, or int `[batch]` tensor: most tokens per hypothesis, EOS included.
 
     Returns:
-        dict with `steps` the number of steps run:
-        - `ids`: int32 `[batch, 1, steps]`, EOS included, then PAD.
+        dict, `max_length` the largest maximum length (static when `maximum_lengths` is an int):
+        - `ids`: int32 `[batch, 1, max_length]`, EOS included, then PAD.
         - `lengths`: int32 `[batch, 1]`.
         - `scores`: float32 `[batch, 1]`, `log_probs / length_penalty(lengths)`.
         - `log_probs`: float32 `[batch, 1]`, sum of the token log-probabilities.
-        - `step_outputs`: float32 `[batch, 1, steps, ...]`, zeros after EOS.
+        - `step_outputs`: float32 `[batch, 1, max_length, ...]`, zeros after EOS.
 
     Example:
     >>> result = GreedySearch(model.symbols_to_logits_fn)(initial_state, 2 * source_lengths + 10)
-    >>> result["ids"][:, 0]  # [batch, steps]
+    >>> result["ids"][:, 0]  # [batch, max_length]
     """
 
     def __init__(
@@ -109,8 +110,8 @@ class GreedySearch:
             lengths=tf.zeros([flat_size], tf.int32),
             finished=tf.zeros([flat_size], tf.bool),
             state=state,
-            tokens=tf.TensorArray(tf.int32, size=0, dynamic_size=True),
-            step_outputs=tf.TensorArray(tf.float32, size=0, dynamic_size=True, infer_shape=True),
+            tokens=tf.TensorArray(tf.int32, size=length_bound),
+            step_outputs=tf.TensorArray(tf.float32, size=length_bound),
         )
 
         def condition(v):
@@ -154,12 +155,12 @@ class GreedySearch:
         final = tf.while_loop(condition, body, [loop_vars], maximum_iterations=length_bound)[0]
         ids = split_leading_dimension(
             tf.transpose(final["tokens"].stack()), batch_size, count
-        )  # [steps, batch * count] -> [batch, count, steps]
-        step_outputs = final["step_outputs"].stack()  # [steps, batch * count, ...]
+        )  # [max_length, batch * count] -> [batch, count, max_length]
+        step_outputs = final["step_outputs"].stack()  # [max_length, batch * count, ...]
         rank = step_outputs.shape.rank
         step_outputs = split_leading_dimension(
             tf.transpose(step_outputs, [1, 0] + list(range(2, rank))), batch_size, count
-        )  # [batch * count, steps, ...] -> [batch, count, steps, ...]
+        )  # [batch * count, max_length, ...] -> [batch, count, max_length, ...]
         lengths = tf.reshape(final["lengths"], [batch_size, count])  # [batch, count]
         log_probs = tf.reshape(final["log_probs"], [batch_size, count])  # [batch, count]
         scores = log_probs / length_penalty(lengths, self.length_normalization, self.length_penalty_alpha)

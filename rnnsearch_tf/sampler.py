@@ -36,7 +36,7 @@ class Sampler(GreedySearch):
 
     Example:
     >>> samples = Sampler(model.symbols_to_logits_fn, num_samples=50, seed=7)(initial_state, 60)
-    >>> samples["ids"][:, 0]  # the most probable sample of each sentence, [batch, steps]
+    >>> samples["ids"][:, 0]  # the most probable sample of each sentence, [batch, max_length]
     """
 
     def __init__(

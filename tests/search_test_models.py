@@ -52,8 +52,10 @@ class BigramModel:
     def __init__(self, probabilities):
         probabilities = np.asarray(probabilities, np.float64)
         self.log_probs = np.log(probabilities / probabilities.sum(axis=-1, keepdims=True))
+        self.calls = 0  # steps run, counted when called eagerly
 
     def symbols_to_logits_fn(self, ids, step, state):
+        self.calls += 1
         logits = tf.gather(tf.constant(self.log_probs, tf.float32), ids)  # [n, vocab]
         step_output = tf.stack(
             [tf.cast(tf.fill(tf.shape(ids), step), tf.float32), tf.cast(ids, tf.float32)], axis=1

@@ -39,7 +39,8 @@ def test_beam_two_finds_the_sequence_greedy_misses():
     assert hypotheses(result, 0) == [[5, EOS]]
     np.testing.assert_allclose(result["log_probs"], [[np.log(0.40 * 0.90)]], rtol=1e-5)
     np.testing.assert_allclose(result["scores"], result["log_probs"])
-    assert result["ids"].shape == (1, 1, 2)  # stopped once "b EOS" could not be beaten
+    np.testing.assert_array_equal(result["ids"][0, 0], [5, EOS] + [constants.PAD_ID] * 8)
+    assert model.calls == 2  # stopped once "b EOS" could not be beaten
 
     greedy_like = numpy_result(BeamSearch(model.symbols_to_logits_fn, beam_size=1)({}, tf.constant([10])))
     assert hypotheses(greedy_like, 0) == [[4, EOS]]
@@ -57,7 +58,8 @@ def test_n_best_of_beam_three_is_exact_and_matches_brute_force():
         np.testing.assert_allclose(result["log_probs"][sentence], expected_log_probs, rtol=1e-5)
         np.testing.assert_array_equal(result["lengths"][sentence], [2, 2, 3])
     assert [ids for ids, _ in brute_force_best(model, 6, lambda lp, n: lp, 3)] == expected
-    np.testing.assert_array_equal(result["ids"][0, 0], [5, EOS, constants.PAD_ID])
+    np.testing.assert_array_equal(result["ids"][0, 0], [5, EOS] + [constants.PAD_ID] * 4)
+    assert model.calls == 3  # "a b EOS" ends at the third step, then nothing alive can beat it
 
 
 @pytest.mark.parametrize(
@@ -122,8 +124,8 @@ def test_step_outputs_are_aligned_with_the_tokens():
     model = HashModel(vocab_size=9, eos_logit_shift=-1.0)
     search = BeamSearch(model.symbols_to_logits_fn, beam_size=3, num_hypotheses=2)
     result = numpy_result(search(model.initial_state(batch_size=3), 10))
-    steps = result["ids"].shape[-1]
-    assert result["step_outputs"].shape == (3, 2, steps, 3)
+    assert result["ids"].shape == (3, 2, 10)
+    assert result["step_outputs"].shape == (3, 2, 10, 3)
     for sentence in range(3):
         for rank, ids in enumerate(hypotheses(result, sentence)):
             outputs = result["step_outputs"][sentence, rank]
@@ -171,6 +173,18 @@ def test_inside_tf_function_with_unknown_batch_size():
     assert translate.get_concrete_function().structured_outputs["ids"].shape.as_list() == [None, 2, None]
     for name in eager_result:
         np.testing.assert_allclose(graph_result[name], eager_result[name], rtol=1e-6)
+
+
+def test_compiles_with_xla_given_an_int_maximum_length():
+    model = HashModel(vocab_size=9, eos_logit_shift=-1.0)
+    search = BeamSearch(model.symbols_to_logits_fn, beam_size=3, num_hypotheses=2)
+    initial_state = model.initial_state(batch_size=2)
+    compiled = numpy_result(tf.function(lambda state: search(state, 7), jit_compile=True)(initial_state))
+    eager = numpy_result(search(initial_state, 7))
+    assert compiled["ids"].shape == (2, 2, 7)
+    np.testing.assert_array_equal(compiled["ids"], eager["ids"])
+    np.testing.assert_allclose(compiled["log_probs"], eager["log_probs"], rtol=1e-5)
+    np.testing.assert_allclose(compiled["step_outputs"], eager["step_outputs"])
 
 
 @pytest.mark.parametrize(

@@ -21,10 +21,12 @@ EOS = constants.EOS_ID
 def test_greedy_takes_the_most_probable_token_each_step():
     model = BigramModel(GREEDY_IS_NOT_BEST)
     result = numpy_result(GreedySearch(model.symbols_to_logits_fn)({}, tf.constant([10, 10])))
-    np.testing.assert_array_equal(result["ids"], [[[4, EOS]], [[4, EOS]]])
+    np.testing.assert_array_equal(result["ids"], [[[4, EOS] + [constants.PAD_ID] * 8]] * 2)
+    assert model.calls == 2
     np.testing.assert_array_equal(result["lengths"], [[2], [2]])
     np.testing.assert_allclose(result["log_probs"], np.log([[0.56 * 0.37]] * 2), rtol=1e-5)
-    np.testing.assert_allclose(result["step_outputs"][0, 0], [[0, constants.BOS_ID], [1, 4]])
+    np.testing.assert_allclose(result["step_outputs"][0, 0, :2], [[0, constants.BOS_ID], [1, 4]])
+    np.testing.assert_array_equal(result["step_outputs"][0, 0, 2:], 0.0)
 
 
 def test_scores_follow_the_length_normalization():
@@ -76,6 +78,17 @@ def test_inside_tf_function_with_unknown_batch_size():
     eager_result = numpy_result(search(initial_state, tf.constant([4, 8, 2])))
     for name in eager_result:
         np.testing.assert_allclose(graph_result[name], eager_result[name], rtol=1e-6)
+
+
+def test_compiles_with_xla_given_an_int_maximum_length():
+    model = HashModel(vocab_size=9, eos_logit_shift=-1.0)
+    search = GreedySearch(model.symbols_to_logits_fn)
+    initial_state = model.initial_state(batch_size=2)
+    compiled = numpy_result(tf.function(lambda state: search(state, 6), jit_compile=True)(initial_state))
+    eager = numpy_result(search(initial_state, 6))
+    assert compiled["ids"].shape == (2, 1, 6)
+    np.testing.assert_array_equal(compiled["ids"], eager["ids"])
+    np.testing.assert_allclose(compiled["log_probs"], eager["log_probs"], rtol=1e-5)
 
 
 def test_misuse():
