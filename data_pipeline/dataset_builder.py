@@ -13,11 +13,11 @@ import tensorflow as tf
 
 from data_pipeline import data_files
 from data_pipeline import pair_reader
+from data_pipeline import shard_files
 from data_pipeline.moses_tokenizer import MosesTokenizer
 from data_pipeline.vocabulary import Vocabulary
 from rnnsearch_tf import constants
 
-METADATA_FILE = "metadata.json"
 SOURCE_VOCABULARY_FILE = "source_vocab.tsv"
 TARGET_VOCABULARY_FILE = "target_vocab.tsv"
 _CHUNK_PAIRS = 20000  # pairs tokenized per tf.data pass
@@ -154,7 +154,7 @@ class DatasetBuilder:
                 for path in dict.fromkeys(p for rs in readers.values() for r in rs for p in r.paths)
             ],
         }
-        with open(self.output_dir / METADATA_FILE, "w") as out:
+        with open(self.output_dir / shard_files.METADATA_FILE, "w") as out:
             json.dump(metadata, out, indent=2)
         return metadata
 
