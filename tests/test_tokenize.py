@@ -1,0 +1,21 @@
+"""The `python -m data_pipeline.tokenize` filter, run as users run it."""
+
+import os
+import subprocess
+import sys
+
+from conftest import REPO_ROOT
+
+
+def _run(args, text):
+    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
+    result = subprocess.run(
+        [sys.executable, "-m", "data_pipeline.tokenize", *args],
+        input=text.encode(), capture_output=True, check=True, env=environment, cwd=REPO_ROOT,
+    )
+    return result.stdout.decode()
+
+
+def test_tokenize_and_detokenize_filter_stdin():
+    assert _run(["--lang=fr"], "L'homme a 3,5 kg.\n\nQu'il vienne !\n") == "L' homme a 3,5 kg .\n\nQu' il vienne !\n"
+    assert _run(["--lang=en", "--detokenize"], "It 's  1,000 \" cats \" .\n") == 'It\'s 1,000 "cats".\n'
