@@ -1,0 +1,357 @@
+"""Text in, text out: the one translation path of the command line, evaluation and the SavedModel."""
+
+import tensorflow as tf
+
+from data_pipeline.moses_tokenizer import MosesTokenizer
+from data_pipeline.vocabulary import Vocabulary
+from rnnsearch_tf import constants
+from rnnsearch_tf.beam_search import LENGTH_NORMALIZATIONS, BeamSearch
+from rnnsearch_tf.model_dir import ModelDir
+
+
+class Translator(tf.Module):
+    """Raw sentences -> beam search -> detokenized translations, entirely in TensorFlow ops.
+
+    `translate`: Moses tokenization of the source language (`data_pipeline.MosesTokenizer`), shortlist
+    lookup (`data_pipeline.Vocabulary`, unknown words -> `<unk>`), truncation to
+    `maximum_source_length` tokens (flagged in `truncated`), EOS, `model.encode`, beam search
+    (Bahdanau et al. 2014, Section 5.2.2) with at most `floor(maximum_length_a * source_length) +
+    maximum_length_b` target tokens (EOS included, `source_length` without EOS), target tokens,
+    Moses detokenization. Invalid UTF-8 bytes become U+FFFD before tokenization; a sentence with no
+    tokens (empty, whitespace or control characters only) gets the empty translation, score 0 and no
+    tokens. `translate_ids` starts after the lookup; `score` gives log p(y | x) of given pairs.
+
+    The three methods are `tf.function`s with named `TensorSpec`s: the same object answers the Python
+    path and, saved with `tf.saved_model.save`, TensorFlow Serving (see `serving/export.py`). Every search
+    option is fixed at construction. Every output is a dense tensor; strings are padded with "" and
+    ids with `PAD_ID`.
+
+    Args:
+        model: an `EncoderDecoderModel` (`RNNSearch` or `RNNEncDec`) with trained weights.
+        source_vocabulary: `Vocabulary` of the source language; its size must be the model's K_x.
+        target_vocabulary: `Vocabulary` of the target language; its size must be the model's K_y.
+        source_language: "en" or "fr", the Moses rules used to tokenize the source.
+        target_language: "en" or "fr", the Moses rules used to detokenize the translation.
+        beam_size: hypotheses kept per sentence (12 in the paper).
+        num_hypotheses: n-best translations returned per sentence, at most `beam_size`.
+        length_normalization: "none", "length" or "gnmt" (`beam_search.length_penalty`).
+        length_penalty_alpha: the GNMT exponent.
+        maximum_length_a, maximum_length_b: the target length bound `floor(a * source_length) + b`.
+        maximum_source_length: source tokens kept (EOS excluded); longer sentences are truncated. Also
+            bounds the target of `score` to `floor(a * maximum_source_length) + b` tokens.
+        maximum_batch_size: larger batches are refused with `InvalidArgumentError`.
+        forbid_unk: never output `<unk>` ("No UNK" in the paper's Table 1). `<pad>` and `<s>` are never
+            output.
+
+    Example:
+    >>> translator = Translator.from_model_dir("models/rnnsearch50", beam_size=12)
+    >>> translator.translate(tf.constant(["The agreement was signed in August 1992."]))["translation"]
+    <tf.Tensor: shape=(1,), dtype=string, numpy=array([b"L'accord a été signé en août 1992."])>
+    """
+
+    def __init__(
+        self,
+        model,
+        source_vocabulary,
+        target_vocabulary,
+        source_language,
+        target_language,
+        beam_size=12,
+        num_hypotheses=1,
+        length_normalization="none",
+        length_penalty_alpha=0.6,
+        maximum_length_a=2.0,
+        maximum_length_b=10,
+        maximum_source_length=100,
+        maximum_batch_size=1000,
+        forbid_unk=False,
+        name=None,
+    ):
+        super().__init__(name=name)
+        for side, vocabulary, size in (
+            ("source", source_vocabulary, model.config.source_vocab_size),
+            ("target", target_vocabulary, model.config.target_vocab_size),
+        ):
+            if vocabulary.size != size:
+                raise ValueError(
+                    f"the {side} vocabulary {vocabulary.vocabulary_file} has {vocabulary.size} entries but the "
+                    f"model expects {size}: use the vocabularies of the model directory"
+                )
+        if length_normalization not in LENGTH_NORMALIZATIONS:
+            raise ValueError(
+                f"length_normalization must be one of {LENGTH_NORMALIZATIONS}, got {length_normalization!r}"
+            )
+        if maximum_length_a < 0 or maximum_length_b < 1:
+            raise ValueError(
+                f"need maximum_length_a >= 0 and maximum_length_b >= 1, got {maximum_length_a}, {maximum_length_b}"
+            )
+        for option, value in (("maximum_source_length", maximum_source_length), ("maximum_batch_size", maximum_batch_size)):
+            if value < 1:
+                raise ValueError(f"{option} must be at least 1, got {value}")
+        self.model = model
+        self.source_vocabulary = source_vocabulary
+        self.target_vocabulary = target_vocabulary
+        self.source_language = source_language
+        self.target_language = target_language
+        self.source_tokenizer = MosesTokenizer(source_language)
+        self.target_tokenizer = MosesTokenizer(target_language)
+        self.beam_size = beam_size
+        self.num_hypotheses = num_hypotheses
+        self.length_normalization = length_normalization
+        self.length_penalty_alpha = length_penalty_alpha
+        self.maximum_length_a = float(maximum_length_a)
+        self.maximum_length_b = maximum_length_b
+        self.maximum_source_length = maximum_source_length
+        self.maximum_batch_size = maximum_batch_size
+        self.forbid_unk = forbid_unk
+        self.beam_search = BeamSearch(
+            model.symbols_to_logits_fn,
+            beam_size=beam_size,
+            num_hypotheses=num_hypotheses,
+            length_normalization=length_normalization,
+            length_penalty_alpha=length_penalty_alpha,
+            forbidden_ids=(constants.PAD_ID, constants.BOS_ID) + ((constants.UNK_ID,) if forbid_unk else ()),
+        )
+
+    @classmethod
+    def from_model_dir(cls, model_dir, checkpoint="best", **options):
+        """The translator of a model directory (`ModelDir`): its model, vocabularies and languages.
+
+        Args:
+            model_dir: path of the model directory.
+            checkpoint: "best", "latest" or a checkpoint path (`ModelDir.load_model`).
+            **options: the search options of `Translator`.
+
+        Returns:
+            `(translator, checkpoint_path)`.
+        """
+        model_dir = ModelDir(model_dir)
+        model, checkpoint_path = model_dir.load_model(checkpoint)
+        data_info = model_dir.read_json("data.json")
+        translator = cls(
+            model,
+            Vocabulary(model_dir.source_vocabulary_file),
+            Vocabulary(model_dir.target_vocabulary_file),
+            data_info["source_language"],
+            data_info["target_language"],
+            **options,
+        )
+        return translator, checkpoint_path
+
+    @property
+    def maximum_target_length(self):
+        """Most target tokens, EOS included, of any translation (and of a scored target)."""
+        return int(self.maximum_length_a * self.maximum_source_length) + self.maximum_length_b
+
+    def settings(self):
+        """The options fixed at construction, by name (what `serving/export.py` records)."""
+        return dict(
+            source_language=self.source_language,
+            target_language=self.target_language,
+            beam_size=self.beam_size,
+            num_hypotheses=self.num_hypotheses,
+            length_normalization=self.length_normalization,
+            length_penalty_alpha=self.length_penalty_alpha,
+            maximum_length_a=self.maximum_length_a,
+            maximum_length_b=self.maximum_length_b,
+            maximum_source_length=self.maximum_source_length,
+            maximum_batch_size=self.maximum_batch_size,
+            forbid_unk=self.forbid_unk,
+        )
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
+    def translate(self, text):
+        """Translates raw sentences.
+
+        Args:
+            text: tf.string `[batch]`, untokenized sentences in the source language.
+
+        Returns:
+            dict of dense tensors (`tgt_len` and `src_len` count EOS; `n` is `num_hypotheses`):
+            - `translation`: string `[batch]`, the best translation, detokenized.
+            - `score`: float32 `[batch]`, its beam-search score (log p(y|x) / length penalty).
+            - `tokens`: string `[batch, tgt_len]`, its target tokens, then `</s>`, then "".
+            - `alignment`: float32 `[batch, tgt_len, src_len]`, α_ij of token i on source token j.
+            - `source_tokens`: string `[batch, src_len]`, the source tokens searched, then `</s>`, then "".
+            - `truncated`: bool `[batch]`, whether the source was cut to `maximum_source_length`.
+            - with `num_hypotheses > 1` also `nbest_translations` string `[batch, n]` and
+              `nbest_scores` float32 `[batch, n]`, best first.
+        """
+        self._check_batch_size(text)
+        tokens = self.source_tokenizer.tokenize(self._valid_utf8(text))  # [batch, None]
+        tokens, truncated = self._truncate(tokens, self.maximum_source_length)
+        result = self._search(self.source_vocabulary.lookup(tokens))
+        eos_token = tf.fill([tokens.nrows(), 1], constants.EOS_TOKEN)  # [batch, 1]
+        source_tokens = tf.concat([tokens, tf.RaggedTensor.from_tensor(eos_token)], axis=1)
+        ids, lengths = result["ids"], result["lengths"]  # [batch, n, steps], [batch, n]
+        target_tokens = self.target_vocabulary.tokens(ids)  # [batch, n, steps]
+        steps = tf.range(tf.shape(ids)[2])  # [steps]
+        target_tokens = tf.where(steps[None, None, :] < lengths[:, :, None], target_tokens, "")
+        words = tf.RaggedTensor.from_tensor(
+            tf.reshape(target_tokens, [-1, tf.shape(ids)[2]]),  # [batch * n, steps]
+            lengths=tf.reshape(tf.maximum(lengths - 1, 0), [-1]),  # EOS dropped
+        )
+        translations = tf.reshape(
+            self.target_tokenizer.detokenize(words), tf.shape(lengths)
+        )  # [batch, n]
+        outputs = dict(
+            translation=translations[:, 0],
+            score=result["scores"][:, 0],
+            tokens=target_tokens[:, 0],
+            alignment=result["alignment"][:, 0],
+            source_tokens=source_tokens.to_tensor(default_value=""),
+            truncated=truncated,
+        )
+        if self.num_hypotheses > 1:
+            outputs.update(nbest_translations=translations, nbest_scores=result["scores"])
+        return outputs
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name="source_ids")])
+    def translate_ids(self, source_ids):
+        """Translates sentences already tokenized and looked up in the source vocabulary.
+
+        Args:
+            source_ids: int32 `[batch, src_len]`, source vocabulary ids, right-padded with `PAD_ID` (0),
+                without EOS (it is appended here).
+
+        Returns:
+            dict of dense tensors (`n` is `num_hypotheses`):
+            - `target_ids`: int32 `[batch, tgt_len]`, the best translation, EOS included, then `PAD_ID`.
+            - `score`: float32 `[batch]`, its score.
+            - `alignment`: float32 `[batch, tgt_len, src_len]` (`src_len` counts the EOS appended).
+            - `truncated`: bool `[batch]`, whether the source was cut to `maximum_source_length`.
+            - with `num_hypotheses > 1` also `nbest_target_ids` int32 `[batch, n, tgt_len]` and
+              `nbest_scores` float32 `[batch, n]`.
+        """
+        self._check_batch_size(source_ids)
+        size = self.model.config.source_vocab_size
+        in_vocabulary = tf.logical_and(source_ids >= 0, source_ids < size)
+        checks = [
+            tf.debugging.Assert(
+                tf.reduce_all(in_vocabulary),
+                [f"source_ids must be vocabulary ids in [0, {size}), got", tf.reduce_min(source_ids), tf.reduce_max(source_ids)],
+            )
+        ]
+        with tf.control_dependencies(checks):
+            token_ids = tf.RaggedTensor.from_tensor(tf.identity(source_ids), padding=constants.PAD_ID)
+        token_ids, truncated = self._truncate(token_ids, self.maximum_source_length)
+        result = self._search(token_ids)
+        outputs = dict(
+            target_ids=result["ids"][:, 0],
+            score=result["scores"][:, 0],
+            alignment=result["alignment"][:, 0],
+            truncated=truncated,
+        )
+        if self.num_hypotheses > 1:
+            outputs.update(nbest_target_ids=result["ids"], nbest_scores=result["scores"])
+        return outputs
+
+    @tf.function(
+        input_signature=[
+            tf.TensorSpec([None], tf.string, name="source"),
+            tf.TensorSpec([None], tf.string, name="target"),
+        ]
+    )
+    def score(self, source, target):
+        """log p(y | x) of sentence pairs under the model (teacher forcing, no search).
+
+        Args:
+            source: tf.string `[batch]`, raw source sentences.
+            target: tf.string `[batch]`, raw target sentences (tokenized here like the translations).
+
+        Returns:
+            dict of dense tensors:
+            - `log_prob`: float32 `[batch]`, sum of the token log-probabilities, EOS included.
+            - `token_log_probs`: float32 `[batch, tgt_len]`, log p(y_i | y_<i, x), EOS included, then 0.
+            - `source_truncated`, `target_truncated`: bool `[batch]`, whether a side was cut to its
+              maximum (`maximum_source_length`, `maximum_target_length - 1` tokens).
+        """
+        self._check_batch_size(source)
+        checks = [
+            tf.debugging.assert_equal(
+                tf.shape(source)[0], tf.shape(target)[0], message="source and target must hold as many sentences"
+            )
+        ]
+        with tf.control_dependencies(checks):
+            source_tokens = self.source_tokenizer.tokenize(self._valid_utf8(source))
+        target_tokens = self.target_tokenizer.tokenize(self._valid_utf8(target))
+        source_tokens, source_truncated = self._truncate(source_tokens, self.maximum_source_length)
+        target_tokens, target_truncated = self._truncate(target_tokens, self.maximum_target_length - 1)
+        source_ids = self._with_eos(self.source_vocabulary.lookup(source_tokens))  # [batch, src_len]
+        target_ids = self._with_eos(self.target_vocabulary.lookup(target_tokens))  # [batch, tgt_len]
+        token_log_probs = tf.cond(
+            tf.size(source_ids) > 0,
+            lambda: self.model.token_log_probs(source_ids, target_ids),
+            lambda: tf.zeros(tf.shape(target_ids)),
+        )  # [batch, tgt_len]
+        return dict(
+            log_prob=tf.reduce_sum(token_log_probs, axis=1),
+            token_log_probs=token_log_probs,
+            source_truncated=source_truncated,
+            target_truncated=target_truncated,
+        )
+
+    def _check_batch_size(self, batch):
+        tf.debugging.assert_less_equal(
+            tf.shape(batch)[0],
+            self.maximum_batch_size,
+            message=f"a request holds at most {self.maximum_batch_size} sentences; split the batch",
+        )
+
+    @staticmethod
+    def _valid_utf8(text):
+        """Replaces every invalid UTF-8 byte sequence with U+FFFD, so the regex rules see valid text."""
+        return tf.strings.unicode_transcode(
+            text, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD, replace_control_characters=False
+        )
+
+    @staticmethod
+    def _truncate(ragged, maximum_length):
+        """`[batch, None]` -> its first `maximum_length` entries per row, and bool `[batch]` "was cut"."""
+        return ragged[:, :maximum_length], ragged.row_lengths() > maximum_length
+
+    @staticmethod
+    def _with_eos(token_ids):
+        """Ragged ids `[batch, None]` -> int32 `[batch, len + 1]`: each row, then EOS, then `PAD_ID`."""
+        eos = tf.fill([token_ids.nrows(), 1], constants.EOS_ID)  # [batch, 1]
+        with_eos = tf.concat([token_ids, tf.RaggedTensor.from_tensor(eos)], axis=1)  # [batch, None]
+        return with_eos.to_tensor(default_value=constants.PAD_ID)
+
+    def _search(self, token_ids):
+        """Beam search from ragged source ids `[batch, None]` (no EOS).
+
+        Returns:
+            dict: `ids` int32 `[batch, n, steps]`, `lengths` int32 `[batch, n]`, `scores` float32
+            `[batch, n]`, `alignment` float32 `[batch, n, steps, src_len]`. Sentences without tokens get
+            length 0 and score 0.
+        """
+        source_ids = self._with_eos(token_ids)  # [batch, src_len]
+        source_lengths = tf.cast(token_ids.row_lengths(), tf.int32)  # [batch], EOS excluded
+        maximum_lengths = (
+            tf.cast(self.maximum_length_a * tf.cast(source_lengths, tf.float32), tf.int32) + self.maximum_length_b
+        )  # [batch]
+        n = self.num_hypotheses
+
+        def search():
+            result = self.beam_search(self.model.encode(source_ids), maximum_lengths)
+            return result["ids"], result["lengths"], result["scores"], result["step_outputs"]
+
+        def nothing_to_search():
+            src_len = tf.shape(source_ids)[1]
+            return (
+                tf.zeros([0, n, 0], tf.int32),
+                tf.zeros([0, n], tf.int32),
+                tf.zeros([0, n]),
+                tf.zeros([0, n, 0, src_len]),
+            )
+
+        ids, lengths, scores, alignment = tf.cond(tf.shape(source_ids)[0] > 0, search, nothing_to_search)
+        if not self.model.decoder.uses_attention:  # RNNencdec aligns nothing: zeros of the same shape
+            alignment = tf.zeros(tf.concat([tf.shape(ids), tf.shape(source_ids)[1:]], axis=0))
+        is_empty = tf.equal(source_lengths, 0)  # [batch]
+        return dict(
+            ids=tf.where(is_empty[:, None, None], constants.PAD_ID, ids),
+            lengths=tf.where(is_empty[:, None], 0, lengths),
+            scores=tf.where(is_empty[:, None], 0.0, scores),
+            alignment=tf.where(is_empty[:, None, None, None], 0.0, alignment),
+        )

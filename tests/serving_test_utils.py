@@ -1,0 +1,80 @@
+"""A tiny random-weight model directory and its export, shared by the translator and serving tests."""
+
+import numpy as np
+import tensorflow as tf
+
+from rnnsearch_tf import ModelConfig
+from rnnsearch_tf.constants import RESERVED_TOKENS
+from rnnsearch_tf.model_dir import ModelDir
+
+SOURCE_WORDS = "the a cat dog house sees big small green . , ?".split()
+# Plain lower-case words only, so that detokenizing a translation and tokenizing it again gives the same
+# tokens (scoring a translation then equals its search log-probability).
+TARGET_WORDS = "le la chat chien maison voit grand petit vert un une".split()
+SEARCH_OPTIONS = dict(beam_size=3, num_hypotheses=2, maximum_source_length=12, forbid_unk=True)
+
+SENTENCES = [
+    "The cat sees the big dog.",
+    "a small green house ?",
+    "dog",
+    "The zyzzyva sees a cat, the dog sees a house.",
+]
+BAD_SENTENCES = [
+    "",
+    " \t \n ",
+    "the\x00 cat\x07 sees\x1b dog\x7f",
+    "x" * 5,
+    " ".join(["cat"] * 1000),
+]
+INVALID_UTF8 = b"the caf\xc3 \xff\xfe dog"
+
+_EXPORTS = {}
+
+
+def _write_vocabulary(path, words):
+    with open(path, "w", encoding="utf-8") as stream:
+        for token in RESERVED_TOKENS + tuple(words):
+            stream.write(f"{token}\t1\n")
+
+
+def write_model_dir(path, model_name="rnnsearch", seed=3):
+    """A model directory with a tiny RNNsearch (or RNNencdec) of N(0, 0.5²) weights and one checkpoint."""
+    path.mkdir(parents=True, exist_ok=True)
+    _write_vocabulary(path / "source.tsv", SOURCE_WORDS)
+    _write_vocabulary(path / "target.tsv", TARGET_WORDS)
+    config = ModelConfig(
+        source_vocab_size=len(RESERVED_TOKENS) + len(SOURCE_WORDS),
+        target_vocab_size=len(RESERVED_TOKENS) + len(TARGET_WORDS),
+        embedding_dim=8,
+        hidden_dim=16,
+        maxout_dim=8,
+        alignment_dim=16,
+    )
+    model_dir = ModelDir(path)
+    model_dir.write_model(
+        model_name,
+        config,
+        {"source_language": "en", "target_language": "fr"},
+        path / "source.tsv",
+        path / "target.tsv",
+    )
+    model = model_dir.build_model()
+    rng = np.random.default_rng(seed)
+    for variable in model.weights:
+        variable.assign(rng.normal(0.0, 0.5, size=variable.shape).astype("float32"))
+    tf.train.Checkpoint(model=model).save(str(path / "checkpoints" / "ckpt"))
+    return path
+
+
+def exported_model(tmp_path_factory):
+    """(model_dir, export_dir, version_path) of one export per test session (export takes seconds)."""
+    if "model" not in _EXPORTS:
+        from rnnsearch_tf.translator import Translator
+        from serving import export
+
+        model_dir = write_model_dir(tmp_path_factory.mktemp("serving") / "model")
+        export_dir = model_dir.parent / "exports" / "rnnsearch"
+        translator, checkpoint_path = Translator.from_model_dir(model_dir, **SEARCH_OPTIONS)
+        version_path = export.export(translator, str(export_dir), checkpoint_path=checkpoint_path)
+        _EXPORTS["model"] = (model_dir, export_dir, version_path)
+    return _EXPORTS["model"]

@@ -1,0 +1,115 @@
+"""Translator: text in, text out, on a tiny random-weight model (garbage translations, exact contracts)."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from data_pipeline.moses_tokenizer import MosesTokenizer
+from data_pipeline.vocabulary import Vocabulary
+from rnnsearch_tf.translator import Translator
+from serving_test_utils import BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, write_model_dir
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    return write_model_dir(tmp_path_factory.mktemp("translator") / "model")
+
+
+@pytest.fixture(scope="module")
+def translator(model_dir):
+    return Translator.from_model_dir(model_dir, **SEARCH_OPTIONS)[0]
+
+
+def _strings(tensor):
+    return [value.decode("utf-8") for value in np.asarray(tensor).reshape(-1)]
+
+
+def test_outputs_are_consistent(translator):
+    outputs = {name: value.numpy() for name, value in translator.translate(tf.constant(SENTENCES)).items()}
+    batch, n = len(SENTENCES), SEARCH_OPTIONS["num_hypotheses"]
+    assert outputs["translation"].shape == (batch,)
+    assert outputs["nbest_translations"].shape == outputs["nbest_scores"].shape == (batch, n)
+    np.testing.assert_array_equal(outputs["nbest_translations"][:, 0], outputs["translation"])
+    np.testing.assert_array_equal(outputs["nbest_scores"][:, 0], outputs["score"])
+    assert np.all(np.diff(outputs["nbest_scores"], axis=1) <= 0)
+    tgt_len, src_len = outputs["tokens"].shape[1], outputs["source_tokens"].shape[1]
+    assert outputs["alignment"].shape == (batch, tgt_len, src_len)
+    detokenizer = MosesTokenizer("fr")
+    for row in range(batch):
+        tokens = _strings(outputs["tokens"][row])
+        length = tokens.index("</s>") + 1
+        assert all(token == "" for token in tokens[length:])
+        assert "<unk>" not in tokens and "<s>" not in tokens and "<pad>" not in tokens
+        expected = detokenizer.detokenize(tf.ragged.constant([tokens[: length - 1]], dtype=tf.string))
+        assert outputs["translation"][row] == expected.numpy()[0]
+        source = _strings(outputs["source_tokens"][row])
+        source_length = source.index("</s>") + 1
+        np.testing.assert_allclose(outputs["alignment"][row, :length].sum(axis=1), 1.0, rtol=1e-5)
+        assert np.all(outputs["alignment"][row, :, source_length:] == 0)
+        assert np.all(outputs["alignment"][row, length:] == 0)
+    assert not outputs["truncated"].any()
+    assert _strings(outputs["source_tokens"][0])[:7] == ["The", "cat", "sees", "the", "big", "dog", "."]
+
+
+def test_translate_ids_matches_translate(translator, model_dir):
+    outputs = translator.translate(tf.constant(SENTENCES))
+    tokens = MosesTokenizer("en").tokenize(tf.constant(SENTENCES))
+    source_ids = Vocabulary(model_dir / "source_vocab.tsv").lookup(tokens).to_tensor()
+    by_ids = translator.translate_ids(source_ids)
+    np.testing.assert_allclose(by_ids["score"], outputs["score"], rtol=1e-6)
+    target_tokens = Vocabulary(model_dir / "target_vocab.tsv").tokens(by_ids["target_ids"])
+    target_tokens = tf.where(by_ids["target_ids"] == 0, "", target_tokens)
+    np.testing.assert_array_equal(target_tokens, outputs["tokens"][:, : target_tokens.shape[1]])
+    np.testing.assert_allclose(by_ids["alignment"], outputs["alignment"][:, : target_tokens.shape[1]], atol=1e-6)
+
+
+def test_score_of_a_translation_is_its_search_log_prob(translator):
+    outputs = translator.translate(tf.constant(SENTENCES))
+    scored = translator.score(tf.constant(SENTENCES), outputs["translation"])
+    np.testing.assert_allclose(scored["log_prob"], outputs["score"], rtol=1e-5)
+    assert not scored["source_truncated"].numpy().any() and not scored["target_truncated"].numpy().any()
+    assert scored["token_log_probs"].shape[0] == len(SENTENCES)
+
+
+def test_bad_inputs_have_defined_results(translator):
+    outputs = translator.translate(tf.constant(BAD_SENTENCES + [INVALID_UTF8, "the cat sees dog"]))
+    translations = outputs["translation"].numpy()
+    assert list(translations[:2]) == [b"", b""]  # nothing to translate
+    np.testing.assert_array_equal(outputs["score"][:2], [0.0, 0.0])
+    assert np.all(outputs["tokens"].numpy()[:2] == b"")
+    assert np.all(outputs["alignment"].numpy()[:2] == 0)
+    assert _strings(outputs["source_tokens"][2])[:4] == ["the", "cat", "sees", "dog"]  # controls dropped
+    assert list(outputs["truncated"].numpy()) == [False, False, False, False, True, False, False]
+    maximum = SEARCH_OPTIONS["maximum_source_length"]
+    assert _strings(outputs["source_tokens"][4]) == ["cat"] * maximum + ["</s>"]
+    assert "\ufffd" in outputs["source_tokens"].numpy()[5][2].decode("utf-8")  # invalid bytes replaced
+    empty = translator.translate(tf.constant([], tf.string))
+    assert empty["translation"].shape == (0,) and empty["alignment"].shape[0] == 0
+    assert translator.score(tf.constant([], tf.string), tf.constant([], tf.string))["log_prob"].shape == (0,)
+    long_target = translator.score(tf.constant(["the cat"]), tf.constant([" ".join(["chat"] * 1000)]))
+    assert long_target["target_truncated"].numpy()[0]
+    assert long_target["token_log_probs"].shape == (1, translator.maximum_target_length)
+
+
+def test_misuse_is_refused(translator, model_dir):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="at most 1000 sentences"):
+        translator.translate(tf.constant(["the cat"] * 1001))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="vocabulary ids"):
+        translator.translate_ids(tf.constant([[4, 99]]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="as many sentences"):
+        translator.score(tf.constant(["a", "b"]), tf.constant(["la"]))
+    model = translator.model
+    target = Vocabulary(model_dir / "target_vocab.tsv")
+    with pytest.raises(ValueError, match="vocabularies of the model directory"):
+        Translator(model, target, target, "en", "fr")
+    with pytest.raises(ValueError, match="length_normalization"):
+        Translator(model, translator.source_vocabulary, target, "en", "fr", length_normalization="max")
+
+
+def test_rnnencdec_translates_with_zero_alignment(tmp_path):
+    translator = Translator.from_model_dir(write_model_dir(tmp_path / "encdec", "rnnencdec"), beam_size=2)[0]
+    outputs = translator.translate(tf.constant(SENTENCES[:2]))
+    assert outputs["alignment"].shape[:2] == outputs["tokens"].shape
+    assert outputs["alignment"].shape[2] == outputs["source_tokens"].shape[1]
+    assert np.all(outputs["alignment"].numpy() == 0)
+    assert "nbest_translations" not in outputs
