@@ -10,3 +10,4 @@ from data_pipeline.parallel_corpus import ParallelCorpus
 from data_pipeline.shard_files import CorruptShardError
 from data_pipeline.training_input import TrainingInput
 from data_pipeline.vocabulary import Vocabulary
+from data_pipeline.wordpiece_tokenizer import WordPieceTokenizer

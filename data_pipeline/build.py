@@ -27,6 +27,9 @@ _MAX_LENGTH = flags.DEFINE_integer("max_length", 50, "Longest training sentence 
 _MAX_LINE_CHARS = flags.DEFINE_integer("max_line_chars", 2000, "Longest raw line kept, in characters.")
 _NUM_SHARDS = flags.DEFINE_integer("num_shards", 8, "Shards of the train split.")
 _SEED = flags.DEFINE_integer("seed", 1234, "Seed of the one-time shuffle of the train split.")
+_WORDPIECE_VOCABULARY_SIZE = flags.DEFINE_integer(
+    "wordpiece_vocabulary_size", None, "If set: WordPiece vocabularies of about this size instead of shortlists."
+)
 _ALLOW_DOWNLOAD = flags.DEFINE_bool("allow_download", False, "Download missing corpus files.")
 _SOURCE_LANGUAGE = flags.DEFINE_enum("source_language", "en", ["en", "fr"], "Source language (text_files).")
 _TARGET_LANGUAGE = flags.DEFINE_enum("target_language", "fr", ["en", "fr"], "Target language (text_files).")
@@ -66,6 +69,7 @@ def main(argv):
         num_shards=_NUM_SHARDS.value,
         seed=_SEED.value,
         allow_download=_ALLOW_DOWNLOAD.value,
+        wordpiece_vocabulary_size=_WORDPIECE_VOCABULARY_SIZE.value,
     )
     metadata = builder.build()
     pathlib.Path(_OUTPUT_DIR.value, "flags.txt").write_text(flags.FLAGS.flags_into_string())

@@ -16,6 +16,7 @@ from data_pipeline import pair_reader
 from data_pipeline import shard_files
 from data_pipeline.moses_tokenizer import MosesTokenizer
 from data_pipeline.vocabulary import Vocabulary
+from data_pipeline.wordpiece_tokenizer import WordPieceTokenizer
 from rnnsearch_tf import constants
 
 SOURCE_VOCABULARY_FILE = "source_vocab.tsv"
@@ -73,6 +74,9 @@ class DatasetBuilder:
         seed: seed of the one-time shuffle of the train split.
         allow_download: fetch missing corpus files from their official URLs.
         show_progress: print a progress line per split on stderr.
+        wordpiece_vocabulary_size: if set, the vocabularies are WordPiece vocabularies of about this
+            size (`WordPieceTokenizer`), learned from the Moses-token counts, and the ids are pieces;
+            `shortlist_size` is then unused and `max_length` still counts Moses tokens.
     """
 
     def __init__(
@@ -87,6 +91,7 @@ class DatasetBuilder:
         seed=1234,
         allow_download=False,
         show_progress=True,
+        wordpiece_vocabulary_size=None,
     ):
         self.corpus = corpus
         self.output_dir = pathlib.Path(output_dir)
@@ -98,6 +103,7 @@ class DatasetBuilder:
         self.seed = seed
         self.allow_download = allow_download
         self.show_progress = show_progress
+        self.wordpiece_vocabulary_size = wordpiece_vocabulary_size
         self._source_tokenizer = MosesTokenizer(corpus.source_language)
         self._target_tokenizer = MosesTokenizer(corpus.target_language)
 
@@ -122,18 +128,24 @@ class DatasetBuilder:
         for split, split_readers in readers.items():
             counts = (source_counts, target_counts) if split == "train" else None
             splits[split] = self._tokenize_split(split, split_readers, counts)
-        vocabularies = {}
+        vocabularies, ids = {}, {}
         for side, counts, file_name in (
             ("source", source_counts, SOURCE_VOCABULARY_FILE),
             ("target", target_counts, TARGET_VOCABULARY_FILE),
         ):
-            written = Vocabulary.write(
-                self.output_dir / file_name, counts, self.shortlist_size, splits["train"]["kept"]
-            )
-            vocabularies[side] = {"file": file_name, "language": getattr(self.corpus, f"{side}_language"), **written}
-        ids = {
-            side: _token_ids(self.output_dir / vocabularies[side]["file"]) for side in ("source", "target")
-        }
+            language = getattr(self.corpus, f"{side}_language")
+            path = self.output_dir / file_name
+            if self.wordpiece_vocabulary_size:
+                written = WordPieceTokenizer.learn(
+                    counts, self.wordpiece_vocabulary_size, path, splits["train"]["kept"]
+                )
+                ids[side] = _WordPieceIds(WordPieceTokenizer(language, path), path)
+            else:
+                written = Vocabulary.write(path, counts, self.shortlist_size, splits["train"]["kept"])
+                ids[side] = _token_ids(path)
+            vocabularies[side] = {"file": file_name, "language": language, **written}
+            if self.wordpiece_vocabulary_size:
+                vocabularies[side]["subword"] = "wordpiece"
         for split, summary in splits.items():
             summary["shards"] = self._write_shards(split, ids)
         metadata = {
@@ -227,11 +239,12 @@ class DatasetBuilder:
 
     def _write_shards(self, split, ids):
         """Maps the split's tokens to ids, shuffles train once, writes its shards, removes the scratch file."""
-        pairs = []
         with open(self._scratch_file(split), "rb") as scratch:
-            for line in scratch:
-                source, target = line.rstrip(b"\n").split(b"\t")
-                pairs.append((_to_ids(source, ids["source"]), _to_ids(target, ids["target"])))
+            lines = [line.rstrip(b"\n").split(b"\t") for line in scratch]
+        for side, column in (("source", 0), ("target", 1)):
+            if isinstance(ids[side], _WordPieceIds):
+                ids[side].add(token for line in lines for token in line[column].split(b" "))
+        pairs = [(_to_ids(source, ids["source"]), _to_ids(target, ids["target"])) for source, target in lines]
         os.remove(self._scratch_file(split))
         num_shards = self.num_shards if split == "train" else 1
         order = np.random.default_rng(self.seed).permutation(len(pairs)) if split == "train" else range(len(pairs))
@@ -266,11 +279,31 @@ class DatasetBuilder:
 
 
 def _token_ids(vocabulary_file):
-    """token bytes -> id, as the in-graph `Vocabulary` maps them (line number)."""
+    """token bytes -> [id], as the in-graph `Vocabulary` maps them (line number)."""
     with open(vocabulary_file, "rb") as lines:
-        return {line.split(b"\t")[0]: index for index, line in enumerate(lines)}
+        return {line.split(b"\t")[0]: [index] for index, line in enumerate(lines)}
+
+
+class _WordPieceIds(dict):
+    """Moses token bytes -> its WordPiece ids, filled by `add` with `WordPieceTokenizer.split_words`."""
+
+    def __init__(self, tokenizer, vocabulary_file):
+        super().__init__()
+        self._tokenizer = tokenizer
+        self._piece_ids = {token: ids[0] for token, ids in _token_ids(vocabulary_file).items()}
+
+    def add(self, tokens):
+        new = list({token for token in tokens if token and token not in self})
+        for start in range(0, len(new), 100_000):
+            batch = new[start : start + 100_000]
+            for token, pieces in zip(batch, self._tokenizer.split_words(tf.constant(batch)).to_list()):
+                self[token] = [self._piece_ids.get(piece, constants.UNK_ID) for piece in pieces]
 
 
 def _to_ids(tokens, token_ids):
-    """Space-joined tokens -> ids, unknown -> UNK_ID, ending with EOS_ID."""
-    return [token_ids.get(token, constants.UNK_ID) for token in tokens.split(b" ") if token] + [constants.EOS_ID]
+    """Space-joined tokens -> ids (each token -> one or more ids), unknown -> UNK_ID, then EOS_ID."""
+    ids = []
+    for token in tokens.split(b" "):
+        if token:
+            ids.extend(token_ids.get(token, [constants.UNK_ID]))
+    return ids + [constants.EOS_ID]
