@@ -1,0 +1,110 @@
+"""Exports a model directory as a versioned SavedModel for TensorFlow Serving.
+
+    python -m serving.export --model_dir=models/rnnsearch50 --export_dir=exports/rnnsearch \
+        --beam_size=12 --length_normalization=length
+
+writes `exports/rnnsearch/<version>/` (integer versions, the newest is served) with the signatures
+`serving_default` and `translate` (raw text), `translate_ids`, `score` and `settings` (the search
+options fixed here); see `rnnsearch_tf.translator.Translator` for their inputs and outputs.
+"""
+
+import json
+import os
+import shutil
+
+import tensorflow as tf
+from absl import app, flags
+
+from rnnsearch_tf.beam_search import LENGTH_NORMALIZATIONS
+from rnnsearch_tf.translator import Translator
+
+SETTINGS_FILE = os.path.join("assets.extra", "export_settings.json")
+
+_MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory written by training.", required=True)
+_EXPORT_DIR = flags.DEFINE_string("export_dir", None, "Model base path; versions go in subfolders.", required=True)
+_CHECKPOINT = flags.DEFINE_string("checkpoint", "best", '"best", "latest" or a checkpoint path.')
+_VERSION = flags.DEFINE_integer("version", None, "Version number; default: one more than the newest.")
+_BEAM_SIZE = flags.DEFINE_integer("beam_size", 12, "Beam width.")
+_NUM_HYPOTHESES = flags.DEFINE_integer("num_hypotheses", 1, "n-best outputs per sentence (> 1 adds nbest_*).")
+_LENGTH_NORMALIZATION = flags.DEFINE_enum(
+    "length_normalization", "none", LENGTH_NORMALIZATIONS, "How hypothesis scores are normalised by length."
+)
+_LENGTH_PENALTY_ALPHA = flags.DEFINE_float("length_penalty_alpha", 0.6, "Exponent of the gnmt length penalty.")
+_MAXIMUM_LENGTH_A = flags.DEFINE_float("maximum_length_a", 2.0, "Target length bound: a * source_length + b.")
+_MAXIMUM_LENGTH_B = flags.DEFINE_integer("maximum_length_b", 10, "Target length bound: a * source_length + b.")
+_MAXIMUM_SOURCE_LENGTH = flags.DEFINE_integer("maximum_source_length", 100, "Longer sources are truncated.")
+_MAXIMUM_BATCH_SIZE = flags.DEFINE_integer("maximum_batch_size", 1000, "Larger requests are refused.")
+_FORBID_UNK = flags.DEFINE_boolean("forbid_unk", False, "Never output <unk>.")
+
+
+def next_version(export_dir):
+    """One more than the largest integer subfolder of `export_dir` (1 when there is none)."""
+    if not tf.io.gfile.isdir(export_dir):
+        return 1
+    versions = [int(name.strip("/")) for name in tf.io.gfile.listdir(export_dir) if name.strip("/").isdigit()]
+    return max(versions, default=0) + 1
+
+
+def export(translator, export_dir, version=None, checkpoint_path=""):
+    """Saves `translator` as `export_dir/<version>/`, written aside and renamed into place when complete.
+
+    Args:
+        translator: the `Translator` to serve.
+        export_dir: the model base path of TF Serving.
+        version: int; default `next_version(export_dir)`.
+        checkpoint_path: recorded in the `settings` signature and `assets.extra/export_settings.json`.
+
+    Returns:
+        the path of the version folder.
+    """
+    version = next_version(export_dir) if version is None else version
+    final_path = os.path.join(export_dir, str(version))
+    if tf.io.gfile.exists(final_path):
+        raise FileExistsError(f"{final_path} exists: versions are never overwritten, pick another --version")
+    settings = dict(translator.settings(), checkpoint=str(checkpoint_path), version=version)
+
+    @tf.function(input_signature=[])
+    def export_settings():
+        return {name: tf.constant(value) for name, value in settings.items()}
+
+    signatures = {
+        "serving_default": translator.translate.get_concrete_function(),
+        "translate": translator.translate.get_concrete_function(),
+        "translate_ids": translator.translate_ids.get_concrete_function(),
+        "score": translator.score.get_concrete_function(),
+        "settings": export_settings.get_concrete_function(),
+    }
+    temporary_path = os.path.join(export_dir, f".incomplete-{version}")
+    if tf.io.gfile.exists(temporary_path):
+        shutil.rmtree(temporary_path)
+    tf.saved_model.save(translator, temporary_path, signatures=signatures)
+    tf.io.gfile.makedirs(os.path.join(temporary_path, os.path.dirname(SETTINGS_FILE)))
+    with tf.io.gfile.GFile(os.path.join(temporary_path, SETTINGS_FILE), "w") as stream:
+        json.dump(settings, stream, indent=2, sort_keys=True)
+        stream.write("\n")
+    tf.io.gfile.rename(temporary_path, final_path)
+    return final_path
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    translator, checkpoint_path = Translator.from_model_dir(
+        _MODEL_DIR.value,
+        _CHECKPOINT.value,
+        beam_size=_BEAM_SIZE.value,
+        num_hypotheses=_NUM_HYPOTHESES.value,
+        length_normalization=_LENGTH_NORMALIZATION.value,
+        length_penalty_alpha=_LENGTH_PENALTY_ALPHA.value,
+        maximum_length_a=_MAXIMUM_LENGTH_A.value,
+        maximum_length_b=_MAXIMUM_LENGTH_B.value,
+        maximum_source_length=_MAXIMUM_SOURCE_LENGTH.value,
+        maximum_batch_size=_MAXIMUM_BATCH_SIZE.value,
+        forbid_unk=_FORBID_UNK.value,
+    )
+    path = export(translator, _EXPORT_DIR.value, _VERSION.value, checkpoint_path)
+    print(f"exported {checkpoint_path} to {path}")
+
+
+if __name__ == "__main__":
+    app.run(main)

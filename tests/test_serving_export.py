@@ -1,0 +1,148 @@
+"""The SavedModel: layout, ops TF Serving has, and every signature reloaded in a fresh process."""
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from tensorflow.core.protobuf import saved_model_pb2
+
+from rnnsearch_tf.translator import Translator
+from serving import export
+from serving_test_utils import BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, exported_model
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SIGNATURES = ("serving_default", "translate", "translate_ids", "score", "settings")
+SOURCE_IDS = np.array([[4, 6, 9, 0], [7, 0, 0, 0], [0, 0, 0, 0]], np.int32)
+
+
+def signature_inputs():
+    text = np.array([s.encode("utf-8") for s in SENTENCES + BAD_SENTENCES] + [INVALID_UTF8], dtype=object)
+    targets = np.array([b"le chat voit", b"", b"la la", b"une maison"] + [b"chat"] * (len(text) - 4), dtype=object)
+    return {
+        "serving_default": {"text": text},
+        "translate": {"text": text},
+        "translate_ids": {"source_ids": SOURCE_IDS},
+        "score": {"source": text, "target": targets},
+        "settings": {},
+    }
+
+
+# Runs in a fresh interpreter: the registry of a plain `import tensorflow` (no tensorflow_text), then the
+# SavedModel loaded and every signature called.
+_FRESH_PROCESS = textwrap.dedent(
+    """
+    import pickle, sys
+    import tensorflow as tf
+    from tensorflow.core.framework import op_def_pb2
+    from tensorflow.python.client import pywrap_tf_session
+    op_list = op_def_pb2.OpList()
+    op_list.ParseFromString(pywrap_tf_session.TF_GetBuffer(pywrap_tf_session.TF_GetAllOpList()))
+    registered = sorted(op.name for op in op_list.op)
+    assert "tensorflow_text" not in sys.modules
+    path, inputs_file, outputs_file = sys.argv[1:]
+    with open(inputs_file, "rb") as stream:
+        inputs = pickle.load(stream)
+    loaded = tf.saved_model.load(path)
+    outputs = {
+        name: {key: value.numpy() for key, value in loaded.signatures[name](**{
+            key: tf.constant(value) for key, value in arguments.items()}).items()}
+        for name, arguments in inputs.items()
+    }
+    with open(outputs_file, "wb") as stream:
+        pickle.dump({"registered_ops": registered, "signatures": sorted(loaded.signatures), "outputs": outputs}, stream)
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    return exported_model(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def fresh_process(exported, tmp_path_factory):
+    _, _, version_path = exported
+    folder = tmp_path_factory.mktemp("fresh")
+    with open(folder / "inputs.pkl", "wb") as stream:
+        pickle.dump(signature_inputs(), stream)
+    subprocess.run(
+        [sys.executable, "-c", _FRESH_PROCESS, version_path, str(folder / "inputs.pkl"), str(folder / "outputs.pkl")],
+        check=True,
+        cwd=folder,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
+        timeout=300,
+    )
+    with open(folder / "outputs.pkl", "rb") as stream:
+        return pickle.load(stream)
+
+
+def test_layout_and_settings(exported):
+    model_dir, export_dir, version_path = exported
+    assert version_path == os.path.join(export_dir, "1")
+    assert sorted(os.listdir(export_dir)) == ["1"]
+    assert sorted(os.listdir(os.path.join(version_path, "assets"))) == ["source_vocab.tsv", "target_vocab.tsv"]
+    with open(os.path.join(version_path, export.SETTINGS_FILE)) as stream:
+        settings = json.load(stream)
+    for name, value in SEARCH_OPTIONS.items():
+        assert settings[name] == value
+    assert settings["version"] == 1 and "checkpoints" in settings["checkpoint"]
+    assert (settings["source_language"], settings["target_language"]) == ("en", "fr")
+
+
+def test_next_version_is_one_more_than_the_newest(tmp_path):
+    assert export.next_version(str(tmp_path / "missing")) == 1
+    for name in ("1", "7", "notes", ".incomplete-9"):
+        (tmp_path / name).mkdir()
+    assert export.next_version(str(tmp_path)) == 8
+
+
+def _saved_model_ops(version_path):
+    saved_model = saved_model_pb2.SavedModel()
+    with open(os.path.join(version_path, "saved_model.pb"), "rb") as stream:
+        saved_model.ParseFromString(stream.read())
+    ops = set()
+    for meta_graph in saved_model.meta_graphs:
+        ops.update(node.op for node in meta_graph.graph_def.node)
+        for function in meta_graph.graph_def.library.function:
+            ops.update(node.op for node in function.node_def)
+    function_names = {
+        function.signature.name for meta_graph in saved_model.meta_graphs for function in meta_graph.graph_def.library.function
+    }
+    return ops - function_names  # a call of a library function is a node whose op is the function's name
+
+
+def test_every_op_is_a_core_tensorflow_op(exported, fresh_process):
+    ops = _saved_model_ops(exported[2])
+    assert {"StaticRegexReplace", "LookupTableFindV2", "While", "TopKV2"} <= ops  # the walk saw the functions' bodies
+    not_core = sorted(ops - set(fresh_process["registered_ops"]))
+    assert not not_core, f"ops TF Serving does not link: {not_core}"
+
+
+def test_fresh_process_signatures_equal_the_python_path(exported, fresh_process):
+    model_dir, _, _ = exported
+    assert fresh_process["signatures"] == sorted(SIGNATURES)
+    translator = Translator.from_model_dir(model_dir, **SEARCH_OPTIONS)[0]
+    inputs = signature_inputs()
+    expected = {
+        "translate": translator.translate(**inputs["translate"]),
+        "translate_ids": translator.translate_ids(**inputs["translate_ids"]),
+        "score": translator.score(**inputs["score"]),
+    }
+    expected["serving_default"] = expected["translate"]
+    for name, outputs in expected.items():
+        reloaded = fresh_process["outputs"][name]
+        assert sorted(reloaded) == sorted(outputs), name
+        for key, value in outputs.items():
+            if value.dtype.is_floating:
+                np.testing.assert_allclose(reloaded[key], value.numpy(), rtol=1e-5, atol=1e-6, err_msg=f"{name}/{key}")
+            else:
+                np.testing.assert_array_equal(reloaded[key], value.numpy(), err_msg=f"{name}/{key}")
+    settings = fresh_process["outputs"]["settings"]
+    assert settings["beam_size"] == SEARCH_OPTIONS["beam_size"] and settings["forbid_unk"]
+    assert settings["length_normalization"] == b"none" and settings["version"] == 1
