@@ -2,6 +2,7 @@
 
 import collections
 import concurrent.futures
+import contextlib
 import json
 import os
 import pathlib
@@ -60,6 +61,8 @@ class DatasetBuilder:
         features `source_ids` and `target_ids`, both ending with `EOS_ID`, no `BOS_ID`. The train split
         is shuffled once with `seed` (the paper shuffles once, then reads sequentially) and cut into
         `num_shards` shards; other splits keep the corpus order in one shard.
+      - `{split}.source.txt`, `{split}.target.txt` for every split but train: its kept raw sentences
+        (repaired UTF-8), line-aligned with its records, for translating and scoring BLEU.
       - `metadata.json`: per split the pairs read, kept and dropped per reason, repairs, and shards
         (records, sha256); vocabulary sizes and coverage; the filters; input files with sha256.
 
@@ -173,6 +176,9 @@ class DatasetBuilder:
     def _tokenize_split(self, split, readers, counts):
         """Tokenizes and filters one split into a scratch file of `source<TAB>target` token lines.
 
+        Dev and test splits also keep their raw sentences, line-aligned with their records, in
+        `{split}.source.txt` / `{split}.target.txt`: the references BLEU is computed against.
+
         Args:
             split: split name.
             readers: its `PairReader`s.
@@ -183,11 +189,17 @@ class DatasetBuilder:
         """
         dropped, kept = collections.Counter(), 0
         progress = _Progress(split, self.show_progress)
-        with open(self._scratch_file(split), "wb") as scratch:
+        text_files = {} if split == "train" else {side: f"{split}.{side}.txt" for side in ("source", "target")}
+        with contextlib.ExitStack() as stack:
+            scratch = stack.enter_context(open(self._scratch_file(split), "wb"))
+            texts = {
+                side: stack.enter_context(open(self.output_dir / name, "w", encoding="utf-8", newline="\n"))
+                for side, name in text_files.items()
+            }
             for reader in readers:
                 pairs = iter(reader)
                 while chunk := list(zip(*[pair for _, pair in zip(range(_CHUNK_PAIRS), pairs)])):
-                    for source, target in self._tokenize(*chunk):
+                    for raw_source, raw_target, (source, target) in zip(*chunk, self._tokenize(*chunk)):
                         reason = self._drop_reason(source, target, split)
                         if reason:
                             dropped[reason] += 1
@@ -197,16 +209,22 @@ class DatasetBuilder:
                             counts[0].update(source)
                             counts[1].update(target)
                         scratch.write(b" ".join(source) + b"\t" + b" ".join(target) + b"\n")
+                        for side, raw in (("source", raw_source), ("target", raw_target)):
+                            if side in texts:
+                                texts[side].write(raw + "\n")
                     progress.update(sum(r.read for r in readers), kept)
                 dropped.update(reader.dropped)
         progress.update(sum(r.read for r in readers), kept, done=True)
         repaired = sum((reader.repaired for reader in readers), collections.Counter())
-        return {
+        summary = {
             "read": sum(reader.read for reader in readers),
             "kept": kept,
             "dropped": dict(sorted(dropped.items())),
             "repaired": dict(sorted(repaired.items())),
         }
+        if text_files:
+            summary["text_files"] = text_files
+        return summary
 
     def _drop_reason(self, source, target, split):
         if not source:

@@ -72,6 +72,15 @@ def test_records_are_ids_ending_with_eos(toy_build):
     assert _records(output_dir / "dev-00000-of-00001.tfrecord.gz") == [((5, 4, 3, 3, 5, 3, 3, 2), (5, 4, 3, 2))]
 
 
+def test_eval_splits_keep_their_raw_text_aligned_with_records(toy_build):
+    metadata, output_dir = toy_build
+    assert metadata["splits"]["dev"]["text_files"] == {"source": "dev.source.txt", "target": "dev.target.txt"}
+    assert (output_dir / "dev.source.txt").read_text(encoding="utf-8") == "the cat sat on the mat .\n"
+    assert (output_dir / "dev.target.txt").read_text(encoding="utf-8") == "le chat .\n"
+    assert "text_files" not in metadata["splits"]["train"]
+    assert not list(output_dir.glob("train.*.txt"))
+
+
 def test_metadata_accounts_for_every_pair(toy_build):
     metadata, output_dir = toy_build
     assert json.loads((output_dir / "metadata.json").read_text()) == metadata
