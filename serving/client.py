@@ -1,0 +1,57 @@
+"""Translates with a served model, over gRPC (TF Serving's port 8500) or REST (port 8501).
+
+    python -m serving.client --server=localhost:8500 --model_name=rnnsearch "A sentence." "Another."
+    python -m serving.client --server=localhost:8500 --input_file=newstest2014.en --output_file=out.fr
+    python -m serving.client --rest_url=http://localhost:8501 "A sentence."
+
+Prints one translation per line (with `--with_scores`, a tab and the score after it).
+"""
+
+import sys
+
+from absl import app, flags
+
+from serving.grpc_client import GrpcClient
+from serving.rest_client import RestClient
+
+_SERVER = flags.DEFINE_string("server", "localhost:8500", "gRPC address of the model server.")
+_REST_URL = flags.DEFINE_string("rest_url", None, "Use the REST API at this URL instead of gRPC.")
+_MODEL_NAME = flags.DEFINE_string("model_name", "rnnsearch", "Served model name.")
+_SIGNATURE = flags.DEFINE_string("signature_name", "translate", "Signature taking `text`.")
+_INPUT_FILE = flags.DEFINE_string("input_file", None, "Sentences to translate, one per line.")
+_OUTPUT_FILE = flags.DEFINE_string("output_file", None, "Where translations go; default stdout.")
+_BATCH_SIZE = flags.DEFINE_integer("batch_size", 32, "Sentences per request.")
+_TIMEOUT = flags.DEFINE_float("timeout", 60.0, "Seconds per request.")
+_WITH_SCORES = flags.DEFINE_boolean("with_scores", False, "Append a tab and the score to each line.")
+
+
+def _text(value):
+    return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else str(value)
+
+
+def main(argv):
+    sentences = argv[1:]
+    if _INPUT_FILE.value:
+        if sentences:
+            raise app.UsageError("give sentences as arguments or --input_file, not both")
+        with open(_INPUT_FILE.value, encoding="utf-8") as stream:
+            sentences = [line.rstrip("\n") for line in stream]
+    elif not sentences:
+        raise app.UsageError("give sentences as arguments, or --input_file")
+    if _REST_URL.value:
+        client = RestClient(_REST_URL.value, _MODEL_NAME.value, timeout=_TIMEOUT.value)
+    else:
+        client = GrpcClient(_SERVER.value, _MODEL_NAME.value, timeout=_TIMEOUT.value)
+    out = open(_OUTPUT_FILE.value, "w", encoding="utf-8") if _OUTPUT_FILE.value else sys.stdout
+    try:
+        for start in range(0, len(sentences), _BATCH_SIZE.value):
+            outputs = client.translate(sentences[start : start + _BATCH_SIZE.value], _SIGNATURE.value)
+            for translation, score in zip(outputs["translation"], outputs["score"]):
+                out.write(_text(translation) + (f"\t{float(score):.4f}" if _WITH_SCORES.value else "") + "\n")
+    finally:
+        if out is not sys.stdout:
+            out.close()
+
+
+if __name__ == "__main__":
+    app.run(main)

@@ -1,0 +1,220 @@
+"""Client <-> server over loopback gRPC (and REST): `serving.local_server`, and the real
+`tensorflow_model_server` whenever it is on PATH."""
+
+import concurrent.futures
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+import grpc
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from rnnsearch_tf.translator import Translator
+from serving.grpc_client import GrpcClient
+from serving.rest_client import RestClient
+from serving_test_utils import BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, exported_model
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODEL_NAME = "rnnsearch"
+MAX_REQUEST_BYTES = 1 << 20  # the local server's limit in these tests
+
+
+def _free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class RunningServer:
+    """A model server process on loopback ports, with clients for it."""
+
+    def __init__(self, kind, export_dir, log_path):
+        self.kind = kind
+        grpc_port, rest_port = _free_port(), _free_port()
+        if kind == "local_server":
+            command = [
+                sys.executable, "-m", "serving.local_server", f"--model_base_path={export_dir}",
+                f"--model_name={MODEL_NAME}", f"--port={grpc_port}", f"--rest_api_port={rest_port}",
+                f"--max_request_bytes={MAX_REQUEST_BYTES}",
+            ]
+        else:
+            command = [
+                "tensorflow_model_server", f"--port={grpc_port}", f"--rest_api_port={rest_port}",
+                f"--model_name={MODEL_NAME}", f"--model_base_path={os.path.abspath(export_dir)}",
+            ]
+        self.log_path = log_path
+        with open(log_path, "w") as log:
+            self.process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, cwd=REPO_ROOT,
+                env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
+            )
+        self.address = f"127.0.0.1:{grpc_port}"
+        self.rest_url = f"http://127.0.0.1:{rest_port}"
+        self.client = GrpcClient(self.address, MODEL_NAME, timeout=60)
+        deadline = time.monotonic() + 180
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"{kind} exited:\n{open(log_path).read()}")
+            try:
+                self.client.metadata()
+                return
+            except grpc.RpcError:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError(f"{kind} not ready after 180 s:\n{open(log_path).read()}")
+                time.sleep(0.5)
+
+    def alive(self):
+        return self.process.poll() is None
+
+    def stop(self):
+        self.client.close()
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=15)
+
+
+@pytest.fixture(scope="module", params=["local_server", "tensorflow_model_server"])
+def server(request, tmp_path_factory):
+    if request.param == "tensorflow_model_server" and shutil.which("tensorflow_model_server") is None:
+        pytest.skip("tensorflow_model_server is not on PATH")
+    _, export_dir, _ = exported_model(tmp_path_factory)
+    running = RunningServer(request.param, export_dir, tmp_path_factory.mktemp("server") / "server.log")
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def translator(tmp_path_factory):
+    model_dir, _, _ = exported_model(tmp_path_factory)
+    return Translator.from_model_dir(model_dir, **SEARCH_OPTIONS)[0]
+
+
+def _assert_outputs_equal(served, expected):
+    assert sorted(served) == sorted(expected)
+    for name, value in expected.items():
+        value = value.numpy()
+        if value.dtype.kind == "f":
+            np.testing.assert_allclose(served[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
+        else:
+            np.testing.assert_array_equal(served[name], value, err_msg=name)
+
+
+def _expect_error(code, pattern, call):
+    with pytest.raises(grpc.RpcError) as raised:
+        call()
+    assert raised.value.code() == code, raised.value.details()
+    assert pattern in raised.value.details(), raised.value.details()
+
+
+def test_metadata_lists_every_signature(server):
+    signatures = server.client.metadata()
+    assert {"serving_default", "translate", "translate_ids", "score", "settings"} <= set(signatures)
+    assert list(signatures["translate"].inputs) == ["text"]
+    assert {"translation", "score", "tokens", "alignment", "nbest_translations"} <= set(signatures["translate"].outputs)
+
+
+def test_every_signature_equals_the_python_path(server, translator):
+    text = SENTENCES + BAD_SENTENCES
+    for signature_name in ("translate", "serving_default"):
+        _assert_outputs_equal(server.client.translate(text, signature_name), translator.translate(tf.constant(text)))
+    source_ids = [[4, 6, 9, 0], [7, 0, 0, 0]]
+    _assert_outputs_equal(server.client.translate_ids(source_ids), translator.translate_ids(tf.constant(source_ids)))
+    targets = ["le chat", "", "la maison verte", "un"]
+    _assert_outputs_equal(
+        server.client.score(SENTENCES, targets), translator.score(tf.constant(SENTENCES), tf.constant(targets))
+    )
+    settings = server.client.predict({}, "settings")
+    assert settings["beam_size"] == SEARCH_OPTIONS["beam_size"]
+
+
+def test_bad_text_has_defined_results(server):
+    outputs = server.client.translate(["", " \t ", "a\x00\x07b", INVALID_UTF8, " ".join(["dog"] * 1000)])
+    assert list(outputs["translation"][:2]) == [b"", b""]
+    assert list(outputs["truncated"]) == [False, False, False, False, True]
+    assert outputs["source_tokens"].shape[1] == SEARCH_OPTIONS["maximum_source_length"] + 1
+    assert outputs["translation"].shape == (5,)
+    empty = server.client.translate([])
+    assert empty["translation"].shape == (0,) and empty["alignment"].shape[0] == 0
+    assert server.client.translate(["the cat"] * 1000)["translation"].shape == (1000,)
+
+
+def test_bad_requests_are_invalid_argument_and_the_server_lives(server):
+    invalid = grpc.StatusCode.INVALID_ARGUMENT
+    client = server.client
+    _expect_error(invalid, "1000", lambda: client.translate(["the cat"] * 1001))
+    _expect_error(invalid, "vocabulary ids", lambda: client.translate_ids([[4, 1000]]))
+    _expect_error(invalid, "as many sentences", lambda: client.score(["a", "b"], ["la"]))
+    _expect_error(invalid, "text", lambda: client.predict({"text": np.array([1, 2], np.int32)}, "translate"))
+    _expect_error(invalid, "text", lambda: client.predict({"text": np.array([[b"a"]], object)}, "translate"))
+    _expect_error(invalid, "text", lambda: client.predict({"text": np.array(b"a", object)}, "translate"))
+    _expect_error(invalid, "source_ids", lambda: client.predict({"source_ids": np.array([[4.0]])}, "translate_ids"))
+    _expect_error(invalid, "text", lambda: client.predict({"sentences": np.array([b"a"], object)}, "translate"))
+    _expect_error(invalid, "text", lambda: client.predict({}, "translate"))
+    _expect_error(invalid, "no_such_signature", lambda: client.predict({"text": np.array([b"a"], object)}, "no_such_signature"))
+    _expect_error(
+        grpc.StatusCode.NOT_FOUND, "other_model", lambda: GrpcClient(server.address, "other_model").translate(["a"])
+    )
+    if server.kind == "local_server":
+        _expect_error(
+            grpc.StatusCode.RESOURCE_EXHAUSTED, "", lambda: client.translate(["x" * (MAX_REQUEST_BYTES + 10)])
+        )
+    assert server.alive()
+    assert client.translate(["the dog"])["translation"].shape == (1,)
+
+
+def test_eight_concurrent_clients_of_fifty_requests(server):
+    def one_client(index):
+        client = GrpcClient(server.address, MODEL_NAME, timeout=120)
+        try:
+            for request in range(50):
+                sentence = SENTENCES[(index + request) % len(SENTENCES)]
+                outputs = client.translate([sentence])
+                assert outputs["translation"].shape == (1,)
+            return 50
+        finally:
+            client.close()
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        assert sum(pool.map(one_client, range(8))) == 400
+
+
+def test_rest_api_equals_grpc(server):
+    client = RestClient(server.rest_url, MODEL_NAME)
+    served = server.client.translate(SENTENCES + [INVALID_UTF8])
+    over_rest = client.translate(SENTENCES + [INVALID_UTF8])
+    assert [t.encode("utf-8") for t in over_rest["translation"]] == list(served["translation"])
+    np.testing.assert_allclose(over_rest["score"], served["score"], rtol=1e-6)
+    np.testing.assert_allclose(over_rest["alignment"], served["alignment"], rtol=1e-6)
+    assert client.score(["the cat"], ["le chat"])["log_prob"].shape == (1,)
+    with pytest.raises(RuntimeError, match="HTTP 400"):
+        client.translate_ids([[4, 1000]])
+    assert server.alive()
+
+
+def test_command_line_client(server, tmp_path):
+    (tmp_path / "input.txt").write_text("the cat\n\nthe dog sees a house .\n", encoding="utf-8")
+    common = [sys.executable, "-m", "serving.client", f"--model_name={MODEL_NAME}"]
+    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    subprocess.run(
+        common + [f"--server={server.address}", f"--input_file={tmp_path / 'input.txt'}",
+                  f"--output_file={tmp_path / 'output.txt'}", "--batch_size=2"],
+        check=True, cwd=REPO_ROOT, env=environment, timeout=120,
+    )
+    lines = (tmp_path / "output.txt").read_text(encoding="utf-8").split("\n")
+    expected = server.client.translate(["the cat", "", "the dog sees a house ."])["translation"]
+    assert lines == [t.decode("utf-8") for t in expected] + [""]
+    shown = subprocess.run(
+        common + [f"--rest_url={server.rest_url}", "--with_scores", "the cat"],
+        check=True, cwd=REPO_ROOT, env=environment, timeout=120, capture_output=True, text=True,
+    ).stdout
+    translation, score = shown.rstrip("\n").split("\t")
+    assert translation == expected[0].decode("utf-8") and float(score) < 0
