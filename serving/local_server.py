@@ -36,7 +36,8 @@ class LocalServer:
         host: address to bind ("127.0.0.1": this machine only).
         port: gRPC port; 0 picks a free one (see `port` after `start`).
         rest_api_port: REST port, 0 picks a free one, None for no REST.
-        max_request_bytes: the largest request accepted (gRPC answers RESOURCE_EXHAUSTED, REST 413).
+        max_request_bytes: the largest request accepted (gRPC answers RESOURCE_EXHAUSTED, REST 413);
+            also the most elements one input tensor may declare.
         workers: threads answering gRPC requests; more requests wait.
     """
 
@@ -52,7 +53,7 @@ class LocalServer:
             ],
         )
         prediction_service_pb2_grpc.add_PredictionServiceServicer_to_server(
-            PredictionService(servable), self._grpc_server
+            PredictionService(servable, max_input_elements=max_request_bytes), self._grpc_server
         )
         self.port = self._grpc_server.add_insecure_port(f"{host}:{port}")
         if self.port == 0:
@@ -101,7 +102,10 @@ def main(argv):
         servable.model_name, servable.version, servable.path, server.host, server.port, rest,
     )
     print(f"ready grpc={server.port} rest={server.rest_api_port or 0}", flush=True)
-    server.wait()
+    try:
+        server.wait()
+    except KeyboardInterrupt:
+        server.stop()
 
 
 if __name__ == "__main__":

@@ -18,10 +18,14 @@ class PredictionService(prediction_service_pb2_grpc.PredictionServiceServicer):
 
     Args:
         servable: the `Servable` to answer for.
+        max_input_elements: the most elements an input tensor may declare; a TensorProto can declare a
+            huge shape in a few bytes (its values are then repeated), so this bounds the memory one
+            request can make the server allocate.
     """
 
-    def __init__(self, servable):
+    def __init__(self, servable, max_input_elements=1 << 22):
         self.servable = servable
+        self.max_input_elements = max_input_elements
 
     def _check_model_spec(self, model_spec, context):
         if model_spec.name != self.servable.model_name:
@@ -39,6 +43,15 @@ class PredictionService(prediction_service_pb2_grpc.PredictionServiceServicer):
 
     def Predict(self, request, context):
         self._check_model_spec(request.model_spec, context)
+        for name, proto in request.inputs.items():
+            elements = 1
+            for dimension in proto.tensor_shape.dim:
+                elements *= max(dimension.size, 0)
+            if elements > self.max_input_elements:
+                context.abort(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    f"input {name!r} declares {elements} elements; at most {self.max_input_elements} are accepted",
+                )
         try:
             inputs = {name: tf.make_ndarray(proto) for name, proto in request.inputs.items()}
         except Exception as error:  # a malformed TensorProto of any kind is the caller's mistake

@@ -167,6 +167,9 @@ def test_bad_requests_are_invalid_argument_and_the_server_lives(server):
         _expect_error(
             grpc.StatusCode.RESOURCE_EXHAUSTED, "", lambda: client.translate(["x" * (MAX_REQUEST_BYTES + 10)])
         )
+        huge = tf.make_tensor_proto(np.array([b"a"], object))
+        huge.tensor_shape.dim[0].size = 10**12  # a few bytes that declare a terabyte
+        _expect_error(invalid, "elements", lambda: client.predict({"text": huge}, "translate"))
     assert server.alive()
     assert client.translate(["the dog"])["translation"].shape == (1,)
 
