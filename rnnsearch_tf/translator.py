@@ -85,7 +85,10 @@ class Translator(tf.Module):
             raise ValueError(
                 f"need maximum_length_a >= 0 and maximum_length_b >= 1, got {maximum_length_a}, {maximum_length_b}"
             )
-        for option, value in (("maximum_source_length", maximum_source_length), ("maximum_batch_size", maximum_batch_size)):
+        for option, value in (
+            ("maximum_source_length", maximum_source_length),
+            ("maximum_batch_size", maximum_batch_size),
+        ):
             if value < 1:
                 raise ValueError(f"{option} must be at least 1, got {value}")
         self.model = model
@@ -186,7 +189,9 @@ class Translator(tf.Module):
         ids, lengths = result["ids"], result["lengths"]  # [batch, n, steps], [batch, n]
         target_tokens = self.target_vocabulary.tokens(ids)  # [batch, n, steps]
         steps = tf.range(tf.shape(ids)[2])  # [steps]
-        target_tokens = tf.where(steps[None, None, :] < lengths[:, :, None], target_tokens, "")
+        target_tokens = tf.where(
+            steps[None, None, :] < lengths[:, :, None], target_tokens, ""
+        )  # [batch, n, steps]
         words = tf.RaggedTensor.from_tensor(
             tf.reshape(target_tokens, [-1, tf.shape(ids)[2]]),  # [batch * n, steps]
             lengths=tf.reshape(tf.maximum(lengths - 1, 0), [-1]),  # EOS dropped
@@ -229,7 +234,11 @@ class Translator(tf.Module):
         checks = [
             tf.debugging.Assert(
                 tf.reduce_all(in_vocabulary),
-                [f"source_ids must be vocabulary ids in [0, {size}), got", tf.reduce_min(source_ids), tf.reduce_max(source_ids)],
+                [
+                    f"source_ids must be vocabulary ids in [0, {size}), got",
+                    tf.reduce_min(source_ids),
+                    tf.reduce_max(source_ids),
+                ],
             )
         ]
         with tf.control_dependencies(checks):
@@ -328,7 +337,8 @@ class Translator(tf.Module):
         source_ids = self._with_eos(token_ids)  # [batch, src_len]
         source_lengths = tf.cast(token_ids.row_lengths(), tf.int32)  # [batch], EOS excluded
         maximum_lengths = (
-            tf.cast(self.maximum_length_a * tf.cast(source_lengths, tf.float32), tf.int32) + self.maximum_length_b
+            tf.cast(self.maximum_length_a * tf.cast(source_lengths, tf.float32), tf.int32)
+            + self.maximum_length_b
         )  # [batch]
         n = self.num_hypotheses
 

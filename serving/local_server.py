@@ -41,7 +41,9 @@ class LocalServer:
         workers: threads answering gRPC requests; more requests wait.
     """
 
-    def __init__(self, servable, host="127.0.0.1", port=0, rest_api_port=None, max_request_bytes=4 << 20, workers=8):
+    def __init__(
+        self, servable, host="127.0.0.1", port=0, rest_api_port=None, max_request_bytes=4 << 20, workers=8
+    ):
         self.servable = servable
         self.host = host
         self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=workers)

@@ -57,7 +57,9 @@ class PredictionService(prediction_service_pb2_grpc.PredictionServiceServicer):
         except Exception as error:  # a malformed TensorProto of any kind is the caller's mistake
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed input tensor: {error}")
         try:
-            outputs = self.servable.predict(request.model_spec.signature_name, inputs, tuple(request.output_filter))
+            outputs = self.servable.predict(
+                request.model_spec.signature_name, inputs, tuple(request.output_filter)
+            )
         except ValueError as error:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(error))
         except tf.errors.OpError as error:
@@ -79,7 +81,8 @@ class PredictionService(prediction_service_pb2_grpc.PredictionServiceServicer):
         unknown = sorted(set(request.metadata_field) - {"signature_def"})
         if unknown or not request.metadata_field:
             context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT, f"metadata_field must be ['signature_def'], got {list(request.metadata_field)}"
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"metadata_field must be ['signature_def'], got {list(request.metadata_field)}",
             )
         signature_defs = get_model_metadata_pb2.SignatureDefMap()
         for name, signature_def in self.servable.signature_defs.items():

@@ -34,7 +34,9 @@ class RestClient:
     def _request(self, path, body=None):
         data = None if body is None else json.dumps(body).encode("utf-8")
         request = urllib.request.Request(
-            f"{self.url}/v1/models/{self.model_name}{path}", data=data, headers={"Content-Type": "application/json"}
+            f"{self.url}/v1/models/{self.model_name}{path}",
+            data=data,
+            headers={"Content-Type": "application/json"},
         )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
@@ -50,7 +52,9 @@ class RestClient:
     def predict(self, inputs, signature_name="serving_default"):
         """{input name: JSON-able value} -> {output name: NumPy array} of one signature."""
         outputs = self._request(":predict", {"signature_name": signature_name, "inputs": inputs})["outputs"]
-        return {name: np.array(value, dtype=object if _holds_text(value) else None) for name, value in outputs.items()}
+        return {
+            name: np.array(value, dtype=object if _holds_text(value) else None) for name, value in outputs.items()
+        }
 
     def translate(self, sentences, signature_name="translate"):
         return self.predict({"text": [_to_json_string(sentence) for sentence in sentences]}, signature_name)

@@ -9,7 +9,6 @@ import textwrap
 
 import numpy as np
 import pytest
-import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 
 from rnnsearch_tf.translator import Translator
