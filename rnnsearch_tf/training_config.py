@@ -1,0 +1,80 @@
+"""Everything about a training run that is not the model's architecture."""
+
+import dataclasses
+import typing
+
+OPTIMIZERS = ("adadelta", "adam")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingConfig:
+    """Settings of `Trainer`. Defaults are the paper's (Bahdanau et al. 2014, Appendix B.2).
+
+    Args:
+        data_dir: output of `python -m data_pipeline.build` (shards, vocabularies, metadata.json).
+        model_dir: where checkpoints, event files and the model description go.
+        model: "rnnsearch" or "rnnencdec".
+        train_steps: updates to run in total (a resumed run counts the updates already done).
+        max_epochs: stop after this many passes over the training pairs (None: no limit).
+        batch_size: global minibatch of sentence pairs (80).
+        sort_window: minibatches sorted by length together (20, i.e. 1600 pairs).
+        max_tokens: token-count batching instead of fixed batches (None: the paper's batching).
+        seed: seed of shuffling and initialisation.
+        optimizer: "adadelta" (the paper's) or "adam".
+        learning_rate: 1.0 for Adadelta (Zeiler 2012 has none; Keras scales the update by it).
+        adadelta_rho, adadelta_epsilon: ρ = 0.95, ε = 1e-6.
+        clip_norm: the L2 norm of the whole gradient is rescaled to at most this (1.0).
+        log_every: updates between console lines and training scalars.
+        checkpoint_every: updates between checkpoints.
+        keep_checkpoints: last checkpoints kept (the best one is kept apart).
+        validate_every: updates between validations (dev NLL and dev BLEU); 0 disables them.
+        dev_split: split of data_dir used for validation.
+        dev_bleu_sentences: dev sentences decoded for BLEU (None: all of them).
+        beam_size: beam of the validation search.
+        length_normalization: "none", "length" or "gnmt" for the validation search.
+        patience: validations without a better dev BLEU before training stops (None: never).
+        max_nonfinite_steps: consecutive non-finite losses or gradients before training stops.
+        attention_sentences: fixed dev sentences whose attention and translation go to TensorBoard.
+        cpu_replicas: split the CPU into this many logical devices, one replica each (tests, and
+            checking multi-replica behaviour without GPUs); None uses all local GPUs, or the CPU.
+    """
+
+    data_dir: str
+    model_dir: str
+    model: str = "rnnsearch"
+    train_steps: int = 300_000
+    max_epochs: typing.Optional[float] = None
+    batch_size: int = 80
+    sort_window: int = 20
+    max_tokens: typing.Optional[int] = None
+    seed: int = 1234
+    optimizer: str = "adadelta"
+    learning_rate: float = 1.0
+    adadelta_rho: float = 0.95
+    adadelta_epsilon: float = 1e-6
+    clip_norm: float = 1.0
+    log_every: int = 100
+    checkpoint_every: int = 1000
+    keep_checkpoints: int = 5
+    validate_every: int = 5000
+    dev_split: str = "dev"
+    dev_bleu_sentences: typing.Optional[int] = None
+    beam_size: int = 12
+    length_normalization: str = "none"
+    patience: typing.Optional[int] = None
+    max_nonfinite_steps: int = 5
+    attention_sentences: int = 3
+    cpu_replicas: typing.Optional[int] = None
+
+    def __post_init__(self):
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"TrainingConfig.optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
+        for name in ("train_steps", "batch_size", "sort_window", "log_every", "checkpoint_every",
+                     "keep_checkpoints", "beam_size", "max_nonfinite_steps"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"TrainingConfig.{name} must be at least 1, got {getattr(self, name)}")
+        if self.validate_every < 0:
+            raise ValueError(f"TrainingConfig.validate_every must be >= 0, got {self.validate_every}")
+
+    def to_dict(self):
+        return dataclasses.asdict(self)
