@@ -1,0 +1,74 @@
+"""The output formats of `python -m rnnsearch_tf.translate` and the Moses n-best format `score` rescores.
+
+- `text`: one detokenized translation per input line (after `<unk>` replacement when asked).
+- `nbest`: the Moses n-best format, `num_hypotheses` lines per input line, best first:
+  `INDEX ||| TRANSLATION ||| beam_score= SCORE ||| SCORE`, INDEX the 0-based input line. The
+  translations are the beam's, before `<unk>` replacement. An input line whose translation is empty
+  still has its lines (with an empty translation).
+- `alignment`: one JSON object per input line: `index`, `translation`, `score`, `source_tokens`,
+  `target_tokens` (neither with `</s>`), `alignment` (α_ij rounded to 6 decimals, `len(target_tokens) + 1`
+  rows by `len(source_tokens) + 1` columns: the `</s>` of both sides included; `[]` for an empty
+  line; the last row is missing when the search stopped at its length bound), `hard_alignment` (the
+  Pharaoh format `j-i ...`: for each target word i its most-attended source word j, both 0-based,
+  `</s>` excluded), `truncated`, `unks_replaced`.
+"""
+
+import json
+
+import numpy as np
+
+FORMATS = ("text", "nbest", "alignment")
+NBEST_SEPARATOR = " ||| "
+
+
+def format_translation(index, result, output_format):
+    """The output lines (each ending in "\\n") of one `BatchTranslator.translate` result."""
+    if output_format == "text":
+        return result["translation"] + "\n"
+    if output_format == "nbest":
+        return "".join(nbest_line(index, text, {"beam_score": score}, score) for text, score in result["nbest"])
+    if output_format == "alignment":
+        return json.dumps(alignment_record(index, result), ensure_ascii=False) + "\n"
+    raise ValueError(f"output_format must be one of {FORMATS}, got {output_format!r}")
+
+
+def alignment_record(index, result):
+    """The JSON object of the `alignment` format (see the module docstring)."""
+    alignment = np.asarray(result["alignment"], dtype=np.float64)  # [target + 1, source + 1]
+    words = len(result["source_tokens"])
+    hard_alignment = []
+    if words:
+        for target_position in range(min(len(result["tokens"]), alignment.shape[0])):
+            hard_alignment.append(f"{int(np.argmax(alignment[target_position, :words]))}-{target_position}")
+    return dict(
+        index=index,
+        translation=result["translation"],
+        score=result["score"],
+        source_tokens=result["source_tokens"],
+        target_tokens=result["tokens"],
+        alignment=np.round(alignment, 6).tolist(),
+        hard_alignment=" ".join(hard_alignment),
+        truncated=result["truncated"],
+        unks_replaced=result["unks_replaced"],
+    )
+
+
+def nbest_line(index, translation, features, total):
+    """One Moses n-best line; `features` maps a feature name to its float value, in order."""
+    feature_text = " ".join(f"{name}= {value:.6f}" for name, value in features.items())
+    return NBEST_SEPARATOR.join([str(index), translation, feature_text, f"{total:.6f}"]) + "\n"
+
+
+def parse_nbest_line(line):
+    """A Moses n-best line -> `(index, translation, features dict name -> float, total)`."""
+    fields = line.rstrip("\n").split(NBEST_SEPARATOR)
+    if len(fields) < 4:
+        raise ValueError(f"not a Moses n-best line 'INDEX ||| TRANSLATION ||| FEATURES ||| TOTAL': {line!r}")
+    index, translation, feature_text, total = fields[0], NBEST_SEPARATOR.join(fields[1:-2]), fields[-2], fields[-1]
+    features, name = {}, None
+    for item in feature_text.split():
+        if item.endswith("="):
+            name = item[:-1]
+        elif name is not None:
+            features[name] = float(item)
+    return int(index), translation, features, float(total)

@@ -1,0 +1,29 @@
+"""Line-oriented text files of the command-line tools; "-" is stdin or stdout."""
+
+import contextlib
+import sys
+
+
+def read_lines(path):
+    """The lines of a UTF-8 file (or stdin for "-"), without their line ends.
+
+    Lines end at "\\n" only (a "\\r" before it is dropped; Unicode line separators stay inside the line);
+    invalid UTF-8 bytes become U+FFFD, as `Translator` would make them.
+    """
+    if path == "-":
+        stream = open(sys.stdin.fileno(), encoding="utf-8", errors="replace", newline="\n", closefd=False)
+    else:
+        stream = open(path, encoding="utf-8", errors="replace", newline="\n")
+    with stream:
+        return [line.removesuffix("\n").removesuffix("\r") for line in stream]
+
+
+@contextlib.contextmanager
+def open_output(path):
+    """A UTF-8 text stream writing `path` (or stdout for "-"), with "\\n" line ends."""
+    if path == "-":
+        stream = open(sys.stdout.fileno(), "w", encoding="utf-8", newline="\n", closefd=False)
+    else:
+        stream = open(path, "w", encoding="utf-8", newline="\n")
+    with stream:
+        yield stream

@@ -1,0 +1,169 @@
+"""BatchTranslator, the output formats and `python -m rnnsearch_tf.translate`, on a tiny random model."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from conftest import REPO_ROOT
+from rnnsearch_tf import output_formats
+from rnnsearch_tf.batch_translator import BatchTranslator
+from rnnsearch_tf.translator import Translator
+from rnnsearch_tf.unk_replacer import UnkReplacer
+from serving_test_utils import BAD_SENTENCES, SEARCH_OPTIONS, SENTENCES, exported_model, write_model_dir
+
+LONG_LINE = " ".join(["cat"] * 30)  # more than SEARCH_OPTIONS["maximum_source_length"] = 12 tokens
+INPUT = SENTENCES + ["", LONG_LINE, " \t  "] + BAD_SENTENCES[2:4]  # one sentence per line
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    return write_model_dir(tmp_path_factory.mktemp("translate") / "model")
+
+
+@pytest.fixture(scope="module")
+def batch_translator(model_dir):
+    return BatchTranslator.from_model_dir(model_dir, batch_size=2, **SEARCH_OPTIONS)[0]
+
+
+@pytest.fixture(scope="module")
+def results(batch_translator):
+    return batch_translator.translate(INPUT)
+
+
+def test_keeps_input_order(results, batch_translator):
+    assert len(results) == len(INPUT)
+    one_by_one = [batch_translator.module.translate(tf.constant([sentence])) for sentence in INPUT]
+    for result, single in zip(results, one_by_one):
+        assert result["translation"] == single["translation"].numpy()[0].decode()
+        np.testing.assert_allclose(result["score"], single["score"].numpy()[0], rtol=1e-5)
+        assert [text for text, _ in result["nbest"]] == [t.decode() for t in single["nbest_translations"].numpy()[0]]
+
+
+def test_empty_and_long_lines(results):
+    for result in (results[len(SENTENCES)], results[len(SENTENCES) + 2]):  # "" and whitespace only
+        assert result["translation"] == "" and result["score"] == 0.0 and result["tokens"] == []
+        assert result["source_tokens"] == [] and result["alignment"].shape == (0, 1) and not result["truncated"]
+    long_result = results[len(SENTENCES) + 1]
+    assert long_result["truncated"]
+    assert long_result["source_tokens"] == ["cat"] * SEARCH_OPTIONS["maximum_source_length"]
+    assert sum(result["truncated"] for result in results) == 1
+
+
+def test_result_shapes(results):
+    for result in results[: len(SENTENCES)]:
+        assert result["alignment"].shape == (len(result["tokens"]) + 1, len(result["source_tokens"]) + 1)
+        np.testing.assert_allclose(result["alignment"].sum(axis=1), 1.0, rtol=1e-5)
+        assert result["nbest"][0] == (result["translation"], result["score"])
+        assert len(result["nbest"]) == SEARCH_OPTIONS["num_hypotheses"] and result["unks_replaced"] == 0
+
+
+class _FakeExport:
+    """Stands in for a loaded SavedModel whose best translation holds an `<unk>` with a known alignment."""
+
+    def __init__(self):
+        self.signatures = {"translate": self._translate, "score": None}  # scoring is not used here
+
+    @staticmethod
+    def _translate(text):
+        del text
+        return dict(
+            translation=tf.constant([b"le <unk>, grand"]),
+            score=tf.constant([-1.5]),
+            tokens=tf.constant([[b"le", b"<unk>", b",", b"grand", b"</s>", b""]]),
+            alignment=tf.constant(
+                [[[0.8, 0.1, 0.1, 0.0], [0.1, 0.2, 0.6, 0.1], [0.3, 0.3, 0.3, 0.1], [0.1, 0.7, 0.1, 0.1],
+                  [0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0]]]
+            ),
+            source_tokens=tf.constant([[b"the", b"big", b"Zyzzyva", b"</s>"]]),
+            truncated=tf.constant([False]),
+        )
+
+
+def test_unk_replacement_in_batches(tmp_path):
+    settings = dict(target_language="fr", maximum_batch_size=10)
+    result = BatchTranslator(_FakeExport(), settings, unk_replacer=UnkReplacer()).translate(["the big Zyzzyva"])[0]
+    assert result["tokens"] == ["le", "Zyzzyva", ",", "grand"] and result["unks_replaced"] == 1
+    assert result["translation"] == "le Zyzzyva, grand"
+    assert result["nbest"] == [("le <unk>, grand", -1.5)]  # as searched
+    dictionary = UnkReplacer({"Zyzzyva": "zyzzyva du Brésil"})
+    result = BatchTranslator(_FakeExport(), settings, unk_replacer=dictionary).translate(["the big Zyzzyva"])[0]
+    assert result["translation"] == "le zyzzyva du Brésil, grand"
+
+
+def test_nbest_format_is_exact_and_parses(results):
+    result = dict(results[0], nbest=[("le chat", -1.25), ("", -3.0)])
+    text = output_formats.format_translation(7, result, "nbest")
+    assert text == "7 ||| le chat ||| beam_score= -1.250000 ||| -1.250000\n7 |||  ||| beam_score= -3.000000 ||| -3.000000\n"
+    assert [output_formats.parse_nbest_line(line) for line in text.splitlines()] == [
+        (7, "le chat", {"beam_score": -1.25}, -1.25),
+        (7, "", {"beam_score": -3.0}, -3.0),
+    ]
+
+
+def test_alignment_format_is_exact_and_parses():
+    result = dict(
+        translation="le chat",
+        score=-2.0,
+        source_tokens=["the", "cat"],
+        tokens=["le", "chat"],
+        alignment=np.array([[0.75, 0.125, 0.125], [0.25, 0.5, 0.25], [0.0, 0.0, 1.0]], dtype=np.float32),
+        truncated=False,
+        unks_replaced=0,
+    )
+    text = output_formats.format_translation(3, result, "alignment")
+    assert text == (
+        '{"index": 3, "translation": "le chat", "score": -2.0, "source_tokens": ["the", "cat"], '
+        '"target_tokens": ["le", "chat"], "alignment": [[0.75, 0.125, 0.125], [0.25, 0.5, 0.25], [0.0, 0.0, 1.0]], '
+        '"hard_alignment": "0-0 1-1", "truncated": false, "unks_replaced": 0}\n'
+    )
+    assert json.loads(text)["alignment"][1] == [0.25, 0.5, 0.25]
+
+
+def test_saved_model_translates_like_the_model_dir(tmp_path_factory, model_dir):
+    export_model_dir, export_dir, version_path = exported_model(tmp_path_factory)
+    from_export, loaded = BatchTranslator.from_saved_model(export_dir, batch_size=3)
+    assert loaded == version_path
+    from_checkpoint = BatchTranslator.from_model_dir(export_model_dir, batch_size=3, **SEARCH_OPTIONS)[0]
+    for exported, direct in zip(from_export.translate(INPUT), from_checkpoint.translate(INPUT)):
+        assert exported["translation"] == direct["translation"] and exported["tokens"] == direct["tokens"]
+        np.testing.assert_allclose(exported["alignment"], direct["alignment"], atol=1e-6)
+
+
+def _run(args, stdin_text=""):
+    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
+    result = subprocess.run(
+        [sys.executable, "-m", "rnnsearch_tf.translate", *args],
+        input=stdin_text.encode(), capture_output=True, env=environment, cwd=REPO_ROOT,
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    return result.stdout.decode(), result.stderr.decode()
+
+
+def _options():
+    return [f"--beam_size={SEARCH_OPTIONS['beam_size']}", f"--maximum_source_length={SEARCH_OPTIONS['maximum_source_length']}"]
+
+
+def test_command_line_stdin_to_stdout_nbest(model_dir, tmp_path):
+    stdout, stderr = _run([f"--model_dir={model_dir}", "--output_format=nbest", "--num_hypotheses=2", *_options()], "\n".join(INPUT) + "\n")
+    expected = BatchTranslator.from_model_dir(model_dir, num_hypotheses=2, beam_size=3, maximum_source_length=12)[0].translate(INPUT)
+    lines = [output_formats.parse_nbest_line(line) for line in stdout.splitlines()]
+    assert [line[0] for line in lines] == [index for index in range(len(INPUT)) for _ in range(2)]
+    assert [line[1] for line in lines] == [text for result in expected for text, _ in result["nbest"]]
+    assert "lines 6" in stderr  # the long line, 1-based
+    assert f"{len(INPUT)}/{len(INPUT)}" in stderr  # the progress bar
+
+
+def test_command_line_file_to_file_alignment(model_dir, tmp_path):
+    (tmp_path / "input.txt").write_text("\n".join(INPUT) + "\n", encoding="utf-8")
+    _run([f"--model_dir={model_dir}", f"--input={tmp_path / 'input.txt'}", f"--output={tmp_path / 'out.jsonl'}",
+          "--output_format=alignment", "--replace_unk", "--batch_size=3", "--noprogress", *_options()])
+    records = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [record["index"] for record in records] == list(range(len(INPUT)))
+    assert records[len(SENTENCES)]["translation"] == "" and records[len(SENTENCES) + 1]["truncated"]
+    for record in records:
+        assert len(record["alignment"]) == (len(record["target_tokens"]) + 1 if record["source_tokens"] else 0)
