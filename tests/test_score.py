@@ -1,0 +1,88 @@
+"""log p(y | x) of given pairs (BatchTranslator.score, `python -m rnnsearch_tf.score`) and n-best rescoring."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from conftest import REPO_ROOT
+from data_pipeline.moses_tokenizer import MosesTokenizer
+from data_pipeline.vocabulary import Vocabulary
+from rnnsearch_tf import constants
+from rnnsearch_tf.batch_translator import BatchTranslator
+from rnnsearch_tf.model_dir import ModelDir
+from rnnsearch_tf.output_formats import nbest_line, parse_nbest_line
+from serving_test_utils import SENTENCES, write_model_dir
+
+TARGETS = ["le chat voit le grand chien.", "une petite maison verte ?", "", "la zyzzyva voit un chat, le chien voit"]
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    return write_model_dir(tmp_path_factory.mktemp("score") / "model")
+
+
+def _ids(tokenizer, vocabulary, sentences):
+    ids = vocabulary.lookup(tokenizer.tokenize(tf.constant(sentences)))
+    with_eos = tf.concat([ids, tf.ragged.constant([[constants.EOS_ID]] * len(sentences))], axis=1)
+    return with_eos.to_tensor(default_value=constants.PAD_ID)  # [batch, len + 1]
+
+
+def test_scores_equal_token_log_probs_of_the_model(model_dir):
+    scores = BatchTranslator.from_model_dir(model_dir, batch_size=3)[0].score(SENTENCES, TARGETS)
+    model, _ = ModelDir(model_dir).load_model()
+    source_ids = _ids(MosesTokenizer("en"), Vocabulary(model_dir / "source_vocab.tsv"), SENTENCES)
+    target_ids = _ids(MosesTokenizer("fr"), Vocabulary(model_dir / "target_vocab.tsv"), TARGETS)
+    expected = model.token_log_probs(source_ids, target_ids).numpy()  # [batch, tgt_len]
+    for row, score in enumerate(scores):
+        length = int(np.sum(target_ids[row].numpy() != constants.PAD_ID))
+        assert len(score["tokens"]) == len(score["token_log_probs"]) == length
+        np.testing.assert_allclose(score["token_log_probs"], expected[row, :length], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(score["log_prob"], expected[row].sum(), rtol=1e-5)
+        assert score["tokens"][-1] == constants.EOS_TOKEN
+    assert scores[0]["tokens"] == ["le", "chat", "voit", "le", "grand", "chien", ".", "</s>"]
+    assert scores[2]["tokens"] == ["</s>"]
+
+
+def test_mismatched_lengths_are_refused(model_dir):
+    with pytest.raises(ValueError, match="2 source sentences but 1 target"):
+        BatchTranslator.from_model_dir(model_dir)[0].score(["a", "b"], ["c"])
+
+
+def _run(args):
+    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
+    result = subprocess.run(
+        [sys.executable, "-m", "rnnsearch_tf.score", "--noprogress", *args],
+        capture_output=True, env=environment, cwd=REPO_ROOT,
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    return result.stdout.decode()
+
+
+def test_command_line_rescores_an_nbest_list(model_dir, tmp_path):
+    (tmp_path / "source.txt").write_text("\n".join(SENTENCES[:3]) + "\n", encoding="utf-8")
+    hypotheses = {0: ["le chat", "le chien voit"], 2: ["chien", "un chien", "le"]}  # line 1 has no list
+    (tmp_path / "in.nbest").write_text(
+        "".join(nbest_line(i, text, {"beam_score": -1.0}, -1.0) for i, texts in hypotheses.items() for text in texts),
+        encoding="utf-8",
+    )
+    _run([f"--model_dir={model_dir}", f"--source={tmp_path / 'source.txt'}", f"--nbest={tmp_path / 'in.nbest'}",
+          f"--output={tmp_path / 'out.nbest'}", f"--best_output={tmp_path / 'best.txt'}", "--weight=0.5"])
+    scorer = BatchTranslator.from_model_dir(model_dir)[0]
+    rescored = [parse_nbest_line(line) for line in (tmp_path / "out.nbest").read_text(encoding="utf-8").splitlines()]
+    best = (tmp_path / "best.txt").read_text(encoding="utf-8").splitlines()
+    assert len(best) == 3 and best[1] == ""
+    for index, texts in hypotheses.items():
+        log_probs = [score["log_prob"] for score in scorer.score([SENTENCES[index]] * len(texts), texts)]
+        expected = sorted(zip(texts, log_probs), key=lambda pair: -pair[1])
+        entries = [entry for entry in rescored if entry[0] == index]
+        assert [entry[1] for entry in entries] == [text for text, _ in expected]
+        for (_, _, features, total), (_, log_prob) in zip(entries, expected):
+            assert features["beam_score"] == -1.0
+            assert features["log_prob"] == pytest.approx(log_prob, abs=1e-5)
+            assert total == pytest.approx(-1.0 + 0.5 * log_prob, abs=1e-5)
+        assert best[index] == expected[0][0]
