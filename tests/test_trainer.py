@@ -1,0 +1,133 @@
+"""Training: it learns, it resumes exactly, replicas agree, it logs what TensorBoard shows, it fails clearly."""
+
+import dataclasses
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from tensorboard.backend.event_processing import event_accumulator
+
+from rnnsearch_tf import ModelConfig
+from rnnsearch_tf.trainer import Trainer, TrainingDivergedError
+from rnnsearch_tf.training_config import TrainingConfig
+from toy_translation import build_toy_data
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+TINY_MODEL = dict(embedding_dim=24, hidden_dim=48, maxout_dim=24, alignment_dim=48)
+
+
+@pytest.fixture(scope="module")
+def toy_data(tmp_path_factory):
+    return build_toy_data(tmp_path_factory.mktemp("toy"))
+
+
+def model_config(data_dir, **overrides):
+    vocabularies = json.loads((data_dir / "metadata.json").read_text())["vocabularies"]
+    return ModelConfig(source_vocab_size=vocabularies["source"]["size"],
+                       target_vocab_size=vocabularies["target"]["size"], **dict(TINY_MODEL, **overrides))
+
+
+def training_config(data_dir, model_dir, **overrides):
+    settings = dict(data_dir=str(data_dir), model_dir=str(model_dir), optimizer="adam", learning_rate=0.005,
+                    batch_size=32, sort_window=5, train_steps=20, log_every=10, checkpoint_every=10,
+                    validate_every=0, beam_size=3, dev_bleu_sentences=60, attention_sentences=2)
+    settings.update(overrides)
+    return TrainingConfig(**settings)
+
+
+def checkpoint_weights(path):
+    reader = tf.train.load_checkpoint(str(path))
+    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()
+            if name.startswith("model/") and "OPTIMIZER_SLOT" not in name}
+
+
+@pytest.fixture(scope="module")
+def trained_run(toy_data, tmp_path_factory):
+    """A tiny RNNsearch trained on the toy corpus, validated every 200 updates."""
+    model_dir = tmp_path_factory.mktemp("run") / "model"
+    config = training_config(toy_data, model_dir, train_steps=600, log_every=50, checkpoint_every=200,
+                             validate_every=200)
+    return Trainer(model_config(toy_data), config).train(), model_dir
+
+
+def test_dev_bleu_rises_well_above_zero(trained_run):
+    summary, model_dir = trained_run
+    state = json.loads((model_dir / "training_state.json").read_text())
+    assert summary["best_dev_bleu"] > 30.0, summary
+    assert state["best_dev_bleu"] == summary["best_dev_bleu"]
+    assert state["dev_nll_per_sentence"] < 5.0
+    assert os.path.exists(str(summary["best_checkpoint"]) + ".index")
+
+
+def test_event_files_hold_scalars_images_text_hparams_and_projector(trained_run):
+    _, model_dir = trained_run
+    tags = {}
+    for run in ("train", "dev"):
+        accumulator = event_accumulator.EventAccumulator(str(model_dir / run), size_guidance={"tensors": 0})
+        accumulator.Reload()
+        tags[run] = set(accumulator.Tags()["tensors"])
+    assert {"loss", "nll_per_sentence", "gradient_norm", "updates_per_second", "tokens_per_second",
+            "_hparams_/session_start_info"} <= tags["train"]
+    assert {"dev/nll_per_sentence", "dev/bleu", "attention/0", "attention/1", "translations"} <= tags["dev"]
+    projector_config = (model_dir / "train" / "projector_config.pbtxt").read_text()
+    assert "source_embedding" in projector_config and "target_embedding" in projector_config
+    assert (model_dir / "train" / "target_embedding_tokens.tsv").read_text().split("\n")[:4] == [
+        "<pad>", "<s>", "</s>", "<unk>"]
+
+
+def test_resume_continues_exactly_where_it_stopped(toy_data, tmp_path):
+    straight = Trainer(model_config(toy_data), training_config(toy_data, tmp_path / "straight")).train()
+    Trainer(model_config(toy_data), training_config(toy_data, tmp_path / "resumed", train_steps=10)).train()
+    resumed = Trainer(model_config(toy_data), training_config(toy_data, tmp_path / "resumed")).train()
+    assert resumed["step"] == straight["step"] == 20
+    expected, actual = checkpoint_weights(straight["latest_checkpoint"]), checkpoint_weights(resumed["latest_checkpoint"])
+    assert expected.keys() == actual.keys()
+    for name in expected:
+        np.testing.assert_allclose(actual[name], expected[name], atol=1e-6, err_msg=name)
+
+
+def train_in_subprocess(data_dir, model_dir, *flags):
+    command = [sys.executable, "-m", "rnnsearch_tf.train", f"--data_dir={data_dir}", f"--model_dir={model_dir}",
+               "--optimizer=adam", "--learning_rate=0.005", "--batch_size=32", "--sort_window=5",
+               "--train_steps=8", "--validate_every=0", "--log_every=4", "--checkpoint_every=8",
+               *[f"--{name}={value}" for name, value in TINY_MODEL.items()], *flags]
+    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    result = subprocess.run(command, cwd=REPO_ROOT, env=environment, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def test_two_cpu_replicas_match_one_replica(toy_data, tmp_path):
+    train_in_subprocess(toy_data, tmp_path / "one", "--cpu_replicas=1")
+    two = train_in_subprocess(toy_data, tmp_path / "two", "--cpu_replicas=2")
+    assert "CPU:1" in two.stderr
+    expected = checkpoint_weights(tmp_path / "one" / "checkpoints" / "ckpt-8")
+    actual = checkpoint_weights(tmp_path / "two" / "checkpoints" / "ckpt-8")
+    for name in expected:
+        np.testing.assert_allclose(actual[name], expected[name], rtol=1e-4, atol=1e-5, err_msg=name)
+    # The resolved flags reproduce the run.
+    flags_text = (tmp_path / "two" / "flags.txt").read_text()
+    assert "--cpu_replicas=2" in flags_text and f"--model_dir={tmp_path / 'two'}" in flags_text
+
+
+def test_nonfinite_updates_are_skipped_then_training_stops_clearly(toy_data, tmp_path):
+    config = training_config(toy_data, tmp_path / "diverge", learning_rate=float("inf"), max_nonfinite_steps=3)
+    with pytest.raises(TrainingDivergedError, match="3 updates in a row had a non-finite loss"):
+        Trainer(model_config(toy_data), config).train()
+    assert (tmp_path / "diverge" / "checkpoints" / "ckpt-4.index").exists()  # 1 bad update, then 3 skipped
+
+
+def test_misconfiguration_is_reported_before_training(toy_data, tmp_path):
+    with pytest.raises(ValueError, match=r"source vocabulary of \d+ entries but the model config says source_vocab_size=7"):
+        Trainer(dataclasses.replace(model_config(toy_data), source_vocab_size=7),
+                training_config(toy_data, tmp_path / "a"))
+    with pytest.raises(FileNotFoundError, match="metadata.json is missing: --data_dir must be the --output_dir"):
+        Trainer(model_config(toy_data), training_config(tmp_path, tmp_path / "b"))
+    Trainer(model_config(toy_data), training_config(toy_data, tmp_path / "c", train_steps=1)).train()
+    with pytest.raises(ValueError, match="holds a different model"):
+        Trainer(model_config(toy_data, hidden_dim=40), training_config(toy_data, tmp_path / "c")).train()
