@@ -1,0 +1,51 @@
+"""The figures of `python -m rnnsearch_tf.evaluate`: BLEU by sentence length (Figure 2) and alignments (Figure 3)."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (after choosing the file-only backend)
+
+
+def plot_bleu_by_length(curves, path):
+    """Bahdanau et al. 2014, Figure 2: BLEU of the test sentences grouped by source length, one line per model.
+
+    Args:
+        curves: dict model name -> list of `{"bin": label, "bleu": float or None}` (the `bleu_by_length`
+            of `Evaluator.evaluate`), the same bins for every model; bins without sentences are skipped.
+        path: PNG file to write.
+    """
+    figure, axis = plt.subplots(figsize=(6, 4))
+    for name, bins in curves.items():
+        points = [(position, item["bleu"]) for position, item in enumerate(bins) if item["bleu"] is not None]
+        axis.plot([x for x, _ in points], [y for _, y in points], marker="o", label=name)
+    labels = [item["bin"] for item in next(iter(curves.values()))]
+    axis.set_xticks(range(len(labels)), labels)
+    axis.set_xlabel("Sentence length (source Moses tokens)")
+    axis.set_ylabel("BLEU score")
+    axis.grid(alpha=0.3)
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def plot_alignment(source_tokens, target_tokens, alignment, path, title=""):
+    """Bahdanau et al. 2014, Figure 3: the weights α_ij in grayscale (0: black, 1: white).
+
+    Args:
+        source_tokens: list of str, the x-axis (top), `</s>` included when `alignment` has its column.
+        target_tokens: list of str, the y-axis, `</s>` included when `alignment` has its row.
+        alignment: float array `[len(target_tokens), len(source_tokens)]`.
+        path: PNG file to write.
+        title: optional title.
+    """
+    figure, axis = plt.subplots(figsize=(2 + 0.35 * len(source_tokens), 2 + 0.35 * len(target_tokens)))
+    axis.imshow(alignment, cmap="gray", vmin=0.0, vmax=1.0, aspect="equal")
+    axis.xaxis.tick_top()
+    axis.set_xticks(range(len(source_tokens)), source_tokens, rotation=90)
+    axis.set_yticks(range(len(target_tokens)), target_tokens)
+    if title:
+        axis.set_xlabel(title)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
