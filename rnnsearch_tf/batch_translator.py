@@ -2,7 +2,6 @@
 
 import os
 
-import numpy as np
 import tensorflow as tf
 
 from data_pipeline.moses_tokenizer import MosesTokenizer

@@ -1,6 +1,5 @@
 """log p(y | x) of given pairs (BatchTranslator.score, `python -m rnnsearch_tf.score`) and n-best rescoring."""
 
-import json
 import os
 import subprocess
 import sys

@@ -12,7 +12,6 @@ import tensorflow as tf
 from conftest import REPO_ROOT
 from rnnsearch_tf import output_formats
 from rnnsearch_tf.batch_translator import BatchTranslator
-from rnnsearch_tf.translator import Translator
 from rnnsearch_tf.unk_replacer import UnkReplacer
 from serving_test_utils import BAD_SENTENCES, SEARCH_OPTIONS, SENTENCES, exported_model, write_model_dir
 
