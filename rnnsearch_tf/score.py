@@ -8,9 +8,10 @@ Scoring (`--target`): one line per pair, `--output_format=sentence` gives log p(
 `</s>` included), `json` gives `{"log_prob", "tokens", "token_log_probs", "source_truncated",
 "target_truncated"}` with the target's Moses tokens (one outside the shortlist is scored as `<unk>`) and
 the log-probability of each (Cho et al. 2014 scored phrase pairs exactly so). Rescoring (`--nbest`):
-each hypothesis of line i is scored against source line i; the feature `log_prob= X` is appended and
-the total becomes `total + weight * X`; each list is sorted again by the new total. Output is the rescored n-best list; `--best_output` also gets
-the new 1-best translation of every source line (an empty line where the list has no entry).
+each hypothesis of line i is scored against source line i; the feature `log_prob= X` is appended and the
+total becomes `total + weight * X`; each list is sorted again by the new total. Output is the rescored
+n-best list; `--best_output` also gets the new 1-best translation of every source line (an empty line
+where the list has no entry).
 """
 
 import collections
