@@ -46,6 +46,12 @@ class Trainer:
         self.config = training_config
         self.strategy = strategy or tf.distribute.MirroredStrategy()
         self.model_dir = ModelDir(training_config.model_dir)
+        workers, worker_index = self._workers()
+        self.is_chief = worker_index == 0
+        # Every worker saves checkpoints (saving is collective); only the chief's go to model_dir.
+        self.worker_dir = ModelDir(
+            self.model_dir.path if self.is_chief else os.path.join(self.model_dir.path, "workers", str(worker_index))
+        )
         self.metadata = self._read_metadata()
         self._check_vocabulary_sizes()
 
@@ -69,6 +75,9 @@ class Trainer:
                 )
 
     def _prepare_model_dir(self):
+        if not self.is_chief:
+            os.makedirs(self.worker_dir.path, exist_ok=True)
+            return
         description = {"model": self.config.model, "config": self.model_config.to_dict()}
         if os.path.exists(self.model_dir.file("model.json")):
             if self.model_dir.read_json("model.json") != description:
@@ -124,56 +133,14 @@ class Trainer:
         return training_input(tf.distribute.InputContext(workers, worker_index, workers))
 
     def _make_train_step(self, model, optimizer, iterator):
-        strategy, clip_norm = self.strategy, self.config.clip_norm
-        local_replicas = strategy.num_replicas_in_sync // self._workers()[0]
-
-        def split_over_replicas(batch):
-            """Each local replica gets a contiguous slice of this worker's minibatch."""
-
-            def replica_slice(context):
-                index = context.replica_id_in_sync_group % local_replicas
-                size = tf.shape(batch["target_ids"])[0]
-                start, end = size * index // local_replicas, size * (index + 1) // local_replicas
-                return {name: ids[start:end] for name, ids in batch.items()}
-
-            return strategy.experimental_distribute_values_from_function(replica_slice)
-
-        def replica_step(batch):
-            source_ids, target_ids = batch["source_ids"], batch["target_ids"]
-            with tf.GradientTape() as tape:
-                nll_sum = -tf.reduce_sum(model.token_log_probs(source_ids, target_ids))
-            gradients = [tf.convert_to_tensor(g) for g in tape.gradient(nll_sum, model.trainable_variables)]
-            target_tokens = tf.reduce_sum(tf.cast(target_ids > 0, tf.float32))
-            sentences = tf.cast(tf.shape(target_ids)[0], tf.float32)
-            return nll_sum, target_tokens, sentences, gradients
-
-        def total(value):
-            return strategy.reduce(tf.distribute.ReduceOp.SUM, value, axis=None)
-
-        @tf.function
-        def train_step():
-            per_replica_batch = split_over_replicas(next(iterator))
-            nll_sum, target_tokens, sentences, gradients = strategy.run(replica_step, args=(per_replica_batch,))
-            nll_sum, target_tokens, sentences = total(nll_sum), total(target_tokens), total(sentences)
-            gradients = [total(g) / target_tokens for g in gradients]
-            gradient_norm = tf.linalg.global_norm(gradients)
-            finite = tf.logical_and(tf.math.is_finite(nll_sum), tf.math.is_finite(gradient_norm))
-            clipped, _ = tf.clip_by_global_norm(gradients, clip_norm, use_norm=gradient_norm)
-
-            def apply():
-                optimizer.apply(clipped, model.trainable_variables)
-                return tf.constant(True)
-
-            tf.cond(finite, apply, lambda: tf.constant(False))
-            return {
-                "nll_sum": nll_sum,
-                "target_tokens": target_tokens,
-                "sentences": sentences,
-                "gradient_norm": gradient_norm,
-                "finite": finite,
-            }
-
-        return train_step
+        return make_train_step(
+            model,
+            optimizer,
+            lambda: next(iterator),
+            self.strategy,
+            self.config.clip_norm,
+            local_replicas=self.strategy.num_replicas_in_sync // self._workers()[0],
+        )
 
     def train(self):
         """Runs until `train_steps`, `max_epochs`, early stopping; returns a summary dict."""
@@ -197,8 +164,8 @@ class Trainer:
             )
         }
         checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer, iterator=iterator, **progress)
-        manager = tf.train.CheckpointManager(checkpoint, self.model_dir.checkpoint_dir, config.keep_checkpoints)
-        best_manager = tf.train.CheckpointManager(checkpoint, self.model_dir.best_checkpoint_dir, 1)
+        manager = tf.train.CheckpointManager(checkpoint, self.worker_dir.checkpoint_dir, config.keep_checkpoints)
+        best_manager = tf.train.CheckpointManager(checkpoint, self.worker_dir.best_checkpoint_dir, 1)
         if manager.latest_checkpoint:
             checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
             logging.info("Resumed from %s at step %d", manager.latest_checkpoint, int(progress["step"]))
@@ -218,7 +185,9 @@ class Trainer:
                 attention_sentences=config.attention_sentences,
             )
         writers = {
-            name: tf.summary.create_file_writer(self.model_dir.file(name)) for name in ("train", "dev")
+            name: tf.summary.create_file_writer(self.model_dir.file(name)) if self.is_chief
+            else tf.summary.create_noop_writer()
+            for name in ("train", "dev")
         }
         if int(progress["step"]) == 0:
             with writers["train"].as_default():
@@ -347,7 +316,8 @@ class Trainer:
                 ]
                 tf.summary.text("translations", "\n".join(rows), step=step)
         writer.flush()
-        self._write_projector(model, step)
+        if self.is_chief:
+            self._write_projector(model, step)
         state = {
             "step": step,
             "epoch": int(progress["sentences_seen"]) / train_pairs,
@@ -359,7 +329,7 @@ class Trainer:
             "best_step": int(progress["best_step"]),
             "best_dev_bleu": float(progress["best_bleu"]),
         }
-        with open(self.model_dir.file("training_state.json"), "w", encoding="utf-8") as stream:
+        with open(self.worker_dir.file("training_state.json"), "w", encoding="utf-8") as stream:
             json.dump(state, stream, indent=2)
         patience = self.config.patience
         if patience is not None and int(progress["validations_without_improvement"]) >= patience:
@@ -420,3 +390,70 @@ class _Window:
 def _hours(seconds):
     seconds = int(seconds)
     return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def make_train_step(model, optimizer, next_batch, strategy, clip_norm, local_replicas=None):
+    """One update of `Trainer` as a `tf.function` returning the step's statistics.
+
+    Args:
+        model: an `EncoderDecoderModel` created under `strategy.scope()`.
+        optimizer: a built Keras optimizer.
+        next_batch: callable returning this worker's minibatch, a dict of int `(batch, len)`
+            `source_ids` and `target_ids` (traced once: `lambda: next(iterator)`).
+        strategy: the `tf.distribute.Strategy` of the model.
+        clip_norm: the global gradient norm is rescaled to at most this.
+        local_replicas: replicas of this worker (default: all replicas in sync).
+
+    Returns:
+        `train_step()`, a `tf.function` returning a dict of `nll_sum`, `target_tokens`, `sentences`,
+        `gradient_norm` and `finite`.
+    """
+    local_replicas = local_replicas or strategy.num_replicas_in_sync
+
+    def split_over_replicas(batch):
+        """Each local replica gets a contiguous slice of this worker's minibatch."""
+
+        def replica_slice(context):
+            index = context.replica_id_in_sync_group % local_replicas
+            size = tf.shape(batch["target_ids"])[0]
+            start, end = size * index // local_replicas, size * (index + 1) // local_replicas
+            return {name: ids[start:end] for name, ids in batch.items()}
+
+        return strategy.experimental_distribute_values_from_function(replica_slice)
+
+    def replica_step(batch):
+        source_ids, target_ids = batch["source_ids"], batch["target_ids"]
+        with tf.GradientTape() as tape:
+            nll_sum = -tf.reduce_sum(model.token_log_probs(source_ids, target_ids))
+        gradients = [tf.convert_to_tensor(g) for g in tape.gradient(nll_sum, model.trainable_variables)]
+        target_tokens = tf.reduce_sum(tf.cast(target_ids > 0, tf.float32))
+        sentences = tf.cast(tf.shape(target_ids)[0], tf.float32)
+        return nll_sum, target_tokens, sentences, gradients
+
+    def total(value):
+        return strategy.reduce(tf.distribute.ReduceOp.SUM, value, axis=None)
+
+    @tf.function
+    def train_step():
+        per_replica_batch = split_over_replicas(next_batch())
+        nll_sum, target_tokens, sentences, gradients = strategy.run(replica_step, args=(per_replica_batch,))
+        nll_sum, target_tokens, sentences = total(nll_sum), total(target_tokens), total(sentences)
+        gradients = [total(g) / target_tokens for g in gradients]
+        gradient_norm = tf.linalg.global_norm(gradients)
+        finite = tf.logical_and(tf.math.is_finite(nll_sum), tf.math.is_finite(gradient_norm))
+        clipped, _ = tf.clip_by_global_norm(gradients, clip_norm, use_norm=gradient_norm)
+
+        def apply():
+            optimizer.apply(clipped, model.trainable_variables)
+            return tf.constant(True)
+
+        tf.cond(finite, apply, lambda: tf.constant(False))
+        return {
+            "nll_sum": nll_sum,
+            "target_tokens": target_tokens,
+            "sentences": sentences,
+            "gradient_norm": gradient_norm,
+            "finite": finite,
+        }
+
+    return train_step

@@ -4,6 +4,7 @@ import dataclasses
 import json
 import os
 import pathlib
+import socket
 import subprocess
 import sys
 
@@ -131,3 +132,34 @@ def test_misconfiguration_is_reported_before_training(toy_data, tmp_path):
     Trainer(model_config(toy_data), training_config(toy_data, tmp_path / "c", train_steps=1)).train()
     with pytest.raises(ValueError, match="holds a different model"):
         Trainer(model_config(toy_data, hidden_dim=40), training_config(toy_data, tmp_path / "c")).train()
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.large
+def test_two_workers_on_loopback_train_together(toy_data, tmp_path):
+    cluster = {"worker": [f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"]}
+    model_dir = tmp_path / "multi"
+    processes = []
+    for index in range(2):
+        environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2",
+                           TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}}))
+        command = [sys.executable, "-m", "rnnsearch_tf.train", f"--data_dir={toy_data}", f"--model_dir={model_dir}",
+                   "--optimizer=adam", "--learning_rate=0.005", "--batch_size=32", "--sort_window=5",
+                   "--train_steps=6", "--validate_every=0", "--log_every=3", "--checkpoint_every=6",
+                   *[f"--{name}={value}" for name, value in TINY_MODEL.items()]]
+        processes.append(subprocess.Popen(command, cwd=REPO_ROOT, env=environment, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, text=True))
+    outputs = [process.communicate(timeout=600) for process in processes]
+    for process, (_, stderr) in zip(processes, outputs):
+        assert process.returncode == 0, stderr[-3000:]
+    assert "MultiWorkerMirroredStrategy" in outputs[0][1]
+    chief = checkpoint_weights(model_dir / "checkpoints" / "ckpt-6")
+    worker = checkpoint_weights(model_dir / "workers" / "1" / "checkpoints" / "ckpt-6")
+    for name in chief:
+        np.testing.assert_array_equal(worker[name], chief[name], err_msg=name)
+    assert (model_dir / "train").exists() and not (model_dir / "workers" / "1" / "train").exists()
