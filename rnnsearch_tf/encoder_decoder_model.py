@@ -10,7 +10,10 @@ from rnnsearch_tf.model_config import ModelConfig
 
 
 class EncoderDecoderModel(keras.Model):
-    """Base class of `RNNSearch` and `RNNEncDec`; subclasses build `self.encoder` and define `encode`.
+    """Base class of `RNNSearch` and `RNNEncDec`.
+
+    Subclasses name the projection that gives the decoder's s_0 (`initial_state_name`) and define
+    `make_encoder`, `encoder_outputs` and `encoder_outputs_shape`.
 
     Ids are int32, right-padded with `PAD_ID` (0); every sentence ends with `EOS_ID`.
 
@@ -39,10 +42,34 @@ class EncoderDecoderModel(keras.Model):
             dtype=self.dtype_policy,
             name="decoder",
         )
+        self.encoder = self.make_encoder(config)
+        self.initial_state_projection = keras.layers.Dense(
+            config.hidden_dim,
+            activation="tanh",
+            kernel_initializer=keras.initializers.RandomNormal(stddev=0.01),
+            dtype=self.dtype_policy,
+            name=self.initial_state_name,
+        )
+        self.build()
+
+    initial_state_name = None
 
     @staticmethod
     def _alignment_dim(config):
         raise NotImplementedError
+
+    def make_encoder(self, config):
+        """The encoder layer, named "encoder"."""
+        raise NotImplementedError
+
+    def encoder_outputs_shape(self):
+        """Shapes of `encoder_outputs` by name, for building the decoder."""
+        raise NotImplementedError
+
+    def build(self, input_shape=None):
+        self.encoder.build((None, None))
+        self.initial_state_projection.build((None, self.config.hidden_dim))
+        self.decoder.build((None, None), self.encoder_outputs_shape())
 
     def encoder_outputs(self, source_ids):
         """Source ids `(batch, src_len)` -> the dict the decoder is conditioned on (see `Decoder`)."""
@@ -119,7 +146,12 @@ class EncoderDecoderModel(keras.Model):
         return {name: np.asarray(value) for name, value in weights.items()}
 
     def _bridge_weights(self):
-        raise NotImplementedError
+        """The s_0 projection: W_s (RNNsearch) or V' (RNNencdec) and its bias."""
+        name = self.initial_state_name
+        return {
+            name: keras.ops.convert_to_numpy(self.initial_state_projection.kernel),
+            "b_" + name: keras.ops.convert_to_numpy(self.initial_state_projection.bias),
+        }
 
     def get_config(self):
         return {"config": self.config.to_dict(), "name": self.name}

@@ -26,41 +26,20 @@ class RNNEncDec(EncoderDecoderModel):
     TensorShape([1, 2])
     """
 
-    def __init__(self, config, **kwargs):
-        super().__init__(config, **kwargs)
-        config = self.config
-        self.encoder = UnidirectionalEncoder(
-            config.source_vocab_size,
-            config.embedding_dim,
-            config.hidden_dim,
-            dtype=self.dtype_policy,
-            name="encoder",
-        )
-        self.initial_state_projection = keras.layers.Dense(
-            config.hidden_dim,
-            activation="tanh",
-            kernel_initializer=keras.initializers.RandomNormal(stddev=0.01),
-            dtype=self.dtype_policy,
-            name="V_prime",
-        )
-        self.build()
+    initial_state_name = "V_prime"
 
     @staticmethod
     def _alignment_dim(config):
         return None
 
-    def build(self, input_shape=None):
-        n = self.config.hidden_dim
-        self.encoder.build((None, None))
-        self.initial_state_projection.build((None, n))
-        self.decoder.build((None, None), {"s": (None, n), "context": (None, n)})
+    def make_encoder(self, config):
+        return UnidirectionalEncoder(
+            config.source_vocab_size, config.embedding_dim, config.hidden_dim, dtype=self.dtype_policy, name="encoder"
+        )
+
+    def encoder_outputs_shape(self):
+        return {"s": (None, self.config.hidden_dim), "context": (None, self.config.hidden_dim)}
 
     def encoder_outputs(self, source_ids):
         summary = self.encoder(source_ids)  # c: [batch, n]
         return {"s": self.initial_state_projection(summary), "context": summary}
-
-    def _bridge_weights(self):
-        return {
-            "V_prime": keras.ops.convert_to_numpy(self.initial_state_projection.kernel),
-            "b_V_prime": keras.ops.convert_to_numpy(self.initial_state_projection.bias),
-        }

@@ -27,37 +27,20 @@ class RNNSearch(EncoderDecoderModel):
     TensorShape([1, 2])
     """
 
-    def __init__(self, config, **kwargs):
-        super().__init__(config, **kwargs)
-        config = self.config
-        self.encoder = BidirectionalEncoder(
-            config.source_vocab_size,
-            config.embedding_dim,
-            config.hidden_dim,
-            dtype=self.dtype_policy,
-            name="encoder",
-        )
-        self.initial_state_projection = keras.layers.Dense(
-            config.hidden_dim,
-            activation="tanh",
-            kernel_initializer=keras.initializers.RandomNormal(stddev=0.01),
-            dtype=self.dtype_policy,
-            name="W_s",
-        )
-        self.build()
+    initial_state_name = "W_s"
 
     @staticmethod
     def _alignment_dim(config):
         return config.alignment_dim
 
-    def build(self, input_shape=None):
-        n = self.config.hidden_dim
-        self.encoder.build((None, None))
-        self.initial_state_projection.build((None, n))
-        self.decoder.build(
-            (None, None),
-            {"s": (None, n), "annotations": (None, None, 2 * n), "source_mask": (None, None)},
+    def make_encoder(self, config):
+        return BidirectionalEncoder(
+            config.source_vocab_size, config.embedding_dim, config.hidden_dim, dtype=self.dtype_policy, name="encoder"
         )
+
+    def encoder_outputs_shape(self):
+        n = self.config.hidden_dim
+        return {"s": (None, n), "annotations": (None, None, 2 * n), "source_mask": (None, None)}
 
     def encoder_outputs(self, source_ids):
         annotations = self.encoder(source_ids)  # [batch, src_len, 2n]
@@ -66,10 +49,4 @@ class RNNSearch(EncoderDecoderModel):
             "s": self.initial_state_projection(first_backward_state),  # s_0
             "annotations": annotations,
             "source_mask": tf.not_equal(source_ids, PAD_ID),
-        }
-
-    def _bridge_weights(self):
-        return {
-            "W_s": keras.ops.convert_to_numpy(self.initial_state_projection.kernel),
-            "b_W_s": keras.ops.convert_to_numpy(self.initial_state_projection.bias),
         }
