@@ -15,24 +15,15 @@ import shutil
 import tensorflow as tf
 from absl import app, flags
 
-from rnnsearch_tf.beam_search import LENGTH_NORMALIZATIONS
+from rnnsearch_tf import search_flags
 from rnnsearch_tf.translator import Translator
 
 SETTINGS_FILE = os.path.join("assets.extra", "export_settings.json")
 
 _MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory written by training.", required=True)
 _EXPORT_DIR = flags.DEFINE_string("export_dir", None, "Model base path; versions go in subfolders.", required=True)
-_CHECKPOINT = flags.DEFINE_string("checkpoint", "best", '"best", "latest" or a checkpoint path.')
 _VERSION = flags.DEFINE_integer("version", None, "Version number; default: one more than the newest.")
-_BEAM_SIZE = flags.DEFINE_integer("beam_size", 12, "Beam width.")
 _NUM_HYPOTHESES = flags.DEFINE_integer("num_hypotheses", 1, "n-best outputs per sentence (> 1 adds nbest_*).")
-_LENGTH_NORMALIZATION = flags.DEFINE_enum(
-    "length_normalization", "none", LENGTH_NORMALIZATIONS, "How hypothesis scores are normalised by length."
-)
-_LENGTH_PENALTY_ALPHA = flags.DEFINE_float("length_penalty_alpha", 0.6, "Exponent of the gnmt length penalty.")
-_MAXIMUM_LENGTH_A = flags.DEFINE_float("maximum_length_a", 2.0, "Target length bound: a * source_length + b.")
-_MAXIMUM_LENGTH_B = flags.DEFINE_integer("maximum_length_b", 10, "Target length bound: a * source_length + b.")
-_MAXIMUM_SOURCE_LENGTH = flags.DEFINE_integer("maximum_source_length", 100, "Longer sources are truncated.")
 _MAXIMUM_BATCH_SIZE = flags.DEFINE_integer("maximum_batch_size", 1000, "Larger requests are refused.")
 _FORBID_UNK = flags.DEFINE_boolean("forbid_unk", False, "Never output <unk>.")
 
@@ -91,16 +82,11 @@ def main(argv):
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     translator, checkpoint_path = Translator.from_model_dir(
         _MODEL_DIR.value,
-        _CHECKPOINT.value,
-        beam_size=_BEAM_SIZE.value,
+        search_flags.CHECKPOINT.value,
         num_hypotheses=_NUM_HYPOTHESES.value,
-        length_normalization=_LENGTH_NORMALIZATION.value,
-        length_penalty_alpha=_LENGTH_PENALTY_ALPHA.value,
-        maximum_length_a=_MAXIMUM_LENGTH_A.value,
-        maximum_length_b=_MAXIMUM_LENGTH_B.value,
-        maximum_source_length=_MAXIMUM_SOURCE_LENGTH.value,
         maximum_batch_size=_MAXIMUM_BATCH_SIZE.value,
         forbid_unk=_FORBID_UNK.value,
+        **search_flags.search_options(),
     )
     path = export(translator, _EXPORT_DIR.value, _VERSION.value, checkpoint_path)
     print(f"exported {checkpoint_path} to {path}")
