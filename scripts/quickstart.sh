@@ -39,16 +39,20 @@ else
 fi
 
 MODEL_DIR=$OUT/quickstart
-say "3/7 training configs/quickstart.flags into $MODEL_DIR (TensorBoard: tensorboard --logdir $MODEL_DIR)" \
-    "Training resumes from its last checkpoint when you run the quickstart again."
+say "3/7 training configs/quickstart.flags into $MODEL_DIR (TensorBoard: .venv/bin/tensorboard --logdir $MODEL_DIR)" \
+    "The full training log is $OUT/train.log. Training resumes from its last checkpoint when you run the quickstart again."
+mkdir -p "$OUT"
 "$PY" -m rnnsearch_tf.train --flagfile=configs/quickstart.flags --data_dir="$OUT/data/multi30k" \
-    --model_dir="$MODEL_DIR" ${QUICKSTART_TRAIN_STEPS:+--train_steps=$QUICKSTART_TRAIN_STEPS} 2>&1 \
-  | grep --line-buffered -E "step [0-9]+ \||validation at|Training stopped|Error|error" || true
-[ -e "$MODEL_DIR/checkpoints/checkpoint" ] || { echo "no checkpoint was written in $MODEL_DIR/checkpoints"; false; }
+    --model_dir="$MODEL_DIR" ${QUICKSTART_TRAIN_STEPS:+--train_steps=$QUICKSTART_TRAIN_STEPS} > "$OUT/train.log" 2>&1 &
+TRAIN_PID=$!
+tail -n +1 -f --pid=$TRAIN_PID "$OUT/train.log" \
+  | grep --line-buffered -E "step [0-9]+ \||validation at|Training stopped|Traceback|[A-Za-z]+Error:" || true
+wait $TRAIN_PID
 
 EXPORT_DIR=$OUT/exports/rnnsearch
-say "4/7 exporting a SavedModel to $EXPORT_DIR" "See the error above; the model directory is $MODEL_DIR."
-"$PY" -m serving.export --model_dir="$MODEL_DIR" --export_dir="$EXPORT_DIR" --beam_size=5 2>&1 | grep -v "^WARNING\|^I0000\|^W0000" | tail -n 3
+say "4/7 exporting a SavedModel to $EXPORT_DIR" "The export log is $OUT/export.log; the model directory is $MODEL_DIR."
+"$PY" -m serving.export --model_dir="$MODEL_DIR" --export_dir="$EXPORT_DIR" --beam_size=5 > "$OUT/export.log" 2>&1
+echo "exported: $(ls -d "$EXPORT_DIR"/[0-9]* | sort -V | tail -n 1)"
 
 PORT=${QUICKSTART_PORT:-$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
 say "5/7 serving $EXPORT_DIR on 127.0.0.1:$PORT (gRPC, the TensorFlow Serving API)" \
@@ -65,8 +69,18 @@ printf '%s\n' "A man is riding a bicycle down the street." "Two dogs are playing
 say "6/7 translating through the gRPC client, with alignments" "The server log is $OUT/local_server.log."
 "$PY" -m serving.client --server="127.0.0.1:$PORT" --model_name=rnnsearch --input_file="$SENTENCES" --with_scores
 echo
+echo "Attention: each target word and the source word it attends to most (weight α)"
 "$PY" -m rnnsearch_tf.translate --model_dir="$MODEL_DIR" --input="$SENTENCES" --output_format=alignment \
-    --beam_size=5 --noprogress 2>/dev/null
+    --beam_size=5 --noprogress 2>/dev/null | "$PY" -c '
+import json, sys
+for line in sys.stdin:
+    record = json.loads(line)
+    source = record["source_tokens"] + ["</s>"]
+    print(" ".join(record["source_tokens"]), "->", record["translation"])
+    for word, weights in zip(record["target_tokens"], record["alignment"]):
+        best = max(range(len(weights)), key=weights.__getitem__)
+        print(f"    {word:>16} <- {source[best]:<16} {weights[best]:.2f}")
+'
 
 say "7/7 test BLEU on Multi30k test_2016_flickr" "See the error above."
 "$PY" -m rnnsearch_tf.evaluate --model_dir="$MODEL_DIR" --source="$OUT/data/multi30k/test.source.txt" \
