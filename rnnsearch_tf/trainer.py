@@ -12,6 +12,7 @@ from tensorboard.plugins import projector
 from tensorboard.plugins.hparams import api as hparams_api
 
 from data_pipeline.training_input import TrainingInput
+from rnnsearch_tf.constants import PAD_ID
 from rnnsearch_tf.model_dir import MODEL_CLASSES, ModelDir
 from rnnsearch_tf.validator import Validator
 
@@ -140,6 +141,8 @@ class Trainer:
             self.strategy,
             self.config.clip_norm,
             local_replicas=self.strategy.num_replicas_in_sync // self._workers()[0],
+            jit_compile=self.config.jit_compile,
+            jit_length_multiple=self.config.jit_length_multiple,
         )
 
     def train(self):
@@ -392,7 +395,16 @@ def _hours(seconds):
     return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
 
 
-def make_train_step(model, optimizer, next_batch, strategy, clip_norm, local_replicas=None):
+def make_train_step(
+    model,
+    optimizer,
+    next_batch,
+    strategy,
+    clip_norm,
+    local_replicas=None,
+    jit_compile=False,
+    jit_length_multiple=4,
+):
     """One update of `Trainer` as a `tf.function` returning the step's statistics.
 
     Args:
@@ -403,6 +415,11 @@ def make_train_step(model, optimizer, next_batch, strategy, clip_norm, local_rep
         strategy: the `tf.distribute.Strategy` of the model.
         clip_norm: the global gradient norm is rescaled to at most this.
         local_replicas: replicas of this worker (default: all replicas in sync).
+        jit_compile: compile each replica's forward and backward pass with XLA. Its source and target
+            ids are first right-padded with `PAD_ID` to a multiple of `jit_length_multiple` tokens, so
+            that XLA compiles one program per length bucket, not per batch; padding changes no loss
+            and no gradient (padded positions are masked).
+        jit_length_multiple: the bucket width of `jit_compile`.
 
     Returns:
         `train_step()`, a `tf.function` returning a dict of `nll_sum`, `target_tokens`, `sentences`,
@@ -421,11 +438,26 @@ def make_train_step(model, optimizer, next_batch, strategy, clip_norm, local_rep
 
         return strategy.experimental_distribute_values_from_function(replica_slice)
 
-    def replica_step(batch):
-        source_ids, target_ids = batch["source_ids"], batch["target_ids"]
+    def nll_and_gradients(source_ids, target_ids):
         with tf.GradientTape() as tape:
             nll_sum = -tf.reduce_sum(model.token_log_probs(source_ids, target_ids))
         gradients = [tf.convert_to_tensor(g) for g in tape.gradient(nll_sum, model.trainable_variables)]
+        return nll_sum, gradients
+
+    if jit_compile:
+        compiled_nll_and_gradients = tf.function(nll_and_gradients, jit_compile=True)
+
+    def pad_to_bucket(ids):
+        length = tf.shape(ids)[1]
+        padding = (jit_length_multiple - length % jit_length_multiple) % jit_length_multiple
+        return tf.pad(ids, [[0, 0], [0, padding]], constant_values=PAD_ID)  # [batch, bucket length]
+
+    def replica_step(batch):
+        source_ids, target_ids = batch["source_ids"], batch["target_ids"]
+        if jit_compile:
+            nll_sum, gradients = compiled_nll_and_gradients(pad_to_bucket(source_ids), pad_to_bucket(target_ids))
+        else:
+            nll_sum, gradients = nll_and_gradients(source_ids, target_ids)
         target_tokens = tf.reduce_sum(tf.cast(target_ids > 0, tf.float32))
         sentences = tf.cast(tf.shape(target_ids)[0], tf.float32)
         return nll_sum, target_tokens, sentences, gradients

@@ -37,6 +37,10 @@ class TrainingConfig:
         attention_sentences: fixed dev sentences whose attention and translation go to TensorBoard.
         cpu_replicas: split the CPU into this many logical devices, one replica each (tests, and
             checking multi-replica behaviour without GPUs); None uses all local GPUs, or the CPU.
+        jit_compile: compile the forward and backward pass with XLA (1.4x the target tokens/s of the
+            Multi30k model on 2 CPU cores, after a compilation of some seconds per length bucket).
+        jit_length_multiple: with `jit_compile`, source and target lengths are padded up to a multiple
+            of this, so XLA compiles one program per length bucket rather than per batch.
     """
 
     data_dir: str
@@ -65,12 +69,14 @@ class TrainingConfig:
     max_nonfinite_steps: int = 5
     attention_sentences: int = 3
     cpu_replicas: typing.Optional[int] = None
+    jit_compile: bool = False
+    jit_length_multiple: int = 4
 
     def __post_init__(self):
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"TrainingConfig.optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
         for name in ("train_steps", "batch_size", "sort_window", "log_every", "checkpoint_every",
-                     "keep_checkpoints", "beam_size", "max_nonfinite_steps"):
+                     "keep_checkpoints", "beam_size", "max_nonfinite_steps", "jit_length_multiple"):
             if getattr(self, name) < 1:
                 raise ValueError(f"TrainingConfig.{name} must be at least 1, got {getattr(self, name)}")
         if self.validate_every < 0:

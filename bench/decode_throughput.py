@@ -1,0 +1,100 @@
+"""Benchmarks translation of real test sets, from a checkpoint and from the exported SavedModel; prints JSON.
+
+    RNNSEARCH_DATA=/work/shared/data python -m bench.decode_throughput --model_dir=MODEL_DIR \
+        --export_dir=EXPORT_DIR --checkpoint=latest
+
+(Run it with -m from the repository root: as a script, this file would shadow the package.)
+
+For every beam size and test set: sentences/s and output tokens/s (EOS included) of `BatchTranslator`
+(length-sorted batches of `--batch_size`) through the `Translator` of the model directory's checkpoint
+and through its SavedModel (`serving/export.py`; one export per beam size under `--export_dir`, whose
+flags `--model_dir`, `--export_dir`, `--checkpoint` and `--batch_size` this benchmark shares), after one untimed
+batch that traces the graph; then the same first `--single_sentences` sentences one at a time. The
+search stops when every sentence of a batch has ended, so an untrained model that never emits EOS
+runs to the maximum length `2 * source_length + 10`: report the model's training with the numbers.
+"""
+
+import gzip
+import json
+import os
+import time
+
+from absl import app
+from absl import flags
+
+from data_pipeline import data_files
+from rnnsearch_tf import search_flags
+from rnnsearch_tf.batch_translator import BatchTranslator
+from rnnsearch_tf.translator import Translator
+from serving.export import export, next_version
+
+_TEST_SETS = flags.DEFINE_list(
+    "test_sets", ["multi30k/test_2016_flickr", "wmt14/newstest2014"], "Files <data root>/<name>.en.gz to translate."
+)
+_SENTENCES = flags.DEFINE_integer("sentences", None, "Translate only the first N sentences of each test set.")
+_BEAM_SIZES = flags.DEFINE_list("beam_sizes", ["1", "12"], "Beam sizes to measure.")
+_SINGLE_SENTENCES = flags.DEFINE_integer("single_sentences", 50, "Sentences also translated one at a time.")
+
+
+def _read_sentences(name):
+    with gzip.open(os.path.join(data_files.data_root_from_environment(), f"{name}.en.gz"), "rt") as stream:
+        sentences = [line.rstrip("\n") for line in stream]
+    return sentences[: _SENTENCES.value] if _SENTENCES.value else sentences
+
+
+def _throughput(batch_translator, sentences):
+    batch_translator.translate(sentences[: batch_translator.batch_size])  # traces the graph
+    start = time.perf_counter()
+    results = batch_translator.translate(sentences)
+    seconds = time.perf_counter() - start
+    tokens = sum(len(result["tokens"]) + 1 for result in results)
+    return {
+        "sentences": len(sentences),
+        "seconds": round(seconds, 2),
+        "sentences_per_s": round(len(sentences) / seconds, 1),
+        "tokens_per_s": round(tokens / seconds),
+        "output_tokens_per_sentence": round(tokens / len(sentences), 1),
+    }
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    test_sets = {name: _read_sentences(name) for name in _TEST_SETS.value}
+    model_dir, export_dir = flags.FLAGS.model_dir, flags.FLAGS.export_dir
+    batch_size = search_flags.BATCH_SIZE.value
+    report = {"model_dir": model_dir, "cpu_cores": os.cpu_count(), "batch_size": batch_size}
+    for beam_size in (int(beam) for beam in _BEAM_SIZES.value):
+        translator, checkpoint_path = Translator.from_model_dir(
+            model_dir, search_flags.CHECKPOINT.value, beam_size=beam_size
+        )
+        report["checkpoint"] = checkpoint_path
+        beam_export_dir = os.path.join(export_dir, f"beam{beam_size}")
+        saved_model_path = export(translator, beam_export_dir, next_version(beam_export_dir), checkpoint_path)
+        sources = {
+            "checkpoint": BatchTranslator(translator, translator.settings(), batch_size),
+            "saved_model": BatchTranslator.from_saved_model(saved_model_path, batch_size)[0],
+        }
+        results = report.setdefault(f"beam_{beam_size}", {})
+        for name, sentences in test_sets.items():
+            results[name] = {source: _throughput(bt, sentences) for source, bt in sources.items()}
+            single = _throughput(
+                BatchTranslator(translator, translator.settings(), batch_size=1),
+                sentences[: _SINGLE_SENTENCES.value],
+            )
+            results[name]["checkpoint_one_sentence_at_a_time"] = single
+            results[name]["batched_speedup_over_one_at_a_time"] = round(
+                results[name]["checkpoint"]["sentences_per_s"] / single["sentences_per_s"], 1
+            )
+    for name in test_sets:
+        if "beam_1" in report and "beam_12" in report:
+            report.setdefault("beam_12_cost_per_sentence_over_beam_1", {})[name] = round(
+                report["beam_1"][name]["checkpoint"]["sentences_per_s"]
+                / report["beam_12"][name]["checkpoint"]["sentences_per_s"],
+                2,
+            )
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    app.run(main)

@@ -1,0 +1,252 @@
+"""Benchmarks training updates and prints JSON, with the model's FLOPs and this machine's matmul limit.
+
+    python -m bench.train_throughput --preset=multi30k
+    python -m bench.train_throughput --preset=tiny,multi30k,rnnsearch50   # one process per preset
+
+(Run it with -m from the repository root: as a script, this file would shadow the package.)
+
+Each preset is a model size and a batch shape; `--embedding_dim` etc. override a single preset. The
+batch is synthetic and full (every sentence `--source_length` source and `--target_length` target
+tokens, EOS included, no padding), so tokens/s is comparable across runs; the update is the
+`Trainer`'s (`rnnsearch_tf.trainer.make_train_step`: MirroredStrategy, global-token loss, clipping,
+Adadelta).
+
+Reports target tokens/s, sentences/s, the median and spread of the step time over `--steps` timed
+updates, the peak RSS of the process, the analytic FLOPs per target token (2·m·n per matmul of the
+forward pass, the encoder amortised over the target tokens, x3 for forward + backward), the FLOP/s
+achieved, and the dense-matmul limit of this machine at the model's own matmul shapes, measured in
+the same run: every forward matmul `[M, K] x [K, N]` and its two backward matmuls are timed alone,
+and `matmul_limit_seconds_per_step` is the time all the step's matmuls take at those speeds. The
+fraction of the limit is `matmul_limit_seconds_per_step / median_step_seconds`.
+"""
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+import keras
+import numpy as np
+import tensorflow as tf
+from absl import app
+from absl import flags
+
+from rnnsearch_tf.constants import EOS_ID
+from rnnsearch_tf.model_config import ModelConfig
+from rnnsearch_tf.rnn_search import RNNSearch
+from rnnsearch_tf.trainer import make_train_step
+
+PRESETS = {
+    # configs/tiny.flags on the Multi30k vocabularies; Multi30k sentences average 13 (en) / 14 (fr) words.
+    "tiny": dict(vocab_size=10004, embedding_dim=32, hidden_dim=64, maxout_dim=32, alignment_dim=64,
+                 batch_size=32, source_length=14, target_length=16),
+    "multi30k": dict(vocab_size=10004, embedding_dim=256, hidden_dim=256, maxout_dim=128, alignment_dim=256,
+                     batch_size=64, source_length=14, target_length=16),
+    # Bahdanau et al. 2014: 30000-word shortlists (+4 reserved ids), batch 80, 50-word sentences (+EOS).
+    "rnnsearch50": dict(vocab_size=30004, embedding_dim=620, hidden_dim=1000, maxout_dim=500,
+                        alignment_dim=1000, batch_size=80, source_length=51, target_length=51),
+}
+
+_PRESET = flags.DEFINE_string("preset", "multi30k", f"One of {sorted(PRESETS)}, or a comma-separated list.")
+_VOCAB_SIZE = flags.DEFINE_integer("vocab_size", None, "K_x = K_y (overrides the preset).")
+_EMBEDDING_DIM = flags.DEFINE_integer("embedding_dim", None, "m (overrides the preset).")
+_HIDDEN_DIM = flags.DEFINE_integer("hidden_dim", None, "n (overrides the preset).")
+_MAXOUT_DIM = flags.DEFINE_integer("maxout_dim", None, "l (overrides the preset).")
+_ALIGNMENT_DIM = flags.DEFINE_integer("alignment_dim", None, "n' (overrides the preset).")
+_BATCH_SIZE = flags.DEFINE_integer("batch_size", None, "Sentence pairs per update (overrides the preset).")
+_SOURCE_LENGTH = flags.DEFINE_integer("source_length", None, "Source tokens per sentence, EOS included.")
+_TARGET_LENGTH = flags.DEFINE_integer("target_length", None, "Target tokens per sentence, EOS included.")
+_STEPS = flags.DEFINE_integer("steps", None, "Timed updates (default: 20, 5 for rnnsearch50).")
+_WARMUP_STEPS = flags.DEFINE_integer("warmup_steps", 2, "Untimed updates first (tracing, allocation).")
+_JIT_COMPILE = flags.DEFINE_bool("jit_compile", False, "TrainingConfig.jit_compile: XLA forward and backward pass.")
+_MATMUL_SECONDS = flags.DEFINE_float("matmul_seconds", 0.3, "Time spent measuring each matmul shape.")
+
+
+def _preset_settings(name):
+    settings = dict(PRESETS[name])
+    for key, holder in (
+        ("vocab_size", _VOCAB_SIZE), ("embedding_dim", _EMBEDDING_DIM), ("hidden_dim", _HIDDEN_DIM),
+        ("maxout_dim", _MAXOUT_DIM), ("alignment_dim", _ALIGNMENT_DIM), ("batch_size", _BATCH_SIZE),
+        ("source_length", _SOURCE_LENGTH), ("target_length", _TARGET_LENGTH),
+    ):
+        if holder.value is not None:
+            settings[key] = holder.value
+    return settings
+
+
+def forward_matmuls(settings):
+    """The forward pass's matmuls of one update: list of `(name, M, K, N, count)`."""
+    batch, source_length, target_length = (settings[k] for k in ("batch_size", "source_length", "target_length"))
+    m, n, l, n_a, vocab = (
+        settings[k] for k in ("embedding_dim", "hidden_dim", "maxout_dim", "alignment_dim", "vocab_size")
+    )
+    source_tokens, target_tokens = batch * source_length, batch * target_length
+    return [
+        ("encoder W_z|W_r|W x", source_tokens, m, 3 * n, 2),
+        ("encoder U_z|U_r h", batch, n, 2 * n, 2 * source_length),
+        ("encoder U [r h]", batch, n, n, 2 * source_length),
+        ("W_s", batch, n, n, 1),
+        ("U_a h", source_tokens, 2 * n, n_a, 1),
+        ("decoder W_z|W_r|W E y", target_tokens, m, 3 * n, 1),
+        ("W_a s", batch, n, n_a, target_length),
+        ("alignment v_a tanh(.)", batch * source_length, n_a, 1, target_length),
+        ("context sum_j a_ij h_j", batch, source_length, 2 * n, target_length),
+        ("C_z|C_r|C c", batch, 2 * n, 3 * n, target_length),
+        ("decoder U_z|U_r s", batch, n, 2 * n, target_length),
+        ("decoder U [r s]", batch, n, n, target_length),
+        ("U_o s", target_tokens, n, 2 * l, 1),
+        ("V_o E y", target_tokens, m, 2 * l, 1),
+        ("C_o c", target_tokens, 2 * n, 2 * l, 1),
+        ("W_o t", target_tokens, l, vocab, 1),
+    ]
+
+
+def _seconds_per_matmul(shape_m, shape_k, shape_n, transpose_a, transpose_b, budget):
+    """Median seconds of one dense float32 matmul of this shape, run back to back in a graph loop."""
+    a_shape = (shape_k, shape_m) if transpose_a else (shape_m, shape_k)
+    b_shape = (shape_n, shape_k) if transpose_b else (shape_k, shape_n)
+    a = tf.random.normal(a_shape)
+    b = tf.random.normal(b_shape)
+
+    @tf.function
+    def loop(repeats):
+        def body(index, total):
+            product = tf.matmul(a * (1.0 + total * 1e-30), b, transpose_a=transpose_a, transpose_b=transpose_b)
+            return index + 1, total + product[0, 0]
+
+        return tf.while_loop(lambda index, _: index < repeats, body, (tf.constant(0), tf.constant(0.0)))[1]
+
+    loop(tf.constant(1)).numpy()
+    start = time.perf_counter()
+    loop(tf.constant(1)).numpy()
+    single = max(time.perf_counter() - start, 1e-6)
+    repeats = max(1, min(10_000, int(budget / 3 / single)))
+    samples = []
+    for _ in range(3):
+        start = time.perf_counter()
+        loop(tf.constant(repeats)).numpy()
+        samples.append((time.perf_counter() - start) / repeats)
+    return statistics.median(samples)
+
+
+def matmul_limit(settings, budget):
+    """Seconds all matmuls of one update (forward, and both backward products) take at measured speeds."""
+    rows, limit_seconds, total_flops = [], 0.0, 0
+    for name, shape_m, shape_k, shape_n, count in forward_matmuls(settings):
+        flops = 2 * shape_m * shape_k * shape_n
+        seconds = sum(
+            _seconds_per_matmul(*shape, budget)
+            for shape in (
+                (shape_m, shape_k, shape_n, False, False),  # forward: X W
+                (shape_m, shape_n, shape_k, False, True),  # dX = dY W^T
+                (shape_k, shape_m, shape_n, True, False),  # dW = X^T dY
+            )
+        )
+        limit_seconds += seconds * count
+        total_flops += 3 * flops * count
+        rows.append({
+            "matmul": name,
+            "shape": [shape_m, shape_k, shape_n],
+            "per_update": count,
+            "gflop_per_s": round(3 * flops / seconds / 1e9, 1),
+        })
+    return rows, limit_seconds, total_flops
+
+
+def _peak_rss_gib():
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)
+
+
+def benchmark(name):
+    settings = _preset_settings(name)
+    steps = _STEPS.value or (5 if name == "rnnsearch50" else 20)
+    batch, source_length, target_length = (settings[k] for k in ("batch_size", "source_length", "target_length"))
+    config = ModelConfig(
+        source_vocab_size=settings["vocab_size"],
+        target_vocab_size=settings["vocab_size"],
+        embedding_dim=settings["embedding_dim"],
+        hidden_dim=settings["hidden_dim"],
+        maxout_dim=settings["maxout_dim"],
+        alignment_dim=settings["alignment_dim"],
+    )
+    random = np.random.default_rng(0)
+
+    def sentences(length):
+        ids = random.integers(4, settings["vocab_size"], size=(batch, length), dtype=np.int32)  # [batch, length]
+        ids[:, -1] = EOS_ID
+        return tf.constant(ids)
+
+    batch_ids = {"source_ids": sentences(source_length), "target_ids": sentences(target_length)}
+    keras.utils.set_random_seed(0)
+    strategy = tf.distribute.MirroredStrategy()
+    with strategy.scope():
+        model = RNNSearch(config)
+        optimizer = keras.optimizers.Adadelta(learning_rate=1.0, rho=0.95, epsilon=1e-6)
+        optimizer.build(model.trainable_variables)
+    train_step = make_train_step(
+        model, optimizer, lambda: batch_ids, strategy, clip_norm=1.0, jit_compile=_JIT_COMPILE.value
+    )
+    start = time.perf_counter()
+    train_step()["nll_sum"].numpy()
+    first_step_seconds = time.perf_counter() - start
+    for _ in range(_WARMUP_STEPS.value - 1):
+        train_step()["nll_sum"].numpy()
+    step_seconds = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        train_step()["nll_sum"].numpy()
+        step_seconds.append(time.perf_counter() - start)
+    peak_rss = _peak_rss_gib()
+    median = statistics.median(step_seconds)
+    target_tokens = batch * target_length
+    matmuls, limit_seconds, matmul_flops = matmul_limit(settings, _MATMUL_SECONDS.value)
+    flops_per_token = matmul_flops / target_tokens
+    return {
+        "preset": name,
+        "settings": settings,
+        "jit_compile": _JIT_COMPILE.value,
+        "parameters": int(sum(np.prod(v.shape) for v in model.trainable_variables)),
+        "first_step_seconds": round(first_step_seconds, 2),
+        "timed_steps": steps,
+        "median_step_seconds": round(median, 4),
+        "step_seconds_min_max": [round(min(step_seconds), 4), round(max(step_seconds), 4)],
+        "target_tokens_per_s": round(target_tokens / median),
+        "sentences_per_s": round(batch / median, 1),
+        "peak_rss_gib": peak_rss,
+        "analytic_flops_per_target_token": int(flops_per_token),
+        "achieved_gflop_per_s": round(matmul_flops / median / 1e9, 2),
+        "matmul_limit_seconds_per_step": round(limit_seconds, 4),
+        "matmul_limit_gflop_per_s": round(matmul_flops / limit_seconds / 1e9, 2),
+        "fraction_of_matmul_limit": round(limit_seconds / median, 3),
+        "matmuls": matmuls,
+    }
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    names = _PRESET.value.split(",")
+    unknown = sorted(set(names) - set(PRESETS))
+    if unknown:
+        raise app.UsageError(f"unknown preset(s) {unknown}; choose from {sorted(PRESETS)}")
+    if len(names) == 1:
+        report = benchmark(names[0])
+        report["cpu_cores"] = os.cpu_count()
+        print(json.dumps(report, indent=2))
+        return
+    reports = []
+    for name in names:  # a fresh process per preset, so each peak RSS is that preset's own
+        arguments = [arg for arg in sys.argv[1:] if not arg.startswith("--preset")]
+        output = subprocess.run(
+            [sys.executable, "-m", "bench.train_throughput", f"--preset={name}", *arguments],
+            check=True, capture_output=True, text=True,
+        ).stdout
+        reports.append(json.loads(output))
+    print(json.dumps(reports, indent=2))
+
+
+if __name__ == "__main__":
+    app.run(main)
