@@ -54,6 +54,10 @@ _PATIENCE = flags.DEFINE_integer("patience", None, "Validations without better d
 _MAX_NONFINITE_STEPS = flags.DEFINE_integer("max_nonfinite_steps", 5, "Non-finite updates in a row before stopping.")
 _ATTENTION_SENTENCES = flags.DEFINE_integer("attention_sentences", 3, "Dev sentences shown in TensorBoard.")
 _CPU_REPLICAS = flags.DEFINE_integer("cpu_replicas", None, "Split the CPU into this many replicas.")
+_JIT_COMPILE = flags.DEFINE_bool("jit_compile", False, "Compile each update with XLA (lengths padded to buckets).")
+_JIT_LENGTH_MULTIPLE = flags.DEFINE_integer(
+    "jit_length_multiple", 4, "With --jit_compile, lengths are padded to multiples of this (one compile per bucket)."
+)
 flags.mark_flags_as_required(["data_dir", "model_dir"])
 
 _ALL_FLAGS = [value for name, value in dict(globals()).items() if isinstance(value, flags.FlagHolder)]
@@ -106,6 +110,8 @@ def main(argv):
         max_nonfinite_steps=_MAX_NONFINITE_STEPS.value,
         attention_sentences=_ATTENTION_SENTENCES.value,
         cpu_replicas=_CPU_REPLICAS.value,
+        jit_compile=_JIT_COMPILE.value,
+        jit_length_multiple=_JIT_LENGTH_MULTIPLE.value,
     )
     os.makedirs(_MODEL_DIR.value, exist_ok=True)
     with open(os.path.join(_MODEL_DIR.value, "flags.txt"), "w", encoding="utf-8") as stream:
