@@ -54,21 +54,32 @@ def export(translator, export_dir, version=None, checkpoint_path=""):
         raise FileExistsError(f"{final_path} exists: versions are never overwritten, pick another --version")
     settings = dict(translator.settings(), checkpoint=str(checkpoint_path), version=version)
 
-    @tf.function(input_signature=[])
-    def export_settings():
+    @tf.function
+    def export_settings(description):
+        del description  # shown by `saved_model_cli show --all`, which prints Python argument values
         return {name: tf.constant(value) for name, value in settings.items()}
+
+    # The `settings` signature returns the settings to clients; the function's one Python argument,
+    # "name=value, ...", lists them in `saved_model_cli show --all` under "Concrete Functions".
+    settings_function = export_settings.get_concrete_function(
+        ", ".join(f"{name}={value}" for name, value in settings.items())
+    )
 
     signatures = {
         "serving_default": translator.translate.get_concrete_function(),
         "translate": translator.translate.get_concrete_function(),
         "translate_ids": translator.translate_ids.get_concrete_function(),
         "score": translator.score.get_concrete_function(),
-        "settings": export_settings.get_concrete_function(),
+        "settings": settings_function,
     }
     temporary_path = os.path.join(export_dir, f".incomplete-{version}")
     if tf.io.gfile.exists(temporary_path):
         shutil.rmtree(temporary_path)
-    tf.saved_model.save(translator, temporary_path, signatures=signatures)
+    translator.export_settings = export_settings
+    try:
+        tf.saved_model.save(translator, temporary_path, signatures=signatures)
+    finally:
+        del translator.export_settings
     tf.io.gfile.makedirs(os.path.join(temporary_path, os.path.dirname(SETTINGS_FILE)))
     with tf.io.gfile.GFile(os.path.join(temporary_path, SETTINGS_FILE), "w") as stream:
         json.dump(settings, stream, indent=2, sort_keys=True)

@@ -94,6 +94,18 @@ def test_layout_and_settings(exported):
     assert (settings["source_language"], settings["target_language"]) == ("en", "fr")
 
 
+def test_saved_model_cli_shows_the_search_settings(exported):
+    _, _, version_path = exported
+    shown = subprocess.run(
+        [sys.executable, "-m", "tensorflow.python.tools.saved_model_cli", "show", "--all", "--dir", version_path],
+        check=True, capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"), timeout=300,
+    ).stdout
+    settings = shown[shown.index("Function Name: 'export_settings'"):]
+    for name, value in SEARCH_OPTIONS.items():
+        assert f"{name}={value}" in settings, (name, settings[:2000])
+    assert "signature_def['settings']" in shown
+
+
 def test_next_version_is_one_more_than_the_newest(tmp_path):
     assert export.next_version(str(tmp_path / "missing")) == 1
     for name in ("1", "7", "notes", ".incomplete-9"):
