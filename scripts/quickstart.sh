@@ -83,9 +83,9 @@ for line in sys.stdin:
 '
 
 say "7/7 test BLEU on Multi30k test_2016_flickr" "See the error above."
-"$PY" -m rnnsearch_tf.evaluate --model_dir="$MODEL_DIR" --source="$OUT/data/multi30k/test.source.txt" \
-    --reference="$OUT/data/multi30k/test.target.txt" --output_dir="$MODEL_DIR/eval_test2016" --beam_size=5 \
-    2>/dev/null | tail -n 5
+TF_CPP_MIN_LOG_LEVEL=3 "$PY" -m rnnsearch_tf.evaluate --model_dir="$MODEL_DIR" \
+    --source="$OUT/data/multi30k/test.source.txt" --reference="$OUT/data/multi30k/test.target.txt" \
+    --output_dir="$MODEL_DIR/eval_test2016" --beam_size=5 | tail -n 5
 echo
 echo "Done. Report: $MODEL_DIR/eval_test2016/report.md"
 echo "TensorBoard: .venv/bin/tensorboard --logdir $MODEL_DIR"
