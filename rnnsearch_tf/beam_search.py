@@ -78,6 +78,33 @@ def restrict_log_probs(log_probs, step, maximum_lengths, forbidden_ids, eos_id):
     return tf.where(must_end, LARGE_NEGATIVE, log_probs)
 
 
+def with_fixed_state(symbols_to_logits_fn, fixed_state, copies):
+    """The step function, given state entries that never change once instead of reordering them.
+
+    A search reorders each sentence's hypotheses among themselves, and they all share the sentence's
+    fixed entries (e.g. the encoder annotations and U_a h), so those need no gather per step: they are
+    tiled to `[batch * copies, ...]` once, merged into the state of every call, and dropped from the
+    state the search carries.
+
+    Args:
+        symbols_to_logits_fn: `fn(ids, step, state) -> (logits, new_state, step_output)` over dict states.
+        fixed_state: dict of tensors `[batch, ...]`, or None.
+        copies: hypotheses per sentence.
+
+    Returns:
+        the step function over the changing part of the state only.
+    """
+    if not fixed_state:
+        return symbols_to_logits_fn
+    tiled = {name: tf.repeat(value, copies, axis=0) for name, value in fixed_state.items()}  # [batch * copies, ...]
+
+    def step_fn(ids, step, state):
+        logits, new_state, step_output = symbols_to_logits_fn(ids, step, dict(state, **tiled))
+        return logits, {name: new_state[name] for name in state}, step_output
+
+    return step_fn
+
+
 def batch_size_and_maximum_lengths(initial_state, maximum_lengths):
     """Reads the batch size and per-sentence maximum lengths of a search call.
 
@@ -153,6 +180,8 @@ class BeamSearch:
 
     Call arguments:
         initial_state: nested structure of tensors `[batch, ...]`; tiled to `[batch * beam, ...]`.
+        fixed_state (`search` only): optional dict of tensors `[batch, ...]` that the step function
+            reads but never changes (`with_fixed_state`); `initial_state` must then be a dict too.
         maximum_lengths: int, or int `[batch]` tensor: most tokens per hypothesis, EOS included
             (e.g. `2 * source_length + 10`).
 
@@ -210,10 +239,15 @@ class BeamSearch:
         return length_penalty(lengths, self.length_normalization, self.length_penalty_alpha)
 
     def __call__(self, initial_state, maximum_lengths):
+        return self.search(initial_state, maximum_lengths)
+
+    def search(self, initial_state, maximum_lengths, fixed_state=None):
+        """The call, with state entries the step function only reads given once (`fixed_state`)."""
         batch_size, maximum_lengths, length_bound = batch_size_and_maximum_lengths(
             initial_state, maximum_lengths
         )
         beam = self.beam_size
+        symbols_to_logits_fn = with_fixed_state(self.symbols_to_logits_fn, fixed_state, beam)
         best = self.num_hypotheses
         beam_offsets = tf.range(batch_size)[:, None] * beam  # [batch, 1]
         state = tf.nest.map_structure(
@@ -244,7 +278,7 @@ class BeamSearch:
 
         def body(v):
             step = v["step"]
-            logits, new_state, step_output = self.symbols_to_logits_fn(
+            logits, new_state, step_output = symbols_to_logits_fn(
                 tf.reshape(v["alive_ids"], [-1]), step, v["state"]  # [batch * beam]
             )
             log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32))  # [batch * beam, vocab]

@@ -123,6 +123,17 @@ class EncoderDecoderModel(keras.Model):
         token_log_probs = tf.gather(log_probs, target_ids, axis=-1, batch_dims=2)  # [batch, tgt_len]
         return token_log_probs * tf.cast(tf.not_equal(target_ids, PAD_ID), tf.float32)
 
+    def encode_for_search(self, source_ids):
+        """`encode` split for the search strategies: `(state, fixed_state)`.
+
+        `state` holds what changes at every step (s); `fixed_state` what the decoder only reads
+        (annotations, U_a h and the source mask, or c), which a search then tiles once instead of
+        reordering it at every step:
+        `BeamSearch(model.symbols_to_logits_fn).search(state, lengths, fixed_state)`.
+        """
+        fixed_state = self.encode(source_ids)
+        return {"s": fixed_state.pop("s")}, fixed_state
+
     def step(self, previous_ids, state):
         """One decoding step: y_{i-1} `(batch,)` -> `(logits (batch, K_y), new_state, α_i)`."""
         return self.decoder.step(previous_ids, state)

@@ -16,6 +16,7 @@ from rnnsearch_tf.beam_search import (
     length_penalty,
     restrict_log_probs,
     split_leading_dimension,
+    with_fixed_state,
 )
 
 
@@ -39,6 +40,8 @@ class GreedySearch:
 
     Call arguments:
         initial_state: nested structure of tensors `[batch, ...]`.
+        fixed_state: optional dict of tensors `[batch, ...]` the step function only reads
+            (`beam_search.with_fixed_state`).
         maximum_lengths: int, or int `[batch]` tensor: most tokens per hypothesis, EOS included.
 
     Returns:
@@ -95,10 +98,15 @@ class GreedySearch:
         return tf.argmax(log_probs, axis=-1, output_type=tf.int32)
 
     def __call__(self, initial_state, maximum_lengths):
+        return self.search(initial_state, maximum_lengths)
+
+    def search(self, initial_state, maximum_lengths, fixed_state=None):
+        """The call, with state entries the step function only reads given once (`fixed_state`)."""
         batch_size, maximum_lengths, length_bound = batch_size_and_maximum_lengths(
             initial_state, maximum_lengths
         )
         count = self.hypotheses_per_sentence
+        symbols_to_logits_fn = with_fixed_state(self.symbols_to_logits_fn, fixed_state, count)
         flat_size = batch_size * count
         state = tf.nest.map_structure(
             lambda t: tf.repeat(t, count, axis=0), initial_state
@@ -119,7 +127,7 @@ class GreedySearch:
 
         def body(v):
             step = v["step"]
-            logits, new_state, step_output = self.symbols_to_logits_fn(v["ids"], step, v["state"])
+            logits, new_state, step_output = symbols_to_logits_fn(v["ids"], step, v["state"])
             log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32))  # [batch * count, vocab]
             vocab_size = tf.shape(log_probs)[-1]
             log_probs = tf.reshape(

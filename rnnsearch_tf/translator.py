@@ -343,7 +343,8 @@ class Translator(tf.Module):
         n = self.num_hypotheses
 
         def search():
-            result = self.beam_search(self.model.encode(source_ids), maximum_lengths)
+            state, fixed_state = self.model.encode_for_search(source_ids)
+            result = self.beam_search.search(state, maximum_lengths, fixed_state)
             return result["ids"], result["lengths"], result["scores"], result["step_outputs"]
 
         def nothing_to_search():

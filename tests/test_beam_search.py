@@ -205,3 +205,25 @@ def test_int_maximum_length_needs_a_state_to_read_the_batch_size():
     search = BeamSearch(BigramModel(GREEDY_IS_NOT_BEST).symbols_to_logits_fn, beam_size=2)
     with pytest.raises(ValueError, match="batch size"):
         search({}, 5)
+
+
+@pytest.mark.parametrize("model_class", ["RNNSearch", "RNNEncDec"])
+def test_fixed_state_gives_the_same_hypotheses(model_class):
+    import rnnsearch_tf
+    from model_test_utils import padded_batch, randomize_weights, small_config
+    from rnnsearch_tf.greedy_search import GreedySearch
+
+    model = getattr(rnnsearch_tf, model_class)(small_config())
+    randomize_weights(model, seed=21)
+    _, _, source_ids, _ = padded_batch()
+    source_ids = tf.constant(source_ids)
+    state, fixed_state = model.encode_for_search(source_ids)
+    assert list(state) == ["s"] and "s" not in fixed_state
+    for search in (BeamSearch(model.symbols_to_logits_fn, beam_size=4, num_hypotheses=2),
+                   GreedySearch(model.symbols_to_logits_fn)):
+        expected = search(model.encode(source_ids), 9)
+        actual = search.search(state, 9, fixed_state)
+        for name in ("ids", "lengths"):
+            np.testing.assert_array_equal(actual[name].numpy(), expected[name].numpy(), err_msg=name)
+        for name in ("scores", "log_probs", "step_outputs"):
+            np.testing.assert_allclose(actual[name].numpy(), expected[name].numpy(), atol=1e-5, err_msg=name)
