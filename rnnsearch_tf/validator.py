@@ -3,25 +3,16 @@
 import io
 import os
 
-import matplotlib
+import sacrebleu
+import tensorflow as tf
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import sacrebleu  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-from data_pipeline.evaluation_input import EvaluationInput  # noqa: E402
-from data_pipeline.vocabulary import Vocabulary  # noqa: E402
-from rnnsearch_tf.translator import Translator  # noqa: E402
-
-
-def _read_lines(path, limit=None):
-    with open(path, encoding="utf-8") as stream:
-        lines = stream.read().split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines[:limit] if limit else lines
+from data_pipeline.evaluation_input import EvaluationInput
+from data_pipeline.vocabulary import Vocabulary
+from rnnsearch_tf.batch_translator import BatchTranslator
+from rnnsearch_tf.constants import EOS_TOKEN
+from rnnsearch_tf.evaluation_plots import plot_alignment
+from rnnsearch_tf.text_files import read_lines
+from rnnsearch_tf.translator import Translator
 
 
 class Validator:
@@ -69,9 +60,9 @@ class Validator:
                     f"{path} is missing: rebuild {data_dir} with `python -m data_pipeline.build` "
                     "(it writes the raw text of dev and test splits)"
                 )
-        self.sources = _read_lines(text_files["source"], bleu_sentences)
-        self.references = _read_lines(text_files["target"], bleu_sentences)
-        self.translator = Translator(
+        self.sources = read_lines(text_files["source"])[:bleu_sentences]
+        self.references = read_lines(text_files["target"])[:bleu_sentences]
+        translator = Translator(
             model,
             Vocabulary(os.path.join(data_dir, "source_vocab.tsv")),
             Vocabulary(os.path.join(data_dir, "target_vocab.tsv")),
@@ -79,8 +70,9 @@ class Validator:
             target_language,
             beam_size=beam_size,
             length_normalization=length_normalization,
-            maximum_batch_size=max(batch_size, attention_sentences),
+            maximum_batch_size=batch_size,
         )
+        self.translator = BatchTranslator(translator, translator.settings(), batch_size)
 
         @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)] * 2)
         def negative_log_likelihood(source_ids, target_ids):
@@ -95,37 +87,24 @@ class Validator:
             sentences += int(batch["source_ids"].shape[0])
         return total / max(sentences, 1)
 
-    def translate(self, sentences):
-        """Translations of raw sentences, in order; batches are formed by length for speed."""
-        order = sorted(range(len(sentences)), key=lambda index: len(sentences[index].split()))
-        translations = [None] * len(sentences)
-        for start in range(0, len(order), self.batch_size):
-            indices = order[start : start + self.batch_size]
-            outputs = self.translator.translate(tf.constant([sentences[i] for i in indices]))
-            for index, translation in zip(indices, outputs["translation"].numpy()):
-                translations[index] = translation.decode("utf-8")
-        return translations
-
     def __call__(self):
         """-> dict: nll_per_sentence, bleu, bleu_signature, samples [(source, reference, translation)],
         attention_images [PNG bytes]."""
-        translations = self.translate(self.sources)
+        results = self.translator.translate(self.sources)  # in order; batches formed by length
         bleu = sacrebleu.BLEU()
-        score = bleu.corpus_score(translations, [self.references])
+        score = bleu.corpus_score([result["translation"] for result in results], [self.references])
         samples, images = [], []
-        if self.attention_sentences:
-            shown = self.sources[: self.attention_sentences]
-            outputs = self.translator.translate(tf.constant(shown))
-            for index, source in enumerate(shown):
-                translation = outputs["translation"][index].numpy().decode("utf-8")
-                samples.append((source, self.references[index], translation))
-                images.append(
-                    attention_png(
-                        [t.decode("utf-8") for t in outputs["source_tokens"][index].numpy() if t],
-                        [t.decode("utf-8") for t in outputs["tokens"][index].numpy() if t],
-                        outputs["alignment"][index].numpy(),
-                    )
-                )
+        for source, reference, result in list(zip(self.sources, self.references, results))[: self.attention_sentences]:
+            samples.append((source, reference, result["translation"]))
+            alignment = result["alignment"]  # [len(tokens) + 1, len(source_tokens) + 1], </s> included
+            buffer = io.BytesIO()
+            plot_alignment(
+                result["source_tokens"] + [EOS_TOKEN],
+                (result["tokens"] + [EOS_TOKEN])[: alignment.shape[0]],
+                alignment,
+                buffer,
+            )
+            images.append(buffer.getvalue())
         return {
             "nll_per_sentence": self.nll_per_sentence(),
             "bleu": score.score,
@@ -133,18 +112,3 @@ class Validator:
             "samples": samples,
             "attention_images": images,
         }
-
-
-def attention_png(source_tokens, target_tokens, alignment):
-    """A heatmap of α (rows: target tokens, columns: source tokens) as PNG bytes (Figure 3)."""
-    alignment = np.asarray(alignment)[: len(target_tokens), : len(source_tokens)]  # [tgt_len, src_len]
-    figure, axes = plt.subplots(figsize=(1 + 0.4 * len(source_tokens), 1 + 0.4 * len(target_tokens)))
-    axes.imshow(alignment, cmap="gray", vmin=0.0, vmax=1.0)
-    axes.set_xticks(range(len(source_tokens)), source_tokens, rotation=90)
-    axes.set_yticks(range(len(target_tokens)), target_tokens)
-    axes.xaxis.tick_top()
-    figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=80)
-    plt.close(figure)
-    return buffer.getvalue()
