@@ -78,6 +78,16 @@ def restrict_log_probs(log_probs, step, maximum_lengths, forbidden_ids, eos_id):
     return tf.where(must_end, LARGE_NEGATIVE, log_probs)
 
 
+def check_search_options(length_normalization, forbidden_ids, eos_id):
+    """Raises ValueError for options no search strategy accepts."""
+    if length_normalization not in LENGTH_NORMALIZATIONS:
+        raise ValueError(
+            f"length_normalization must be one of {LENGTH_NORMALIZATIONS}, got {length_normalization!r}"
+        )
+    if eos_id in forbidden_ids:
+        raise ValueError(f"eos_id={eos_id} cannot be forbidden")
+
+
 def with_fixed_state(symbols_to_logits_fn, fixed_state, copies):
     """The step function, given state entries that never change once instead of reordering them.
 
@@ -220,12 +230,7 @@ class BeamSearch:
             raise ValueError(
                 f"num_hypotheses must be between 1 and beam_size={beam_size}, got {num_hypotheses}"
             )
-        if length_normalization not in LENGTH_NORMALIZATIONS:
-            raise ValueError(
-                f"length_normalization must be one of {LENGTH_NORMALIZATIONS}, got {length_normalization!r}"
-            )
-        if eos_id in forbidden_ids:
-            raise ValueError(f"eos_id={eos_id} cannot be forbidden")
+        check_search_options(length_normalization, forbidden_ids, eos_id)
         self.symbols_to_logits_fn = symbols_to_logits_fn
         self.beam_size = beam_size
         self.num_hypotheses = num_hypotheses

@@ -10,9 +10,9 @@ import tensorflow as tf
 
 from rnnsearch_tf import constants
 from rnnsearch_tf.beam_search import (
-    LENGTH_NORMALIZATIONS,
     batch_size_and_maximum_lengths,
     broadcast_mask,
+    check_search_options,
     length_penalty,
     restrict_log_probs,
     split_leading_dimension,
@@ -66,12 +66,7 @@ class GreedySearch:
         eos_id=constants.EOS_ID,
         bos_id=constants.BOS_ID,
     ):
-        if length_normalization not in LENGTH_NORMALIZATIONS:
-            raise ValueError(
-                f"length_normalization must be one of {LENGTH_NORMALIZATIONS}, got {length_normalization!r}"
-            )
-        if eos_id in forbidden_ids:
-            raise ValueError(f"eos_id={eos_id} cannot be forbidden")
+        check_search_options(length_normalization, forbidden_ids, eos_id)
         self.symbols_to_logits_fn = symbols_to_logits_fn
         self.length_normalization = length_normalization
         self.length_penalty_alpha = length_penalty_alpha

@@ -5,7 +5,7 @@ import tensorflow as tf
 from data_pipeline.moses_tokenizer import MosesTokenizer
 from data_pipeline.vocabulary import Vocabulary
 from rnnsearch_tf import constants
-from rnnsearch_tf.beam_search import LENGTH_NORMALIZATIONS, BeamSearch
+from rnnsearch_tf.beam_search import BeamSearch
 from rnnsearch_tf.model_dir import ModelDir
 
 
@@ -77,10 +77,6 @@ class Translator(tf.Module):
                     f"the {side} vocabulary {vocabulary.vocabulary_file} has {vocabulary.size} entries but the "
                     f"model expects {size}: use the vocabularies of the model directory"
                 )
-        if length_normalization not in LENGTH_NORMALIZATIONS:
-            raise ValueError(
-                f"length_normalization must be one of {LENGTH_NORMALIZATIONS}, got {length_normalization!r}"
-            )
         if maximum_length_a < 0 or maximum_length_b < 1:
             raise ValueError(
                 f"need maximum_length_a >= 0 and maximum_length_b >= 1, got {maximum_length_a}, {maximum_length_b}"
