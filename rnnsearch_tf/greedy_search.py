@@ -79,18 +79,19 @@ class GreedySearch:
         """How many independent hypotheses each sentence gets."""
         return 1
 
-    def choose_ids(self, log_probs, step):
+    def choose_ids(self, logits, step):
         """The next token of every hypothesis.
 
         Args:
-            log_probs: float32 `[batch * hypotheses, vocab]`, impossible tokens at `LARGE_NEGATIVE`.
+            logits: float32 `[batch * hypotheses, vocab]`, unnormalised (log-probabilities up to a
+                constant per row), impossible tokens at `LARGE_NEGATIVE`.
             step: scalar int32.
 
         Returns:
             int32 `[batch * hypotheses]`.
         """
         del step  # the greedy choice does not depend on it
-        return tf.argmax(log_probs, axis=-1, output_type=tf.int32)
+        return tf.argmax(logits, axis=-1, output_type=tf.int32)
 
     def __call__(self, initial_state, maximum_lengths):
         return self.search(initial_state, maximum_lengths)
@@ -123,11 +124,11 @@ class GreedySearch:
         def body(v):
             step = v["step"]
             logits, new_state, step_output = symbols_to_logits_fn(v["ids"], step, v["state"])
-            log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32))  # [batch * count, vocab]
-            vocab_size = tf.shape(log_probs)[-1]
-            log_probs = tf.reshape(
+            logits = tf.cast(logits, tf.float32)  # [batch * count, vocab]
+            vocab_size = tf.shape(logits)[-1]
+            restricted = tf.reshape(
                 restrict_log_probs(
-                    tf.reshape(log_probs, [batch_size, count, vocab_size]),  # [batch, count, vocab]
+                    tf.reshape(logits, [batch_size, count, vocab_size]),  # [batch, count, vocab]
                     step,
                     maximum_lengths,
                     self.forbidden_ids,
@@ -136,8 +137,10 @@ class GreedySearch:
                 [flat_size, vocab_size],
             )  # [batch * count, vocab]
             finished = v["finished"]
-            ids = self.choose_ids(log_probs, step)  # [batch * count]
-            token_log_probs = tf.gather(log_probs, ids, batch_dims=1)  # [batch * count]
+            ids = self.choose_ids(restricted, step)  # [batch * count]
+            token_log_probs = tf.gather(logits, ids, batch_dims=1) - tf.reduce_logsumexp(
+                logits, axis=-1
+            )  # [batch * count]: log p of the chosen token, without normalising every token
             ids = tf.where(finished, constants.PAD_ID, ids)
             step_output = tf.cast(step_output, tf.float32)  # [batch * count, ...]
             step_output = tf.where(

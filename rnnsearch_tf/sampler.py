@@ -71,9 +71,9 @@ class Sampler(GreedySearch):
     def hypotheses_per_sentence(self):
         return self.num_samples
 
-    def choose_ids(self, log_probs, step):
+    def choose_ids(self, logits, step):
         step_seed = tf.random.experimental.stateless_fold_in(tf.constant([self.seed, 0], tf.int64), step)
         samples = tf.random.stateless_categorical(
-            log_probs / self.temperature, num_samples=1, seed=step_seed, dtype=tf.int32
+            logits / self.temperature, num_samples=1, seed=step_seed, dtype=tf.int32
         )  # [batch * num_samples, 1]
         return samples[:, 0]  # [batch * num_samples]

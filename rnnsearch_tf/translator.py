@@ -6,6 +6,7 @@ from data_pipeline.moses_tokenizer import MosesTokenizer
 from data_pipeline.vocabulary import Vocabulary
 from rnnsearch_tf import constants
 from rnnsearch_tf.beam_search import BeamSearch
+from rnnsearch_tf.greedy_search import GreedySearch
 from rnnsearch_tf.model_dir import ModelDir
 
 
@@ -32,7 +33,8 @@ class Translator(tf.Module):
         target_vocabulary: `Vocabulary` of the target language; its size must be the model's K_y.
         source_language: "en" or "fr", the Moses rules used to tokenize the source.
         target_language: "en" or "fr", the Moses rules used to detokenize the translation.
-        beam_size: hypotheses kept per sentence (12 in the paper).
+        beam_size: hypotheses kept per sentence (12 in the paper). Beam 1 with no length normalisation
+            runs `GreedySearch`, which finds the same hypothesis as `BeamSearch` with less work.
         num_hypotheses: n-best translations returned per sentence, at most `beam_size`.
         length_normalization: "none", "length" or "gnmt" (`beam_search.length_penalty`).
         length_penalty_alpha: the GNMT exponent.
@@ -103,14 +105,18 @@ class Translator(tf.Module):
         self.maximum_source_length = maximum_source_length
         self.maximum_batch_size = maximum_batch_size
         self.forbid_unk = forbid_unk
-        self.beam_search = BeamSearch(
-            model.symbols_to_logits_fn,
-            beam_size=beam_size,
-            num_hypotheses=num_hypotheses,
-            length_normalization=length_normalization,
-            length_penalty_alpha=length_penalty_alpha,
-            forbidden_ids=(constants.PAD_ID, constants.BOS_ID) + ((constants.UNK_ID,) if forbid_unk else ()),
-        )
+        forbidden_ids = (constants.PAD_ID, constants.BOS_ID) + ((constants.UNK_ID,) if forbid_unk else ())
+        if beam_size == num_hypotheses == 1 and length_normalization == "none":  # same result, no top-k
+            self.search_strategy = GreedySearch(model.symbols_to_logits_fn, forbidden_ids=forbidden_ids)
+        else:
+            self.search_strategy = BeamSearch(
+                model.symbols_to_logits_fn,
+                beam_size=beam_size,
+                num_hypotheses=num_hypotheses,
+                length_normalization=length_normalization,
+                length_penalty_alpha=length_penalty_alpha,
+                forbidden_ids=forbidden_ids,
+            )
 
     @classmethod
     def from_model_dir(cls, model_dir, checkpoint="best", **options):
@@ -340,7 +346,7 @@ class Translator(tf.Module):
 
         def search():
             state, fixed_state = self.model.encode_for_search(source_ids)
-            result = self.beam_search.search(state, maximum_lengths, fixed_state)
+            result = self.search_strategy.search(state, maximum_lengths, fixed_state)
             return result["ids"], result["lengths"], result["scores"], result["step_outputs"]
 
         def nothing_to_search():
