@@ -9,7 +9,10 @@ For every beam size and test set: sentences/s and output tokens/s (EOS included)
 (length-sorted batches of `--batch_size`) through the `Translator` of the model directory's checkpoint
 and through its SavedModel (`serving/export.py`; one export per beam size under `--export_dir`, whose
 flags `--model_dir`, `--export_dir`, `--checkpoint` and `--batch_size` this benchmark shares), after one untimed
-batch that traces the graph; then the same first `--single_sentences` sentences one at a time. The
+batch that traces the graph; then the same first `--single_sentences` sentences one at a time. The cost of
+beam 12 over beam 1 per sentence is given both batched and one sentence at a time (a request's latency),
+with the time of one decoder step alone (`model_step_ms`, no search) at one and at `--batch_size`
+sentences: the part of the cost that grows with the beam whatever the search does. The
 search stops when every sentence of a batch has ended, so an untrained model that never emits EOS
 runs to the maximum length `2 * source_length + 10`: report the model's training with the numbers.
 """
@@ -19,6 +22,8 @@ import json
 import os
 import time
 
+import numpy as np
+import tensorflow as tf
 from absl import app
 from absl import flags
 
@@ -57,6 +62,22 @@ def _throughput(batch_translator, sentences):
     }
 
 
+def _model_step_ms(model, rows, source_length=16, repeats=20):
+    """Median ms of one decoder step (`symbols_to_logits_fn`, no search) for `rows` hypotheses of
+    `source_length`-token sources: the part of a search step no search strategy can save."""
+    source_ids = tf.random.stateless_uniform([rows, source_length], [0, 0], 4, model.config.source_vocab_size, tf.int32)
+    state = model.encode(source_ids)
+    ids = tf.fill([rows], 4)
+    step = tf.function(lambda ids, state: model.symbols_to_logits_fn(ids, tf.constant(1), state)[0])
+    step(ids, state).numpy()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        step(ids, state).numpy()
+        times.append(time.perf_counter() - start)
+    return round(1000 * float(np.median(times)), 2)
+
+
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
@@ -76,6 +97,9 @@ def main(argv):
             "saved_model": BatchTranslator.from_saved_model(saved_model_path, batch_size)[0],
         }
         results = report.setdefault(f"beam_{beam_size}", {})
+        results["model_step_ms"] = {
+            f"{rows}_hypotheses": _model_step_ms(translator.model, rows) for rows in (beam_size, beam_size * batch_size)
+        }
         for name, sentences in test_sets.items():
             results[name] = {source: _throughput(bt, sentences) for source, bt in sources.items()}
             single = _throughput(
@@ -88,11 +112,13 @@ def main(argv):
             )
     for name in test_sets:
         if "beam_1" in report and "beam_12" in report:
-            report.setdefault("beam_12_cost_per_sentence_over_beam_1", {})[name] = round(
-                report["beam_1"][name]["checkpoint"]["sentences_per_s"]
-                / report["beam_12"][name]["checkpoint"]["sentences_per_s"],
-                2,
-            )
+            report.setdefault("beam_12_cost_per_sentence_over_beam_1", {})[name] = {
+                mode: round(
+                    report["beam_1"][name][mode]["sentences_per_s"] / report["beam_12"][name][mode]["sentences_per_s"],
+                    2,
+                )
+                for mode in ("checkpoint", "checkpoint_one_sentence_at_a_time")
+            }
     print(json.dumps(report, indent=2))
 
 

@@ -11,11 +11,9 @@ import tempfile
 import urllib.request
 import zipfile
 
+from data_pipeline.missing_data_error import MissingDataError
+
 DATA_ENVIRONMENT_VARIABLE = "RNNSEARCH_DATA"
-
-
-class MissingDataError(FileNotFoundError):
-    """A corpus file is neither in the data folder nor downloadable; the message names the path expected."""
 
 
 def data_root_from_environment():

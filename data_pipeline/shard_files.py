@@ -6,16 +6,13 @@ import pathlib
 import tensorflow as tf
 
 from data_pipeline import pair_reader
+from data_pipeline.corrupt_shard_error import CorruptShardError
 
 METADATA_FILE = "metadata.json"
 _FEATURES = {
     "source_ids": tf.io.VarLenFeature(tf.int64),
     "target_ids": tf.io.VarLenFeature(tf.int64),
 }
-
-
-class CorruptShardError(ValueError):
-    """A shard does not match the checksum `metadata.json` recorded for it; the message names the shard."""
 
 
 def list_shards(file_pattern):

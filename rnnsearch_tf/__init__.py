@@ -3,5 +3,6 @@
 from rnnsearch_tf.model_config import ModelConfig
 from rnnsearch_tf.rnn_enc_dec import RNNEncDec
 from rnnsearch_tf.rnn_search import RNNSearch
+from rnnsearch_tf.training_diverged_error import TrainingDivergedError
 
-__all__ = ["ModelConfig", "RNNEncDec", "RNNSearch"]
+__all__ = ["ModelConfig", "RNNEncDec", "RNNSearch", "TrainingDivergedError"]

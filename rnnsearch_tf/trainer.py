@@ -14,11 +14,8 @@ from tensorboard.plugins.hparams import api as hparams_api
 from data_pipeline.training_input import TrainingInput
 from rnnsearch_tf.constants import PAD_ID
 from rnnsearch_tf.model_dir import MODEL_CLASSES, ModelDir
+from rnnsearch_tf.training_diverged_error import TrainingDivergedError
 from rnnsearch_tf.validator import Validator
-
-
-class TrainingDivergedError(RuntimeError):
-    """Too many consecutive updates had a non-finite loss or gradient."""
 
 
 class Trainer:

@@ -11,6 +11,7 @@ import tensorflow as tf
 from data_pipeline import CorpusFile
 from data_pipeline import CorpusPart
 from data_pipeline import DatasetBuilder
+from data_pipeline import MissingDataError
 from data_pipeline import PairReader
 from data_pipeline import corpus_registry
 from data_pipeline import data_files
@@ -115,7 +116,7 @@ def test_malformed_tsv_line_names_file_and_line(tmp_path):
 
 def test_missing_file_names_expected_path_and_setting(tmp_path):
     corpus_file = CorpusFile("wmt14/europarl.en.gz", url="https://www.statmt.org/x.tgz", member="x.en")
-    with pytest.raises(data_files.MissingDataError, match=rf"{tmp_path}/wmt14/europarl.en.gz.*RNNSEARCH_DATA"):
+    with pytest.raises(MissingDataError, match=rf"{tmp_path}/wmt14/europarl.en.gz.*RNNSEARCH_DATA"):
         data_files.resolve(corpus_file, tmp_path, allow_download=False)
 
 

@@ -14,7 +14,8 @@ import tensorflow as tf
 from tensorboard.backend.event_processing import event_accumulator
 
 from rnnsearch_tf import ModelConfig
-from rnnsearch_tf.trainer import Trainer, TrainingDivergedError
+from rnnsearch_tf import TrainingDivergedError
+from rnnsearch_tf.trainer import Trainer
 from rnnsearch_tf.training_config import TrainingConfig
 from toy_translation import build_toy_data
 
