@@ -3,7 +3,7 @@
 After tensorflow/models `official/nlp/modeling/ops/beam_search.py` (alive and finished hypotheses kept
 apart, one `tf.while_loop`) and OpenNMT-tf `opennmt/utils/decoding.py` (search apart from the model,
 back-pointers resolved once at the end). The module also holds the two helpers every search strategy
-of the project shares: `length_penalty` and `restrict_log_probs`.
+of the project shares: `length_penalty` and `restrict_log_probs` (with its mask, `impossible_tokens`).
 
 Performance: the `batch * beam` hypotheses are flattened into the leading dimension of one
 `symbols_to_logits_fn` call per step; the `2 * beam` best extensions are found without normalising
@@ -68,16 +68,21 @@ def restrict_log_probs(log_probs, step, maximum_lengths, forbidden_ids, eos_id):
     Returns:
         float32 `[batch, hypotheses, vocab]`.
     """
-    token_ids = tf.range(tf.shape(log_probs)[-1])  # [vocab]
-    if forbidden_ids:
-        is_forbidden = tf.reduce_any(
-            tf.equal(token_ids[:, None], tf.constant(forbidden_ids, tf.int32)[None, :]), axis=-1
-        )  # [vocab]
-        log_probs = tf.where(is_forbidden, LARGE_NEGATIVE, log_probs)
-    is_last_step = step + 1 >= maximum_lengths  # [batch]
-    not_eos = tf.not_equal(token_ids, eos_id)  # [vocab]
-    must_end = tf.logical_and(is_last_step[:, None, None], not_eos[None, None, :])  # [batch, 1, vocab]
-    return tf.where(must_end, LARGE_NEGATIVE, log_probs)
+    impossible = impossible_tokens(
+        tf.shape(log_probs)[-1], step + 1 >= maximum_lengths, forbidden_ids, eos_id
+    )  # [batch, vocab]
+    return tf.where(impossible[:, None, :], LARGE_NEGATIVE, log_probs)
+
+
+def impossible_tokens(vocab_size, is_last_step, forbidden_ids, eos_id):
+    """bool `[batch, vocab_size]`: the forbidden tokens, and every token but EOS where `is_last_step`
+    (bool `[batch]`)."""
+    token_ids = tf.range(vocab_size)  # [vocab]
+    is_forbidden = tf.reduce_any(
+        tf.equal(token_ids[:, None], tf.constant(tuple(forbidden_ids) + (-1,), tf.int32)[None, :]), axis=-1
+    )  # [vocab]
+    must_end = tf.logical_and(is_last_step[:, None], tf.not_equal(token_ids, eos_id)[None, :])  # [batch, vocab]
+    return tf.logical_or(is_forbidden[None, :], must_end)
 
 
 def _chunk_size(vocab_size):
@@ -110,8 +115,8 @@ def top_candidates(logits, alive_log_probs, k, is_last_step, forbidden_ids, eos_
         eos_id: the end-of-sentence id, never forbidden.
 
     Returns:
-        `(log_probs, indices)`: float32 and int32 `[batch, k]`, best first; an index is
-        `hypothesis * vocab + token`.
+        `(log_probs, hypotheses, ids)`: float32, int32, int32 `[batch, k]`, best first: the candidate's
+        log-probability, the hypothesis it extends and its token.
     """
     batch_size = tf.shape(alive_log_probs)[0]
     beam = alive_log_probs.shape[1] or tf.shape(alive_log_probs)[1]
@@ -121,17 +126,12 @@ def top_candidates(logits, alive_log_probs, k, is_last_step, forbidden_ids, eos_
     padded = tf.pad(logits, [[0, 0], [0, chunks * size - vocab_size]], constant_values=float("-inf"))
     chunked = tf.reshape(padded, [batch_size, beam * chunks, size])  # [batch, beam * chunks, size]
     log_normalizer = tf.reshape(tf.reduce_logsumexp(logits, axis=-1), [batch_size, beam])  # [batch, beam]
-    token_ids = tf.range(chunks * size)  # [chunks * size]
-    is_forbidden = tf.reduce_any(
-        tf.equal(token_ids[:, None], tf.constant(forbidden_ids + (-1,), tf.int32)[None, :]), axis=-1
-    )  # [chunks * size]
-    must_end = tf.logical_and(is_last_step[:, None], tf.not_equal(token_ids, eos_id)[None, :])  # [batch, chunks * size]
+    impossible = impossible_tokens(chunks * size, is_last_step, forbidden_ids, eos_id)  # [batch, chunks * size]
 
     def restricted_log_probs(values, ids, hypotheses):
         """values `[batch, n, size]` of hypotheses `[batch, n]` and tokens `ids` `[batch, n, size]`."""
         log_probs = values - tf.gather(log_normalizer, hypotheses, batch_dims=1)[:, :, None]
-        impossible = tf.gather(is_forbidden, ids) | tf.gather(must_end, ids, batch_dims=1)
-        return tf.where(impossible, LARGE_NEGATIVE, log_probs)  # [batch, n, size]
+        return tf.where(tf.gather(impossible, ids, batch_dims=1), LARGE_NEGATIVE, log_probs)  # [batch, n, size]
 
     # Chunk maxima of the restricted log-probabilities. Only the few chunks holding a forbidden token,
     # or EOS at a sentence's last step, can differ from the maxima of the raw logits: those are recomputed.
@@ -151,14 +151,9 @@ def top_candidates(logits, alive_log_probs, k, is_last_step, forbidden_ids, eos_
         ),
         axis=-1,
     )  # [batch, beam * specials]
-    is_special = tf.reduce_any(
-        tf.equal(tf.range(beam * chunks)[:, None], special_chunks[None, :]), axis=-1
-    )  # [beam * chunks]
-    special_positions = tf.cumsum(tf.cast(is_special, tf.int32), exclusive=True)  # [beam * chunks]
-    maxima = tf.where(
-        is_special[None, :],
-        tf.gather(special_maxima, tf.minimum(special_positions, tf.shape(special_chunks)[0] - 1), axis=1),
-        tf.where(is_last_step[:, None], LARGE_NEGATIVE, maxima),
+    maxima = tf.where(is_last_step[:, None], LARGE_NEGATIVE, maxima)  # only EOS may follow: in a special chunk
+    maxima = tf.transpose(
+        tf.tensor_scatter_nd_update(tf.transpose(maxima), special_chunks[:, None], tf.transpose(special_maxima))
     )  # [batch, beam * chunks]
     chunk_scores = tf.repeat(alive_log_probs, chunks, axis=1) + maxima  # [batch, beam * chunks]
     chunk_count = min(k, beam * chunks) if isinstance(beam * chunks, int) else tf.minimum(k, beam * chunks)
@@ -171,8 +166,9 @@ def top_candidates(logits, alive_log_probs, k, is_last_step, forbidden_ids, eos_
     )  # [batch, chunk_count, size]
     candidates = tf.where(ids < vocab_size, candidates, float("-inf"))  # padding is never a candidate
     top_log_probs, positions = tf.math.top_k(tf.reshape(candidates, [batch_size, -1]), k=k)  # [batch, k]
-    flat_indices = tf.reshape(best_hypotheses[:, :, None] * vocab_size + ids, [batch_size, -1])  # [batch, chunk_count * size]
-    return top_log_probs, tf.gather(flat_indices, positions, batch_dims=1)
+    top_hypotheses = tf.gather(best_hypotheses, positions // size, batch_dims=1)  # [batch, k]
+    top_ids = tf.gather(tf.reshape(ids, [batch_size, -1]), positions, batch_dims=1)  # [batch, k]
+    return top_log_probs, top_hypotheses, top_ids
 
 
 def check_search_options(length_normalization, forbidden_ids, eos_id):
@@ -383,8 +379,7 @@ class BeamSearch:
             logits, new_state, step_output = symbols_to_logits_fn(
                 tf.reshape(v["alive_ids"], [-1]), step, v["state"]  # [batch * beam]
             )
-            vocab_size = tf.shape(logits)[-1]
-            top_log_probs, top_indices = top_candidates(
+            top_log_probs, top_parents, top_ids = top_candidates(
                 tf.cast(logits, tf.float32),
                 v["alive_log_probs"],
                 2 * beam,
@@ -392,8 +387,6 @@ class BeamSearch:
                 self.forbidden_ids,
                 self.eos_id,
             )  # [batch, 2 * beam]
-            top_parents = top_indices // vocab_size  # [batch, 2 * beam]
-            top_ids = top_indices % vocab_size  # [batch, 2 * beam]
             top_is_eos = tf.equal(top_ids, self.eos_id)  # [batch, 2 * beam]
 
             # At most `beam` candidates end with EOS (one per alive hypothesis), so `beam` others remain.

@@ -41,10 +41,10 @@ def test_equals_normalising_and_sorting_every_candidate(vocab, beam, integer_log
     expected_values, expected_indices = plain_top_candidates(
         logits.astype(np.float64), alive.astype(np.float64), k, is_last_step, forbidden, constants.EOS_ID
     )
-    values, indices = top_candidates(
+    values, hypotheses, ids = top_candidates(
         tf.constant(logits), tf.constant(alive), k, tf.constant(is_last_step), forbidden, constants.EOS_ID
     )
-    values, indices = values.numpy(), indices.numpy()
+    values, indices = values.numpy(), hypotheses.numpy() * vocab + ids.numpy()
     np.testing.assert_allclose(values, expected_values, rtol=1e-5, atol=1e-3)
     possible = expected_values > _IMPOSSIBLE
     assert possible[:, 0].all()
@@ -66,3 +66,4 @@ def test_compiles_with_xla():
     eager = run(logits, alive, last)
     np.testing.assert_allclose(compiled[0].numpy(), eager[0].numpy(), rtol=1e-6)
     np.testing.assert_array_equal(compiled[1].numpy(), eager[1].numpy())
+    np.testing.assert_array_equal(compiled[2].numpy(), eager[2].numpy())
