@@ -6,14 +6,16 @@ import tensorflow as tf
 
 from rnnsearch_tf.constants import BOS_ID, PAD_ID
 from rnnsearch_tf.layers.decoder import Decoder
+from rnnsearch_tf.layers.initializers import initializer
 from rnnsearch_tf.model_config import ModelConfig
 
 
 class EncoderDecoderModel(keras.Model):
     """Base class of `RNNSearch` and `RNNEncDec`.
 
-    Subclasses name the projection that gives the decoder's s_0 (`initial_state_name`) and define
-    `make_encoder`, `encoder_outputs` and `encoder_outputs_shape`.
+    Subclasses name their encoder layer class (`encoder_class`), whether the decoder attends
+    (`uses_attention`) and the projection that gives the decoder's s_0 (`initial_state_name`), and
+    define `encoder_outputs` and `encoder_outputs_shape`.
 
     Ids are int32, right-padded with `PAD_ID` (0); every sentence ends with `EOS_ID`.
 
@@ -37,30 +39,37 @@ class EncoderDecoderModel(keras.Model):
             embedding_dim=config.embedding_dim,
             units=config.hidden_dim,
             maxout_dim=config.maxout_dim,
-            alignment_dim=self._alignment_dim(config),
+            alignment_dim=config.alignment_dim if self.uses_attention else None,
             readout_state=config.readout_state,
+            initializer=config.initializer,
+            embedding_dropout=config.embedding_dropout,
+            hidden_dropout=config.hidden_dropout,
+            readout_dropout=config.readout_dropout,
             dtype=self.dtype_policy,
             name="decoder",
         )
-        self.encoder = self.make_encoder(config)
+        self.encoder = self.encoder_class(
+            config.source_vocab_size,
+            config.embedding_dim,
+            config.hidden_dim,
+            initializer=config.initializer,
+            embedding_dropout=config.embedding_dropout,
+            dtype=self.dtype_policy,
+            name="encoder",
+        )
         self.initial_state_projection = keras.layers.Dense(
             config.hidden_dim,
             activation="tanh",
-            kernel_initializer=keras.initializers.RandomNormal(stddev=0.01),
+            kernel_initializer=initializer(config.initializer, "dense"),
+            bias_initializer=initializer(config.initializer, "bias"),
             dtype=self.dtype_policy,
             name=self.initial_state_name,
         )
         self.build()
 
+    encoder_class = None
+    uses_attention = None
     initial_state_name = None
-
-    @staticmethod
-    def _alignment_dim(config):
-        raise NotImplementedError
-
-    def make_encoder(self, config):
-        """The encoder layer, named "encoder"."""
-        raise NotImplementedError
 
     def encoder_outputs_shape(self):
         """Shapes of `encoder_outputs` by name, for building the decoder."""
@@ -71,7 +80,7 @@ class EncoderDecoderModel(keras.Model):
         self.initial_state_projection.build((None, self.config.hidden_dim))
         self.decoder.build((None, None), self.encoder_outputs_shape())
 
-    def encoder_outputs(self, source_ids):
+    def encoder_outputs(self, source_ids, training=None):
         """Source ids `(batch, src_len)` -> the dict the decoder is conditioned on (see `Decoder`)."""
         raise NotImplementedError
 
@@ -96,8 +105,11 @@ class EncoderDecoderModel(keras.Model):
                     f"{'source' if name == 'source_ids' else 'target'}_vocab_size)"
                 )
 
-    def teacher_forcing(self, source_ids, target_ids):
-        """-> `(logits, alignment_weights)`: `(batch, tgt_len, K_y)`, `(batch, tgt_len, src_len)`."""
+    def teacher_forcing(self, source_ids, target_ids, training=False):
+        """-> `(logits, alignment_weights)`: `(batch, tgt_len, K_y)`, `(batch, tgt_len, src_len)`.
+
+        `training=True` applies the model's dropout (`ModelConfig`); search and scoring never do.
+        """
         source_ids = tf.convert_to_tensor(source_ids)
         target_ids = tf.convert_to_tensor(target_ids)
         self._check_ids("source_ids", source_ids, self.config.source_vocab_size)
@@ -107,7 +119,7 @@ class EncoderDecoderModel(keras.Model):
         previous_ids = tf.concat(
             [tf.fill([tf.shape(target_ids)[0], 1], BOS_ID), target_ids[:, :-1]], axis=1
         )  # y_{i-1}: [batch, tgt_len]
-        return self.decoder(previous_ids, self.encoder_outputs(source_ids))
+        return self.decoder(previous_ids, self.encoder_outputs(source_ids, training), training=training)
 
     def call(self, inputs):
         if isinstance(inputs, dict):
@@ -145,6 +157,13 @@ class EncoderDecoderModel(keras.Model):
         """
         del step  # the recurrent state carries the position
         return self.decoder.step(ids, state)
+
+    def dropout_random_states(self):
+        """The random-number states of the dropout layers (variables outside `weights`, which Keras leaves
+        out of the model's checkpoint): the trainer checkpoints them, so that a resumed run draws the masks
+        an uninterrupted one would have drawn."""
+        weights = {id(variable) for variable in self.weights}
+        return [variable.value for variable in self.variables if id(variable) not in weights]
 
     def paper_weights(self):
         """Every weight under its paper name, as a NumPy array in `x @ W` orientation `[in, out]`.

@@ -3,6 +3,9 @@
 import dataclasses
 import json
 
+from rnnsearch_tf.config_flags import check_choices
+from rnnsearch_tf.layers.initializers import INITIALIZERS
+
 READOUT_STATES = ("current", "previous")
 
 
@@ -10,7 +13,8 @@ READOUT_STATES = ("current", "previous")
 class ModelConfig:
     """Hyperparameters shared by `RNNSearch` and `RNNEncDec`.
 
-    Defaults are the paper's (Bahdanau et al. 2014, Appendix A.2.3; Section 4.1).
+    Defaults are the paper's (Bahdanau et al. 2014, Appendix A.2.3 and B.1; Section 4.1); the CPU
+    configs deviate where measurements said so (README, "Training recipe").
 
     Args:
         source_vocab_size: K_x, shortlist size of the source language plus reserved tokens.
@@ -21,6 +25,13 @@ class ModelConfig:
         alignment_dim: n', hidden units of the alignment model (1000). Unused by RNNencdec.
         readout_state: which decoder state feeds the deep output: "current" (s_i, Eq. 4 of the paper
             and its earlier versions) or "previous" (s_{i-1}, the final version of Appendix A.2.2).
+        initializer: "paper" (Appendix B.1), "uniform" (U(-0.1, 0.1) for every weight, as OpenNMT-py) or
+            "xavier" (Glorot per gate block, small normal embeddings, as Joey NMT); see
+            `layers/initializers.py`.
+        embedding_dropout: dropout rate on source and target word embeddings in training (paper: 0).
+        hidden_dropout: dropout rate on the annotations (RNNencdec: c) and on the decoder states read by
+            the deep output, in training (paper: 0).
+        readout_dropout: dropout rate on the maxout units before W_o, in training (paper: 0).
     """
 
     source_vocab_size: int = 30004
@@ -29,7 +40,11 @@ class ModelConfig:
     hidden_dim: int = 1000
     maxout_dim: int = 500
     alignment_dim: int = 1000
-    readout_state: str = "current"
+    readout_state: str = dataclasses.field(default="current", metadata={"choices": READOUT_STATES})
+    initializer: str = dataclasses.field(default="paper", metadata={"choices": INITIALIZERS})
+    embedding_dropout: float = 0.0
+    hidden_dropout: float = 0.0
+    readout_dropout: float = 0.0
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
@@ -42,10 +57,11 @@ class ModelConfig:
                     f"ModelConfig.{name} = {getattr(self, name)} leaves no room for words: the first 4 ids "
                     "are <pad>, <s>, </s>, <unk>"
                 )
-        if self.readout_state not in READOUT_STATES:
-            raise ValueError(
-                f"ModelConfig.readout_state must be one of {READOUT_STATES}, got {self.readout_state!r}"
-            )
+        check_choices(self)
+        for name in ("embedding_dropout", "hidden_dropout", "readout_dropout"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+                raise ValueError(f"ModelConfig.{name} must be a rate in [0, 1), got {value!r}")
 
     def to_dict(self):
         return dataclasses.asdict(self)

@@ -26,20 +26,13 @@ class RNNEncDec(EncoderDecoderModel):
     TensorShape([1, 2])
     """
 
+    encoder_class = UnidirectionalEncoder
+    uses_attention = False
     initial_state_name = "V_prime"
-
-    @staticmethod
-    def _alignment_dim(config):
-        return None
-
-    def make_encoder(self, config):
-        return UnidirectionalEncoder(
-            config.source_vocab_size, config.embedding_dim, config.hidden_dim, dtype=self.dtype_policy, name="encoder"
-        )
 
     def encoder_outputs_shape(self):
         return {"s": (None, self.config.hidden_dim), "context": (None, self.config.hidden_dim)}
 
-    def encoder_outputs(self, source_ids):
-        summary = self.encoder(source_ids)  # c: [batch, n]
+    def encoder_outputs(self, source_ids, training=None):
+        summary = self.encoder(source_ids, training=training)  # c: [batch, n]
         return {"s": self.initial_state_projection(summary), "context": summary}

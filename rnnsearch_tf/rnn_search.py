@@ -27,23 +27,16 @@ class RNNSearch(EncoderDecoderModel):
     TensorShape([1, 2])
     """
 
+    encoder_class = BidirectionalEncoder
+    uses_attention = True
     initial_state_name = "W_s"
-
-    @staticmethod
-    def _alignment_dim(config):
-        return config.alignment_dim
-
-    def make_encoder(self, config):
-        return BidirectionalEncoder(
-            config.source_vocab_size, config.embedding_dim, config.hidden_dim, dtype=self.dtype_policy, name="encoder"
-        )
 
     def encoder_outputs_shape(self):
         n = self.config.hidden_dim
         return {"s": (None, n), "annotations": (None, None, 2 * n), "source_mask": (None, None)}
 
-    def encoder_outputs(self, source_ids):
-        annotations = self.encoder(source_ids)  # [batch, src_len, 2n]
+    def encoder_outputs(self, source_ids, training=None):
+        annotations = self.encoder(source_ids, training=training)  # [batch, src_len, 2n]
         first_backward_state = annotations[:, 0, self.config.hidden_dim :]  # ←h_1: [batch, n]
         return {
             "s": self.initial_state_projection(first_backward_state),  # s_0

@@ -13,9 +13,15 @@ from tensorboard.plugins.hparams import api as hparams_api
 
 from data_pipeline.training_input import TrainingInput
 from rnnsearch_tf.constants import PAD_ID
+from rnnsearch_tf.learning_rate_schedule import LearningRateSchedule
 from rnnsearch_tf.model_dir import MODEL_CLASSES, ModelDir
 from rnnsearch_tf.training_diverged_error import TrainingDivergedError
 from rnnsearch_tf.validator import Validator
+
+
+HISTORY_FIELDS = (
+    "step", "epoch", "hours", "train_nll_per_sentence", "dev_nll_per_sentence", "dev_bleu", "learning_rate"
+)
 
 
 class Trainer:
@@ -98,12 +104,12 @@ class Trainer:
             os.path.join(self.config.data_dir, "target_vocab.tsv"),
         )
 
-    def _make_optimizer(self):
+    def _make_optimizer(self, schedule):
         if self.config.optimizer == "adadelta":
             return keras.optimizers.Adadelta(
-                learning_rate=self.config.learning_rate, rho=self.config.adadelta_rho, epsilon=self.config.adadelta_epsilon
+                learning_rate=schedule, rho=self.config.adadelta_rho, epsilon=self.config.adadelta_epsilon
             )
-        return keras.optimizers.Adam(learning_rate=self.config.learning_rate)
+        return keras.optimizers.Adam(learning_rate=schedule)
 
     def _workers(self):
         """(number of workers, this worker's index): (1, 0) without a cluster."""
@@ -140,6 +146,8 @@ class Trainer:
             local_replicas=self.strategy.num_replicas_in_sync // self._workers()[0],
             jit_compile=self.config.jit_compile,
             jit_length_multiple=self.config.jit_length_multiple,
+            label_smoothing=self.config.label_smoothing,
+            loss_normalization=self.config.loss_normalization,
         )
 
     def train(self):
@@ -147,9 +155,10 @@ class Trainer:
         config = self.config
         self._prepare_model_dir()
         keras.utils.set_random_seed(config.seed)
+        schedule = self.schedule = LearningRateSchedule(config.learning_rate, config.warmup_steps)
         with self.strategy.scope():
             model = MODEL_CLASSES[config.model](self.model_config)
-            optimizer = self._make_optimizer()
+            optimizer = self.optimizer = self._make_optimizer(schedule)
             optimizer.build(model.trainable_variables)
         iterator = iter(self._make_dataset())
         progress = {
@@ -161,11 +170,21 @@ class Trainer:
                 ("best_bleu", np.float64(-1)),
                 ("best_step", np.int64(0)),
                 ("validations_without_improvement", np.int64(0)),
+                ("validations_since_decay", np.int64(0)),
             )
         }
-        checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer, iterator=iterator, **progress)
+        checkpoint = tf.train.Checkpoint(
+            model=model,
+            optimizer=optimizer,
+            iterator=iterator,
+            learning_rate_scale=schedule.scale,
+            dropout_random_states=model.dropout_random_states(),
+            **progress,
+        )
         manager = tf.train.CheckpointManager(checkpoint, self.worker_dir.checkpoint_dir, config.keep_checkpoints)
-        best_manager = tf.train.CheckpointManager(checkpoint, self.worker_dir.best_checkpoint_dir, 1)
+        best_manager = tf.train.CheckpointManager(
+            checkpoint, self.worker_dir.best_checkpoint_dir, config.keep_best_checkpoints
+        )
         if manager.latest_checkpoint:
             checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
             logging.info("Resumed from %s at step %d", manager.latest_checkpoint, int(progress["step"]))
@@ -284,6 +303,11 @@ class Trainer:
             tf.summary.scalar("tokens_per_second", window.target_tokens / seconds, step=step)
             tf.summary.scalar("sentences_per_second", window.sentences / seconds, step=step)
             tf.summary.scalar("epoch", epoch, step=step)
+            tf.summary.scalar("learning_rate", self._learning_rate(), step=step)
+
+    def _learning_rate(self):
+        """The rate of the next update."""
+        return float(self.schedule(self.optimizer.iterations))
 
     def _validate(self, validator, model, writer, progress, manager, best_manager, step, train_pairs, train_nll):
         started = time.time()
@@ -293,8 +317,18 @@ class Trainer:
             progress["best_bleu"].assign(result["bleu"])
             progress["best_step"].assign(step)
             progress["validations_without_improvement"].assign(0)
+            progress["validations_since_decay"].assign(0)
         else:
             progress["validations_without_improvement"].assign_add(1)
+            progress["validations_since_decay"].assign_add(1)
+            decay_due = int(progress["validations_since_decay"]) >= self.config.decay_patience
+            if self.config.learning_rate_decay < 1 and decay_due:
+                self.schedule.decay(self.config.learning_rate_decay)
+                progress["validations_since_decay"].assign(0)
+                logging.info(
+                    "dev BLEU did not improve for %d validations: learning rate decayed to %g",
+                    self.config.decay_patience, self._learning_rate(),
+                )
         manager.save(checkpoint_number=step)
         if improved:
             best_manager.save(checkpoint_number=step)
@@ -326,15 +360,28 @@ class Trainer:
             "dev_nll_per_sentence": result["nll_per_sentence"],
             "dev_bleu": result["bleu"],
             "dev_bleu_signature": result["bleu_signature"],
+            "learning_rate": self._learning_rate(),
             "best_step": int(progress["best_step"]),
             "best_dev_bleu": float(progress["best_bleu"]),
         }
-        with open(self.worker_dir.file("training_state.json"), "w", encoding="utf-8") as stream:
-            json.dump(state, stream, indent=2)
+        self._write_training_state(state)
         patience = self.config.patience
         if patience is not None and int(progress["validations_without_improvement"]) >= patience:
             return f"dev BLEU did not improve for {patience} validations (best {float(progress['best_bleu']):.2f} at step {int(progress['best_step'])})"
         return None
+
+    def _write_training_state(self, state):
+        """training_state.json: the latest validation's fields, and `history`, every validation so far
+        (the learning curve; validations after the step a run resumed from are replaced)."""
+        path = self.worker_dir.file("training_state.json")
+        history = []
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as stream:
+                history = json.load(stream).get("history", [])
+        history = [entry for entry in history if entry["step"] < state["step"]]
+        history.append({name: state[name] for name in HISTORY_FIELDS})
+        with open(path, "w", encoding="utf-8") as stream:
+            json.dump(dict(state, history=history), stream, indent=2)
 
     def _write_projector(self, model, step):
         """Both embedding matrices with their vocabularies, for TensorBoard's projector (Cho et al. Fig. 4)."""
@@ -401,6 +448,8 @@ def make_train_step(
     local_replicas=None,
     jit_compile=False,
     jit_length_multiple=4,
+    label_smoothing=0.0,
+    loss_normalization="tokens",
 ):
     """One update of `Trainer` as a `tf.function` returning the step's statistics.
 
@@ -417,6 +466,11 @@ def make_train_step(
             that XLA compiles one program per length bucket, not per batch; padding changes no loss
             and no gradient (padded positions are masked).
         jit_length_multiple: the bucket width of `jit_compile`.
+        label_smoothing: ε of the training loss `(1 - ε) NLL + ε (-mean_k log p_k)` per token (the
+            target distribution mixed with a uniform one over the K_y words, as Keras'
+            `label_smoothing`); the reported `nll_sum` is always the plain NLL.
+        loss_normalization: the summed loss of the global minibatch is divided by its target
+            `"tokens"` or its `"sentences"` (OpenNMT-py's default).
 
     Returns:
         `train_step()`, a `tf.function` returning a dict of `nll_sum`, `target_tokens`, `sentences`,
@@ -437,8 +491,8 @@ def make_train_step(
 
     def nll_and_gradients(source_ids, target_ids):
         with tf.GradientTape() as tape:
-            nll_sum = -tf.reduce_sum(model.token_log_probs(source_ids, target_ids))
-        gradients = [tf.convert_to_tensor(g) for g in tape.gradient(nll_sum, model.trainable_variables)]
+            nll_sum, loss_sum = training_loss(model, source_ids, target_ids, label_smoothing)
+        gradients = [tf.convert_to_tensor(g) for g in tape.gradient(loss_sum, model.trainable_variables)]
         return nll_sum, gradients
 
     if jit_compile:
@@ -467,7 +521,8 @@ def make_train_step(
         per_replica_batch = split_over_replicas(next_batch())
         nll_sum, target_tokens, sentences, gradients = strategy.run(replica_step, args=(per_replica_batch,))
         nll_sum, target_tokens, sentences = total(nll_sum), total(target_tokens), total(sentences)
-        gradients = [total(g) / target_tokens for g in gradients]
+        denominator = target_tokens if loss_normalization == "tokens" else sentences
+        gradients = [total(g) / denominator for g in gradients]
         gradient_norm = tf.linalg.global_norm(gradients)
         finite = tf.logical_and(tf.math.is_finite(nll_sum), tf.math.is_finite(gradient_norm))
         clipped, _ = tf.clip_by_global_norm(gradients, clip_norm, use_norm=gradient_norm)
@@ -486,3 +541,23 @@ def make_train_step(
         }
 
     return train_step
+
+
+def training_loss(model, source_ids, target_ids, label_smoothing=0.0):
+    """`(nll_sum, loss_sum)` of a batch under teacher forcing with dropout (`training=True`).
+
+    `nll_sum` is -Σ log p(y_i | y_<i, x) over the real target tokens; `loss_sum` the same sum of
+    `(1 - ε) (-log p(y_i)) + ε (-mean_k log p_k)`, with ε = `label_smoothing` (equal to `nll_sum` at 0).
+    """
+    logits, _ = model.teacher_forcing(source_ids, target_ids, training=True)
+    logits = tf.cast(logits, tf.float32)  # [batch, tgt_len, K_y]
+    target_ids = tf.cast(target_ids, tf.int32)
+    log_normalizer = tf.reduce_logsumexp(logits, axis=-1)  # [batch, tgt_len]
+    nll = log_normalizer - tf.gather(logits, target_ids, axis=-1, batch_dims=2)  # [batch, tgt_len]
+    is_token = tf.cast(tf.not_equal(target_ids, PAD_ID), tf.float32)  # [batch, tgt_len]
+    nll_sum = tf.reduce_sum(nll * is_token)
+    if not label_smoothing:
+        return nll_sum, nll_sum
+    uniform_nll = log_normalizer - tf.reduce_mean(logits, axis=-1)  # -mean_k log p_k: [batch, tgt_len]
+    loss = (1.0 - label_smoothing) * nll + label_smoothing * uniform_nll
+    return nll_sum, tf.reduce_sum(loss * is_token)

@@ -3,7 +3,13 @@
 import dataclasses
 import typing
 
+from rnnsearch_tf.beam_search import LENGTH_NORMALIZATIONS
+from rnnsearch_tf.config_flags import check_choices
+from rnnsearch_tf.model_dir import MODEL_CLASSES
+
+MODELS = tuple(sorted(MODEL_CLASSES))
 OPTIMIZERS = ("adadelta", "adam")
+LOSS_NORMALIZATIONS = ("tokens", "sentences")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,9 +30,18 @@ class TrainingConfig:
         learning_rate: 1.0 for Adadelta (Zeiler 2012 has none; Keras scales the update by it).
         adadelta_rho, adadelta_epsilon: ρ = 0.95, ε = 1e-6.
         clip_norm: the L2 norm of the whole gradient is rescaled to at most this (1.0).
+        label_smoothing: ε of label smoothing in the training loss (0: the paper's plain NLL).
+        loss_normalization: the summed loss of a minibatch is divided by its target "tokens" (default)
+            or its "sentences" (OpenNMT-py's default).
+        warmup_steps: updates over which the learning rate rises linearly to `learning_rate` (0: none).
+        learning_rate_decay: factor applied to the learning rate after `decay_patience` validations
+            without a better dev BLEU (1.0: constant rate, the paper).
+        decay_patience: validations without improvement before each decay.
         log_every: updates between console lines and training scalars.
         checkpoint_every: updates between checkpoints.
-        keep_checkpoints: last checkpoints kept (the best one is kept apart).
+        keep_checkpoints: last checkpoints kept (the best ones are kept apart).
+        keep_best_checkpoints: checkpoints kept in best/, each better on dev BLEU than those before
+            (more than one to average them, `rnnsearch_tf.average_checkpoints --source=best`).
         validate_every: updates between validations (dev NLL and dev BLEU); 0 disables them.
         dev_split: split of data_dir used for validation.
         dev_bleu_sentences: dev sentences decoded for BLEU (None: all of them).
@@ -46,26 +61,32 @@ class TrainingConfig:
 
     data_dir: str
     model_dir: str
-    model: str = "rnnsearch"
+    model: str = dataclasses.field(default="rnnsearch", metadata={"choices": MODELS})
     train_steps: int = 300_000
     max_epochs: typing.Optional[float] = None
     batch_size: int = 80
     sort_window: int = 20
     max_tokens: typing.Optional[int] = None
     seed: int = 1234
-    optimizer: str = "adadelta"
+    optimizer: str = dataclasses.field(default="adadelta", metadata={"choices": OPTIMIZERS})
     learning_rate: float = 1.0
     adadelta_rho: float = 0.95
     adadelta_epsilon: float = 1e-6
     clip_norm: float = 1.0
+    label_smoothing: float = 0.0
+    loss_normalization: str = dataclasses.field(default="tokens", metadata={"choices": LOSS_NORMALIZATIONS})
+    warmup_steps: int = 0
+    learning_rate_decay: float = 1.0
+    decay_patience: int = 2
     log_every: int = 100
     checkpoint_every: int = 1000
     keep_checkpoints: int = 5
+    keep_best_checkpoints: int = 1
     validate_every: int = 5000
     dev_split: str = "dev"
     dev_bleu_sentences: typing.Optional[int] = None
     beam_size: int = 12
-    length_normalization: str = "none"
+    length_normalization: str = dataclasses.field(default="none", metadata={"choices": LENGTH_NORMALIZATIONS})
     patience: typing.Optional[int] = None
     max_nonfinite_steps: int = 5
     attention_sentences: int = 3
@@ -74,14 +95,21 @@ class TrainingConfig:
     jit_length_multiple: int = 4
 
     def __post_init__(self):
-        if self.optimizer not in OPTIMIZERS:
-            raise ValueError(f"TrainingConfig.optimizer must be one of {OPTIMIZERS}, got {self.optimizer!r}")
+        check_choices(self)
         for name in ("train_steps", "batch_size", "sort_window", "log_every", "checkpoint_every",
-                     "keep_checkpoints", "beam_size", "max_nonfinite_steps", "jit_length_multiple"):
+                     "keep_checkpoints", "beam_size", "max_nonfinite_steps", "jit_length_multiple", "decay_patience",
+                     "keep_best_checkpoints"):
             if getattr(self, name) < 1:
                 raise ValueError(f"TrainingConfig.{name} must be at least 1, got {getattr(self, name)}")
-        if self.validate_every < 0:
-            raise ValueError(f"TrainingConfig.validate_every must be >= 0, got {self.validate_every}")
+        for name in ("validate_every", "warmup_steps"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"TrainingConfig.{name} must be >= 0, got {getattr(self, name)}")
+        if not 0 <= self.label_smoothing < 1:
+            raise ValueError(f"TrainingConfig.label_smoothing must be in [0, 1), got {self.label_smoothing}")
+        if not 0 < self.learning_rate_decay <= 1:
+            raise ValueError(
+                f"TrainingConfig.learning_rate_decay must be in (0, 1], got {self.learning_rate_decay}"
+            )
 
     def to_dict(self):
         return dataclasses.asdict(self)

@@ -4,14 +4,13 @@ import tensorflow as tf
 
 import numpy_reference
 from layer_test_case import run_layer_test
-from rnnsearch_tf.block_orthogonal import BlockOrthogonal
 from rnnsearch_tf.layers import GatedRecurrentUnit
 
 
 def test_layer_basics():
     run_layer_test(
         GatedRecurrentUnit,
-        init_kwargs={"units": 4},
+        init_kwargs={"units": 4, "initializer": "xavier"},
         input_data={"inputs": np.random.default_rng(0).normal(size=(2, 5, 3)).astype("float32")},
         expected_output_shape=(2, 5, 4),
         expected_num_trainable_weights=4,
@@ -47,5 +46,5 @@ def test_misuse():
     unit = GatedRecurrentUnit(units=4)
     with pytest.raises(ValueError, match=r"expects inputs \(batch_size, T, input_dim\)"):
         unit(tf.zeros((2, 3)))
-    with pytest.raises(ValueError, match=r"BlockOrthogonal needs \[n, k \* n\]"):
-        BlockOrthogonal()((4, 6))
+    with pytest.raises(ValueError, match="initializer must be one of"):
+        GatedRecurrentUnit(units=4, initializer="glorot")(tf.zeros((1, 2, 3)))

@@ -82,10 +82,35 @@ def test_event_files_hold_scalars_images_text_hparams_and_projector(trained_run)
         "<pad>", "<s>", "</s>", "<unk>"]
 
 
-def test_resume_continues_exactly_where_it_stopped(toy_data, tmp_path):
-    straight = Trainer(model_config(toy_data), training_config(toy_data, tmp_path / "straight")).train()
-    Trainer(model_config(toy_data), training_config(toy_data, tmp_path / "resumed", train_steps=10)).train()
-    resumed = Trainer(model_config(toy_data), training_config(toy_data, tmp_path / "resumed")).train()
+def test_training_state_holds_the_learning_curve(trained_run):
+    _, model_dir = trained_run
+    state = json.loads((model_dir / "training_state.json").read_text())
+    history = state["history"]
+    assert [entry["step"] for entry in history] == [200, 400, 600]
+    assert history[-1]["dev_bleu"] == state["dev_bleu"] and history[-1]["hours"] == state["hours"]
+    assert history[0]["hours"] < history[1]["hours"] < history[2]["hours"]
+    assert all(entry["learning_rate"] == pytest.approx(0.005) for entry in history)
+
+
+def test_learning_rate_decays_when_dev_bleu_stalls_and_resume_keeps_it(toy_data, tmp_path):
+    # A rate too small to change dev BLEU: every validation after the first one is a plateau.
+    settings = dict(learning_rate=1e-12, validate_every=2, checkpoint_every=2, learning_rate_decay=0.5,
+                    decay_patience=1, dev_bleu_sentences=8, label_smoothing=0.1, keep_best_checkpoints=3)
+    model = model_config(toy_data, embedding_dropout=0.1, hidden_dropout=0.1, readout_dropout=0.1)
+    Trainer(model, training_config(toy_data, tmp_path / "run", train_steps=6, **settings)).train()
+    Trainer(model, training_config(toy_data, tmp_path / "run", train_steps=8, **settings)).train()
+    history = json.loads((tmp_path / "run" / "training_state.json").read_text())["history"]
+    assert [entry["step"] for entry in history] == [2, 4, 6, 8]
+    np.testing.assert_allclose([entry["learning_rate"] for entry in history], [1e-12, 5e-13, 2.5e-13, 1.25e-13],
+                               rtol=1e-5)
+
+
+@pytest.mark.parametrize("dropout", [0.0, 0.2])
+def test_resume_continues_exactly_where_it_stopped(toy_data, tmp_path, dropout):
+    model = model_config(toy_data, embedding_dropout=dropout, hidden_dropout=dropout, readout_dropout=dropout)
+    straight = Trainer(model, training_config(toy_data, tmp_path / "straight")).train()
+    Trainer(model, training_config(toy_data, tmp_path / "resumed", train_steps=10)).train()
+    resumed = Trainer(model, training_config(toy_data, tmp_path / "resumed")).train()
     assert resumed["step"] == straight["step"] == 20
     expected, actual = checkpoint_weights(straight["latest_checkpoint"]), checkpoint_weights(resumed["latest_checkpoint"])
     assert expected.keys() == actual.keys()

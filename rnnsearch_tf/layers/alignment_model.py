@@ -3,6 +3,8 @@
 import keras
 import tensorflow as tf
 
+from rnnsearch_tf.layers.initializers import initializer
+
 
 @keras.saving.register_keras_serializable(package="rnnsearch_tf")
 class AlignmentModel(keras.layers.Layer):
@@ -16,10 +18,13 @@ class AlignmentModel(keras.layers.Layer):
     vector as v_a; the projections W_a (with bias b_W_a) and U_a are this layer's. U_a h_j does not
     depend on i, so `precompute_keys` computes it once per sentence and the decoder passes it back in.
 
-    Initialisation (Appendix B.1): W_a, U_a ~ N(0, 0.001²); v_a and b_W_a zero.
+    Initialisation "paper" (Appendix B.1): W_a, U_a ~ N(0, 0.001²); v_a and b_W_a zero. With v_a = 0
+    every α starts uniform and W_a, U_a get no gradient until v_a moves; "uniform" and "xavier"
+    (`initializers.py`) start v_a random.
 
     Args:
         alignment_dim: n', hidden units of the alignment model.
+        initializer: "paper", "uniform" or "xavier" (`initializers.INITIALIZERS`).
 
     Call arguments:
         previous_state: s_{i-1}, float `(batch_size, n)`.
@@ -40,20 +45,24 @@ class AlignmentModel(keras.layers.Layer):
     (TensorShape([2, 6]), TensorShape([2, 4]))
     """
 
-    def __init__(self, alignment_dim, **kwargs):
+    def __init__(self, alignment_dim, initializer="paper", **kwargs):
         super().__init__(**kwargs)
         self.alignment_dim = alignment_dim
+        self.initializer = initializer
 
     def build(self, previous_state_shape, annotations_shape, source_mask_shape=None, keys_shape=None):
-        small_normal = keras.initializers.RandomNormal(stddev=0.001)
         self.query_projection = keras.layers.Dense(
-            self.alignment_dim, kernel_initializer=small_normal, dtype=self.dtype_policy, name="W_a"
+            self.alignment_dim,
+            kernel_initializer=initializer(self.initializer, "alignment"),
+            bias_initializer=initializer(self.initializer, "bias"),
+            dtype=self.dtype_policy,
+            name="W_a",
         )
         self.query_projection.build(previous_state_shape)
         self.key_projection = keras.layers.Dense(
             self.alignment_dim,
             use_bias=False,
-            kernel_initializer=small_normal,
+            kernel_initializer=initializer(self.initializer, "alignment"),
             dtype=self.dtype_policy,
             name="U_a",
         )
@@ -63,7 +72,8 @@ class AlignmentModel(keras.layers.Layer):
         self.attention.build(
             [(batch, 1, self.alignment_dim), tuple(annotations_shape), (batch, src_len, self.alignment_dim)]
         )
-        self.attention.scale.assign(keras.ops.zeros_like(self.attention.scale))  # v_a = 0 (B.1)
+        v_a = initializer(self.initializer, "alignment_vector", vector_length=self.alignment_dim)
+        self.attention.scale.assign(v_a(self.attention.scale.shape, self.attention.scale.dtype))
 
     def precompute_keys(self, annotations):
         """U_a h_j for every position: `(batch, src_len, 2n)` -> `(batch, src_len, n')`."""
@@ -89,5 +99,5 @@ class AlignmentModel(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"alignment_dim": self.alignment_dim})
+        config.update({"alignment_dim": self.alignment_dim, "initializer": self.initializer})
         return config

@@ -7,6 +7,7 @@ from rnnsearch_tf.constants import BOS_ID, PAD_ID
 from rnnsearch_tf.layers.alignment_model import AlignmentModel
 from rnnsearch_tf.layers.deep_output import DeepOutput
 from rnnsearch_tf.layers.gated_recurrent_unit import GatedRecurrentUnit
+from rnnsearch_tf.layers.initializers import initializer
 
 
 @keras.saving.register_keras_serializable(package="rnnsearch_tf")
@@ -39,10 +40,16 @@ class Decoder(keras.layers.Layer):
         maxout_dim: l.
         alignment_dim: n', or None for a fixed context (RNNencdec).
         readout_state: "current" (s_i) or "previous" (s_{i-1}) feeds the deep output.
+        initializer: "paper", "uniform" or "xavier" (`initializers.INITIALIZERS`).
+        embedding_dropout: dropout rate on E y_{i-1} during training (0: none, the paper).
+        hidden_dropout: dropout rate on the annotations (or c) and on the states read by the deep output.
+        readout_dropout: dropout rate on the maxout t_i before W_o (`DeepOutput`).
+        Dropout acts in teacher forcing with `training=True` only, outside the recurrence: `step` has none.
 
     Call arguments:
         previous_ids: int `(batch_size, tgt_len)`: y_{i-1} for every position, starting with `BOS_ID`.
         encoder_outputs: the dict described above.
+        training: whether dropout is applied.
 
     Returns:
         `(logits, alignment_weights)`: `(batch_size, tgt_len, K_y)` and `(batch_size, tgt_len, src_len)`
@@ -57,6 +64,10 @@ class Decoder(keras.layers.Layer):
         maxout_dim,
         alignment_dim=None,
         readout_state="current",
+        initializer="paper",
+        embedding_dropout=0.0,
+        hidden_dropout=0.0,
+        readout_dropout=0.0,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -66,6 +77,10 @@ class Decoder(keras.layers.Layer):
         self.maxout_dim = maxout_dim
         self.alignment_dim = alignment_dim
         self.readout_state = readout_state
+        self.initializer = initializer
+        self.embedding_dropout = embedding_dropout
+        self.hidden_dropout = hidden_dropout
+        self.readout_dropout = readout_dropout
 
     @property
     def uses_attention(self):
@@ -77,28 +92,41 @@ class Decoder(keras.layers.Layer):
         self.target_embedding = keras.layers.Embedding(
             self.vocab_size,
             self.embedding_dim,
-            embeddings_initializer=keras.initializers.RandomNormal(stddev=0.01),
+            embeddings_initializer=initializer(self.initializer, "embedding"),
             dtype=self.dtype_policy,
             name="E",
         )
         self.target_embedding.build((batch,))
-        self.gated_unit = GatedRecurrentUnit(self.units, dtype=self.dtype_policy, name="gated_unit")
+        self.target_embedding_dropout = keras.layers.Dropout(
+            self.embedding_dropout, dtype=self.dtype_policy, name="target_embedding_dropout"
+        )
+        self.hidden_state_dropout = keras.layers.Dropout(
+            self.hidden_dropout, dtype=self.dtype_policy, name="hidden_dropout"
+        )
+        self.gated_unit = GatedRecurrentUnit(
+            self.units, self.initializer, dtype=self.dtype_policy, name="gated_unit"
+        )
         self.gated_unit.build((batch, self.embedding_dim))
         self.context_projection = keras.layers.Dense(
             3 * self.units,
             use_bias=False,
-            kernel_initializer=keras.initializers.RandomNormal(stddev=0.01),
+            kernel_initializer=initializer(self.initializer, "input", blocks=3),
             dtype=self.dtype_policy,
             name="C",
         )  # columns [C_z | C_r | C], like the gated unit's kernel
         self.context_projection.build((batch, context_dim))
         if self.uses_attention:
             self.alignment_model = AlignmentModel(
-                self.alignment_dim, dtype=self.dtype_policy, name="alignment_model"
+                self.alignment_dim, self.initializer, dtype=self.dtype_policy, name="alignment_model"
             )
             self.alignment_model.build((batch, self.units), encoder_outputs_shape["annotations"])
         self.deep_output = DeepOutput(
-            self.maxout_dim, self.vocab_size, dtype=self.dtype_policy, name="deep_output"
+            self.maxout_dim,
+            self.vocab_size,
+            self.initializer,
+            self.readout_dropout,
+            dtype=self.dtype_policy,
+            name="deep_output",
         )
         self.deep_output.build((batch, self.units), (batch, self.embedding_dim), (batch, context_dim))
 
@@ -151,9 +179,16 @@ class Decoder(keras.layers.Layer):
         logits = self.deep_output(readout_state, previous_embedding, context)  # [batch, K_y]
         return logits, dict(state, s=new_decoder_state), alignment_weights
 
-    def call(self, previous_ids, encoder_outputs):
-        state = self.initial_state(encoder_outputs)
-        previous_embeddings = self.embed_previous(previous_ids)  # [batch, tgt_len, m]
+    def call(self, previous_ids, encoder_outputs, training=None):
+        conditioning = "annotations" if self.uses_attention else "context"
+        state = self.initial_state(
+            dict(encoder_outputs, **{
+                conditioning: self.hidden_state_dropout(encoder_outputs[conditioning], training=training)
+            })
+        )
+        previous_embeddings = self.target_embedding_dropout(
+            self.embed_previous(previous_ids), training=training
+        )  # [batch, tgt_len, m]
         projected = tf.transpose(
             self.gated_unit.project_inputs(previous_embeddings), [1, 0, 2]
         )  # [tgt_len, batch, 3n]
@@ -183,7 +218,10 @@ class Decoder(keras.layers.Layer):
         if self.readout_state == "previous":
             states = tf.concat([initial_state[:, tf.newaxis, :], states[:, :-1, :]], axis=1)  # s_{i-1}
         logits = self.deep_output(
-            states, previous_embeddings, tf.transpose(contexts, [1, 0, 2])
+            self.hidden_state_dropout(states, training=training),
+            previous_embeddings,
+            tf.transpose(contexts, [1, 0, 2]),
+            training=training,
         )  # [batch, tgt_len, K_y]
         return logits, tf.transpose(alignment_weights, [1, 0, 2])  # [batch, tgt_len, src_len]
 
@@ -211,6 +249,10 @@ class Decoder(keras.layers.Layer):
                 "maxout_dim": self.maxout_dim,
                 "alignment_dim": self.alignment_dim,
                 "readout_state": self.readout_state,
+                "initializer": self.initializer,
+                "embedding_dropout": self.embedding_dropout,
+                "hidden_dropout": self.hidden_dropout,
+                "readout_dropout": self.readout_dropout,
             }
         )
         return config

@@ -3,6 +3,8 @@
 import keras
 import tensorflow as tf
 
+from rnnsearch_tf.layers.initializers import initializer
+
 
 @keras.saving.register_keras_serializable(package="rnnsearch_tf")
 class DeepOutput(keras.layers.Layer):
@@ -18,11 +20,14 @@ class DeepOutput(keras.layers.Layer):
     Args:
         maxout_dim: l.
         vocab_size: K_y.
+        initializer: "paper", "uniform" or "xavier" (`initializers.INITIALIZERS`).
+        dropout: dropout rate on t_i before W_o during training (0: none, the paper).
 
     Call arguments:
         state: float `(..., n)`.
         previous_embedding: E y_{i-1}, float `(..., m)`.
         context: c_i, float `(..., context_dim)`.
+        training: whether dropout is applied.
 
     Returns:
         logits: `(..., vocab_size)`.
@@ -33,17 +38,20 @@ class DeepOutput(keras.layers.Layer):
     TensorShape([2, 5, 7])
     """
 
-    def __init__(self, maxout_dim, vocab_size, **kwargs):
+    def __init__(self, maxout_dim, vocab_size, initializer="paper", dropout=0.0, **kwargs):
         super().__init__(**kwargs)
         self.maxout_dim = maxout_dim
         self.vocab_size = vocab_size
+        self.initializer = initializer
+        self.dropout = dropout
 
     def build(self, state_shape, previous_embedding_shape, context_shape):
         def dense(units, name, use_bias, input_shape):
             layer = keras.layers.Dense(
                 units,
                 use_bias=use_bias,
-                kernel_initializer=keras.initializers.RandomNormal(stddev=0.01),
+                kernel_initializer=initializer(self.initializer, "dense"),
+                bias_initializer=initializer(self.initializer, "bias"),
                 dtype=self.dtype_policy,
                 name=name,
             )
@@ -53,9 +61,10 @@ class DeepOutput(keras.layers.Layer):
         self.state_projection = dense(2 * self.maxout_dim, "U_o", True, state_shape)
         self.embedding_projection = dense(2 * self.maxout_dim, "V_o", False, previous_embedding_shape)
         self.context_projection = dense(2 * self.maxout_dim, "C_o", False, context_shape)
+        self.maxout_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy, name="maxout_dropout")
         self.output_projection = dense(self.vocab_size, "W_o", True, (*state_shape[:-1], self.maxout_dim))
 
-    def call(self, state, previous_embedding, context):
+    def call(self, state, previous_embedding, context, training=None):
         pre_maxout = (
             self.state_projection(state)
             + self.embedding_projection(previous_embedding)
@@ -65,7 +74,7 @@ class DeepOutput(keras.layers.Layer):
             pre_maxout, tf.concat([tf.shape(pre_maxout)[:-1], [self.maxout_dim, 2]], axis=0)
         )  # [..., l, 2]
         maxout = tf.reduce_max(pairs, axis=-1)  # t: [..., l]
-        return self.output_projection(maxout)  # [..., K_y]
+        return self.output_projection(self.maxout_dropout(maxout, training=training))  # [..., K_y]
 
     def compute_output_shape(self, state_shape, previous_embedding_shape=None, context_shape=None):
         return (*state_shape[:-1], self.vocab_size)
@@ -84,5 +93,12 @@ class DeepOutput(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"maxout_dim": self.maxout_dim, "vocab_size": self.vocab_size})
+        config.update(
+            {
+                "maxout_dim": self.maxout_dim,
+                "vocab_size": self.vocab_size,
+                "initializer": self.initializer,
+                "dropout": self.dropout,
+            }
+        )
         return config

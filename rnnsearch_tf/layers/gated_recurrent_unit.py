@@ -3,7 +3,7 @@
 import keras
 import tensorflow as tf
 
-from rnnsearch_tf.block_orthogonal import BlockOrthogonal
+from rnnsearch_tf.layers.initializers import initializer
 
 
 @keras.saving.register_keras_serializable(package="rnnsearch_tf")
@@ -22,10 +22,12 @@ class GatedRecurrentUnit(keras.layers.Layer):
     the recurrence (`project_inputs`); U_z and U_r are fused into `[n, 2n]`. There is no recurrent bias.
     A decoder adds further terms (C c_i) to the projected input before calling `transition`.
 
-    Initialisation (Appendix B.1): U, U_z, U_r random orthogonal; W's N(0, 0.01²); biases zero.
+    Initialisation (`initializers.py`): "paper" (Appendix B.1) makes U, U_z, U_r random orthogonal,
+    the W's N(0, 0.01²) and the biases zero; every fused matrix is initialised block by block.
 
     Args:
         units: n, the number of gated hidden units.
+        initializer: "paper", "uniform" or "xavier" (`initializers.INITIALIZERS`).
 
     Call arguments:
         inputs: float `(batch_size, T, input_dim)`. Padding must come after the real positions
@@ -40,23 +42,30 @@ class GatedRecurrentUnit(keras.layers.Layer):
     TensorShape([2, 5, 8])
     """
 
-    def __init__(self, units, **kwargs):
+    def __init__(self, units, initializer="paper", **kwargs):
         super().__init__(**kwargs)
         self.units = units
+        self.initializer = initializer
 
     def build(self, inputs_shape):
         input_dim = inputs_shape[-1]
         self.kernel = self.add_weight(
             name="kernel",
             shape=(input_dim, 3 * self.units),
-            initializer=keras.initializers.RandomNormal(stddev=0.01),
+            initializer=initializer(self.initializer, "input", blocks=3),
         )
-        self.bias = self.add_weight(name="bias", shape=(3 * self.units,), initializer="zeros")
+        self.bias = self.add_weight(
+            name="bias", shape=(3 * self.units,), initializer=initializer(self.initializer, "bias")
+        )
         self.recurrent_gate_kernel = self.add_weight(
-            name="recurrent_gate_kernel", shape=(self.units, 2 * self.units), initializer=BlockOrthogonal()
+            name="recurrent_gate_kernel",
+            shape=(self.units, 2 * self.units),
+            initializer=initializer(self.initializer, "recurrent", blocks=2),
         )
         self.recurrent_kernel = self.add_weight(
-            name="recurrent_kernel", shape=(self.units, self.units), initializer=BlockOrthogonal()
+            name="recurrent_kernel",
+            shape=(self.units, self.units),
+            initializer=initializer(self.initializer, "recurrent"),
         )
 
     def project_inputs(self, inputs):
@@ -109,5 +118,5 @@ class GatedRecurrentUnit(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"units": self.units})
+        config.update({"units": self.units, "initializer": self.initializer})
         return config

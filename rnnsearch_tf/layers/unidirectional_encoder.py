@@ -5,6 +5,7 @@ import tensorflow as tf
 
 from rnnsearch_tf.constants import PAD_ID
 from rnnsearch_tf.layers.gated_recurrent_unit import GatedRecurrentUnit
+from rnnsearch_tf.layers.initializers import initializer
 
 
 @keras.saving.register_keras_serializable(package="rnnsearch_tf")
@@ -18,6 +19,8 @@ class UnidirectionalEncoder(keras.layers.Layer):
         vocab_size: K_x.
         embedding_dim: m.
         units: n.
+        initializer: "paper", "uniform" or "xavier" (`initializers.INITIALIZERS`).
+        embedding_dropout: dropout rate on the word embeddings during training (0: none, the paper).
 
     Call arguments:
         source_ids: int `(batch_size, src_len)`, right-padded with 0 (`PAD_ID`).
@@ -31,40 +34,49 @@ class UnidirectionalEncoder(keras.layers.Layer):
     TensorShape([2, 3])
     """
 
-    def __init__(self, vocab_size, embedding_dim, units, **kwargs):
+    def __init__(self, vocab_size, embedding_dim, units, initializer="paper", embedding_dropout=0.0, **kwargs):
         super().__init__(**kwargs)
         self.vocab_size = vocab_size
         self.embedding_dim = embedding_dim
         self.units = units
+        self.initializer = initializer
+        self.embedding_dropout = embedding_dropout
 
     def build(self, source_ids_shape):
         self.source_embedding = keras.layers.Embedding(
             self.vocab_size,
             self.embedding_dim,
-            embeddings_initializer=keras.initializers.RandomNormal(stddev=0.01),
+            embeddings_initializer=initializer(self.initializer, "embedding"),
             dtype=self.dtype_policy,
             name="E_src",
         )
         self.source_embedding.build(source_ids_shape)
-        self.rnn = GatedRecurrentUnit(self.units, dtype=self.dtype_policy, name="rnn")
+        self.source_embedding_dropout = keras.layers.Dropout(
+            self.embedding_dropout, dtype=self.dtype_policy, name="source_embedding_dropout"
+        )
+        self.rnn = GatedRecurrentUnit(self.units, self.initializer, dtype=self.dtype_policy, name="rnn")
         self.rnn.build((*source_ids_shape, self.embedding_dim))
         self.summary = keras.layers.Dense(
             self.units,
             activation="tanh",
-            kernel_initializer=keras.initializers.RandomNormal(stddev=0.01),
+            kernel_initializer=initializer(self.initializer, "dense"),
+            bias_initializer=initializer(self.initializer, "bias"),
             dtype=self.dtype_policy,
             name="V",
         )
         self.summary.build((None, self.units))
 
-    def call(self, source_ids):
+    def call(self, source_ids, training=None):
         if source_ids.shape.rank != 2:
             raise ValueError(
                 f"UnidirectionalEncoder expects source_ids (batch_size, src_len), right-padded with 0; got shape "
                 f"{source_ids.shape}"
             )
         lengths = tf.reduce_sum(tf.cast(tf.not_equal(source_ids, PAD_ID), tf.int32), axis=1)  # [batch]
-        states = self.rnn(self.source_embedding(source_ids))  # [batch, src_len, n]
+        embedded = self.source_embedding_dropout(
+            self.source_embedding(source_ids), training=training
+        )  # [batch, src_len, m]
+        states = self.rnn(embedded)  # [batch, src_len, n]
         last_states = tf.gather(states, lengths - 1, axis=1, batch_dims=1)  # h_T: [batch, n]
         return self.summary(last_states)  # c: [batch, n]
 
@@ -82,6 +94,12 @@ class UnidirectionalEncoder(keras.layers.Layer):
     def get_config(self):
         config = super().get_config()
         config.update(
-            {"vocab_size": self.vocab_size, "embedding_dim": self.embedding_dim, "units": self.units}
+            {
+                "vocab_size": self.vocab_size,
+                "embedding_dim": self.embedding_dim,
+                "units": self.units,
+                "initializer": self.initializer,
+                "embedding_dropout": self.embedding_dropout,
+            }
         )
         return config
