@@ -3,8 +3,11 @@
     python -m rnnsearch_tf.evaluate --model_dir=models/rnnsearch50,models/rnnencdec50 \
         --source=newstest2014.en --reference=newstest2014.fr --output_dir=eval/newstest2014
 
-writes `output_dir/report.md`, `output_dir/metrics.json` (`{"source", "reference", "models": {name:
-metrics}}`), `output_dir/bleu_by_length.png` and, per model (named after its folder), `output_dir/NAME/`
+A model directory may be an ensemble, its members joined by "+" (`--model_dir=runs/a+runs/b,runs/c`
+compares the ensemble of a and b with c). Writes `output_dir/report.md`, `output_dir/metrics.json`
+(`{"source", "reference", "models": {name: metrics}}`), `output_dir/bleu_by_length.png`,
+`output_dir/learning_curves.png` (dev BLEU against updates and hours of each trained model) and, per
+model (named after its folder), `output_dir/NAME/`
 with `metrics.json`, `translations.txt`, `translations_unk_replaced.txt`, `translations_no_unk.txt`,
 `no_unk_lines.txt` (1-based lines of the No-UNK subset) and `alignment_LINE.png`. See `Evaluator`.
 """
@@ -15,13 +18,16 @@ import os
 from absl import app, flags
 
 from rnnsearch_tf import search_flags
-from rnnsearch_tf.evaluation_plots import plot_bleu_by_length
+from rnnsearch_tf.evaluation_plots import plot_bleu_by_length, plot_learning_curves
 from rnnsearch_tf.evaluation_report import write_report
 from rnnsearch_tf.evaluator import Evaluator
+from rnnsearch_tf.model_dir import ModelDir
 from rnnsearch_tf.text_files import read_lines
 from rnnsearch_tf.unk_replacer import UnkReplacer
 
-_MODEL_DIR = flags.DEFINE_list("model_dir", None, "Model directories (comma list), each a line in Figure 2.")
+_MODEL_DIR = flags.DEFINE_list(
+    "model_dir", None, "Model directories (comma list), each a line in Figure 2; join an ensemble's with +."
+)
 _SOURCE = flags.DEFINE_string("source", None, "Raw source sentences, one per line.")
 _REFERENCE = flags.DEFINE_string("reference", None, "Raw references, line-aligned with --source.")
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", None, "Where the report and files are written.")
@@ -31,10 +37,11 @@ flags.mark_flags_as_required(["model_dir", "source", "reference", "output_dir"])
 
 
 def _model_names(model_dirs):
-    """A distinct folder name per model directory: its base name, numbered when two share one."""
+    """A distinct folder name per model directory: its base name (an ensemble's joined by "+"), numbered
+    when two share one."""
     names = []
     for model_dir in model_dirs:
-        name = os.path.basename(os.path.normpath(model_dir)) or "model"
+        name = "+".join(os.path.basename(os.path.normpath(path)) for path in ModelDir.split(model_dir)) or "model"
         names.append(name if name not in names else f"{name}_{len(names) + 1}")
     return names
 
@@ -62,11 +69,16 @@ def main(argv):
         {name: values["bleu_by_length"] for name, values in metrics.items()},
         os.path.join(_OUTPUT_DIR.value, "bleu_by_length.png"),
     )
+    plot_learning_curves(
+        {name: (values["training"] or {}).get("history", []) for name, values in metrics.items()},
+        os.path.join(_OUTPUT_DIR.value, "learning_curves.png"),
+    )
     with open(os.path.join(_OUTPUT_DIR.value, "metrics.json"), "w", encoding="utf-8") as stream:
         json.dump(dict(source=_SOURCE.value, reference=_REFERENCE.value, models=metrics), stream, indent=2)
         stream.write("\n")
     write_report(
-        os.path.join(_OUTPUT_DIR.value, "report.md"), metrics, _SOURCE.value, _REFERENCE.value, "bleu_by_length.png"
+        os.path.join(_OUTPUT_DIR.value, "report.md"), metrics, _SOURCE.value, _REFERENCE.value, "bleu_by_length.png",
+        "learning_curves.png",
     )
     print(f"report: {os.path.join(_OUTPUT_DIR.value, 'report.md')}")
 

@@ -1,4 +1,5 @@
-"""The figures of `python -m rnnsearch_tf.evaluate`: BLEU by sentence length (Figure 2) and alignments (Figure 3)."""
+"""The figures of `python -m rnnsearch_tf.evaluate`: BLEU by sentence length (Figure 2), alignments
+(Figure 3) and learning curves."""
 
 import matplotlib
 
@@ -24,6 +25,32 @@ def plot_bleu_by_length(curves, path):
     axis.set_ylabel("BLEU score")
     axis.grid(alpha=0.3)
     axis.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def plot_learning_curves(histories, path):
+    """Dev BLEU against updates and against training hours, one line per model, side by side.
+
+    Args:
+        histories: dict model name -> the `history` list of its `training_state.json` (dicts with
+            `step`, `hours` and `dev_bleu`); models without validations are skipped.
+        path: PNG file to write.
+    """
+    figure, (by_updates, by_hours) = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for name, history in histories.items():
+        if not history:
+            continue
+        bleu = [entry["dev_bleu"] for entry in history]
+        by_updates.plot([entry["step"] for entry in history], bleu, marker=".", label=name)
+        by_hours.plot([entry["hours"] for entry in history], bleu, marker=".", label=name)
+    by_updates.set_xlabel("Updates")
+    by_hours.set_xlabel("Training hours (wall clock, validation included)")
+    by_updates.set_ylabel("Dev BLEU")
+    for axis in (by_updates, by_hours):
+        axis.grid(alpha=0.3)
+    by_updates.legend()
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     plt.close(figure)

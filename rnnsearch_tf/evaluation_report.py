@@ -20,7 +20,7 @@ def _number(value, digits=2):
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
-def write_report(path, metrics_by_model, source, reference, bleu_by_length_figure):
+def write_report(path, metrics_by_model, source, reference, bleu_by_length_figure, learning_curves_figure):
     """Writes the Markdown report.
 
     Args:
@@ -29,6 +29,7 @@ def write_report(path, metrics_by_model, source, reference, bleu_by_length_figur
             subfolder of that name.
         source, reference: the test files, named in the heading.
         bleu_by_length_figure: file name of the Figure 2 plot, beside `path`.
+        learning_curves_figure: file name of the learning-curve plot, beside `path`.
     """
     signatures = sorted({metrics["signature"] for metrics in metrics_by_model.values()})
     lines = [
@@ -84,5 +85,13 @@ def write_report(path, metrics_by_model, source, reference, bleu_by_length_figur
             f"No `training_state.json` in the model directory of {', '.join(missing)}: it is written after every "
             "validation of `rnnsearch_tf.train`, so the model was trained elsewhere or not yet validated.",
         ]
+    lines += [
+        "",
+        "## Learning curves",
+        "",
+        "Dev BLEU at every validation (`history` of `training_state.json`), against updates and hours.",
+        "",
+        f"![Learning curves]({learning_curves_figure})",
+    ]
     with open(path, "w", encoding="utf-8") as stream:
         stream.write("\n".join(lines) + "\n")

@@ -33,7 +33,8 @@ class Evaluator:
     - By length (Figure 2): "All" BLEU of the sentences in each bin of source length (Moses tokens):
       `[0, 10)`, `[10, 20)`, ..., `[60, ∞)` for the default `length_bins`.
     - Alignments (Figure 3): heatmaps of the first `num_heatmaps` non-empty test sentences.
-    - Training (Table 2): `training_state.json` of the model directory, or None when it is missing.
+    - Training (Table 2): `training_state.json` of the model directory (its `history` is the learning
+      curve), or None when it is missing or the model is an ensemble.
 
     Args:
         sources: list of str, raw source sentences.
@@ -71,6 +72,8 @@ class Evaluator:
     def evaluate(self, model_dir, output_dir, checkpoint="best"):
         """Writes translations, heatmaps and `metrics.json` to `output_dir`; returns the metrics dict.
 
+        `model_dir` may join several model directories with "+": their ensemble is evaluated.
+
         Returns:
             dict with `model_dir`, `checkpoint`, `sentences`, `bleu`, `signature`, `bleu_unk_replaced`,
             `bleu_no_unk`, `no_unk_sentences`, `truncated_sentences`, `bleu_by_length` (list of
@@ -88,7 +91,8 @@ class Evaluator:
         bleu = sacrebleu.BLEU()
         all_score = bleu.corpus_score(hypotheses, [self.references]).score
 
-        model_directory = ModelDir(model_dir)
+        members = ModelDir.split(model_dir)
+        model_directory = ModelDir(members[0])  # an ensemble's models share data (`Translator.from_model_dir`)
         data_info = model_directory.read_json("data.json")
         source_unknown, source_lengths = self._unknown_words(
             self.sources, data_info["source_language"], model_directory.source_vocabulary_file
@@ -123,7 +127,7 @@ class Evaluator:
             truncated_sentences=sum(result["truncated"] for result in results),
             bleu_by_length=self._bleu_by_length(hypotheses, source_lengths),
             heatmaps=self._heatmaps(results, output_dir),
-            training=_training_state(model_directory),
+            training=_training_state(model_directory) if len(members) == 1 else None,
         )
         with open(os.path.join(output_dir, "metrics.json"), "w", encoding="utf-8") as stream:
             json.dump(metrics, stream, indent=2, ensure_ascii=False)

@@ -11,6 +11,7 @@ from rnnsearch_tf.rnn_enc_dec import RNNEncDec
 from rnnsearch_tf.rnn_search import RNNSearch
 
 MODEL_CLASSES = {"rnnsearch": RNNSearch, "rnnencdec": RNNEncDec}
+ENSEMBLE_SEPARATOR = "+"
 
 
 class ModelDir:
@@ -23,7 +24,8 @@ class ModelDir:
           target_vocab.tsv
           flags.txt             resolved flags: `--flagfile=model_dir/flags.txt` reproduces the run
           checkpoints/ckpt-N    the last checkpoints (model, optimizer, step, data iterator)
-          best/ckpt-N           the checkpoint with the best dev BLEU
+          best/ckpt-N           the checkpoints with the best dev BLEU
+          averaged/ckpt-N       the average of several checkpoints (`average_checkpoints`)
           train/, dev/          TensorBoard event files
 
     Args:
@@ -43,6 +45,34 @@ class ModelDir:
     @property
     def target_vocabulary_file(self):
         return self.file("target_vocab.tsv")
+
+    @staticmethod
+    def split(model_dirs):
+        """"a+b" -> ["a", "b"]: the model directories of an ensemble (one path: a single model)."""
+        paths = [path for path in os.fspath(model_dirs).split(ENSEMBLE_SEPARATOR) if path]
+        if not paths:
+            raise ValueError(f"no model directory in {model_dirs!r}")
+        return paths
+
+    def check_same_data(self, other):
+        """Raises ValueError unless `other` (a ModelDir) has the same vocabularies and languages."""
+        for name in ("source_vocab.tsv", "target_vocab.tsv"):
+            with open(self.file(name), "rb") as mine, open(other.file(name), "rb") as theirs:
+                if mine.read() != theirs.read():
+                    raise ValueError(
+                        f"{self.file(name)} and {other.file(name)} differ: the models of an ensemble must be "
+                        "trained on the same data directory"
+                    )
+        languages = [
+            {key: directory.read_json("data.json")[key] for key in ("source_language", "target_language")}
+            for directory in (self, other)
+        ]
+        if languages[0] != languages[1]:
+            raise ValueError(f"{self.path} and {other.path} translate different languages: {languages}")
+
+    @property
+    def averaged_checkpoint_dir(self):
+        return self.file("averaged")
 
     @property
     def checkpoint_dir(self):
@@ -89,7 +119,16 @@ class ModelDir:
         return MODEL_CLASSES[description["model"]](ModelConfig.from_dict(description["config"]))
 
     def checkpoint_path(self, checkpoint="best"):
-        """"best" (falls back to "latest" when there is no best yet), "latest", or a checkpoint path."""
+        """"best" (falls back to "latest" when there is no best yet), "latest", "averaged" (written by
+        `average_checkpoints`), or a checkpoint path."""
+        if checkpoint == "averaged":
+            path = tf.train.latest_checkpoint(self.averaged_checkpoint_dir)
+            if path is None:
+                raise FileNotFoundError(
+                    f"no checkpoint in {self.averaged_checkpoint_dir}: run `python -m rnnsearch_tf.average_checkpoints "
+                    f"--model_dir={self.path}` first"
+                )
+            return path
         if checkpoint in ("best", "latest"):
             path = None
             if checkpoint == "best":

@@ -24,7 +24,9 @@ from rnnsearch_tf.output_formats import nbest_line, parse_nbest_line
 from rnnsearch_tf.progress_bar import ProgressBar
 from rnnsearch_tf.text_files import open_output, read_lines
 
-_MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory written by training.")
+_MODEL_DIR = flags.DEFINE_string(
+    "model_dir", None, "Model directory written by training; several joined by + decode as an ensemble."
+)
 _SAVED_MODEL = flags.DEFINE_string("saved_model", None, "Instead of --model_dir: an export of serving/export.py.")
 _CHECKPOINT = flags.DEFINE_string("checkpoint", "best", '"best", "latest" or a checkpoint path.')
 _SOURCE = flags.DEFINE_string("source", None, "Source sentences, one per line.", required=True)

@@ -4,7 +4,9 @@ from absl import flags
 
 from rnnsearch_tf.beam_search import LENGTH_NORMALIZATIONS
 
-CHECKPOINT = flags.DEFINE_string("checkpoint", "best", '"best", "latest" or a checkpoint path.')
+CHECKPOINT = flags.DEFINE_string(
+    "checkpoint", "best", '"best", "latest", "averaged" (rnnsearch_tf.average_checkpoints) or a checkpoint path.'
+)
 BATCH_SIZE = flags.DEFINE_integer("batch_size", 64, "Sentences per batch (batches hold sentences of similar length).")
 BEAM_SIZE = flags.DEFINE_integer("beam_size", 12, "Beam width (12 in the paper).")
 LENGTH_NORMALIZATION = flags.DEFINE_enum(

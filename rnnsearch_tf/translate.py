@@ -19,7 +19,9 @@ from rnnsearch_tf.progress_bar import ProgressBar
 from rnnsearch_tf.text_files import open_output, read_lines
 from rnnsearch_tf.unk_replacer import UnkReplacer
 
-_MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory written by training.")
+_MODEL_DIR = flags.DEFINE_string(
+    "model_dir", None, "Model directory written by training; several joined by + decode as an ensemble."
+)
 _SAVED_MODEL = flags.DEFINE_string(
     "saved_model", None, "Instead of --model_dir: an export of serving/export.py (base path or version folder); "
     "its search options are those fixed at export, the search flags here are ignored."

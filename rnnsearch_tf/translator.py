@@ -6,6 +6,7 @@ from data_pipeline.moses_tokenizer import MosesTokenizer
 from data_pipeline.vocabulary import Vocabulary
 from rnnsearch_tf import constants
 from rnnsearch_tf.beam_search import BeamSearch
+from rnnsearch_tf.ensemble import Ensemble
 from rnnsearch_tf.greedy_search import GreedySearch
 from rnnsearch_tf.model_dir import ModelDir
 
@@ -28,7 +29,8 @@ class Translator(tf.Module):
     ids with `PAD_ID`.
 
     Args:
-        model: an `EncoderDecoderModel` (`RNNSearch` or `RNNEncDec`) with trained weights.
+        model: an `EncoderDecoderModel` (`RNNSearch` or `RNNEncDec`) with trained weights, or an
+            `Ensemble` of them.
         source_vocabulary: `Vocabulary` of the source language; its size must be the model's K_x.
         target_vocabulary: `Vocabulary` of the target language; its size must be the model's K_y.
         source_language: "en" or "fr", the Moses rules used to tokenize the source.
@@ -123,25 +125,30 @@ class Translator(tf.Module):
         """The translator of a model directory (`ModelDir`): its model, vocabularies and languages.
 
         Args:
-            model_dir: path of the model directory.
-            checkpoint: "best", "latest" or a checkpoint path (`ModelDir.load_model`).
+            model_dir: path of the model directory, or several joined by "+" (`ModelDir.split`): an
+                `Ensemble` of their models, which must share vocabularies and languages.
+            checkpoint: "best", "latest", "averaged" or a checkpoint path (`ModelDir.load_model`), the
+                same for every model.
             **options: the search options of `Translator`.
 
         Returns:
-            `(translator, checkpoint_path)`.
+            `(translator, checkpoint_path)`; an ensemble's checkpoint paths are joined by "+".
         """
-        model_dir = ModelDir(model_dir)
-        model, checkpoint_path = model_dir.load_model(checkpoint)
-        data_info = model_dir.read_json("data.json")
+        model_dirs = [ModelDir(path) for path in ModelDir.split(model_dir)]
+        for other in model_dirs[1:]:
+            model_dirs[0].check_same_data(other)
+        loaded = [directory.load_model(checkpoint) for directory in model_dirs]
+        models = [model for model, _ in loaded]
+        data_info = model_dirs[0].read_json("data.json")
         translator = cls(
-            model,
-            Vocabulary(model_dir.source_vocabulary_file),
-            Vocabulary(model_dir.target_vocabulary_file),
+            models[0] if len(models) == 1 else Ensemble(models),
+            Vocabulary(model_dirs[0].source_vocabulary_file),
+            Vocabulary(model_dirs[0].target_vocabulary_file),
             data_info["source_language"],
             data_info["target_language"],
             **options,
         )
-        return translator, checkpoint_path
+        return translator, "+".join(path for _, path in loaded)
 
     @property
     def maximum_target_length(self):
@@ -359,7 +366,7 @@ class Translator(tf.Module):
             )
 
         ids, lengths, scores, alignment = tf.cond(tf.shape(source_ids)[0] > 0, search, nothing_to_search)
-        if not self.model.decoder.uses_attention:  # RNNencdec aligns nothing: zeros of the same shape
+        if not self.model.uses_attention:  # RNNencdec aligns nothing: zeros of the same shape
             alignment = tf.zeros(tf.concat([tf.shape(ids), tf.shape(source_ids)[1:]], axis=0))
         is_empty = tf.equal(source_lengths, 0)  # [batch]
         return dict(

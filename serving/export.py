@@ -20,7 +20,9 @@ from rnnsearch_tf.translator import Translator
 
 SETTINGS_FILE = os.path.join("assets.extra", "export_settings.json")
 
-_MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory written by training.", required=True)
+_MODEL_DIR = flags.DEFINE_string(
+    "model_dir", None, "Model directory written by training; several joined by + decode as an ensemble.", required=True
+)
 _EXPORT_DIR = flags.DEFINE_string("export_dir", None, "Model base path; versions go in subfolders.", required=True)
 _VERSION = flags.DEFINE_integer("version", None, "Version number; default: one more than the newest.")
 _NUM_HYPOTHESES = flags.DEFINE_integer("num_hypotheses", 1, "n-best outputs per sentence (> 1 adds nbest_*).")

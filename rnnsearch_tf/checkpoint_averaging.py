@@ -1,0 +1,51 @@
+"""The average of several checkpoints of one training run, saved as a checkpoint of its own."""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+
+def checkpoints_to_average(model_dir, source="latest", count=5):
+    """The newest `count` checkpoint paths of `model_dir` (a `ModelDir`), oldest first.
+
+    Args:
+        source: "latest" (`checkpoints/`, the last ones saved) or "best" (`best/`, the last
+            improvements of dev BLEU: keep more of them with `--keep_best_checkpoints`).
+        count: how many.
+    """
+    directory = {"latest": model_dir.checkpoint_dir, "best": model_dir.best_checkpoint_dir}[source]
+    state = tf.train.get_checkpoint_state(directory)
+    paths = list(state.all_model_checkpoint_paths) if state else []
+    if not paths:
+        raise FileNotFoundError(f"no checkpoint in {directory}")
+    return paths[-count:]
+
+
+def average_checkpoints(model_dir, checkpoint_paths):
+    """Writes the mean of the models' weights in `checkpoint_paths` to `model_dir/averaged/`.
+
+    Every floating-point weight is averaged (Junczys-Dowmunt et al. 2016; OpenNMT's
+    `average_models`); other model variables (dropout seeds) are those of the last checkpoint. Only the
+    model is saved: the averaged checkpoint translates, it does not resume training.
+
+    Args:
+        model_dir: a `ModelDir`.
+        checkpoint_paths: checkpoints of that model directory.
+
+    Returns:
+        the path of the averaged checkpoint, `averaged/ckpt-N` with N the last checkpoint's number.
+    """
+    if not checkpoint_paths:
+        raise ValueError("no checkpoint to average")
+    model = model_dir.build_model()
+    weights = [variable for variable in model.weights if keras.backend.is_float_dtype(variable.dtype)]
+    totals = [np.zeros(variable.shape, np.float64) for variable in weights]
+    for path in checkpoint_paths:
+        tf.train.Checkpoint(model=model).read(path).expect_partial().assert_existing_objects_matched()
+        for total, variable in zip(totals, weights):
+            total += keras.ops.convert_to_numpy(variable)
+    for total, variable in zip(totals, weights):
+        variable.assign(total / len(checkpoint_paths))
+    number = int(checkpoint_paths[-1].rsplit("-", 1)[-1])
+    manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model), model_dir.averaged_checkpoint_dir, 1)
+    return manager.save(checkpoint_number=number)

@@ -1,0 +1,135 @@
+"""Ensembles (the mean of the models' log-probabilities at every step) and checkpoint averaging."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from conftest import REPO_ROOT
+from model_test_utils import padded_batch, randomize_weights, small_config
+from rnnsearch_tf import RNNEncDec, RNNSearch
+from rnnsearch_tf.checkpoint_averaging import average_checkpoints, checkpoints_to_average
+from rnnsearch_tf.ensemble import Ensemble
+from rnnsearch_tf.model_dir import ModelDir
+from rnnsearch_tf.translator import Translator
+from serving import export
+from serving_test_utils import SEARCH_OPTIONS, SENTENCES, write_model_dir
+
+
+def log_softmax(x):
+    x = x - x.max(-1, keepdims=True)
+    return x - np.log(np.exp(x).sum(-1, keepdims=True))
+
+
+@pytest.fixture(scope="module")
+def model_dirs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ensemble")
+    return [str(write_model_dir(root / name, seed=seed)) for name, seed in (("a", 3), ("b", 4))]
+
+
+def translate(model_dir, checkpoint="best", **options):
+    translator, checkpoint = Translator.from_model_dir(model_dir, checkpoint, **dict(SEARCH_OPTIONS, **options))
+    outputs = translator.translate(tf.constant(SENTENCES))
+    scores = translator.score(tf.constant(SENTENCES), outputs["translation"])
+    return {name: value.numpy() for name, value in dict(outputs, log_prob=scores["log_prob"]).items()}, checkpoint
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_ensemble_of_one_model_or_two_copies_equals_the_model(model_dirs, beam_size):
+    options = dict(beam_size=beam_size, num_hypotheses=1)
+    expected, _ = translate(model_dirs[0], **options)
+    actual, checkpoint = translate(model_dirs[0] + "+" + model_dirs[0], **options)
+    assert checkpoint.count("+") == 1
+    np.testing.assert_array_equal(actual["translation"], expected["translation"])
+    np.testing.assert_allclose(actual["score"], expected["score"], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(actual["log_prob"], expected["log_prob"], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(actual["alignment"], expected["alignment"], atol=1e-6)
+    model = ModelDir(model_dirs[0]).load_model()[0]
+    _, _, source_ids, target_ids = padded_batch()
+    source_ids, target_ids = np.minimum(source_ids, 15), np.minimum(target_ids, 14)
+    np.testing.assert_allclose(Ensemble([model]).token_log_probs(source_ids, target_ids),
+                               model.token_log_probs(source_ids, target_ids), atol=1e-5)
+
+
+def test_two_models_average_their_log_probabilities():
+    models = [RNNSearch(small_config()), RNNEncDec(small_config())]
+    for seed, model in enumerate(models):
+        randomize_weights(model, seed=seed)
+    ensemble = Ensemble(models)
+    _, _, source_ids, target_ids = padded_batch()
+    member_log_probs = [log_softmax(m.teacher_forcing(source_ids, target_ids)[0].numpy().astype("float64"))
+                        for m in models]
+    expected = log_softmax((member_log_probs[0] + member_log_probs[1]) / 2)
+    expected = np.take_along_axis(expected, target_ids[..., None], -1)[..., 0] * (target_ids > 0)
+    np.testing.assert_allclose(ensemble.token_log_probs(source_ids, target_ids).numpy(), expected, atol=1e-5)
+
+    state, fixed_state = ensemble.encode_for_search(source_ids)
+    first_words = tf.constant([1, 1, 1])
+    logits, new_state, alignment = ensemble.symbols_to_logits_fn(first_words, 0, dict(state, **fixed_state))
+    step_expected = [log_softmax(m.step(first_words, m.encode(source_ids))[0].numpy().astype("float64"))
+                     for m in models]
+    np.testing.assert_allclose(logits.numpy(), (step_expected[0] + step_expected[1]) / 2, atol=1e-5)
+    assert set(new_state) >= {"0/s", "1/s"}
+    _, _, rnnsearch_alignment = models[0].step(first_words, models[0].encode(source_ids))
+    np.testing.assert_allclose(alignment.numpy(), rnnsearch_alignment.numpy(), atol=1e-6)  # only RNNsearch attends
+
+
+def test_ensemble_refuses_models_of_other_data(model_dirs, tmp_path):
+    other = write_model_dir(tmp_path / "other")
+    (other / "target_vocab.tsv").write_text((other / "target_vocab.tsv").read_text().replace("chat", "chatte"))
+    with pytest.raises(ValueError, match="target_vocab.tsv differ: the models of an ensemble"):
+        Translator.from_model_dir(f"{model_dirs[0]}+{other}")
+    with pytest.raises(ValueError, match="must share their vocabularies"):
+        Ensemble([RNNSearch(small_config()), RNNSearch(small_config(target_vocab_size=30))])
+
+
+def test_exported_ensemble_equals_the_python_ensemble(model_dirs, tmp_path):
+    spec = "+".join(model_dirs)
+    expected, checkpoint = translate(spec)
+    translator, _ = Translator.from_model_dir(spec, **SEARCH_OPTIONS)
+    path = export.export(translator, str(tmp_path / "exports"), checkpoint_path=checkpoint)
+    loaded = tf.saved_model.load(path)
+    outputs = loaded.signatures["translate"](text=tf.constant(SENTENCES))
+    np.testing.assert_array_equal(outputs["translation"].numpy(), expected["translation"])
+    np.testing.assert_allclose(outputs["score"].numpy(), expected["score"], rtol=1e-5)
+    assert loaded.signatures["settings"]()["checkpoint"].numpy().decode() == checkpoint
+
+
+def test_averaged_checkpoint_is_the_mean_of_the_weights(tmp_path):
+    path = write_model_dir(tmp_path / "model")
+    model_dir = ModelDir(path)
+    model = model_dir.build_model()
+    manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model), model_dir.checkpoint_dir, 10)
+    saved = []
+    for step, seed in ((10, 1), (20, 2), (30, 3)):
+        randomize_weights(model, seed=seed)
+        saved.append([variable.numpy() for variable in model.weights])
+        manager.save(checkpoint_number=step)
+    paths = checkpoints_to_average(model_dir, "latest", count=2)
+    assert [p.rsplit("-", 1)[1] for p in paths] == ["20", "30"]
+    averaged_path = average_checkpoints(model_dir, paths)
+    assert averaged_path.endswith("averaged/ckpt-30")
+    averaged_model, loaded_path = model_dir.load_model("averaged")
+    assert loaded_path == averaged_path
+    for variable, second, third in zip(averaged_model.weights, saved[1], saved[2]):
+        np.testing.assert_allclose(variable.numpy(), (second + third) / 2, rtol=1e-6)
+    with pytest.raises(FileNotFoundError, match="no checkpoint in .*best"):
+        checkpoints_to_average(model_dir, "best", count=2)
+
+
+def test_average_checkpoints_command(tmp_path):
+    path = write_model_dir(tmp_path / "model")
+    with pytest.raises(FileNotFoundError, match="average_checkpoints --model_dir"):
+        ModelDir(path).checkpoint_path("averaged")
+    completed = subprocess.run(
+        [sys.executable, "-m", "rnnsearch_tf.average_checkpoints", f"--model_dir={path}", "--count=3"],
+        cwd=REPO_ROOT, capture_output=True, text=True, check=True,
+    )
+    assert "averaged 1 checkpoints" in completed.stdout
+    expected, _ = translate(str(path))
+    actual, checkpoint = translate(str(path), "averaged")  # the average of one checkpoint is that checkpoint
+    assert checkpoint.endswith("averaged/ckpt-1")
+    np.testing.assert_array_equal(actual["translation"], expected["translation"])
+    np.testing.assert_allclose(actual["score"], expected["score"], rtol=1e-6)
