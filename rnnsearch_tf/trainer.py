@@ -218,20 +218,15 @@ class Trainer:
         seconds_before = float(progress["training_seconds"])
         last_train_nll = float("nan")
         while stop_reason is None:
-            step = int(progress["step"])
-            if step >= config.train_steps:
-                stop_reason = f"reached train_steps={config.train_steps}"
-                break
-            epoch = int(progress["sentences_seen"]) / train_pairs
-            if config.max_epochs is not None and epoch >= config.max_epochs:
-                stop_reason = f"reached max_epochs={config.max_epochs}"
+            stop_reason = self._limit_reached(progress, train_pairs)
+            if stop_reason is not None:
                 break
             try:
                 result = {name: value.numpy() for name, value in train_step().items()}
             except (StopIteration, tf.errors.OutOfRangeError):
                 stop_reason = "the training data ran out"
                 break
-            step += 1
+            step = int(progress["step"]) + 1
             progress["step"].assign(step)
             progress["sentences_seen"].assign_add(int(result["sentences"]))
             progress["training_seconds"].assign(seconds_before + time.time() - started)
@@ -253,14 +248,15 @@ class Trainer:
                 continue
             nonfinite_in_row = 0
             window.add(result)
-            if step % config.log_every == 0 or step == config.train_steps:
+            is_last = self._limit_reached(progress, train_pairs) is not None
+            if step % config.log_every == 0 or is_last:
                 last_train_nll = window.nll_per_sentence()
                 self._log_training(writers["train"], window, step, int(progress["sentences_seen"]) / train_pairs,
                                    float(progress["training_seconds"]))
                 window = _Window()
             if step % config.checkpoint_every == 0:
                 manager.save(checkpoint_number=step)
-            if validator and (step % config.validate_every == 0 or step == config.train_steps):
+            if validator and (step % config.validate_every == 0 or is_last):
                 if window.updates:
                     last_train_nll = window.nll_per_sentence()
                 stop_reason = self._validate(
@@ -281,6 +277,17 @@ class Trainer:
             "best_checkpoint": best_manager.latest_checkpoint,
         }
 
+    def _limit_reached(self, progress, train_pairs):
+        """Why training must stop now (`train_steps`, `max_epochs`, `max_hours`), or None."""
+        config = self.config
+        if int(progress["step"]) >= config.train_steps:
+            return f"reached train_steps={config.train_steps}"
+        if config.max_epochs is not None and int(progress["sentences_seen"]) / train_pairs >= config.max_epochs:
+            return f"reached max_epochs={config.max_epochs}"
+        if config.max_hours is not None and float(progress["training_seconds"]) >= config.max_hours * 3600:
+            return f"reached max_hours={config.max_hours}"
+        return None
+
     def _hparams(self):
         values = {f"model/{k}": v for k, v in self.model_config.to_dict().items()}
         values.update({f"training/{k}": v for k, v in self.config.to_dict().items()})
@@ -289,6 +296,8 @@ class Trainer:
     def _log_training(self, writer, window, step, epoch, training_seconds):
         seconds = max(window.seconds(), 1e-9)
         remaining = (self.config.train_steps - step) * seconds / window.updates
+        if self.config.max_hours is not None:
+            remaining = min(remaining, max(self.config.max_hours * 3600 - training_seconds, 0.0))
         logging.info(
             "step %d | epoch %.2f | loss %.4f | NLL/sentence %.2f | %.0f target tokens/s | %.1f sentences/s | "
             "elapsed %s | ETA %s",

@@ -22,6 +22,8 @@ class TrainingConfig:
         model: "rnnsearch" or "rnnencdec".
         train_steps: updates to run in total (a resumed run counts the updates already done).
         max_epochs: stop after this many passes over the training pairs (None: no limit).
+        max_hours: stop after this much training time, validations included (None: no limit); the last
+            update is validated, so `best/` reflects the whole budget.
         batch_size: global minibatch of sentence pairs (80).
         sort_window: minibatches sorted by length together (20, i.e. 1600 pairs).
         max_tokens: token-count batching instead of fixed batches (None: the paper's batching).
@@ -64,6 +66,7 @@ class TrainingConfig:
     model: str = dataclasses.field(default="rnnsearch", metadata={"choices": MODELS})
     train_steps: int = 300_000
     max_epochs: typing.Optional[float] = None
+    max_hours: typing.Optional[float] = None
     batch_size: int = 80
     sort_window: int = 20
     max_tokens: typing.Optional[int] = None

@@ -105,6 +105,14 @@ def test_learning_rate_decays_when_dev_bleu_stalls_and_resume_keeps_it(toy_data,
                                rtol=1e-5)
 
 
+def test_time_budget_stops_training_after_a_final_validation(toy_data, tmp_path):
+    config = training_config(toy_data, tmp_path / "timed", train_steps=10_000, max_hours=1e-9, validate_every=500)
+    summary = Trainer(model_config(toy_data), config).train()
+    assert summary["stop_reason"] == "reached max_hours=1e-09" and summary["step"] == 1
+    state = json.loads((tmp_path / "timed" / "training_state.json").read_text())
+    assert [entry["step"] for entry in state["history"]] == [1]
+
+
 @pytest.mark.parametrize("dropout", [0.0, 0.2])
 def test_resume_continues_exactly_where_it_stopped(toy_data, tmp_path, dropout):
     model = model_config(toy_data, embedding_dropout=dropout, hidden_dropout=dropout, readout_dropout=dropout)
