@@ -20,8 +20,10 @@ setuptools.setup(
         "matplotlib>=3.8",
         "numpy>=1.26",
     ],
+    entry_points={"console_scripts": ["rnnsearch = rnnsearch_tf.cli.main:main"]},
     extras_require={
-        # sacremoses is the test-only reference for the TF Moses-style tokenizer.
-        "test": ["pytest>=8", "sacremoses==0.2.0"],
+        # sacremoses is the test-only reference for the TF Moses-style tokenizer; import-linter keeps the
+        # packages layered (tests/test_architecture.py).
+        "test": ["pytest>=8", "sacremoses==0.2.0", "import-linter>=2.1"],
     },
 )

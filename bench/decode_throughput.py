@@ -28,9 +28,9 @@ from absl import app
 from absl import flags
 
 from data_pipeline import data_files
-from rnnsearch_tf import search_flags
-from rnnsearch_tf.batch_translator import BatchTranslator
-from rnnsearch_tf.translator import Translator
+from rnnsearch_tf.cli import search_flags
+from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.inference.translator import Translator
 from serving.export import export, next_version
 
 _TEST_SETS = flags.DEFINE_list(
@@ -86,15 +86,15 @@ def main(argv):
     batch_size = search_flags.BATCH_SIZE.value
     report = {"model_dir": model_dir, "cpu_cores": os.cpu_count(), "batch_size": batch_size}
     for beam_size in (int(beam) for beam in _BEAM_SIZES.value):
-        translator, checkpoint_path = Translator.from_model_dir(
+        translator = Translator.from_model_dir(
             model_dir, search_flags.CHECKPOINT.value, beam_size=beam_size
         )
-        report["checkpoint"] = checkpoint_path
+        report["checkpoint"] = translator.checkpoint_path
         beam_export_dir = os.path.join(export_dir, f"beam{beam_size}")
-        saved_model_path = export(translator, beam_export_dir, next_version(beam_export_dir), checkpoint_path)
+        saved_model_path = export(translator, beam_export_dir, next_version(beam_export_dir))
         sources = {
             "checkpoint": BatchTranslator(translator, translator.settings(), batch_size),
-            "saved_model": BatchTranslator.from_saved_model(saved_model_path, batch_size)[0],
+            "saved_model": BatchTranslator.from_saved_model(saved_model_path, batch_size),
         }
         results = report.setdefault(f"beam_{beam_size}", {})
         results["model_step_ms"] = {

@@ -8,7 +8,7 @@
 Each preset is a model size and a batch shape; `--embedding_dim` etc. override a single preset. The
 batch is synthetic and full (every sentence `--source_length` source and `--target_length` target
 tokens, EOS included, no padding), so tokens/s is comparable across runs; the update is the
-`Trainer`'s (`rnnsearch_tf.trainer.make_train_step`: MirroredStrategy, global-token loss, clipping,
+`Trainer`'s (`rnnsearch_tf.training.train_step.make_train_step`: MirroredStrategy, global-token loss, clipping,
 Adadelta).
 
 Reports target tokens/s, sentences/s, the median and spread of the step time over `--steps` timed
@@ -34,10 +34,10 @@ import tensorflow as tf
 from absl import app
 from absl import flags
 
-from rnnsearch_tf.constants import EOS_ID
-from rnnsearch_tf.model_config import ModelConfig
-from rnnsearch_tf.rnn_search import RNNSearch
-from rnnsearch_tf.trainer import make_train_step
+from data_pipeline.constants import EOS_ID
+from rnnsearch_tf.models.model_config import ModelConfig
+from rnnsearch_tf.models.rnn_search import RNNSearch
+from rnnsearch_tf.training.train_step import make_train_step
 
 PRESETS = {
     # configs/tiny.flags on the Multi30k vocabularies; Multi30k sentences average 13 (en) / 14 (fr) words.

@@ -12,3 +12,18 @@ from data_pipeline.parallel_corpus import ParallelCorpus
 from data_pipeline.training_input import TrainingInput
 from data_pipeline.vocabulary import Vocabulary
 from data_pipeline.wordpiece_tokenizer import WordPieceTokenizer
+
+__all__ = [
+    "CorpusFile",
+    "CorpusPart",
+    "CorruptShardError",
+    "DatasetBuilder",
+    "EvaluationInput",
+    "MissingDataError",
+    "MosesTokenizer",
+    "PairReader",
+    "ParallelCorpus",
+    "TrainingInput",
+    "Vocabulary",
+    "WordPieceTokenizer",
+]

@@ -6,45 +6,22 @@ import contextlib
 import json
 import os
 import pathlib
-import sys
-import time
 
 import numpy as np
 import tensorflow as tf
 
+from data_pipeline import constants
+from data_pipeline import data_dir
 from data_pipeline import data_files
 from data_pipeline import pair_reader
-from data_pipeline import shard_files
+from data_pipeline.data_dir import DataDir
 from data_pipeline.moses_tokenizer import MosesTokenizer
+from data_pipeline.progress_line import ProgressLine
 from data_pipeline.vocabulary import Vocabulary
 from data_pipeline.wordpiece_tokenizer import WordPieceTokenizer
-from rnnsearch_tf import constants
 
-SOURCE_VOCABULARY_FILE = "source_vocab.tsv"
-TARGET_VOCABULARY_FILE = "target_vocab.tsv"
 _CHUNK_PAIRS = 20000  # pairs tokenized per tf.data pass
 _TOKENIZE_BATCH = 256
-
-
-def shard_name(split, index, num_shards):
-    """File name of shard `index` of `split`, e.g. "train-00003-of-00008.tfrecord.gz"."""
-    return f"{split}-{index:05d}-of-{num_shards:05d}.tfrecord.gz"
-
-
-class _Progress:
-    """One self-overwriting status line on stderr, refreshed at most twice a second."""
-
-    def __init__(self, split, enabled):
-        self.split, self.enabled, self.start, self.shown = split, enabled, time.monotonic(), 0.0
-
-    def update(self, read, kept, done=False):
-        now = time.monotonic()
-        if self.enabled and (done or now - self.shown > 0.5):
-            rate = read / max(now - self.start, 1e-9)
-            sys.stderr.write(f"\r[{self.split}] {read} pairs read, {kept} kept, {rate:,.0f} pairs/s")
-            sys.stderr.write("\n" if done else "")
-            sys.stderr.flush()
-            self.shown = now
 
 
 class DatasetBuilder:
@@ -133,8 +110,8 @@ class DatasetBuilder:
             splits[split] = self._tokenize_split(split, split_readers, counts)
         vocabularies, ids = {}, {}
         for side, counts, file_name in (
-            ("source", source_counts, SOURCE_VOCABULARY_FILE),
-            ("target", target_counts, TARGET_VOCABULARY_FILE),
+            ("source", source_counts, data_dir.SOURCE_VOCABULARY_FILE),
+            ("target", target_counts, data_dir.TARGET_VOCABULARY_FILE),
         ):
             language = getattr(self.corpus, f"{side}_language")
             path = self.output_dir / file_name
@@ -169,7 +146,7 @@ class DatasetBuilder:
                 for path in dict.fromkeys(p for rs in readers.values() for r in rs for p in r.paths)
             ],
         }
-        with open(self.output_dir / shard_files.METADATA_FILE, "w") as out:
+        with open(self.output_dir / data_dir.METADATA_FILE, "w") as out:
             json.dump(metadata, out, indent=2)
         return metadata
 
@@ -188,8 +165,8 @@ class DatasetBuilder:
             the split's summary dict for the metadata (read, kept, dropped, repaired).
         """
         dropped, kept = collections.Counter(), 0
-        progress = _Progress(split, self.show_progress)
-        text_files = {} if split == "train" else {side: f"{split}.{side}.txt" for side in ("source", "target")}
+        progress = ProgressLine(f"[{split}]", unit="pairs") if self.show_progress else None
+        text_files = {} if split == "train" else {side: DataDir.text_name(split, side) for side in ("source", "target")}
         with contextlib.ExitStack() as stack:
             scratch = stack.enter_context(open(self._scratch_file(split), "wb"))
             texts = {
@@ -212,9 +189,11 @@ class DatasetBuilder:
                         for side, raw in (("source", raw_source), ("target", raw_target)):
                             if side in texts:
                                 texts[side].write(raw + "\n")
-                    progress.update(sum(r.read for r in readers), kept)
+                    if progress:
+                        progress(sum(r.read for r in readers), f", {kept:,} kept")
                 dropped.update(reader.dropped)
-        progress.update(sum(r.read for r in readers), kept, done=True)
+        if progress:
+            progress(sum(r.read for r in readers), f", {kept:,} kept", final=True)
         repaired = sum((reader.repaired for reader in readers), collections.Counter())
         summary = {
             "read": sum(reader.read for reader in readers),
@@ -271,7 +250,7 @@ class DatasetBuilder:
         with concurrent.futures.ThreadPoolExecutor(max_workers=min(num_shards, os.cpu_count() or 1)) as pool:
             shards = pool.map(
                 lambda index: self._write_shard(
-                    self.output_dir / shard_name(split, index, num_shards),
+                    self.output_dir / DataDir.shard_name(split, index, num_shards),
                     (pairs[i] for i in order[bounds[index] : bounds[index + 1]]),
                 ),
                 range(num_shards),

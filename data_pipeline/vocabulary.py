@@ -4,14 +4,14 @@ import collections
 
 import tensorflow as tf
 
-from rnnsearch_tf import constants
+from data_pipeline import constants
 
 
 class Vocabulary(tf.Module):
     """Maps tokens to ids and back inside the TensorFlow graph, from a vocabulary file.
 
     The file holds one `token<TAB>count` per line; line i is id i. It starts with the reserved tokens
-    `<pad>`, `<s>`, `</s>`, `<unk>` (ids 0-3, `rnnsearch_tf.constants`), then the shortlist: the most
+    `<pad>`, `<s>`, `</s>`, `<unk>` (ids 0-3, `data_pipeline.constants`), then the shortlist: the most
     frequent tokens of the training side, by descending count, ties broken by the token string
     (Bahdanau et al. 2014, Section 4.1: "a shortlist of 30,000 most frequent words in each language").
     Every other token maps to `<unk>`. The lookup tables are tracked by this `tf.Module`, so a serving

@@ -6,7 +6,7 @@ from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_li
 
 from data_pipeline.moses_tokenizer import MosesTokenizer
 from data_pipeline.vocabulary import Vocabulary
-from rnnsearch_tf import constants
+from data_pipeline import constants
 
 SUFFIX_INDICATOR = "##"
 

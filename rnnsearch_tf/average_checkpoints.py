@@ -1,31 +1,6 @@
-"""Averages the last (or best) checkpoints of a training run into `<model_dir>/averaged/`.
+"""`python -m rnnsearch_tf.average_checkpoints` = `rnnsearch average` (`rnnsearch_tf.cli.average_checkpoints`)."""
 
-    python -m rnnsearch_tf.average_checkpoints --model_dir=models/multi30k --source=latest --count=5
-    python -m rnnsearch_tf.translate --model_dir=models/multi30k --checkpoint=averaged < test.en
-
-The averaged checkpoint is what `--checkpoint=averaged` of translate, score, evaluate and export reads.
-"""
-
-from absl import app, flags
-
-from rnnsearch_tf.checkpoint_averaging import average_checkpoints, checkpoints_to_average
-from rnnsearch_tf.model_dir import ModelDir
-
-_MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory written by training.", required=True)
-_SOURCE = flags.DEFINE_enum(
-    "source", "latest", ["latest", "best"], "Average the last checkpoints saved, or the last best ones (best/)."
-)
-_COUNT = flags.DEFINE_integer("count", 5, "How many checkpoints to average (the newest).", lower_bound=1)
-
-
-def main(argv):
-    if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-    model_dir = ModelDir(_MODEL_DIR.value)
-    paths = checkpoints_to_average(model_dir, _SOURCE.value, _COUNT.value)
-    path = average_checkpoints(model_dir, paths)
-    print(f"averaged {len(paths)} checkpoints ({', '.join(paths)}) into {path}")
-
+from rnnsearch_tf.cli.main import run_command
 
 if __name__ == "__main__":
-    app.run(main)
+    run_command("rnnsearch_tf.cli.average_checkpoints")

@@ -5,7 +5,7 @@
 
 writes `exports/rnnsearch/<version>/` (integer versions, the newest is served) with the signatures
 `serving_default` and `translate` (raw text), `translate_ids`, `score` and `settings` (the search
-options fixed here); see `rnnsearch_tf.translator.Translator` for their inputs and outputs.
+options fixed here); see `rnnsearch_tf.inference.translator.Translator` for their inputs and outputs.
 """
 
 import json
@@ -15,8 +15,8 @@ import shutil
 import tensorflow as tf
 from absl import app, flags
 
-from rnnsearch_tf import search_flags
-from rnnsearch_tf.translator import Translator
+from rnnsearch_tf.cli import search_flags
+from rnnsearch_tf.inference.translator import Translator
 
 SETTINGS_FILE = os.path.join("assets.extra", "export_settings.json")
 
@@ -25,9 +25,7 @@ _MODEL_DIR = flags.DEFINE_string(
 )
 _EXPORT_DIR = flags.DEFINE_string("export_dir", None, "Model base path; versions go in subfolders.", required=True)
 _VERSION = flags.DEFINE_integer("version", None, "Version number; default: one more than the newest.")
-_NUM_HYPOTHESES = flags.DEFINE_integer("num_hypotheses", 1, "n-best outputs per sentence (> 1 adds nbest_*).")
 _MAXIMUM_BATCH_SIZE = flags.DEFINE_integer("maximum_batch_size", 1000, "Larger requests are refused.")
-_FORBID_UNK = flags.DEFINE_boolean("forbid_unk", False, "Never output <unk>.")
 
 
 def next_version(export_dir):
@@ -38,14 +36,14 @@ def next_version(export_dir):
     return max(versions, default=0) + 1
 
 
-def export(translator, export_dir, version=None, checkpoint_path=""):
+def export(translator, export_dir, version=None):
     """Saves `translator` as `export_dir/<version>/`, written aside and renamed into place when complete.
 
     Args:
-        translator: the `Translator` to serve.
+        translator: the `Translator` to serve; its `checkpoint_path` is recorded in the `settings`
+            signature and `assets.extra/export_settings.json`.
         export_dir: the model base path of TF Serving.
         version: int; default `next_version(export_dir)`.
-        checkpoint_path: recorded in the `settings` signature and `assets.extra/export_settings.json`.
 
     Returns:
         the path of the version folder.
@@ -54,7 +52,7 @@ def export(translator, export_dir, version=None, checkpoint_path=""):
     final_path = os.path.join(export_dir, str(version))
     if tf.io.gfile.exists(final_path):
         raise FileExistsError(f"{final_path} exists: versions are never overwritten, pick another --version")
-    settings = dict(translator.settings(), checkpoint=str(checkpoint_path), version=version)
+    settings = dict(translator.settings(), checkpoint=translator.checkpoint_path, version=version)
 
     @tf.function
     def export_settings(description):
@@ -93,16 +91,14 @@ def export(translator, export_dir, version=None, checkpoint_path=""):
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-    translator, checkpoint_path = Translator.from_model_dir(
+    translator = Translator.from_model_dir(
         _MODEL_DIR.value,
         search_flags.CHECKPOINT.value,
-        num_hypotheses=_NUM_HYPOTHESES.value,
         maximum_batch_size=_MAXIMUM_BATCH_SIZE.value,
-        forbid_unk=_FORBID_UNK.value,
-        **search_flags.search_options(),
+        **search_flags.search_config().to_dict(),
     )
-    path = export(translator, _EXPORT_DIR.value, _VERSION.value, checkpoint_path)
-    print(f"exported {checkpoint_path} to {path}")
+    path = export(translator, _EXPORT_DIR.value, _VERSION.value)
+    print(f"exported {translator.checkpoint_path} to {path}")
 
 
 if __name__ == "__main__":

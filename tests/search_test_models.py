@@ -1,6 +1,6 @@
 """Fake `symbols_to_logits_fn`s for the search tests, each with an independent NumPy scorer.
 
-Token ids follow `rnnsearch_tf.constants`: 0 PAD, 1 BOS, 2 EOS, 3 UNK, then words from 4.
+Token ids follow `data_pipeline.constants`: 0 PAD, 1 BOS, 2 EOS, 3 UNK, then words from 4.
 """
 
 import itertools
@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import tensorflow as tf
 
-from rnnsearch_tf import constants
+from data_pipeline import constants
 
 
 UNIFORM = [1.0] * 6

@@ -4,8 +4,8 @@ import numpy as np
 import tensorflow as tf
 
 from rnnsearch_tf import ModelConfig
-from rnnsearch_tf.constants import RESERVED_TOKENS
-from rnnsearch_tf.model_dir import ModelDir
+from data_pipeline.constants import RESERVED_TOKENS
+from rnnsearch_tf.models.model_dir import ModelDir
 
 SOURCE_WORDS = "the a cat dog house sees big small green . , ?".split()
 # Plain lower-case words only, so that detokenizing a translation and tokenizing it again gives the same
@@ -69,12 +69,12 @@ def write_model_dir(path, model_name="rnnsearch", seed=3):
 def exported_model(tmp_path_factory):
     """(model_dir, export_dir, version_path) of one export per test session (export takes seconds)."""
     if "model" not in _EXPORTS:
-        from rnnsearch_tf.translator import Translator
+        from rnnsearch_tf.inference.translator import Translator
         from serving import export
 
         model_dir = write_model_dir(tmp_path_factory.mktemp("serving") / "model")
         export_dir = model_dir.parent / "exports" / "rnnsearch"
-        translator, checkpoint_path = Translator.from_model_dir(model_dir, **SEARCH_OPTIONS)
-        version_path = export.export(translator, str(export_dir), checkpoint_path=checkpoint_path)
+        translator = Translator.from_model_dir(model_dir, **SEARCH_OPTIONS)
+        version_path = export.export(translator, str(export_dir))
         _EXPORTS["model"] = (model_dir, export_dir, version_path)
     return _EXPORTS["model"]

@@ -12,8 +12,8 @@ from search_test_models import (
     numpy_result,
 )
 
-from rnnsearch_tf import constants
-from rnnsearch_tf.beam_search import BeamSearch
+from data_pipeline import constants
+from rnnsearch_tf.search.beam_search import BeamSearch
 
 EOS = constants.EOS_ID
 # "EOS" alone (0.40) beats "a EOS" (0.56 * 0.60 = 0.336) on log-probability, not per token.
@@ -211,7 +211,7 @@ def test_int_maximum_length_needs_a_state_to_read_the_batch_size():
 def test_fixed_state_gives_the_same_hypotheses(model_class):
     import rnnsearch_tf
     from model_test_utils import padded_batch, randomize_weights, small_config
-    from rnnsearch_tf.greedy_search import GreedySearch
+    from rnnsearch_tf.search.greedy_search import GreedySearch
 
     model = getattr(rnnsearch_tf, model_class)(small_config())
     randomize_weights(model, seed=21)

@@ -10,10 +10,10 @@ import tensorflow as tf
 from conftest import REPO_ROOT
 from model_test_utils import padded_batch, randomize_weights, small_config
 from rnnsearch_tf import RNNEncDec, RNNSearch
-from rnnsearch_tf.checkpoint_averaging import average_checkpoints, checkpoints_to_average
-from rnnsearch_tf.ensemble import Ensemble
-from rnnsearch_tf.model_dir import ModelDir
-from rnnsearch_tf.translator import Translator
+from rnnsearch_tf.training.checkpoint_averaging import average_checkpoints, checkpoints_to_average
+from rnnsearch_tf.models.ensemble import Ensemble
+from rnnsearch_tf.models.model_dir import ModelDir
+from rnnsearch_tf.inference.translator import Translator
 from serving import export
 from serving_test_utils import SEARCH_OPTIONS, SENTENCES, write_model_dir
 
@@ -30,7 +30,8 @@ def model_dirs(tmp_path_factory):
 
 
 def translate(model_dir, checkpoint="best", **options):
-    translator, checkpoint = Translator.from_model_dir(model_dir, checkpoint, **dict(SEARCH_OPTIONS, **options))
+    translator = Translator.from_model_dir(model_dir, checkpoint, **dict(SEARCH_OPTIONS, **options))
+    checkpoint = translator.checkpoint_path
     outputs = translator.translate(tf.constant(SENTENCES))
     scores = translator.score(tf.constant(SENTENCES), outputs["translation"])
     return {name: value.numpy() for name, value in dict(outputs, log_prob=scores["log_prob"]).items()}, checkpoint
@@ -88,8 +89,8 @@ def test_ensemble_refuses_models_of_other_data(model_dirs, tmp_path):
 def test_exported_ensemble_equals_the_python_ensemble(model_dirs, tmp_path):
     spec = "+".join(model_dirs)
     expected, checkpoint = translate(spec)
-    translator, _ = Translator.from_model_dir(spec, **SEARCH_OPTIONS)
-    path = export.export(translator, str(tmp_path / "exports"), checkpoint_path=checkpoint)
+    translator = Translator.from_model_dir(spec, **SEARCH_OPTIONS)
+    path = export.export(translator, str(tmp_path / "exports"))
     loaded = tf.saved_model.load(path)
     outputs = loaded.signatures["translate"](text=tf.constant(SENTENCES))
     np.testing.assert_array_equal(outputs["translation"].numpy(), expected["translation"])

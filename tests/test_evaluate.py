@@ -9,7 +9,8 @@ import pytest
 import sacrebleu
 
 from conftest import REPO_ROOT
-from rnnsearch_tf.evaluator import Evaluator
+from rnnsearch_tf.evaluation.evaluator import Evaluator
+from rnnsearch_tf.inference.search_config import SearchConfig
 from serving_test_utils import write_model_dir
 
 # Source words of serving_test_utils: lower case only ("The" is outside the shortlist).
@@ -44,7 +45,7 @@ def model_dir(tmp_path_factory):
 @pytest.fixture(scope="module")
 def evaluated(model_dir, tmp_path_factory):
     output_dir = tmp_path_factory.mktemp("evaluation")
-    evaluator = Evaluator(SOURCES, REFERENCES, batch_size=4, search_options=dict(beam_size=3), num_heatmaps=2,
+    evaluator = Evaluator(SOURCES, REFERENCES, batch_size=4, search_config=SearchConfig(beam_size=3), num_heatmaps=2,
                           length_bins=(10, 20))
     return evaluator.evaluate(model_dir, output_dir), output_dir
 

@@ -11,9 +11,9 @@ from search_test_models import (
     numpy_result,
 )
 
-from rnnsearch_tf import constants
-from rnnsearch_tf.beam_search import BeamSearch
-from rnnsearch_tf.greedy_search import GreedySearch
+from data_pipeline import constants
+from rnnsearch_tf.search.beam_search import BeamSearch
+from rnnsearch_tf.search.greedy_search import GreedySearch
 
 EOS = constants.EOS_ID
 

@@ -7,8 +7,8 @@ import pytest
 import tensorflow as tf
 
 from rnnsearch_tf import ModelConfig, RNNEncDec, RNNSearch
-from rnnsearch_tf.constants import EOS_ID
-from rnnsearch_tf.greedy_search import GreedySearch
+from data_pipeline.constants import EOS_ID
+from rnnsearch_tf.search.greedy_search import GreedySearch
 
 SYMBOLS = 12  # word ids 4 .. 15
 
@@ -25,8 +25,8 @@ def reversal_batch(rng, batch_size, shortest, longest):
     return source, target
 
 
-def train(model_class, steps=1000, shortest=3, longest=8):
-    keras.utils.set_random_seed(1)
+def train(model_class, steps=1000, shortest=3, longest=8, seed=1):
+    keras.utils.set_random_seed(seed)
     model = model_class(
         ModelConfig(source_vocab_size=4 + SYMBOLS, target_vocab_size=4 + SYMBOLS, embedding_dim=32,
                     hidden_dim=64, maxout_dim=32, alignment_dim=64)
@@ -66,13 +66,18 @@ def token_accuracy(model, source, target):
     return float(((predictions == target) & real).sum() / real.sum())
 
 
+SEEDS = (1, 2, 3)
+
+
 @pytest.fixture(scope="module")
 def trained_models():
-    return {cls: train(cls) for cls in (RNNSearch, RNNEncDec)}
+    """Each model trained from three random initialisations (how far a model generalises to longer
+    sequences varies with its initialisation: RNNsearch from 0.32 to 0.56 token accuracy over seeds 1-6)."""
+    return {cls: [train(cls, seed=seed) for seed in SEEDS] for cls in (RNNSearch, RNNEncDec)}
 
 
 def test_rnnsearch_learns_to_reverse_held_out_sequences(trained_models):
-    model, final_loss = trained_models[RNNSearch]
+    model, final_loss = trained_models[RNNSearch][0]
     assert final_loss < 0.2
     source, target = reversal_batch(np.random.default_rng(99), 200, 3, 8)  # not seen in training
     assert sequence_accuracy(model, source, target) > 0.95
@@ -80,6 +85,6 @@ def test_rnnsearch_learns_to_reverse_held_out_sequences(trained_models):
 
 def test_rnnsearch_beats_rnnencdec_on_longer_sequences(trained_models):
     source, target = reversal_batch(np.random.default_rng(98), 200, 10, 14)  # trained on 3 to 8 words
-    search_accuracy = token_accuracy(trained_models[RNNSearch][0], source, target)
-    encdec_accuracy = token_accuracy(trained_models[RNNEncDec][0], source, target)
+    search_accuracy = np.mean([token_accuracy(model, source, target) for model, _ in trained_models[RNNSearch]])
+    encdec_accuracy = np.mean([token_accuracy(model, source, target) for model, _ in trained_models[RNNEncDec]])
     assert search_accuracy > encdec_accuracy + 0.2, (search_accuracy, encdec_accuracy)

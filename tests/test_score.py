@@ -11,10 +11,10 @@ import tensorflow as tf
 from conftest import REPO_ROOT
 from data_pipeline.moses_tokenizer import MosesTokenizer
 from data_pipeline.vocabulary import Vocabulary
-from rnnsearch_tf import constants
-from rnnsearch_tf.batch_translator import BatchTranslator
-from rnnsearch_tf.model_dir import ModelDir
-from rnnsearch_tf.output_formats import nbest_line, parse_nbest_line
+from data_pipeline import constants
+from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.models.model_dir import ModelDir
+from rnnsearch_tf.inference.output_formats import nbest_line, parse_nbest_line
 from serving_test_utils import SENTENCES, write_model_dir
 
 TARGETS = ["le chat voit le grand chien.", "une petite maison verte ?", "", "la zyzzyva voit un chat, le chien voit"]
@@ -32,7 +32,7 @@ def _ids(tokenizer, vocabulary, sentences):
 
 
 def test_scores_equal_token_log_probs_of_the_model(model_dir):
-    scores = BatchTranslator.from_model_dir(model_dir, batch_size=3)[0].score(SENTENCES, TARGETS)
+    scores = BatchTranslator.from_model_dir(model_dir, batch_size=3).score(SENTENCES, TARGETS)
     model, _ = ModelDir(model_dir).load_model()
     source_ids = _ids(MosesTokenizer("en"), Vocabulary(model_dir / "source_vocab.tsv"), SENTENCES)
     target_ids = _ids(MosesTokenizer("fr"), Vocabulary(model_dir / "target_vocab.tsv"), TARGETS)
@@ -49,7 +49,7 @@ def test_scores_equal_token_log_probs_of_the_model(model_dir):
 
 def test_mismatched_lengths_are_refused(model_dir):
     with pytest.raises(ValueError, match="2 source sentences but 1 target"):
-        BatchTranslator.from_model_dir(model_dir)[0].score(["a", "b"], ["c"])
+        BatchTranslator.from_model_dir(model_dir).score(["a", "b"], ["c"])
 
 
 def _run(args):
@@ -71,7 +71,7 @@ def test_command_line_rescores_an_nbest_list(model_dir, tmp_path):
     )
     _run([f"--model_dir={model_dir}", f"--source={tmp_path / 'source.txt'}", f"--nbest={tmp_path / 'in.nbest'}",
           f"--output={tmp_path / 'out.nbest'}", f"--best_output={tmp_path / 'best.txt'}", "--weight=0.5"])
-    scorer = BatchTranslator.from_model_dir(model_dir)[0]
+    scorer = BatchTranslator.from_model_dir(model_dir)
     rescored = [parse_nbest_line(line) for line in (tmp_path / "out.nbest").read_text(encoding="utf-8").splitlines()]
     best = (tmp_path / "best.txt").read_text(encoding="utf-8").splitlines()
     assert len(best) == 3 and best[1] == ""

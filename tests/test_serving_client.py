@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from rnnsearch_tf.translator import Translator
+from rnnsearch_tf.inference.translator import Translator
 from serving.grpc_client import GrpcClient
 from serving.rest_client import RestClient
 from serving_test_utils import BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, exported_model
@@ -95,7 +95,7 @@ def server(request, tmp_path_factory):
 @pytest.fixture(scope="module")
 def translator(tmp_path_factory):
     model_dir, _, _ = exported_model(tmp_path_factory)
-    return Translator.from_model_dir(model_dir, **SEARCH_OPTIONS)[0]
+    return Translator.from_model_dir(model_dir, **SEARCH_OPTIONS)
 
 
 def _assert_outputs_equal(served, expected):

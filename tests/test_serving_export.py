@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from tensorflow.core.protobuf import saved_model_pb2
 
-from rnnsearch_tf.translator import Translator
+from rnnsearch_tf.inference.translator import Translator
 from serving import export
 from serving_test_utils import BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, exported_model
 
@@ -138,7 +138,7 @@ def test_every_op_is_a_core_tensorflow_op(exported, fresh_process):
 def test_fresh_process_signatures_equal_the_python_path(exported, fresh_process):
     model_dir, _, _ = exported
     assert fresh_process["signatures"] == sorted(SIGNATURES)
-    translator = Translator.from_model_dir(model_dir, **SEARCH_OPTIONS)[0]
+    translator = Translator.from_model_dir(model_dir, **SEARCH_OPTIONS)
     inputs = signature_inputs()
     expected = {
         "translate": translator.translate(**inputs["translate"]),

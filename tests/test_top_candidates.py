@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from rnnsearch_tf import constants
-from rnnsearch_tf.beam_search import _IMPOSSIBLE, LARGE_NEGATIVE, top_candidates
+from data_pipeline import constants
+from rnnsearch_tf.search.beam_search import top_candidates
+from rnnsearch_tf.search.search_helpers import IMPOSSIBLE, LARGE_NEGATIVE
 
 
 def plain_top_candidates(logits, alive_log_probs, k, is_last_step, forbidden_ids, eos_id):
@@ -46,7 +47,7 @@ def test_equals_normalising_and_sorting_every_candidate(vocab, beam, integer_log
     )
     values, indices = values.numpy(), hypotheses.numpy() * vocab + ids.numpy()
     np.testing.assert_allclose(values, expected_values, rtol=1e-5, atol=1e-3)
-    possible = expected_values > _IMPOSSIBLE
+    possible = expected_values > IMPOSSIBLE
     assert possible[:, 0].all()
     np.testing.assert_array_equal(np.where(possible, indices, -1), np.where(possible, expected_indices, -1))
     # At its last step a sentence can only end: the EOS of each live hypothesis.

@@ -5,8 +5,8 @@ import numpy as np
 import tensorflow as tf
 
 from rnnsearch_tf import ModelConfig
-from rnnsearch_tf.rnn_search import RNNSearch
-from rnnsearch_tf.trainer import make_train_step
+from rnnsearch_tf.models.rnn_search import RNNSearch
+from rnnsearch_tf.training.train_step import make_train_step
 
 CONFIG = ModelConfig(source_vocab_size=20, target_vocab_size=20, embedding_dim=6, hidden_dim=8, maxout_dim=4,
                      alignment_dim=7)

@@ -15,8 +15,9 @@ from tensorboard.backend.event_processing import event_accumulator
 
 from rnnsearch_tf import ModelConfig
 from rnnsearch_tf import TrainingDivergedError
-from rnnsearch_tf.trainer import Trainer
-from rnnsearch_tf.training_config import TrainingConfig
+from rnnsearch_tf.inference.search_config import SearchConfig
+from rnnsearch_tf.training.trainer import Trainer
+from rnnsearch_tf.training.training_config import TrainingConfig
 from toy_translation import build_toy_data
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -37,9 +38,13 @@ def model_config(data_dir, **overrides):
 def training_config(data_dir, model_dir, **overrides):
     settings = dict(data_dir=str(data_dir), model_dir=str(model_dir), optimizer="adam", learning_rate=0.005,
                     batch_size=32, sort_window=5, train_steps=20, log_every=10, checkpoint_every=10,
-                    validate_every=0, beam_size=3, dev_bleu_sentences=60, attention_sentences=2)
+                    validate_every=0, dev_bleu_sentences=60, attention_sentences=2)
     settings.update(overrides)
     return TrainingConfig(**settings)
+
+
+def make_trainer(model, config):
+    return Trainer.create(model, config, search_config=SearchConfig(beam_size=3))
 
 
 def checkpoint_weights(path):
@@ -54,7 +59,7 @@ def trained_run(toy_data, tmp_path_factory):
     model_dir = tmp_path_factory.mktemp("run") / "model"
     config = training_config(toy_data, model_dir, train_steps=600, log_every=50, checkpoint_every=200,
                              validate_every=200)
-    return Trainer(model_config(toy_data), config).train(), model_dir
+    return make_trainer(model_config(toy_data), config).train(), model_dir
 
 
 def test_dev_bleu_rises_well_above_zero(trained_run):
@@ -97,8 +102,8 @@ def test_learning_rate_decays_when_dev_bleu_stalls_and_resume_keeps_it(toy_data,
     settings = dict(learning_rate=1e-12, validate_every=2, checkpoint_every=2, learning_rate_decay=0.5,
                     decay_patience=1, dev_bleu_sentences=8, label_smoothing=0.1, keep_best_checkpoints=3)
     model = model_config(toy_data, embedding_dropout=0.1, hidden_dropout=0.1, readout_dropout=0.1)
-    Trainer(model, training_config(toy_data, tmp_path / "run", train_steps=6, **settings)).train()
-    Trainer(model, training_config(toy_data, tmp_path / "run", train_steps=8, **settings)).train()
+    make_trainer(model, training_config(toy_data, tmp_path / "run", train_steps=6, **settings)).train()
+    make_trainer(model, training_config(toy_data, tmp_path / "run", train_steps=8, **settings)).train()
     history = json.loads((tmp_path / "run" / "training_state.json").read_text())["history"]
     assert [entry["step"] for entry in history] == [2, 4, 6, 8]
     np.testing.assert_allclose([entry["learning_rate"] for entry in history], [1e-12, 5e-13, 2.5e-13, 1.25e-13],
@@ -107,7 +112,7 @@ def test_learning_rate_decays_when_dev_bleu_stalls_and_resume_keeps_it(toy_data,
 
 def test_time_budget_stops_training_after_a_final_validation(toy_data, tmp_path):
     config = training_config(toy_data, tmp_path / "timed", train_steps=10_000, max_hours=1e-9, validate_every=500)
-    summary = Trainer(model_config(toy_data), config).train()
+    summary = make_trainer(model_config(toy_data), config).train()
     assert summary["stop_reason"] == "reached max_hours=1e-09" and summary["step"] == 1
     state = json.loads((tmp_path / "timed" / "training_state.json").read_text())
     assert [entry["step"] for entry in state["history"]] == [1]
@@ -116,9 +121,9 @@ def test_time_budget_stops_training_after_a_final_validation(toy_data, tmp_path)
 @pytest.mark.parametrize("dropout", [0.0, 0.2])
 def test_resume_continues_exactly_where_it_stopped(toy_data, tmp_path, dropout):
     model = model_config(toy_data, embedding_dropout=dropout, hidden_dropout=dropout, readout_dropout=dropout)
-    straight = Trainer(model, training_config(toy_data, tmp_path / "straight")).train()
-    Trainer(model, training_config(toy_data, tmp_path / "resumed", train_steps=10)).train()
-    resumed = Trainer(model, training_config(toy_data, tmp_path / "resumed")).train()
+    straight = make_trainer(model, training_config(toy_data, tmp_path / "straight")).train()
+    make_trainer(model, training_config(toy_data, tmp_path / "resumed", train_steps=10)).train()
+    resumed = make_trainer(model, training_config(toy_data, tmp_path / "resumed")).train()
     assert resumed["step"] == straight["step"] == 20
     expected, actual = checkpoint_weights(straight["latest_checkpoint"]), checkpoint_weights(resumed["latest_checkpoint"])
     assert expected.keys() == actual.keys()
@@ -153,19 +158,19 @@ def test_two_cpu_replicas_match_one_replica(toy_data, tmp_path):
 def test_nonfinite_updates_are_skipped_then_training_stops_clearly(toy_data, tmp_path):
     config = training_config(toy_data, tmp_path / "diverge", learning_rate=float("inf"), max_nonfinite_steps=3)
     with pytest.raises(TrainingDivergedError, match="3 updates in a row had a non-finite loss"):
-        Trainer(model_config(toy_data), config).train()
+        make_trainer(model_config(toy_data), config).train()
     assert (tmp_path / "diverge" / "checkpoints" / "ckpt-4.index").exists()  # 1 bad update, then 3 skipped
 
 
 def test_misconfiguration_is_reported_before_training(toy_data, tmp_path):
     with pytest.raises(ValueError, match=r"source vocabulary of \d+ entries but the model config says source_vocab_size=7"):
-        Trainer(dataclasses.replace(model_config(toy_data), source_vocab_size=7),
+        make_trainer(dataclasses.replace(model_config(toy_data), source_vocab_size=7),
                 training_config(toy_data, tmp_path / "a"))
     with pytest.raises(FileNotFoundError, match="metadata.json is missing: --data_dir must be the --output_dir"):
-        Trainer(model_config(toy_data), training_config(tmp_path, tmp_path / "b"))
-    Trainer(model_config(toy_data), training_config(toy_data, tmp_path / "c", train_steps=1)).train()
+        make_trainer(model_config(toy_data), training_config(tmp_path, tmp_path / "b"))
+    make_trainer(model_config(toy_data), training_config(toy_data, tmp_path / "c", train_steps=1)).train()
     with pytest.raises(ValueError, match="holds a different model"):
-        Trainer(model_config(toy_data, hidden_dim=40), training_config(toy_data, tmp_path / "c")).train()
+        make_trainer(model_config(toy_data, hidden_dim=40), training_config(toy_data, tmp_path / "c")).train()
 
 
 def free_port():

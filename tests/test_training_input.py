@@ -11,7 +11,7 @@ from data_pipeline import CorruptShardError
 from data_pipeline import EvaluationInput
 from data_pipeline import TrainingInput
 from data_pipeline import pair_reader
-from rnnsearch_tf.constants import EOS_ID
+from data_pipeline.constants import EOS_ID
 
 
 def _write_shards(folder, pairs, num_shards, metadata=False):

@@ -9,10 +9,10 @@ from absl import flags
 
 from model_test_utils import padded_batch, randomize_weights, small_config
 from rnnsearch_tf import ModelConfig, RNNEncDec, RNNSearch
-from rnnsearch_tf.config_flags import config_from_flags, define_config_flags, field_helps
-from rnnsearch_tf.learning_rate_schedule import LearningRateSchedule
-from rnnsearch_tf.trainer import make_train_step, training_loss
-from rnnsearch_tf.training_config import TrainingConfig
+from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags, field_helps
+from rnnsearch_tf.training.learning_rate_schedule import LearningRateSchedule
+from rnnsearch_tf.training.train_step import make_train_step, training_loss
+from rnnsearch_tf.training.training_config import TrainingConfig
 
 DROPOUT = dict(embedding_dropout=0.3, hidden_dropout=0.3, readout_dropout=0.3)
 
@@ -119,7 +119,7 @@ def test_bad_model_options_name_the_field(field, value, message):
     ("label_smoothing", 1.0, r"label_smoothing must be in \[0, 1\)"),
     ("loss_normalization", "words", "loss_normalization must be one of"),
     ("learning_rate_decay", 0.0, r"learning_rate_decay must be in \(0, 1\]"),
-    ("warmup_steps", -1, "warmup_steps must be >= 0"),
+    ("warmup_steps", -1, "warmup_steps must be at least 0"),
     ("model", "transformer", "model must be one of"),
 ])
 def test_bad_training_options_name_the_field(field, value, message):

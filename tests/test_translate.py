@@ -10,9 +10,9 @@ import pytest
 import tensorflow as tf
 
 from conftest import REPO_ROOT
-from rnnsearch_tf import output_formats
-from rnnsearch_tf.batch_translator import BatchTranslator
-from rnnsearch_tf.unk_replacer import UnkReplacer
+from rnnsearch_tf.inference import output_formats
+from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.inference.unk_replacer import UnkReplacer
 from serving_test_utils import BAD_SENTENCES, SEARCH_OPTIONS, SENTENCES, exported_model, write_model_dir
 
 LONG_LINE = " ".join(["cat"] * 30)  # more than SEARCH_OPTIONS["maximum_source_length"] = 12 tokens
@@ -26,7 +26,7 @@ def model_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def batch_translator(model_dir):
-    return BatchTranslator.from_model_dir(model_dir, batch_size=2, **SEARCH_OPTIONS)[0]
+    return BatchTranslator.from_model_dir(model_dir, batch_size=2, **SEARCH_OPTIONS)
 
 
 @pytest.fixture(scope="module")
@@ -125,9 +125,10 @@ def test_alignment_format_is_exact_and_parses():
 
 def test_saved_model_translates_like_the_model_dir(tmp_path_factory, model_dir):
     export_model_dir, export_dir, version_path = exported_model(tmp_path_factory)
-    from_export, loaded = BatchTranslator.from_saved_model(export_dir, batch_size=3)
+    from_export = BatchTranslator.from_saved_model(export_dir, batch_size=3)
+    loaded = from_export.loaded_from
     assert loaded == version_path
-    from_checkpoint = BatchTranslator.from_model_dir(export_model_dir, batch_size=3, **SEARCH_OPTIONS)[0]
+    from_checkpoint = BatchTranslator.from_model_dir(export_model_dir, batch_size=3, **SEARCH_OPTIONS)
     for exported, direct in zip(from_export.translate(INPUT), from_checkpoint.translate(INPUT)):
         assert exported["translation"] == direct["translation"] and exported["tokens"] == direct["tokens"]
         np.testing.assert_allclose(exported["alignment"], direct["alignment"], atol=1e-6)
@@ -149,7 +150,7 @@ def _options():
 
 def test_command_line_stdin_to_stdout_nbest(model_dir, tmp_path):
     stdout, stderr = _run([f"--model_dir={model_dir}", "--output_format=nbest", "--num_hypotheses=2", *_options()], "\n".join(INPUT) + "\n")
-    expected = BatchTranslator.from_model_dir(model_dir, num_hypotheses=2, beam_size=3, maximum_source_length=12)[0].translate(INPUT)
+    expected = BatchTranslator.from_model_dir(model_dir, num_hypotheses=2, beam_size=3, maximum_source_length=12).translate(INPUT)
     lines = [output_formats.parse_nbest_line(line) for line in stdout.splitlines()]
     assert [line[0] for line in lines] == [index for index in range(len(INPUT)) for _ in range(2)]
     assert [line[1] for line in lines] == [text for result in expected for text, _ in result["nbest"]]
@@ -166,3 +167,16 @@ def test_command_line_file_to_file_alignment(model_dir, tmp_path):
     assert records[len(SENTENCES)]["translation"] == "" and records[len(SENTENCES) + 1]["truncated"]
     for record in records:
         assert len(record["alignment"]) == (len(record["target_tokens"]) + 1 if record["source_tokens"] else 0)
+
+
+def test_command_line_sampling_draws_reproducible_ranked_translations(model_dir):
+    args = [f"--model_dir={model_dir}", "--output_format=nbest", "--sampling", "--num_samples=4", "--noprogress"]
+    first, _ = _run([*args, "--sampling_seed=7"], "\n".join(SENTENCES) + "\n")
+    again, _ = _run([*args, "--sampling_seed=7"], "\n".join(SENTENCES) + "\n")
+    other, _ = _run([*args, "--sampling_seed=8"], "\n".join(SENTENCES) + "\n")
+    lines = [output_formats.parse_nbest_line(line) for line in first.splitlines()]
+    assert [line[0] for line in lines] == [index for index in range(len(SENTENCES)) for _ in range(4)]
+    for index in range(len(SENTENCES)):
+        totals = [line[3] for line in lines if line[0] == index]
+        assert totals == sorted(totals, reverse=True)  # best sample first
+    assert first == again and first != other

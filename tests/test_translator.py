@@ -6,7 +6,8 @@ import tensorflow as tf
 
 from data_pipeline.moses_tokenizer import MosesTokenizer
 from data_pipeline.vocabulary import Vocabulary
-from rnnsearch_tf.translator import Translator
+from rnnsearch_tf.inference.search_config import SearchConfig
+from rnnsearch_tf.inference.translator import Translator
 from serving_test_utils import BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, write_model_dir
 
 
@@ -17,7 +18,7 @@ def model_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def translator(model_dir):
-    return Translator.from_model_dir(model_dir, **SEARCH_OPTIONS)[0]
+    return Translator.from_model_dir(model_dir, **SEARCH_OPTIONS)
 
 
 def _strings(tensor):
@@ -102,12 +103,16 @@ def test_misuse_is_refused(translator, model_dir):
     target = Vocabulary(model_dir / "target_vocab.tsv")
     with pytest.raises(ValueError, match="vocabularies of the model directory"):
         Translator(model, target, target, "en", "fr")
-    with pytest.raises(ValueError, match="length_normalization"):
-        Translator(model, translator.source_vocabulary, target, "en", "fr", length_normalization="max")
+    with pytest.raises(ValueError, match="length_normalization must be one of"):
+        SearchConfig(length_normalization="max")
+    with pytest.raises(ValueError, match="num_hypotheses must be between 1 and beam_size=2"):
+        SearchConfig(beam_size=2, num_hypotheses=3)
+    with pytest.raises(ValueError, match="maximum_batch_size must be at least 1"):
+        Translator(model, translator.source_vocabulary, translator.target_vocabulary, "en", "fr", maximum_batch_size=0)
 
 
 def test_rnnencdec_translates_with_zero_alignment(tmp_path):
-    translator = Translator.from_model_dir(write_model_dir(tmp_path / "encdec", "rnnencdec"), beam_size=2)[0]
+    translator = Translator.from_model_dir(write_model_dir(tmp_path / "encdec", "rnnencdec"), beam_size=2)
     outputs = translator.translate(tf.constant(SENTENCES[:2]))
     assert outputs["alignment"].shape[:2] == outputs["tokens"].shape
     assert outputs["alignment"].shape[2] == outputs["source_tokens"].shape[1]

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from rnnsearch_tf.unk_replacer import UnkReplacer
+from rnnsearch_tf.inference.unk_replacer import UnkReplacer
 
 SOURCE = ["Mr", "Zyzzyva", "loves", "Quetzalcoatl", "</s>", ""]
 TARGET = ["M.", "<unk>", "aime", "<unk>", "</s>"]

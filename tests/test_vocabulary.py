@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 
 from data_pipeline import Vocabulary
-from rnnsearch_tf import constants
+from data_pipeline import constants
 
 
 @pytest.fixture

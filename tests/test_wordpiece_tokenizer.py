@@ -6,8 +6,8 @@ from data_pipeline import DatasetBuilder
 from data_pipeline import Vocabulary
 from data_pipeline import WordPieceTokenizer
 from data_pipeline import corpus_registry
-from rnnsearch_tf.constants import EOS_ID
-from rnnsearch_tf.constants import UNK_ID
+from data_pipeline.constants import EOS_ID
+from data_pipeline.constants import UNK_ID
 
 SOURCE = ["the cats sat .", "the cat sits .", "a dog sat on the mat .", "dogs sit ."] * 5
 TARGET = ["les chats .", "le chat .", "un chien .", "des chiens ."] * 5

@@ -3,7 +3,7 @@
 import keras
 import tensorflow as tf
 
-from rnnsearch_tf.layers.initializers import initializer
+from rnnsearch_tf.layers.initializers import initialized_dense, initializer
 
 
 @keras.saving.register_keras_serializable(package="rnnsearch_tf")
@@ -51,20 +51,12 @@ class AlignmentModel(keras.layers.Layer):
         self.initializer = initializer
 
     def build(self, previous_state_shape, annotations_shape, source_mask_shape=None, keys_shape=None):
-        self.query_projection = keras.layers.Dense(
-            self.alignment_dim,
-            kernel_initializer=initializer(self.initializer, "alignment"),
-            bias_initializer=initializer(self.initializer, "bias"),
-            dtype=self.dtype_policy,
-            name="W_a",
+        self.query_projection = initialized_dense(
+            self.alignment_dim, self.initializer, "alignment", dtype=self.dtype_policy, name="W_a"
         )
         self.query_projection.build(previous_state_shape)
-        self.key_projection = keras.layers.Dense(
-            self.alignment_dim,
-            use_bias=False,
-            kernel_initializer=initializer(self.initializer, "alignment"),
-            dtype=self.dtype_policy,
-            name="U_a",
+        self.key_projection = initialized_dense(
+            self.alignment_dim, self.initializer, "alignment", use_bias=False, dtype=self.dtype_policy, name="U_a"
         )
         self.key_projection.build(annotations_shape)
         self.attention = keras.layers.AdditiveAttention(use_scale=True, dtype=self.dtype_policy, name="v_a")

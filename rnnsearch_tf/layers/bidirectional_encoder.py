@@ -3,13 +3,12 @@
 import keras
 import tensorflow as tf
 
-from rnnsearch_tf.constants import PAD_ID
-from rnnsearch_tf.layers.gated_recurrent_unit import GatedRecurrentUnit
-from rnnsearch_tf.layers.initializers import initializer
+from data_pipeline.constants import PAD_ID
+from rnnsearch_tf.layers.source_encoder import SourceEncoder
 
 
 @keras.saving.register_keras_serializable(package="rnnsearch_tf")
-class BidirectionalEncoder(keras.layers.Layer):
+class BidirectionalEncoder(SourceEncoder):
     """Maps source word ids to annotations h_j = [→h_j ; ←h_j].
 
     Bahdanau et al. 2014, Section 3.2 and Appendix A.2.1. One embedding matrix Ē ("E_src") is shared by
@@ -37,45 +36,15 @@ class BidirectionalEncoder(keras.layers.Layer):
     TensorShape([2, 3, 6])
     """
 
-    def __init__(self, vocab_size, embedding_dim, units, initializer="paper", embedding_dropout=0.0, **kwargs):
-        super().__init__(**kwargs)
-        self.vocab_size = vocab_size
-        self.embedding_dim = embedding_dim
-        self.units = units
-        self.initializer = initializer
-        self.embedding_dropout = embedding_dropout
-
     def build(self, source_ids_shape):
-        self.source_embedding = keras.layers.Embedding(
-            self.vocab_size,
-            self.embedding_dim,
-            embeddings_initializer=initializer(self.initializer, "embedding"),
-            dtype=self.dtype_policy,
-            name="E_src",
-        )
-        self.source_embedding.build(source_ids_shape)
-        self.source_embedding_dropout = keras.layers.Dropout(
-            self.embedding_dropout, dtype=self.dtype_policy, name="source_embedding_dropout"
-        )
-        embedded_shape = (*source_ids_shape, self.embedding_dim)
-        self.forward_rnn = GatedRecurrentUnit(self.units, self.initializer, dtype=self.dtype_policy, name="forward_rnn")
-        self.forward_rnn.build(embedded_shape)
-        self.backward_rnn = GatedRecurrentUnit(
-            self.units, self.initializer, dtype=self.dtype_policy, name="backward_rnn"
-        )
-        self.backward_rnn.build(embedded_shape)
+        super().build(source_ids_shape)
+        self.forward_rnn = self.gated_unit("forward_rnn", source_ids_shape)
+        self.backward_rnn = self.gated_unit("backward_rnn", source_ids_shape)
 
     def call(self, source_ids, training=None):
-        if source_ids.shape.rank != 2:
-            raise ValueError(
-                f"BidirectionalEncoder expects source_ids (batch_size, src_len), right-padded with 0; got shape "
-                f"{source_ids.shape}"
-            )
+        embedded = self.embed(source_ids, training)  # [batch, src_len, m]
         source_mask = tf.not_equal(source_ids, PAD_ID)  # [batch, src_len]
         lengths = tf.reduce_sum(tf.cast(source_mask, tf.int32), axis=1)  # [batch]
-        embedded = self.source_embedding_dropout(
-            self.source_embedding(source_ids), training=training
-        )  # [batch, src_len, m]
         forward_states = self.forward_rnn(embedded)  # [batch, src_len, n]
         # Reverse each sentence within its own length; padding stays at the end.
         reversed_embedded = tf.reverse_sequence(embedded, lengths, seq_axis=1, batch_axis=0)
@@ -94,16 +63,3 @@ class BidirectionalEncoder(keras.layers.Layer):
         weights.update(self.forward_rnn.paper_weights("_fwd"))
         weights.update(self.backward_rnn.paper_weights("_bwd"))
         return weights
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "vocab_size": self.vocab_size,
-                "embedding_dim": self.embedding_dim,
-                "units": self.units,
-                "initializer": self.initializer,
-                "embedding_dropout": self.embedding_dropout,
-            }
-        )
-        return config

@@ -3,11 +3,11 @@
 import keras
 import tensorflow as tf
 
-from rnnsearch_tf.constants import BOS_ID, PAD_ID
+from data_pipeline.constants import BOS_ID, PAD_ID
 from rnnsearch_tf.layers.alignment_model import AlignmentModel
 from rnnsearch_tf.layers.deep_output import DeepOutput
 from rnnsearch_tf.layers.gated_recurrent_unit import GatedRecurrentUnit
-from rnnsearch_tf.layers.initializers import initializer
+from rnnsearch_tf.layers.initializers import initialized_dense, initializer
 
 
 @keras.saving.register_keras_serializable(package="rnnsearch_tf")
@@ -107,12 +107,8 @@ class Decoder(keras.layers.Layer):
             self.units, self.initializer, dtype=self.dtype_policy, name="gated_unit"
         )
         self.gated_unit.build((batch, self.embedding_dim))
-        self.context_projection = keras.layers.Dense(
-            3 * self.units,
-            use_bias=False,
-            kernel_initializer=initializer(self.initializer, "input", blocks=3),
-            dtype=self.dtype_policy,
-            name="C",
+        self.context_projection = initialized_dense(
+            3 * self.units, self.initializer, "input", blocks=3, use_bias=False, dtype=self.dtype_policy, name="C"
         )  # columns [C_z | C_r | C], like the gated unit's kernel
         self.context_projection.build((batch, context_dim))
         if self.uses_attention:
@@ -241,18 +237,7 @@ class Decoder(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(
-            {
-                "vocab_size": self.vocab_size,
-                "embedding_dim": self.embedding_dim,
-                "units": self.units,
-                "maxout_dim": self.maxout_dim,
-                "alignment_dim": self.alignment_dim,
-                "readout_state": self.readout_state,
-                "initializer": self.initializer,
-                "embedding_dropout": self.embedding_dropout,
-                "hidden_dropout": self.hidden_dropout,
-                "readout_dropout": self.readout_dropout,
-            }
-        )
+        arguments = ("vocab_size", "embedding_dim", "units", "maxout_dim", "alignment_dim", "readout_state",
+                     "initializer", "embedding_dropout", "hidden_dropout", "readout_dropout")
+        config.update({name: getattr(self, name) for name in arguments})
         return config

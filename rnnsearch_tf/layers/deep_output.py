@@ -3,7 +3,7 @@
 import keras
 import tensorflow as tf
 
-from rnnsearch_tf.layers.initializers import initializer
+from rnnsearch_tf.layers.initializers import initialized_dense
 
 
 @keras.saving.register_keras_serializable(package="rnnsearch_tf")
@@ -47,14 +47,7 @@ class DeepOutput(keras.layers.Layer):
 
     def build(self, state_shape, previous_embedding_shape, context_shape):
         def dense(units, name, use_bias, input_shape):
-            layer = keras.layers.Dense(
-                units,
-                use_bias=use_bias,
-                kernel_initializer=initializer(self.initializer, "dense"),
-                bias_initializer=initializer(self.initializer, "bias"),
-                dtype=self.dtype_policy,
-                name=name,
-            )
+            layer = initialized_dense(units, self.initializer, use_bias=use_bias, dtype=self.dtype_policy, name=name)
             layer.build(input_shape)
             return layer
 

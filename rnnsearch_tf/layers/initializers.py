@@ -85,3 +85,14 @@ def initializer(scheme, role, blocks=1, vector_length=None):
         limit = math.sqrt(6.0 / (vector_length + 1))  # Glorot uniform of a [n', 1] matrix
         return keras.initializers.RandomUniform(-limit, limit)
     return Blockwise(keras.initializers.GlorotUniform(), blocks)
+
+
+def initialized_dense(units, scheme, role="dense", blocks=1, use_bias=True, **kwargs):
+    """A `keras.layers.Dense` whose kernel (`role`, `blocks`) and bias follow `scheme`; `kwargs` go to Dense."""
+    return keras.layers.Dense(
+        units,
+        use_bias=use_bias,
+        kernel_initializer=initializer(scheme, role, blocks),
+        bias_initializer=initializer(scheme, "bias"),
+        **kwargs,
+    )

@@ -1,0 +1,1 @@
+"""The command line: `rnnsearch <command>` (`main.py`) and one module per command."""

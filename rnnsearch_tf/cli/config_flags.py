@@ -1,0 +1,90 @@
+"""absl flags generated from the config dataclasses, so that every default and help text is written once.
+
+Each field of a config dataclass becomes a flag of the same name, with the field's default, the text of
+its entry in the class docstring's `Args:` section as help, and `DEFINE_enum` where the field's
+metadata names its `choices`. Entry points define the flags at import and build the config with
+`config_from_flags`.
+"""
+
+import dataclasses
+import re
+import typing
+
+from absl import flags
+
+_DEFINE_BY_TYPE = {
+    bool: flags.DEFINE_bool,
+    int: flags.DEFINE_integer,
+    float: flags.DEFINE_float,
+    str: flags.DEFINE_string,
+}
+
+
+def define_config_flags(config_class, skip=(), flag_values=flags.FLAGS):
+    """Defines one flag per field of `config_class` (except `skip`); returns `{name: FlagHolder}`.
+
+    Fields without a default (required by the dataclass) get a `None` default and are marked required.
+    """
+    helps = field_helps(config_class)
+    holders = {}
+    for field in dataclasses.fields(config_class):
+        if field.name in skip:
+            continue
+        value_type = _value_type(field.type)
+        required = field.default is dataclasses.MISSING
+        default = None if required else field.default
+        help_text = helps.get(field.name) or field.name
+        choices = field.metadata.get("choices")
+        if choices is not None:
+            holder = flags.DEFINE_enum(field.name, default, list(choices), help_text, flag_values=flag_values)
+        else:
+            holder = _DEFINE_BY_TYPE[value_type](field.name, default, help_text, flag_values=flag_values)
+        if required:
+            flags.mark_flag_as_required(field.name, flag_values=flag_values)
+        holders[field.name] = holder
+    return holders
+
+
+def config_from_flags(config_class, holders, **values):
+    """`config_class` built from the flags' values, plus `values` for the fields without a flag."""
+    return config_class(**{name: holder.value for name, holder in holders.items()}, **values)
+
+
+def field_helps(config_class):
+    """`{field name: help text}` from the `Args:` section of the class docstring.
+
+    An entry is `name: text` (or `name_a, name_b: text` for several fields), continued on more deeply
+    indented lines.
+    """
+    lines = (config_class.__doc__ or "").splitlines()
+    helps, names, indent, in_args = {}, [], None, False
+    for line in lines:
+        stripped = line.strip()
+        if stripped == "Args:":
+            in_args = True
+            continue
+        if not in_args or not stripped:
+            continue
+        line_indent = len(line) - len(line.lstrip())
+        entry = re.match(r"^([a-z_][a-z0-9_]*(?:, [a-z_][a-z0-9_]*)*): (.*)$", stripped)
+        if entry and (indent is None or line_indent <= indent):
+            indent = line_indent
+            names = entry.group(1).split(", ")
+            for name in names:
+                helps[name] = entry.group(2)
+        elif indent is not None and line_indent > indent:
+            for name in names:
+                helps[name] += " " + stripped
+        else:
+            break
+    return helps
+
+
+def _value_type(annotation):
+    """int for `int` and `typing.Optional[int]`, and so on."""
+    if annotation in _DEFINE_BY_TYPE:
+        return annotation
+    arguments = [argument for argument in typing.get_args(annotation) if argument is not type(None)]
+    if len(arguments) == 1 and arguments[0] in _DEFINE_BY_TYPE:
+        return arguments[0]
+    raise TypeError(f"no flag type for the config field type {annotation!r}")

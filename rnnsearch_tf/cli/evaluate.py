@@ -1,0 +1,84 @@
+"""Evaluates one or several model directories on a test set as the paper does (Tables 1-2, Figures 2-3).
+
+    python -m rnnsearch_tf.evaluate --model_dir=models/rnnsearch50,models/rnnencdec50 \
+        --source=newstest2014.en --reference=newstest2014.fr --output_dir=eval/newstest2014
+
+A model directory may be an ensemble, its members joined by "+" (`--model_dir=runs/a+runs/b,runs/c`
+compares the ensemble of a and b with c). Writes `output_dir/report.md`, `output_dir/metrics.json`
+(`{"source", "reference", "models": {name: metrics}}`), `output_dir/bleu_by_length.png`,
+`output_dir/learning_curves.png` (dev BLEU against updates and hours of each trained model) and, per
+model (named after its folder), `output_dir/NAME/`
+with `metrics.json`, `translations.txt`, `translations_unk_replaced.txt`, `translations_no_unk.txt`,
+`no_unk_lines.txt` (1-based lines of the No-UNK subset) and `alignment_LINE.png`. See `Evaluator`.
+"""
+
+import json
+import os
+
+from absl import app, flags
+
+from rnnsearch_tf.cli import search_flags
+from rnnsearch_tf.evaluation.plots import plot_bleu_by_length, plot_learning_curves
+from rnnsearch_tf.evaluation.report import write_report
+from rnnsearch_tf.evaluation.evaluator import Evaluator
+from rnnsearch_tf.models.model_dir import ModelDir
+from rnnsearch_tf.utils.text_files import read_lines
+from rnnsearch_tf.inference.unk_replacer import UnkReplacer
+
+_MODEL_DIR = flags.DEFINE_list(
+    "model_dir", None, "Model directories (comma list), each a line in Figure 2; join an ensemble's with +."
+)
+_SOURCE = flags.DEFINE_string("source", None, "Raw source sentences, one per line.")
+_REFERENCE = flags.DEFINE_string("reference", None, "Raw references, line-aligned with --source.")
+_OUTPUT_DIR = flags.DEFINE_string("output_dir", None, "Where the report and files are written.")
+_NUM_HEATMAPS = flags.DEFINE_integer("num_heatmaps", 3, "Alignment figures per model.")
+_PROGRESS = flags.DEFINE_boolean("progress", True, "Draw progress bars on stderr.")
+flags.mark_flags_as_required(["model_dir", "source", "reference", "output_dir"])
+
+
+def _model_names(model_dirs):
+    """A distinct folder name per model directory: its base name (an ensemble's joined by "+"), numbered
+    when two share one."""
+    names = []
+    for model_dir in model_dirs:
+        name = "+".join(os.path.basename(os.path.normpath(path)) for path in ModelDir.split(model_dir)) or "model"
+        names.append(name if name not in names else f"{name}_{len(names) + 1}")
+    return names
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    unk_dictionary = search_flags.UNK_DICTIONARY.value
+    evaluator = Evaluator(
+        read_lines(_SOURCE.value),
+        read_lines(_REFERENCE.value),
+        batch_size=search_flags.BATCH_SIZE.value,
+        search_config=search_flags.search_config(),
+        unk_replacer=UnkReplacer.from_file(unk_dictionary) if unk_dictionary else None,
+        num_heatmaps=_NUM_HEATMAPS.value,
+        progress=_PROGRESS.value,
+    )
+    metrics = {}
+    for name, model_dir in zip(_model_names(_MODEL_DIR.value), _MODEL_DIR.value):
+        metrics[name] = evaluator.evaluate(
+            model_dir, os.path.join(_OUTPUT_DIR.value, name), search_flags.CHECKPOINT.value
+        )
+        print(f"{name}: BLEU {metrics[name]['bleu']:.2f} ({metrics[name]['signature']})")
+    plot_bleu_by_length(
+        {name: values["bleu_by_length"] for name, values in metrics.items()},
+        os.path.join(_OUTPUT_DIR.value, "bleu_by_length.png"),
+    )
+    plot_learning_curves(
+        {name: (values["training"] or {}).get("history", []) for name, values in metrics.items()},
+        os.path.join(_OUTPUT_DIR.value, "learning_curves.png"),
+    )
+    with open(os.path.join(_OUTPUT_DIR.value, "metrics.json"), "w", encoding="utf-8") as stream:
+        json.dump(dict(source=_SOURCE.value, reference=_REFERENCE.value, models=metrics), stream, indent=2)
+        stream.write("\n")
+    write_report(
+        os.path.join(_OUTPUT_DIR.value, "report.md"), metrics, _SOURCE.value, _REFERENCE.value, "bleu_by_length.png",
+        "learning_curves.png",
+    )
+    print(f"report: {os.path.join(_OUTPUT_DIR.value, 'report.md')}")
+

@@ -1,0 +1,92 @@
+"""Scores sentence pairs with log p(y | x), or rescores a Moses n-best list with it.
+
+    python -m rnnsearch_tf.score --model_dir=models/rnnsearch50 --source=test.en --target=test.fr
+    python -m rnnsearch_tf.score --model_dir=models/rnnencdec50 --source=test.en --nbest=test.nbest \
+        --output=test.rescored.nbest --best_output=test.best.fr
+
+Scoring (`--target`): one line per pair, `--output_format=sentence` gives log p(y | x) (natural log, the
+`</s>` included), `json` gives `{"log_prob", "tokens", "token_log_probs", "source_truncated",
+"target_truncated"}` with the target's Moses tokens (one outside the shortlist is scored as `<unk>`) and
+the log-probability of each (Cho et al. 2014 scored phrase pairs exactly so). Rescoring (`--nbest`):
+each hypothesis of line i is scored against source line i; the feature `log_prob= X` is appended and the
+total becomes `total + weight * X`; each list is sorted again by the new total. Output is the rescored
+n-best list; `--best_output` also gets the new 1-best translation of every source line (an empty line
+where the list has no entry).
+"""
+
+import collections
+import json
+
+from absl import app, flags
+
+from rnnsearch_tf.cli import search_flags
+from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.inference.output_formats import nbest_line, parse_nbest_line
+from data_pipeline.progress_line import ProgressLine
+from rnnsearch_tf.utils.text_files import open_output, read_lines
+
+_MODEL_DIR = flags.DEFINE_string(
+    "model_dir", None, "Model directory written by training; several joined by + decode as an ensemble."
+)
+_SAVED_MODEL = flags.DEFINE_string("saved_model", None, "Instead of --model_dir: an export of serving/export.py.")
+_SOURCE = flags.DEFINE_string("source", None, "Source sentences, one per line.", required=True)
+_TARGET = flags.DEFINE_string("target", None, "Target sentences, line-aligned with --source.")
+_NBEST = flags.DEFINE_string("nbest", None, "Instead of --target: a Moses n-best list to rescore.")
+_OUTPUT = flags.DEFINE_string("output", "-", 'Scores or the rescored n-best list ("-": stdout).')
+_OUTPUT_FORMAT = flags.DEFINE_enum("output_format", "sentence", ["sentence", "json"], "Format of pair scores.")
+_WEIGHT = flags.DEFINE_float("weight", 1.0, "Weight of log_prob added to an n-best total.")
+_BEST_OUTPUT = flags.DEFINE_string("best_output", None, "With --nbest: file of the new 1-best translations.")
+_PROGRESS = flags.DEFINE_boolean("progress", True, "Draw a progress bar on stderr.")
+
+
+def _rescore(scorer, sources, nbest_lines, output_path, best_path):
+    entries = [parse_nbest_line(line) for line in nbest_lines if line.strip()]
+    for index, *_ in entries:
+        if not 0 <= index < len(sources):
+            raise app.UsageError(f"the n-best list names line {index} but --source has {len(sources)} lines")
+    progress = ProgressLine("rescored", len(entries)) if _PROGRESS.value and entries else None
+    scores = scorer.score([sources[entry[0]] for entry in entries], [entry[1] for entry in entries], progress)
+    lists = collections.defaultdict(list)
+    for (index, translation, features, total), score in zip(entries, scores):
+        features = dict(features, log_prob=score["log_prob"])
+        lists[index].append((total + _WEIGHT.value * score["log_prob"], translation, features))
+    with open_output(output_path) as output:
+        for index in sorted(lists):
+            lists[index].sort(key=lambda hypothesis: -hypothesis[0])
+            for total, translation, features in lists[index]:
+                output.write(nbest_line(index, translation, features, total))
+    if best_path:
+        with open_output(best_path) as output:
+            for index in range(len(sources)):
+                output.write((lists[index][0][1] if lists[index] else "") + "\n")
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    if (_MODEL_DIR.value is None) == (_SAVED_MODEL.value is None):
+        raise app.UsageError("give exactly one of --model_dir and --saved_model")
+    if (_TARGET.value is None) == (_NBEST.value is None):
+        raise app.UsageError("give exactly one of --target (scoring) and --nbest (rescoring)")
+    if _SAVED_MODEL.value:
+        scorer = BatchTranslator.from_saved_model(_SAVED_MODEL.value, search_flags.BATCH_SIZE.value)
+    else:
+        scorer = BatchTranslator.from_model_dir(
+            _MODEL_DIR.value, search_flags.CHECKPOINT.value, search_flags.BATCH_SIZE.value,
+            **search_flags.search_config().to_dict(),
+        )
+    sources = read_lines(_SOURCE.value)
+    if _NBEST.value:
+        _rescore(scorer, sources, read_lines(_NBEST.value), _OUTPUT.value, _BEST_OUTPUT.value)
+        return
+    targets = read_lines(_TARGET.value)
+    if len(targets) != len(sources):
+        raise app.UsageError(f"--source has {len(sources)} lines but --target has {len(targets)}")
+    progress = ProgressLine("scored", len(sources)) if _PROGRESS.value and sources else None
+    with open_output(_OUTPUT.value) as output:
+        for score in scorer.score(sources, targets, progress):
+            if _OUTPUT_FORMAT.value == "json":
+                output.write(json.dumps(score, ensure_ascii=False) + "\n")
+            else:
+                output.write(f"{score['log_prob']:.6f}\n")
+

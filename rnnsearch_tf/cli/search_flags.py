@@ -1,0 +1,21 @@
+"""The flags of the commands that translate (translate, evaluate, score, export): which checkpoint, how many
+sentences per batch, `<unk>` replacement, and one flag per `SearchConfig` field."""
+
+from absl import flags
+
+from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags
+from rnnsearch_tf.inference.search_config import SearchConfig
+
+CHECKPOINT = flags.DEFINE_string(
+    "checkpoint", "best", '"best", "latest", "averaged" (rnnsearch_tf.average_checkpoints) or a checkpoint path.'
+)
+BATCH_SIZE = flags.DEFINE_integer("batch_size", 64, "Sentences per batch (batches hold sentences of similar length).")
+UNK_DICTIONARY = flags.DEFINE_string(
+    "unk_dictionary", None, "File of 'source word<TAB>target text' lines used by <unk> replacement."
+)
+_SEARCH_FLAGS = define_config_flags(SearchConfig)
+
+
+def search_config():
+    """The `SearchConfig` the flags set."""
+    return config_from_flags(SearchConfig, _SEARCH_FLAGS)

@@ -1,0 +1,60 @@
+"""Trains RNNsearch or RNNencdec.
+
+    python -m rnnsearch_tf.train --flagfile=configs/rnnsearch50.flags --model_dir=runs/rnnsearch50
+
+Flags after --flagfile override it. The resolved flags are written to <model_dir>/flags.txt, so
+`--flagfile=<model_dir>/flags.txt` reproduces (or resumes) the run. Several GPUs are used through
+MirroredStrategy; several machines through MultiWorkerMirroredStrategy when TF_CONFIG names them.
+"""
+
+import json
+import os
+
+from absl import app
+from absl import flags
+from absl import logging
+
+from data_pipeline.data_dir import DataDir
+from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags
+from rnnsearch_tf.inference.search_config import SearchConfig
+from rnnsearch_tf.models.model_config import ModelConfig
+from rnnsearch_tf.training.strategy import make_strategy
+from rnnsearch_tf.training.training_config import TrainingConfig
+
+# One flag per config field, with the field's default and docstring (`config_flags`); the vocabulary
+# sizes come from the data directory.
+_MODEL_FLAGS = define_config_flags(ModelConfig, skip=("source_vocab_size", "target_vocab_size"))
+_TRAINING_FLAGS = define_config_flags(TrainingConfig)
+# The search of the validation translations (dev BLEU).
+_SEARCH_FLAGS = define_config_flags(
+    SearchConfig, skip=("num_hypotheses", "forbid_unk", "sampling", "num_samples", "sampling_temperature", "sampling_seed")
+)
+_ALL_FLAGS = [*_MODEL_FLAGS.values(), *_TRAINING_FLAGS.values(), *_SEARCH_FLAGS.values()]
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+    strategy = make_strategy(_TRAINING_FLAGS["cpu_replicas"].value)  # before any other TensorFlow work
+    from rnnsearch_tf.training.trainer import Trainer  # imports TensorFlow's device setup after the strategy
+
+    try:
+        vocabularies = DataDir(_TRAINING_FLAGS["data_dir"].value).read_metadata()["vocabularies"]
+    except FileNotFoundError as error:
+        raise app.UsageError(f"{error}; build the data first") from error
+    model_config = config_from_flags(
+        ModelConfig,
+        _MODEL_FLAGS,
+        source_vocab_size=vocabularies["source"]["size"],
+        target_vocab_size=vocabularies["target"]["size"],
+    )
+    training_config = config_from_flags(TrainingConfig, _TRAINING_FLAGS)
+    os.makedirs(training_config.model_dir, exist_ok=True)
+    with open(os.path.join(training_config.model_dir, "flags.txt"), "w", encoding="utf-8") as stream:
+        stream.writelines(flags.FLAGS[holder.name].serialize() + "\n" for holder in _ALL_FLAGS
+                          if flags.FLAGS[holder.name].value is not None)
+    logging.info("TensorBoard: tensorboard --logdir %s", training_config.model_dir)
+    search_config = config_from_flags(SearchConfig, _SEARCH_FLAGS)
+    summary = Trainer.create(model_config, training_config, strategy, search_config).train()
+    print(json.dumps(summary, indent=2))
+

@@ -1,0 +1,74 @@
+"""Translates a file (or stdin) with a trained model directory or an exported SavedModel.
+
+    python -m rnnsearch_tf.translate --model_dir=models/rnnsearch50 --input=test.en --output=test.fr
+    python -m rnnsearch_tf.translate --saved_model=exports/rnnsearch --output_format=nbest < test.en
+
+Sentences are translated in batches of similar length and written in input order. An empty input line
+gives an empty output line; a line of more than `--maximum_source_length` Moses tokens is translated
+from its first tokens only, and its line number is reported on stderr. Output formats: see
+`rnnsearch_tf.inference.output_formats`.
+"""
+
+import sys
+
+from absl import app, flags
+
+from rnnsearch_tf.cli import search_flags
+from rnnsearch_tf.inference import output_formats
+from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.inference.unk_replacer import UnkReplacer
+from data_pipeline.progress_line import ProgressLine
+from rnnsearch_tf.utils.text_files import open_output, read_lines
+
+_MODEL_DIR = flags.DEFINE_string(
+    "model_dir", None, "Model directory written by training; several joined by + decode as an ensemble."
+)
+_SAVED_MODEL = flags.DEFINE_string(
+    "saved_model", None, "Instead of --model_dir: an export of serving/export.py (base path or version folder); "
+    "its search options are those fixed at export, the search flags here are ignored."
+)
+_INPUT = flags.DEFINE_string("input", "-", 'Source sentences, one per line ("-": stdin).')
+_OUTPUT = flags.DEFINE_string("output", "-", 'Where translations go ("-": stdout).')
+_OUTPUT_FORMAT = flags.DEFINE_enum(
+    "output_format", "text", output_formats.FORMATS, "See rnnsearch_tf.inference.output_formats."
+)
+_REPLACE_UNK = flags.DEFINE_boolean(
+    "replace_unk", False, "Replace each <unk> with its most-attended source word (or its --unk_dictionary entry)."
+)
+_PROGRESS = flags.DEFINE_boolean("progress", True, "Draw a progress bar on stderr.")
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    if (_MODEL_DIR.value is None) == (_SAVED_MODEL.value is None):
+        raise app.UsageError("give exactly one of --model_dir and --saved_model")
+    unk_replacer = None
+    if _REPLACE_UNK.value:
+        unk_replacer = UnkReplacer.from_file(search_flags.UNK_DICTIONARY.value) if search_flags.UNK_DICTIONARY.value else UnkReplacer()
+    if _SAVED_MODEL.value:
+        translator = BatchTranslator.from_saved_model(_SAVED_MODEL.value, search_flags.BATCH_SIZE.value, unk_replacer)
+    else:
+        translator = BatchTranslator.from_model_dir(
+            _MODEL_DIR.value,
+            search_flags.CHECKPOINT.value,
+            search_flags.BATCH_SIZE.value,
+            unk_replacer,
+            **search_flags.search_config().to_dict(),
+        )
+    print(f"translating with {translator.loaded_from}", file=sys.stderr)
+    sentences = read_lines(_INPUT.value)
+    progress = ProgressLine("translated", len(sentences)) if _PROGRESS.value and sentences else None
+    results = translator.translate(sentences, progress)
+    with open_output(_OUTPUT.value) as output:
+        for index, result in enumerate(results):
+            output.write(output_formats.format_translation(index, result, _OUTPUT_FORMAT.value))
+    truncated = [str(index + 1) for index, result in enumerate(results) if result["truncated"]]
+    if truncated:
+        print(
+            f"{len(truncated)} lines were longer than {translator.settings['maximum_source_length']} tokens and "
+            f"were translated from their first tokens only: lines {', '.join(truncated[:20])}"
+            + (" ..." if len(truncated) > 20 else ""),
+            file=sys.stderr,
+        )
+

@@ -1,0 +1,195 @@
+"""One model on one test set: the paper's Table 1, Figure 2, Figure 3 and Table 2 numbers."""
+
+import json
+import os
+
+import sacrebleu
+import tensorflow as tf
+
+from data_pipeline.moses_tokenizer import MosesTokenizer
+from data_pipeline.vocabulary import Vocabulary
+from data_pipeline import constants
+from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.inference.search_config import SearchConfig
+from rnnsearch_tf.evaluation.plots import plot_alignment
+from rnnsearch_tf.models.model_dir import ModelDir
+from data_pipeline.progress_line import ProgressLine
+from rnnsearch_tf.utils.text_files import open_output
+from rnnsearch_tf.inference.unk_replacer import UnkReplacer
+
+LENGTH_BINS = (10, 20, 30, 40, 50, 60)
+_TOKENIZE_BATCH = 1000
+
+
+class Evaluator:
+    """Translates a test set with a model directory and measures it as Bahdanau et al. 2014 do.
+
+    - "All" (Table 1): sacreBLEU corpus BLEU of the detokenized translations against the raw references
+      (`sacrebleu.BLEU()` defaults: 13a tokenization, mixed case; its signature is reported), decoded
+      with `<unk>` allowed. Also `bleu_unk_replaced`: the same translations after `UnkReplacer`.
+    - "No UNK" (Table 1): BLEU on the sentences whose source has no Moses token outside the model's
+      source shortlist and whose reference has none outside the target shortlist, decoded again with
+      `<unk>` forbidden.
+    - By length (Figure 2): "All" BLEU of the sentences in each bin of source length (Moses tokens):
+      `[0, 10)`, `[10, 20)`, ..., `[60, ∞)` for the default `length_bins`.
+    - Alignments (Figure 3): heatmaps of the first `num_heatmaps` non-empty test sentences.
+    - Training (Table 2): `training_state.json` of the model directory (its `history` is the learning
+      curve), or None when it is missing or the model is an ensemble.
+
+    Args:
+        sources: list of str, raw source sentences.
+        references: list of str, raw references, line-aligned with `sources`.
+        batch_size: sentences per batch.
+        search_config: `SearchConfig` of the translations ("No UNK" sets its `forbid_unk`).
+        unk_replacer: the `UnkReplacer` of `bleu_unk_replaced` (default: copy the source word).
+        length_bins: increasing upper bounds of the length bins; one more bin holds the longer ones.
+        num_heatmaps: alignment figures written per model.
+        progress: whether to draw progress bars on stderr.
+    """
+
+    def __init__(
+        self,
+        sources,
+        references,
+        batch_size=64,
+        search_config=None,
+        unk_replacer=None,
+        length_bins=LENGTH_BINS,
+        num_heatmaps=3,
+        progress=False,
+    ):
+        if len(sources) != len(references):
+            raise ValueError(f"got {len(sources)} source sentences but {len(references)} references")
+        self.sources = sources
+        self.references = references
+        self.batch_size = batch_size
+        self.search_config = search_config or SearchConfig()
+        self.unk_replacer = unk_replacer or UnkReplacer()
+        self.length_bins = tuple(length_bins)
+        self.num_heatmaps = num_heatmaps
+        self.progress = progress
+
+    def evaluate(self, model_dir, output_dir, checkpoint="best"):
+        """Writes translations, heatmaps and `metrics.json` to `output_dir`; returns the metrics dict.
+
+        `model_dir` may join several model directories with "+": their ensemble is evaluated.
+
+        Returns:
+            dict with `model_dir`, `checkpoint`, `sentences`, `bleu`, `signature`, `bleu_unk_replaced`,
+            `bleu_no_unk`, `no_unk_sentences`, `truncated_sentences`, `bleu_by_length` (list of
+            `{"bin", "minimum", "maximum", "sentences", "bleu"}`, `maximum` None for the last bin and
+            `bleu` None for an empty bin), `heatmaps` (file names in `output_dir`), `training` (the
+            training state dict or None).
+        """
+        os.makedirs(output_dir, exist_ok=True)
+        translator = BatchTranslator.from_model_dir(
+            model_dir, checkpoint, self.batch_size, self.unk_replacer, **self.search_config.to_dict()
+        )
+        results = translator.translate(self.sources, self._progress_line("translated", len(self.sources)))
+        hypotheses = [result["nbest"][0][0] for result in results]  # as searched, <unk>s kept
+        replaced = [result["translation"] for result in results]
+        bleu = sacrebleu.BLEU()
+        all_score = bleu.corpus_score(hypotheses, [self.references]).score
+
+        members = ModelDir.split(model_dir)
+        model_directory = ModelDir(members[0])  # an ensemble's models share data (`Translator.from_model_dir`)
+        data_info = model_directory.read_json("data.json")
+        source_unknown, source_lengths = self._unknown_words(
+            self.sources, data_info["source_language"], model_directory.source_vocabulary_file
+        )
+        reference_unknown, _ = self._unknown_words(
+            self.references, data_info["target_language"], model_directory.target_vocabulary_file
+        )
+        known = [i for i in range(len(self.sources)) if not source_unknown[i] and not reference_unknown[i]]
+        no_unk_translator = BatchTranslator.from_model_dir(
+            model_dir, checkpoint, self.batch_size, **dict(self.search_config.to_dict(), forbid_unk=True)
+        )
+        no_unk_results = no_unk_translator.translate(
+            [self.sources[i] for i in known], self._progress_line("No UNK", len(known))
+        )
+        no_unk_hypotheses = [result["translation"] for result in no_unk_results]
+        no_unk_score = (
+            bleu.corpus_score(no_unk_hypotheses, [[self.references[i] for i in known]]).score if known else None
+        )
+        _write_lines(os.path.join(output_dir, "translations.txt"), hypotheses)
+        _write_lines(os.path.join(output_dir, "translations_unk_replaced.txt"), replaced)
+        _write_lines(os.path.join(output_dir, "translations_no_unk.txt"), no_unk_hypotheses)
+        _write_lines(os.path.join(output_dir, "no_unk_lines.txt"), [str(i + 1) for i in known])
+        metrics = dict(
+            model_dir=os.fspath(model_dir),
+            checkpoint=translator.loaded_from,
+            sentences=len(self.sources),
+            bleu=all_score,
+            signature=str(bleu.get_signature()),
+            bleu_unk_replaced=bleu.corpus_score(replaced, [self.references]).score,
+            bleu_no_unk=no_unk_score,
+            no_unk_sentences=len(known),
+            truncated_sentences=sum(result["truncated"] for result in results),
+            bleu_by_length=self._bleu_by_length(hypotheses, source_lengths),
+            heatmaps=self._heatmaps(results, output_dir),
+            training=_training_state(model_directory) if len(members) == 1 else None,
+        )
+        with open(os.path.join(output_dir, "metrics.json"), "w", encoding="utf-8") as stream:
+            json.dump(metrics, stream, indent=2, ensure_ascii=False)
+            stream.write("\n")
+        return metrics
+
+    def _progress_line(self, label, total):
+        return ProgressLine(label, total) if self.progress and total else None
+
+    @staticmethod
+    def _unknown_words(sentences, language, vocabulary_file):
+        """-> (bool per sentence: a Moses token is outside the shortlist, Moses token count per sentence)."""
+        tokenizer, vocabulary = MosesTokenizer(language), Vocabulary(vocabulary_file)
+        unknown, lengths = [], []
+        for start in range(0, len(sentences), _TOKENIZE_BATCH):
+            ids = vocabulary.lookup(tokenizer.tokenize(tf.constant(sentences[start : start + _TOKENIZE_BATCH])))
+            unknown.extend(tf.reduce_any(tf.equal(ids, constants.UNK_ID), axis=1).numpy().tolist())
+            lengths.extend(ids.row_lengths().numpy().tolist())
+        return unknown, lengths
+
+    def _bleu_by_length(self, hypotheses, source_lengths):
+        bins = []
+        for minimum, maximum in zip((0,) + self.length_bins, self.length_bins + (None,)):
+            members = [
+                i for i, length in enumerate(source_lengths) if length >= minimum and (maximum is None or length < maximum)
+            ]
+            score = None
+            if members:
+                score = sacrebleu.BLEU().corpus_score(
+                    [hypotheses[i] for i in members], [[self.references[i] for i in members]]
+                ).score
+            label = f"{minimum}-{maximum}" if maximum is not None else f"{minimum}+"
+            bins.append(dict(bin=label, minimum=minimum, maximum=maximum, sentences=len(members), bleu=score))
+        return bins
+
+    def _heatmaps(self, results, output_dir):
+        names = []
+        for index, result in enumerate(results):
+            if len(names) == self.num_heatmaps:
+                break
+            if not result["source_tokens"]:
+                continue
+            name = f"alignment_{index + 1}.png"
+            target_tokens = result["tokens"] + [constants.EOS_TOKEN]
+            plot_alignment(
+                result["source_tokens"] + [constants.EOS_TOKEN],
+                target_tokens[: result["alignment"].shape[0]],
+                result["alignment"],
+                os.path.join(output_dir, name),
+                title=f"line {index + 1}",
+            )
+            names.append(name)
+        return names
+
+
+def _write_lines(path, lines):
+    with open_output(path) as stream:
+        stream.writelines(line + "\n" for line in lines)
+
+
+def _training_state(model_directory):
+    """The training state written after each validation (Table 2 statistics), or None when missing."""
+    if not os.path.exists(model_directory.training_state_file):
+        return None
+    return model_directory.read_json(os.path.basename(model_directory.training_state_file))

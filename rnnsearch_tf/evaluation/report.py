@@ -1,0 +1,108 @@
+"""`report.md` of `python -m rnnsearch_tf.evaluate`: the metrics of several models as the paper's tables."""
+
+import os
+
+TRAINING_COLUMNS = (
+    ("Updates", "step"),
+    ("Epochs", "epoch"),
+    ("Hours", "hours"),
+    ("Train NLL / sentence", "train_nll_per_sentence"),
+    ("Dev NLL / sentence", "dev_nll_per_sentence"),
+    ("Dev BLEU", "dev_bleu"),
+    ("Best step", "best_step"),
+    ("Best dev BLEU", "best_dev_bleu"),
+)
+
+
+def _number(value, digits=2):
+    if value is None:
+        return "–"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def write_report(path, metrics_by_model, source, reference, bleu_by_length_figure, learning_curves_figure):
+    """Writes the Markdown report.
+
+    Args:
+        path: the `report.md` to write; figures are linked relative to its folder.
+        metrics_by_model: dict model name -> `Evaluator.evaluate` metrics; each model's files lie in the
+            subfolder of that name.
+        source, reference: the test files, named in the heading.
+        bleu_by_length_figure: file name of the Figure 2 plot, beside `path`.
+        learning_curves_figure: file name of the learning-curve plot, beside `path`.
+    """
+    lines = ["# Evaluation", "", f"Source `{source}`, reference `{reference}`.", ""]
+    lines += _bleu_table(metrics_by_model)
+    lines += _length_table(metrics_by_model, bleu_by_length_figure)
+    lines += ["## Alignments (Figure 3)", ""]
+    for name, metrics in metrics_by_model.items():
+        for heatmap in metrics["heatmaps"]:
+            lines.append(f"![{name} {heatmap}]({os.path.join(name, heatmap)})")
+    lines += _training_table(metrics_by_model)
+    lines += [
+        "",
+        "## Learning curves",
+        "",
+        "Dev BLEU at every validation (`history` of `training_state.json`), against updates and hours.",
+        "",
+        f"![Learning curves]({learning_curves_figure})",
+    ]
+    with open(path, "w", encoding="utf-8") as stream:
+        stream.write("\n".join(lines) + "\n")
+
+
+def _bleu_table(metrics_by_model):
+    signatures = sorted({metrics["signature"] for metrics in metrics_by_model.values()})
+    lines = [
+        "## BLEU (Bahdanau et al. 2014, Table 1)",
+        "",
+        "\"All\": every test sentence, `<unk>` allowed. \"No UNK\": the sentences without a word outside the "
+        "shortlists in source and reference, decoded with `<unk>` forbidden. \"UNK replaced\": \"All\" after "
+        "replacing each `<unk>` with its most-attended source word (or dictionary entry).",
+        "",
+        "| Model | All | No UNK | No UNK sentences | UNK replaced | Sentences | Truncated sources | Checkpoint |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, metrics in metrics_by_model.items():
+        lines.append(
+            f"| {name} | {_number(metrics['bleu'])} | {_number(metrics['bleu_no_unk'])} | "
+            f"{metrics['no_unk_sentences']} | {_number(metrics['bleu_unk_replaced'])} | {metrics['sentences']} | "
+            f"{metrics['truncated_sentences']} | `{metrics['checkpoint']}` |"
+        )
+    return lines + ["", "sacreBLEU signature: " + ", ".join(f"`{signature}`" for signature in signatures), ""]
+
+
+def _length_table(metrics_by_model, bleu_by_length_figure):
+    first_bins = next(iter(metrics_by_model.values()))["bleu_by_length"]
+    lines = [
+        "## BLEU by source sentence length (Figure 2)",
+        "",
+        f"![BLEU by sentence length]({bleu_by_length_figure})",
+        "",
+        "| Model | " + " | ".join(item["bin"] for item in first_bins) + " |",
+        "|---|" + "---|" * len(first_bins),
+    ]
+    for name, metrics in metrics_by_model.items():
+        cells = [f"{_number(item['bleu'])} ({item['sentences']})" for item in metrics["bleu_by_length"]]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines + ["", "BLEU (sentences) per bin of source Moses tokens; a bin `a-b` holds lengths a to b - 1.", ""]
+
+
+def _training_table(metrics_by_model):
+    lines = ["", "## Training (Table 2)", ""]
+    lines.append("| Model | " + " | ".join(title for title, _ in TRAINING_COLUMNS) + " |")
+    lines.append("|---|" + "---|" * len(TRAINING_COLUMNS))
+    missing = []
+    for name, metrics in metrics_by_model.items():
+        state = metrics["training"]
+        if state is None:
+            missing.append(name)
+            state = {}
+        lines.append(f"| {name} | " + " | ".join(_number(state.get(key)) for _, key in TRAINING_COLUMNS) + " |")
+    if missing:
+        lines += [
+            "",
+            f"No `training_state.json` in the model directory of {', '.join(missing)}: it is written after every "
+            "validation of `rnnsearch_tf.train`, so the model was trained elsewhere or not yet validated.",
+        ]
+    return lines

@@ -1,0 +1,211 @@
+"""Many sentences through a Translator or an exported SavedModel: length-sorted batches, original order."""
+
+import os
+
+import tensorflow as tf
+
+from data_pipeline.moses_tokenizer import MosesTokenizer
+from data_pipeline import constants
+from rnnsearch_tf.inference.translator import Translator
+
+
+class BatchTranslator:
+    """Translates or scores a list of sentences in batches of similar length, results in input order.
+
+    Sentences are sorted by their number of whitespace-separated words, longest first (a batch that does
+    not fit in memory fails at once, and padding is small), cut into batches of `batch_size`, sent
+    through `Translator.translate` (or `score`), and the results are put back in input order. The
+    Translator's rules hold for every sentence: an empty line (or one of whitespace or control
+    characters only) gets the empty translation with score 0 and no tokens; a line of more than
+    `maximum_source_length` Moses tokens is translated from its first `maximum_source_length` tokens
+    and marked `truncated`.
+
+    Args:
+        module: a `Translator`, or a SavedModel written by `serving/export.py` and loaded with
+            `tf.saved_model.load` (its `translate` and `score` signatures are used).
+        settings: the translator's options by name (`Translator.settings()`; the `settings` signature of
+            an export): `target_language`, `maximum_batch_size`, `maximum_source_length`,
+            `maximum_length_a`, `maximum_length_b` are read.
+        batch_size: sentences per batch, at most the translator's `maximum_batch_size`.
+        unk_replacer: optional `UnkReplacer` applied to the best translation of each sentence.
+        loaded_from: the checkpoint or SavedModel translating (set by `from_model_dir`, `from_saved_model`).
+
+    Example:
+    >>> batch_translator = BatchTranslator.from_model_dir("models/rnnsearch50", beam_size=12)
+    >>> [result["translation"] for result in batch_translator.translate(["Hello .", "", "Thank you ."])]
+    ['Bonjour .', '', 'Merci .']
+    """
+
+    def __init__(self, module, settings, batch_size=64, unk_replacer=None, loaded_from=""):
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        self.module = module
+        self.settings = settings
+        self.batch_size = min(batch_size, int(settings["maximum_batch_size"]))
+        self.unk_replacer = unk_replacer
+        self.loaded_from = loaded_from
+        self.target_tokenizer = MosesTokenizer(settings["target_language"])
+        if isinstance(module, Translator):
+            self._translate, self._score = module.translate, module.score
+        else:
+            self._translate, self._score = module.signatures["translate"], module.signatures["score"]
+
+    @classmethod
+    def from_model_dir(cls, model_dir, checkpoint="best", batch_size=64, unk_replacer=None, **options):
+        """From a model directory (or an ensemble, "a+b") and checkpoint; `options` go to
+        `Translator.from_model_dir`. `loaded_from` is the checkpoint path."""
+        translator = Translator.from_model_dir(model_dir, checkpoint, **options)
+        return cls(translator, translator.settings(), batch_size, unk_replacer, translator.checkpoint_path)
+
+    @classmethod
+    def from_saved_model(cls, path, batch_size=64, unk_replacer=None):
+        """From an export of `serving/export.py`: a version folder, or the base path (newest version).
+        `loaded_from` is the version folder loaded."""
+        path = os.fspath(path)
+        if not tf.io.gfile.exists(os.path.join(path, "saved_model.pb")):
+            versions = [name.strip("/") for name in tf.io.gfile.listdir(path) if name.strip("/").isdigit()]
+            if not versions:
+                raise FileNotFoundError(f"{path} holds neither saved_model.pb nor numbered version folders")
+            path = os.path.join(path, max(versions, key=int))
+        module = tf.saved_model.load(path)
+        settings = {
+            name: value.numpy().decode("utf-8") if value.dtype == tf.string else value.numpy().item()
+            for name, value in module.signatures["settings"]().items()
+        }
+        return cls(module, settings, batch_size, unk_replacer, path)
+
+    @property
+    def maximum_target_length(self):
+        """Most target tokens, EOS included, the translator scores (`Translator.maximum_target_length`)."""
+        settings = self.settings
+        return int(settings["maximum_length_a"] * settings["maximum_source_length"]) + settings["maximum_length_b"]
+
+    def translate(self, sentences, progress=None):
+        """Translates sentences.
+
+        Args:
+            sentences: list of str, raw source sentences.
+            progress: optional callable, called with the number of sentences done after each batch.
+
+        Returns:
+            list of dicts, one per sentence in input order:
+            - `translation`: str, the best translation, detokenized (after `<unk>` replacement).
+            - `score`: float, its beam-search score.
+            - `source_tokens`: list of str, the source tokens searched (after truncation), no `</s>`.
+            - `tokens`: list of str, the translation's tokens (after `<unk>` replacement), no `</s>`.
+            - `alignment`: float32 array `[len(tokens) + 1, len(source_tokens) + 1]`: α_ij, `</s>`
+              included on both sides (shape `[0, 1]` for an empty source; the last row is missing when the
+              search stopped at its length bound before `</s>`).
+            - `truncated`: bool, whether the source was cut to `maximum_source_length`.
+            - `unks_replaced`: int, `<unk>`s replaced (0 without an `unk_replacer`).
+            - `nbest`: list of `(translation, score)`, best first, `num_hypotheses` items: the beam's
+              translations as searched, without `<unk>` replacement (`nbest[0][0]` is `translation`
+              before replacement).
+        """
+        results, done = [None] * len(sentences), 0
+        for batch in self._batches(sentences):
+            outputs = {
+                name: value.numpy()
+                for name, value in self._translate(text=tf.constant([sentences[i] for i in batch])).items()
+            }
+            batch_results = [self._translation(outputs, row) for row in range(len(batch))]
+            if self.unk_replacer is not None:
+                self._detokenize_replaced(batch_results)
+            for index, result in zip(batch, batch_results):
+                results[index] = result
+            done += len(batch)
+            if progress is not None:
+                progress(done)
+        return results
+
+    def score(self, sources, targets, progress=None):
+        """log p(y | x) of sentence pairs (`Translator.score`), with the target tokens scored.
+
+        Args:
+            sources: list of str, raw source sentences.
+            targets: list of str, raw target sentences, as many.
+            progress: optional callable, called with the number of pairs done after each batch.
+
+        Returns:
+            list of dicts, one per pair in input order:
+            - `log_prob`: float, log p(y | x), the sum of `token_log_probs`.
+            - `tokens`: list of str, the target's Moses tokens scored, then `</s>`.
+            - `token_log_probs`: list of float, log p(y_i | y_<i, x) of each of `tokens`.
+            - `source_truncated`, `target_truncated`: bool, whether a side was cut to its maximum
+              (`maximum_source_length`, `maximum_target_length - 1` tokens).
+        """
+        if len(sources) != len(targets):
+            raise ValueError(f"got {len(sources)} source sentences but {len(targets)} target sentences")
+        results, done = [None] * len(sources), 0
+        lengths = [len(source.split()) + len(target.split()) for source, target in zip(sources, targets)]
+        for batch in self._batches(sources, lengths):
+            batch_targets = [targets[i] for i in batch]
+            outputs = {
+                name: value.numpy()
+                for name, value in self._score(
+                    source=tf.constant([sources[i] for i in batch]), target=tf.constant(batch_targets)
+                ).items()
+            }
+            tokens = self.target_tokenizer.tokenize(tf.constant(batch_targets))[:, : self.maximum_target_length - 1]
+            for row, (index, row_tokens) in enumerate(zip(batch, tokens.to_list())):
+                row_tokens = [token.decode("utf-8") for token in row_tokens] + [constants.EOS_TOKEN]
+                results[index] = dict(
+                    log_prob=float(outputs["log_prob"][row]),
+                    tokens=row_tokens,
+                    token_log_probs=outputs["token_log_probs"][row, : len(row_tokens)].tolist(),
+                    source_truncated=bool(outputs["source_truncated"][row]),
+                    target_truncated=bool(outputs["target_truncated"][row]),
+                )
+            done += len(batch)
+            if progress is not None:
+                progress(done)
+        return results
+
+    def _batches(self, sentences, lengths=None):
+        """Lists of indices into `sentences`, longest first, `batch_size` at most each."""
+        if lengths is None:
+            lengths = [len(sentence.split()) for sentence in sentences]
+        order = sorted(range(len(sentences)), key=lambda index: -lengths[index])
+        return [order[start : start + self.batch_size] for start in range(0, len(order), self.batch_size)]
+
+    def _translation(self, outputs, row):
+        """One sentence's result (see `translate`) from the batch outputs of `Translator.translate`."""
+        source_tokens = _until_padding(outputs["source_tokens"][row])  # words, then </s>
+        target_tokens = _until_padding(outputs["tokens"][row])  # words, then </s> (unless cut)
+        alignment = outputs["alignment"][row, : len(target_tokens), : len(source_tokens)]
+        words = target_tokens[:-1] if target_tokens[-1:] == [constants.EOS_TOKEN] else target_tokens
+        unks_replaced = 0
+        if self.unk_replacer is not None:
+            words, unks_replaced = self.unk_replacer.replace(words, source_tokens, alignment)
+        translation = outputs["translation"][row].decode("utf-8")
+        if "nbest_translations" in outputs:
+            nbest = [
+                (text.decode("utf-8"), float(score))
+                for text, score in zip(outputs["nbest_translations"][row], outputs["nbest_scores"][row])
+            ]
+        else:
+            nbest = [(translation, float(outputs["score"][row]))]
+        return dict(
+            translation=translation,
+            score=float(outputs["score"][row]),
+            source_tokens=source_tokens[:-1],
+            tokens=words,
+            alignment=alignment,
+            truncated=bool(outputs["truncated"][row]),
+            unks_replaced=unks_replaced,
+            nbest=nbest,
+        )
+
+    def _detokenize_replaced(self, results):
+        """Detokenizes again the translations whose `<unk>`s were replaced."""
+        replaced = [result for result in results if result["unks_replaced"]]
+        if not replaced:
+            return
+        tokens = tf.ragged.constant([result["tokens"] for result in replaced], dtype=tf.string)
+        for result, text in zip(replaced, self.target_tokenizer.detokenize(tokens).numpy()):
+            result["translation"] = text.decode("utf-8")
+
+
+def _until_padding(tokens):
+    """A row of string tokens `[length]` -> list of str without the "" padding."""
+    return [token.decode("utf-8") for token in tokens if token]

@@ -1,0 +1,82 @@
+"""How translations are searched: one config for translate, evaluate, score, export and validation."""
+
+import dataclasses
+
+from data_pipeline import constants
+from rnnsearch_tf.search.beam_search import BeamSearch
+from rnnsearch_tf.search.greedy_search import GreedySearch
+from rnnsearch_tf.search.sampler import Sampler
+from rnnsearch_tf.search.search_helpers import LENGTH_NORMALIZATIONS
+from rnnsearch_tf.utils.config_checks import check_at_least, check_choices
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchConfig:
+    """Search settings of `Translator`. Defaults are the paper's (Bahdanau et al. 2014, Section 5.2.2).
+
+    Args:
+        beam_size: hypotheses kept per sentence (12 in the paper). Beam 1 with no length normalisation
+            runs greedy search, which finds the same hypothesis with less work.
+        num_hypotheses: n-best translations returned per sentence, at most beam_size.
+        length_normalization: how hypothesis scores are normalised by length: "none", "length" (log p /
+            length) or "gnmt" (Wu et al. 2016).
+        length_penalty_alpha: the exponent of the gnmt length penalty.
+        maximum_length_a: target length bound floor(a * source_length) + b (source tokens without EOS).
+        maximum_length_b: target length bound floor(a * source_length) + b.
+        maximum_source_length: sources of more Moses tokens are translated from their first tokens only.
+        forbid_unk: never output <unk> ("No UNK" in the paper's Table 1).
+        sampling: draw num_samples translations per sentence by ancestral sampling (as Cho et al. 2014)
+            instead of searching; they are returned best first, the n-best list holds them all.
+        num_samples: translations drawn per sentence with sampling.
+        sampling_temperature: temperature of the sampling distribution.
+        sampling_seed: seed of the sampling draws (the same seed gives the same samples).
+    """
+
+    beam_size: int = 12
+    num_hypotheses: int = 1
+    length_normalization: str = dataclasses.field(default="none", metadata={"choices": LENGTH_NORMALIZATIONS})
+    length_penalty_alpha: float = 0.6
+    maximum_length_a: float = 2.0
+    maximum_length_b: int = 10
+    maximum_source_length: int = 100
+    forbid_unk: bool = False
+    sampling: bool = False
+    num_samples: int = 1
+    sampling_temperature: float = 1.0
+    sampling_seed: int = 0
+
+    def __post_init__(self):
+        check_choices(self)
+        check_at_least(self, 1, ("beam_size", "num_hypotheses", "maximum_source_length", "maximum_length_b",
+                                 "num_samples"))
+        check_at_least(self, 0, ("maximum_length_a",))
+        if not self.sampling and self.num_hypotheses > self.beam_size:
+            raise ValueError(
+                f"SearchConfig.num_hypotheses must be between 1 and beam_size={self.beam_size}, "
+                f"got {self.num_hypotheses}"
+            )
+
+    @property
+    def hypotheses(self):
+        """Translations returned per sentence: `num_samples` with sampling, else `num_hypotheses`."""
+        return self.num_samples if self.sampling else self.num_hypotheses
+
+    def strategy(self, symbols_to_logits_fn):
+        """The search strategy these settings ask for, over `symbols_to_logits_fn`.
+
+        `<pad>` and `<s>` are never output, nor `<unk>` with `forbid_unk`.
+        """
+        options = dict(
+            length_normalization=self.length_normalization,
+            length_penalty_alpha=self.length_penalty_alpha,
+            forbidden_ids=(constants.PAD_ID, constants.BOS_ID) + ((constants.UNK_ID,) if self.forbid_unk else ()),
+        )
+        if self.sampling:
+            return Sampler(symbols_to_logits_fn, self.num_samples, self.sampling_temperature, self.sampling_seed,
+                           **options)
+        if self.beam_size == self.num_hypotheses == 1 and self.length_normalization == "none":
+            return GreedySearch(symbols_to_logits_fn, forbidden_ids=options["forbidden_ids"])  # same result, no top-k
+        return BeamSearch(symbols_to_logits_fn, self.beam_size, self.num_hypotheses, **options)
+
+    def to_dict(self):
+        return dataclasses.asdict(self)

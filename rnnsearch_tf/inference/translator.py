@@ -1,0 +1,335 @@
+"""Text in, text out: the one translation path of the command line, evaluation and the SavedModel."""
+
+import tensorflow as tf
+
+from data_pipeline.moses_tokenizer import MosesTokenizer
+from data_pipeline.vocabulary import Vocabulary
+from data_pipeline import constants
+from rnnsearch_tf.models.ensemble import Ensemble
+from rnnsearch_tf.inference.search_config import SearchConfig
+from rnnsearch_tf.models.model_dir import ModelDir
+
+
+class Translator(tf.Module):
+    """Raw sentences -> beam search -> detokenized translations, entirely in TensorFlow ops.
+
+    `translate`: Moses tokenization of the source language (`data_pipeline.MosesTokenizer`), shortlist
+    lookup (`data_pipeline.Vocabulary`, unknown words -> `<unk>`), truncation to
+    `maximum_source_length` tokens (flagged in `truncated`), EOS, `model.encode`, beam search
+    (Bahdanau et al. 2014, Section 5.2.2) with at most `floor(maximum_length_a * source_length) +
+    maximum_length_b` target tokens (EOS included, `source_length` without EOS), target tokens,
+    Moses detokenization. Invalid UTF-8 bytes become U+FFFD before tokenization; a sentence with no
+    tokens (empty, whitespace or control characters only) gets the empty translation, score 0 and no
+    tokens. `translate_ids` starts after the lookup; `score` gives log p(y | x) of given pairs.
+
+    The three methods are `tf.function`s with named `TensorSpec`s: the same object answers the Python
+    path and, saved with `tf.saved_model.save`, TensorFlow Serving (see `serving/export.py`). Every search
+    option is fixed at construction. Every output is a dense tensor; strings are padded with "" and
+    ids with `PAD_ID`.
+
+    Args:
+        model: an `EncoderDecoderModel` (`RNNSearch` or `RNNEncDec`) with trained weights, or an
+            `Ensemble` of them.
+        source_vocabulary: `Vocabulary` of the source language; its size must be the model's K_x.
+        target_vocabulary: `Vocabulary` of the target language; its size must be the model's K_y.
+        source_language: "en" or "fr", the Moses rules used to tokenize the source.
+        target_language: "en" or "fr", the Moses rules used to detokenize the translation.
+        search_config: `SearchConfig`, the search options (default: the paper's beam search).
+        maximum_batch_size: larger batches are refused with `InvalidArgumentError`.
+        checkpoint_path: where the weights come from (recorded by `serving/export.py`); `from_model_dir`
+            sets it.
+
+    Example:
+    >>> translator = Translator.from_model_dir("models/rnnsearch50", beam_size=12)
+    >>> translator.translate(tf.constant(["The agreement was signed in August 1992."]))["translation"]
+    <tf.Tensor: shape=(1,), dtype=string, numpy=array([b"L'accord a été signé en août 1992."])>
+    """
+
+    def __init__(
+        self,
+        model,
+        source_vocabulary,
+        target_vocabulary,
+        source_language,
+        target_language,
+        search_config=None,
+        maximum_batch_size=1000,
+        checkpoint_path="",
+        name=None,
+    ):
+        super().__init__(name=name)
+        for side, vocabulary, size in (
+            ("source", source_vocabulary, model.config.source_vocab_size),
+            ("target", target_vocabulary, model.config.target_vocab_size),
+        ):
+            if vocabulary.size != size:
+                raise ValueError(
+                    f"the {side} vocabulary {vocabulary.vocabulary_file} has {vocabulary.size} entries but the "
+                    f"model expects {size}: use the vocabularies of the model directory"
+                )
+        if maximum_batch_size < 1:
+            raise ValueError(f"maximum_batch_size must be at least 1, got {maximum_batch_size}")
+        self.model = model
+        self.source_vocabulary = source_vocabulary
+        self.target_vocabulary = target_vocabulary
+        self.source_language = source_language
+        self.target_language = target_language
+        self.source_tokenizer = MosesTokenizer(source_language)
+        self.target_tokenizer = MosesTokenizer(target_language)
+        self.search_config = search_config = search_config or SearchConfig()
+        self.maximum_batch_size = maximum_batch_size
+        self.checkpoint_path = checkpoint_path
+        self.maximum_source_length = search_config.maximum_source_length
+        self.search_strategy = search_config.strategy(model.symbols_to_logits_fn)
+
+    @classmethod
+    def from_model_dir(cls, model_dir, checkpoint="best", maximum_batch_size=1000, **search_options):
+        """The translator of a model directory (`ModelDir`): its model, vocabularies and languages.
+
+        Args:
+            model_dir: path of the model directory, or several joined by "+" (`ModelDir.split`): an
+                `Ensemble` of their models, which must share vocabularies and languages.
+            checkpoint: "best", "latest", "averaged" or a checkpoint path (`ModelDir.load_model`), the
+                same for every model.
+            maximum_batch_size: as `Translator`.
+            **search_options: fields of `SearchConfig`.
+
+        Returns:
+            the `Translator`; its `checkpoint_path` joins an ensemble's checkpoint paths with "+".
+        """
+        model_dirs = [ModelDir(path) for path in ModelDir.split(model_dir)]
+        for other in model_dirs[1:]:
+            model_dirs[0].check_same_data(other)
+        loaded = [directory.load_model(checkpoint) for directory in model_dirs]
+        models = [model for model, _ in loaded]
+        data_info = model_dirs[0].read_json("data.json")
+        return cls(
+            models[0] if len(models) == 1 else Ensemble(models),
+            Vocabulary(model_dirs[0].source_vocabulary_file),
+            Vocabulary(model_dirs[0].target_vocabulary_file),
+            data_info["source_language"],
+            data_info["target_language"],
+            SearchConfig(**search_options),
+            maximum_batch_size,
+            "+".join(path for _, path in loaded),
+        )
+
+    @property
+    def maximum_target_length(self):
+        """Most target tokens, EOS included, of any translation (and of a scored target)."""
+        search = self.search_config
+        return int(search.maximum_length_a * search.maximum_source_length) + search.maximum_length_b
+
+    def settings(self):
+        """The options fixed at construction, by name (what `serving/export.py` records)."""
+        return dict(
+            source_language=self.source_language,
+            target_language=self.target_language,
+            maximum_batch_size=self.maximum_batch_size,
+            **self.search_config.to_dict(),
+        )
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
+    def translate(self, text):
+        """Translates raw sentences.
+
+        Args:
+            text: tf.string `[batch]`, untokenized sentences in the source language.
+
+        Returns:
+            dict of dense tensors (`tgt_len` and `src_len` count EOS; `n` is `num_hypotheses`):
+            - `translation`: string `[batch]`, the best translation, detokenized.
+            - `score`: float32 `[batch]`, its beam-search score (log p(y|x) / length penalty).
+            - `tokens`: string `[batch, tgt_len]`, its target tokens, then `</s>`, then "".
+            - `alignment`: float32 `[batch, tgt_len, src_len]`, α_ij of token i on source token j.
+            - `source_tokens`: string `[batch, src_len]`, the source tokens searched, then `</s>`, then "".
+            - `truncated`: bool `[batch]`, whether the source was cut to `maximum_source_length`.
+            - with `num_hypotheses > 1` also `nbest_translations` string `[batch, n]` and
+              `nbest_scores` float32 `[batch, n]`, best first.
+        """
+        self._check_batch_size(text)
+        tokens = self.source_tokenizer.tokenize(self._valid_utf8(text))  # [batch, None]
+        tokens, truncated = self._truncate(tokens, self.maximum_source_length)
+        result = self._search(self.source_vocabulary.lookup(tokens))
+        eos_token = tf.fill([tokens.nrows(), 1], constants.EOS_TOKEN)  # [batch, 1]
+        source_tokens = tf.concat([tokens, tf.RaggedTensor.from_tensor(eos_token)], axis=1)
+        ids, lengths = result["ids"], result["lengths"]  # [batch, n, steps], [batch, n]
+        target_tokens = self.target_vocabulary.tokens(ids)  # [batch, n, steps]
+        steps = tf.range(tf.shape(ids)[2])  # [steps]
+        target_tokens = tf.where(
+            steps[None, None, :] < lengths[:, :, None], target_tokens, ""
+        )  # [batch, n, steps]
+        words = tf.RaggedTensor.from_tensor(
+            tf.reshape(target_tokens, [-1, tf.shape(ids)[2]]),  # [batch * n, steps]
+            lengths=tf.reshape(tf.maximum(lengths - 1, 0), [-1]),  # EOS dropped
+        )
+        translations = tf.reshape(
+            self.target_tokenizer.detokenize(words), tf.shape(lengths)
+        )  # [batch, n]
+        outputs = dict(
+            translation=translations[:, 0],
+            score=result["scores"][:, 0],
+            tokens=target_tokens[:, 0],
+            alignment=result["alignment"][:, 0],
+            source_tokens=source_tokens.to_tensor(default_value=""),
+            truncated=truncated,
+        )
+        if self.search_config.hypotheses > 1:
+            outputs.update(nbest_translations=translations, nbest_scores=result["scores"])
+        return outputs
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name="source_ids")])
+    def translate_ids(self, source_ids):
+        """Translates sentences already tokenized and looked up in the source vocabulary.
+
+        Args:
+            source_ids: int32 `[batch, src_len]`, source vocabulary ids, right-padded with `PAD_ID` (0),
+                without EOS (it is appended here).
+
+        Returns:
+            dict of dense tensors (`n` is `num_hypotheses`):
+            - `target_ids`: int32 `[batch, tgt_len]`, the best translation, EOS included, then `PAD_ID`.
+            - `score`: float32 `[batch]`, its score.
+            - `alignment`: float32 `[batch, tgt_len, src_len]` (`src_len` counts the EOS appended).
+            - `truncated`: bool `[batch]`, whether the source was cut to `maximum_source_length`.
+            - with `num_hypotheses > 1` also `nbest_target_ids` int32 `[batch, n, tgt_len]` and
+              `nbest_scores` float32 `[batch, n]`.
+        """
+        self._check_batch_size(source_ids)
+        size = self.model.config.source_vocab_size
+        in_vocabulary = tf.logical_and(source_ids >= 0, source_ids < size)
+        checks = [
+            tf.debugging.Assert(
+                tf.reduce_all(in_vocabulary),
+                [
+                    f"source_ids must be vocabulary ids in [0, {size}), got",
+                    tf.reduce_min(source_ids),
+                    tf.reduce_max(source_ids),
+                ],
+            )
+        ]
+        with tf.control_dependencies(checks):
+            token_ids = tf.RaggedTensor.from_tensor(tf.identity(source_ids), padding=constants.PAD_ID)
+        token_ids, truncated = self._truncate(token_ids, self.maximum_source_length)
+        result = self._search(token_ids)
+        outputs = dict(
+            target_ids=result["ids"][:, 0],
+            score=result["scores"][:, 0],
+            alignment=result["alignment"][:, 0],
+            truncated=truncated,
+        )
+        if self.search_config.hypotheses > 1:
+            outputs.update(nbest_target_ids=result["ids"], nbest_scores=result["scores"])
+        return outputs
+
+    @tf.function(
+        input_signature=[
+            tf.TensorSpec([None], tf.string, name="source"),
+            tf.TensorSpec([None], tf.string, name="target"),
+        ]
+    )
+    def score(self, source, target):
+        """log p(y | x) of sentence pairs under the model (teacher forcing, no search).
+
+        Args:
+            source: tf.string `[batch]`, raw source sentences.
+            target: tf.string `[batch]`, raw target sentences (tokenized here like the translations).
+
+        Returns:
+            dict of dense tensors:
+            - `log_prob`: float32 `[batch]`, sum of the token log-probabilities, EOS included.
+            - `token_log_probs`: float32 `[batch, tgt_len]`, log p(y_i | y_<i, x), EOS included, then 0.
+            - `source_truncated`, `target_truncated`: bool `[batch]`, whether a side was cut to its
+              maximum (`maximum_source_length`, `maximum_target_length - 1` tokens).
+        """
+        self._check_batch_size(source)
+        checks = [
+            tf.debugging.assert_equal(
+                tf.shape(source)[0], tf.shape(target)[0], message="source and target must hold as many sentences"
+            )
+        ]
+        with tf.control_dependencies(checks):
+            source_tokens = self.source_tokenizer.tokenize(self._valid_utf8(source))
+        target_tokens = self.target_tokenizer.tokenize(self._valid_utf8(target))
+        source_tokens, source_truncated = self._truncate(source_tokens, self.maximum_source_length)
+        target_tokens, target_truncated = self._truncate(target_tokens, self.maximum_target_length - 1)
+        source_ids = self._with_eos(self.source_vocabulary.lookup(source_tokens))  # [batch, src_len]
+        target_ids = self._with_eos(self.target_vocabulary.lookup(target_tokens))  # [batch, tgt_len]
+        token_log_probs = tf.cond(
+            tf.size(source_ids) > 0,
+            lambda: self.model.token_log_probs(source_ids, target_ids),
+            lambda: tf.zeros(tf.shape(target_ids)),
+        )  # [batch, tgt_len]
+        return dict(
+            log_prob=tf.reduce_sum(token_log_probs, axis=1),
+            token_log_probs=token_log_probs,
+            source_truncated=source_truncated,
+            target_truncated=target_truncated,
+        )
+
+    def _check_batch_size(self, batch):
+        tf.debugging.assert_less_equal(
+            tf.shape(batch)[0],
+            self.maximum_batch_size,
+            message=f"a request holds at most {self.maximum_batch_size} sentences; split the batch",
+        )
+
+    @staticmethod
+    def _valid_utf8(text):
+        """Replaces every invalid UTF-8 byte sequence with U+FFFD, so the regex rules see valid text."""
+        return tf.strings.unicode_transcode(
+            text, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD, replace_control_characters=False
+        )
+
+    @staticmethod
+    def _truncate(ragged, maximum_length):
+        """`[batch, None]` -> its first `maximum_length` entries per row, and bool `[batch]` "was cut"."""
+        return ragged[:, :maximum_length], ragged.row_lengths() > maximum_length
+
+    @staticmethod
+    def _with_eos(token_ids):
+        """Ragged ids `[batch, None]` -> int32 `[batch, len + 1]`: each row, then EOS, then `PAD_ID`."""
+        eos = tf.fill([token_ids.nrows(), 1], constants.EOS_ID)  # [batch, 1]
+        with_eos = tf.concat([token_ids, tf.RaggedTensor.from_tensor(eos)], axis=1)  # [batch, None]
+        return with_eos.to_tensor(default_value=constants.PAD_ID)
+
+    def _search(self, token_ids):
+        """Beam search from ragged source ids `[batch, None]` (no EOS).
+
+        Returns:
+            dict: `ids` int32 `[batch, n, steps]`, `lengths` int32 `[batch, n]`, `scores` float32
+            `[batch, n]`, `alignment` float32 `[batch, n, steps, src_len]`. Sentences without tokens get
+            length 0 and score 0.
+        """
+        source_ids = self._with_eos(token_ids)  # [batch, src_len]
+        source_lengths = tf.cast(token_ids.row_lengths(), tf.int32)  # [batch], EOS excluded
+        maximum_lengths = (
+            tf.cast(self.search_config.maximum_length_a * tf.cast(source_lengths, tf.float32), tf.int32)
+            + self.search_config.maximum_length_b
+        )  # [batch]
+        n = self.search_config.hypotheses
+
+        def search():
+            state, fixed_state = self.model.encode_for_search(source_ids)
+            result = self.search_strategy.search(state, maximum_lengths, fixed_state)
+            return result["ids"], result["lengths"], result["scores"], result["step_outputs"]
+
+        def nothing_to_search():
+            src_len = tf.shape(source_ids)[1]
+            return (
+                tf.zeros([0, n, 0], tf.int32),
+                tf.zeros([0, n], tf.int32),
+                tf.zeros([0, n]),
+                tf.zeros([0, n, 0, src_len]),
+            )
+
+        ids, lengths, scores, alignment = tf.cond(tf.shape(source_ids)[0] > 0, search, nothing_to_search)
+        if not self.model.uses_attention:  # RNNencdec aligns nothing: zeros of the same shape
+            alignment = tf.zeros(tf.concat([tf.shape(ids), tf.shape(source_ids)[1:]], axis=0))
+        is_empty = tf.equal(source_lengths, 0)  # [batch]
+        return dict(
+            ids=tf.where(is_empty[:, None, None], constants.PAD_ID, ids),
+            lengths=tf.where(is_empty[:, None], 0, lengths),
+            scores=tf.where(is_empty[:, None], 0.0, scores),
+            alignment=tf.where(is_empty[:, None, None, None], 0.0, alignment),
+        )

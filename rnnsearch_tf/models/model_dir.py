@@ -1,0 +1,154 @@
+"""The layout of a model directory: what training writes and what translation and serving read."""
+
+import json
+import os
+import shutil
+
+import tensorflow as tf
+
+from data_pipeline.data_dir import SOURCE_VOCABULARY_FILE, TARGET_VOCABULARY_FILE
+from rnnsearch_tf.models.model_config import ModelConfig
+from rnnsearch_tf.models.rnn_enc_dec import RNNEncDec
+from rnnsearch_tf.models.rnn_search import RNNSearch
+
+MODEL_CLASSES = {"rnnsearch": RNNSearch, "rnnencdec": RNNEncDec}
+ENSEMBLE_SEPARATOR = "+"
+
+
+class ModelDir:
+    """A model directory.
+
+        model_dir/
+          model.json            {"model": "rnnsearch" | "rnnencdec", "config": ModelConfig dict}
+          data.json             {"source_language", "target_language", ...} of the data it was trained on
+          source_vocab.tsv      the vocabularies, copied from the data directory
+          target_vocab.tsv
+          flags.txt             resolved flags: `--flagfile=model_dir/flags.txt` reproduces the run
+          training_state.json   the latest validation and every earlier one (the learning curve)
+          checkpoints/ckpt-N    the last checkpoints (model, optimizer, step, data iterator)
+          best/ckpt-N           the checkpoints with the best dev BLEU
+          averaged/ckpt-N       the average of several checkpoints (`average_checkpoints`)
+          train/, dev/          TensorBoard event files
+
+    Args:
+        path: the directory.
+    """
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+
+    def file(self, name):
+        return os.path.join(self.path, name)
+
+    @property
+    def source_vocabulary_file(self):
+        return self.file(SOURCE_VOCABULARY_FILE)
+
+    @property
+    def target_vocabulary_file(self):
+        return self.file(TARGET_VOCABULARY_FILE)
+
+    @staticmethod
+    def split(model_dirs):
+        """"a+b" -> ["a", "b"]: the model directories of an ensemble (one path: a single model)."""
+        paths = [path for path in os.fspath(model_dirs).split(ENSEMBLE_SEPARATOR) if path]
+        if not paths:
+            raise ValueError(f"no model directory in {model_dirs!r}")
+        return paths
+
+    def check_same_data(self, other):
+        """Raises ValueError unless `other` (a ModelDir) has the same vocabularies and languages."""
+        for name in (SOURCE_VOCABULARY_FILE, TARGET_VOCABULARY_FILE):
+            with open(self.file(name), "rb") as mine, open(other.file(name), "rb") as theirs:
+                if mine.read() != theirs.read():
+                    raise ValueError(
+                        f"{self.file(name)} and {other.file(name)} differ: the models of an ensemble must be "
+                        "trained on the same data directory"
+                    )
+        languages = [
+            {key: directory.read_json("data.json")[key] for key in ("source_language", "target_language")}
+            for directory in (self, other)
+        ]
+        if languages[0] != languages[1]:
+            raise ValueError(f"{self.path} and {other.path} translate different languages: {languages}")
+
+    @property
+    def training_state_file(self):
+        """training_state.json: the latest validation and the learning curve (`EarlyStopping.write_state`)."""
+        return self.file("training_state.json")
+
+    @property
+    def averaged_checkpoint_dir(self):
+        return self.file("averaged")
+
+    @property
+    def checkpoint_dir(self):
+        return self.file("checkpoints")
+
+    @property
+    def best_checkpoint_dir(self):
+        return self.file("best")
+
+    def write_model(self, model_name, config, data_info, source_vocabulary_file, target_vocabulary_file):
+        """Writes model.json, data.json and copies of the vocabularies (before training starts)."""
+        if model_name not in MODEL_CLASSES:
+            raise ValueError(f"model must be one of {sorted(MODEL_CLASSES)}, got {model_name!r}")
+        os.makedirs(self.path, exist_ok=True)
+        self._write_json("model.json", {"model": model_name, "config": config.to_dict()})
+        self._write_json("data.json", data_info)
+        for source, target in (
+            (source_vocabulary_file, self.source_vocabulary_file),
+            (target_vocabulary_file, self.target_vocabulary_file),
+        ):
+            if os.path.abspath(source) != os.path.abspath(target):
+                shutil.copyfile(source, target)
+
+    def _write_json(self, name, values):
+        with open(self.file(name), "w", encoding="utf-8") as stream:
+            json.dump(values, stream, indent=2, sort_keys=True)
+            stream.write("\n")
+
+    def read_json(self, name):
+        path = self.file(name)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"{path} is missing: {self.path} is not a model directory written by training")
+        with open(path, encoding="utf-8") as stream:
+            try:
+                return json.load(stream)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}: not valid JSON ({error})") from error
+
+    def build_model(self):
+        """The model of model.json, with fresh weights."""
+        description = self.read_json("model.json")
+        if description.get("model") not in MODEL_CLASSES:
+            raise ValueError(f"{self.file('model.json')}: field 'model' must be one of {sorted(MODEL_CLASSES)}")
+        return MODEL_CLASSES[description["model"]](ModelConfig.from_dict(description["config"]))
+
+    def checkpoint_path(self, checkpoint="best"):
+        """"best" (falls back to "latest" when there is no best yet), "latest", "averaged" (written by
+        `average_checkpoints`), or a checkpoint path."""
+        if checkpoint == "averaged":
+            path = tf.train.latest_checkpoint(self.averaged_checkpoint_dir)
+            if path is None:
+                raise FileNotFoundError(
+                    f"no checkpoint in {self.averaged_checkpoint_dir}: run `python -m rnnsearch_tf.average_checkpoints "
+                    f"--model_dir={self.path}` first"
+                )
+            return path
+        if checkpoint in ("best", "latest"):
+            path = None
+            if checkpoint == "best":
+                path = tf.train.latest_checkpoint(self.best_checkpoint_dir)
+            path = path or tf.train.latest_checkpoint(self.checkpoint_dir)
+            if path is None:
+                raise FileNotFoundError(f"no checkpoint in {self.checkpoint_dir} or {self.best_checkpoint_dir}")
+            return path
+        return checkpoint
+
+    def load_model(self, checkpoint="best"):
+        """(model with the checkpoint's weights, checkpoint path)."""
+        model = self.build_model()
+        path = self.checkpoint_path(checkpoint)
+        tf.train.Checkpoint(model=model).read(path).expect_partial().assert_existing_objects_matched()
+        return model, path

@@ -1,0 +1,151 @@
+"""What the search strategies share: impossible-token masks, length penalties, fixed state, shapes, and
+the loop of the strategies whose hypotheses are never reordered (greedy search and sampling)."""
+
+import tensorflow as tf
+
+
+# Log-probability of an impossible hypothesis. Finite (as in Model Garden) so that sums and length
+# normalisation never produce NaN; anything below `IMPOSSIBLE` counts as impossible.
+LARGE_NEGATIVE = -1e9
+IMPOSSIBLE = LARGE_NEGATIVE / 2
+
+LENGTH_NORMALIZATIONS = ("none", "length", "gnmt")
+
+
+def length_penalty(lengths, length_normalization="none", length_penalty_alpha=0.6):
+    """The divisor that turns a hypothesis log-probability into its ranking score.
+
+    Args:
+        lengths: int or float tensor of any shape: hypothesis lengths in tokens, EOS included.
+        length_normalization: `"none"` (divisor 1), `"length"` (divisor = length) or `"gnmt"`
+            (divisor `((5 + length) / 6) ** length_penalty_alpha`, Wu et al. 2016, Eq. 14).
+        length_penalty_alpha: the GNMT exponent; 0 gives `"none"`, 1 a softened `"length"`.
+
+    Returns:
+        float32 tensor shaped like `lengths`.
+    """
+    lengths = tf.cast(lengths, tf.float32)
+    if length_normalization == "none":
+        return tf.ones_like(lengths)
+    if length_normalization == "length":
+        return lengths
+    if length_normalization == "gnmt":
+        return tf.pow((5.0 + lengths) / 6.0, length_penalty_alpha)
+    raise ValueError(
+        f"length_normalization must be one of {LENGTH_NORMALIZATIONS}, got {length_normalization!r}"
+    )
+
+
+def restrict_log_probs(log_probs, step, maximum_lengths, forbidden_ids, eos_id):
+    """Makes forbidden tokens impossible, and EOS the only possible token at a sentence's last step.
+
+    The remaining log-probabilities are left as the model gave them (not renormalised), so the
+    returned `log_probs` of a search are the model's own.
+
+    Args:
+        log_probs: float32 `[batch, hypotheses, vocab]` log-probabilities of the next token (or logits).
+        step: scalar int32, 0 at the first token.
+        maximum_lengths: int32 `[batch]`, the most tokens (EOS included) of a sentence's hypotheses.
+        forbidden_ids: tuple of token ids that never appear (e.g. `(UNK_ID,)`).
+        eos_id: the end-of-sentence id.
+
+    Returns:
+        float32 `[batch, hypotheses, vocab]`.
+    """
+    impossible = impossible_tokens(
+        tf.shape(log_probs)[-1], step + 1 >= maximum_lengths, forbidden_ids, eos_id
+    )  # [batch, vocab]
+    return tf.where(impossible[:, None, :], LARGE_NEGATIVE, log_probs)
+
+
+def impossible_tokens(vocab_size, is_last_step, forbidden_ids, eos_id):
+    """bool `[batch, vocab_size]`: the forbidden tokens, and every token but EOS where `is_last_step`
+    (bool `[batch]`)."""
+    token_ids = tf.range(vocab_size)  # [vocab]
+    is_forbidden = tf.reduce_any(
+        tf.equal(token_ids[:, None], tf.constant(tuple(forbidden_ids) + (-1,), tf.int32)[None, :]), axis=-1
+    )  # [vocab]
+    must_end = tf.logical_and(is_last_step[:, None], tf.not_equal(token_ids, eos_id)[None, :])  # [batch, vocab]
+    return tf.logical_or(is_forbidden[None, :], must_end)
+
+
+def check_search_options(length_normalization, forbidden_ids, eos_id):
+    """Raises ValueError for options no search strategy accepts."""
+    if length_normalization not in LENGTH_NORMALIZATIONS:
+        raise ValueError(
+            f"length_normalization must be one of {LENGTH_NORMALIZATIONS}, got {length_normalization!r}"
+        )
+    if eos_id in forbidden_ids:
+        raise ValueError(f"eos_id={eos_id} cannot be forbidden")
+
+
+def with_fixed_state(symbols_to_logits_fn, fixed_state, copies):
+    """The step function, given state entries that never change once instead of reordering them.
+
+    A search reorders each sentence's hypotheses among themselves, and they all share the sentence's
+    fixed entries (e.g. the encoder annotations and U_a h), so those need no gather per step: they are
+    tiled to `[batch * copies, ...]` once, merged into the state of every call, and dropped from the
+    state the search carries.
+
+    Args:
+        symbols_to_logits_fn: `fn(ids, step, state) -> (logits, new_state, step_output)` over dict states.
+        fixed_state: dict of tensors `[batch, ...]`, or None.
+        copies: hypotheses per sentence.
+
+    Returns:
+        the step function over the changing part of the state only.
+    """
+    if not fixed_state:
+        return symbols_to_logits_fn
+    tiled = {name: tf.repeat(value, copies, axis=0) for name, value in fixed_state.items()}  # [batch * copies, ...]
+
+    def step_fn(ids, step, state):
+        logits, new_state, step_output = symbols_to_logits_fn(ids, step, dict(state, **tiled))
+        return logits, {name: new_state[name] for name in state}, step_output
+
+    return step_fn
+
+
+def batch_size_and_maximum_lengths(initial_state, maximum_lengths):
+    """Reads the batch size and per-sentence maximum lengths of a search call.
+
+    Args:
+        initial_state: nested structure of tensors with leading dimension `batch`.
+        maximum_lengths: a Python int (same for every sentence) or an int `[batch]` tensor.
+
+    Returns:
+        `(batch_size, maximum_lengths, length_bound)`: a scalar int32 tensor, int32 `[batch]`, and the
+        largest maximum length (a Python int when `maximum_lengths` is one, so buffers stay static).
+    """
+    if isinstance(maximum_lengths, int):
+        leaves = tf.nest.flatten(initial_state)
+        if not leaves:
+            raise ValueError(
+                "with an int maximum_lengths the batch size is read from initial_state, which is empty; "
+                "pass maximum_lengths as a [batch] tensor"
+            )
+        if maximum_lengths < 1:
+            raise ValueError(f"maximum_lengths must be at least 1, got {maximum_lengths}")
+        batch_size = tf.shape(leaves[0])[0]
+        return batch_size, tf.fill([batch_size], maximum_lengths), maximum_lengths
+    maximum_lengths = tf.cast(tf.convert_to_tensor(maximum_lengths), tf.int32)
+    if maximum_lengths.shape.rank != 1:
+        raise ValueError(
+            f"maximum_lengths must be an int or a [batch] tensor, got shape {maximum_lengths.shape}"
+        )
+    return tf.shape(maximum_lengths)[0], maximum_lengths, tf.reduce_max(maximum_lengths)
+
+
+def split_leading_dimension(tensor, batch_size, hypotheses):
+    """Reshapes `[batch * hypotheses, ...]` to `[batch, hypotheses, ...]`, keeping known trailing dims."""
+    shape = tf.concat([[batch_size, hypotheses], tf.shape(tensor)[1:]], axis=0)
+    split = tf.reshape(tensor, shape)  # [batch, hypotheses, ...]
+    split.set_shape(tf.TensorShape([None, None]).concatenate(tensor.shape[1:]))
+    return split
+
+
+def broadcast_mask(mask, tensor):
+    """Reshapes a mask of the leading dimensions of `tensor` (e.g. `[batch, hypotheses]`) to broadcast
+    against it (e.g. `[batch, hypotheses, ...]`)."""
+    ones = tf.ones([tf.rank(tensor) - tf.rank(mask)], tf.int32)
+    return tf.reshape(mask, tf.concat([tf.shape(mask), ones], axis=0))  # [batch, hypotheses, 1, ...]

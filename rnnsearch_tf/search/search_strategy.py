@@ -1,0 +1,167 @@
+"""The base of the search strategies: their shared options, set-up and the loop of independent hypotheses."""
+
+import tensorflow as tf
+
+from data_pipeline import constants
+from rnnsearch_tf.search.search_helpers import (
+    batch_size_and_maximum_lengths,
+    broadcast_mask,
+    check_search_options,
+    length_penalty,
+    restrict_log_probs,
+    split_leading_dimension,
+    with_fixed_state,
+)
+
+
+class SearchStrategy:
+    """What `BeamSearch`, `GreedySearch` and `Sampler` take and return.
+
+    Args:
+        symbols_to_logits_fn: `fn(ids, step, state) -> (logits, new_state, step_output)`: `ids` int32
+            `[batch * hypotheses]` the previous token of each hypothesis (BOS at step 0), `step` scalar
+            int32, `state` a nested structure of tensors with leading dimension `batch * hypotheses`;
+            `logits` `[batch * hypotheses, vocab]` unnormalised, `new_state` same structure as `state`,
+            `step_output` float `[batch * hypotheses, ...]` of static rank, recorded per token (the
+            attention weights; `tf.zeros([n, 0])` to record nothing).
+        length_normalization: `"none"`, `"length"` or `"gnmt"`, see `search_helpers.length_penalty`.
+        length_penalty_alpha: the GNMT exponent.
+        forbidden_ids: token ids that never appear, e.g. `(constants.UNK_ID,)` for "No UNK".
+        eos_id: end-of-sentence id; must not be forbidden.
+        bos_id: the "previous word" fed at step 0.
+
+    Call arguments (`search`; `__call__` without `fixed_state`):
+        initial_state: nested structure of tensors `[batch, ...]`, tiled to every hypothesis.
+        maximum_lengths: int, or int `[batch]` tensor: most tokens per hypothesis, EOS included
+            (e.g. `2 * source_length + 10`); EOS is the only possible token at the last one.
+        fixed_state: optional dict of tensors `[batch, ...]` that the step function reads but never
+            changes (`search_helpers.with_fixed_state`); `initial_state` must then be a dict too.
+
+    Returns:
+        dict, a sentence's hypotheses sorted best-first, `max_length` the largest maximum length
+        (static when `maximum_lengths` is an int):
+        - `ids`: int32 `[batch, n, max_length]`, EOS included, then PAD.
+        - `lengths`: int32 `[batch, n]`, EOS included.
+        - `scores`: float32 `[batch, n]`, `log_probs / length_penalty(lengths)`.
+        - `log_probs`: float32 `[batch, n]`, sum of the token log-probabilities.
+        - `step_outputs`: float32 `[batch, n, max_length, ...]`, the step output that came with each
+          token, zeros after EOS.
+    """
+
+    def __init__(
+        self,
+        symbols_to_logits_fn,
+        length_normalization="none",
+        length_penalty_alpha=0.6,
+        forbidden_ids=(),
+        eos_id=constants.EOS_ID,
+        bos_id=constants.BOS_ID,
+    ):
+        check_search_options(length_normalization, forbidden_ids, eos_id)
+        self.symbols_to_logits_fn = symbols_to_logits_fn
+        self.length_normalization = length_normalization
+        self.length_penalty_alpha = length_penalty_alpha
+        self.forbidden_ids = tuple(forbidden_ids)
+        self.eos_id = eos_id
+        self.bos_id = bos_id
+
+    def __call__(self, initial_state, maximum_lengths):
+        return self.search(initial_state, maximum_lengths)
+
+    def search(self, initial_state, maximum_lengths, fixed_state=None):
+        raise NotImplementedError
+
+    def penalty(self, lengths):
+        """The divisor of a hypothesis's log-probability (`search_helpers.length_penalty`)."""
+        return length_penalty(lengths, self.length_normalization, self.length_penalty_alpha)
+
+    def prepare(self, initial_state, maximum_lengths, fixed_state, copies):
+        """The set-up of every search.
+
+        Returns:
+            `(batch_size, maximum_lengths, length_bound, step_fn, state)`: see
+            `batch_size_and_maximum_lengths`; the step function over the changing state only; the
+            initial state tiled to `[batch * copies, ...]`, a sentence's copies adjacent.
+        """
+        batch_size, maximum_lengths, length_bound = batch_size_and_maximum_lengths(initial_state, maximum_lengths)
+        step_fn = with_fixed_state(self.symbols_to_logits_fn, fixed_state, copies)
+        state = tf.nest.map_structure(lambda t: tf.repeat(t, copies, axis=0), initial_state)  # [batch * copies, ...]
+        return batch_size, maximum_lengths, length_bound, step_fn, state
+
+    def search_independently(self, initial_state, maximum_lengths, fixed_state, count, choose_ids):
+        """`count` hypotheses per sentence that are never reordered, each token picked by `choose_ids`.
+
+        Each hypothesis keeps its row of the flattened `[batch * count]` state, so the loop records
+        tokens and step outputs only (in `tf.TensorArray`s of the maximum length, static for XLA).
+
+        Args:
+            count: hypotheses per sentence.
+            choose_ids: `fn(restricted_logits [batch * count, vocab], step) -> ids [batch * count]`;
+                impossible tokens are at `LARGE_NEGATIVE` in the logits it gets.
+
+        Returns:
+            the dict of `search`, `n = count`, sorted by score (stable).
+        """
+        batch_size, maximum_lengths, length_bound, step_fn, state = self.prepare(
+            initial_state, maximum_lengths, fixed_state, count
+        )
+        flat_size = batch_size * count
+        loop_vars = dict(
+            step=tf.constant(0),
+            ids=tf.fill([flat_size], self.bos_id),
+            log_probs=tf.zeros([flat_size]),
+            lengths=tf.zeros([flat_size], tf.int32),
+            finished=tf.zeros([flat_size], tf.bool),
+            state=state,
+            tokens=tf.TensorArray(tf.int32, size=length_bound),
+            step_outputs=tf.TensorArray(tf.float32, size=length_bound),
+        )
+
+        def condition(v):
+            return tf.logical_and(v["step"] < length_bound, tf.logical_not(tf.reduce_all(v["finished"])))
+
+        def body(v):
+            step, finished = v["step"], v["finished"]
+            logits, new_state, step_output = step_fn(v["ids"], step, v["state"])
+            logits = tf.cast(logits, tf.float32)  # [batch * count, vocab]
+            restricted = restrict_log_probs(
+                split_leading_dimension(logits, batch_size, count), step, maximum_lengths, self.forbidden_ids,
+                self.eos_id,
+            )  # [batch, count, vocab]
+            ids = choose_ids(tf.reshape(restricted, tf.shape(logits)), step)  # [batch * count]
+            token_log_probs = tf.gather(logits, ids, batch_dims=1) - tf.reduce_logsumexp(
+                logits, axis=-1
+            )  # [batch * count]: log p of the chosen token, without normalising every token
+            ids = tf.where(finished, constants.PAD_ID, ids)
+            step_output = tf.cast(step_output, tf.float32)  # [batch * count, ...]
+            step_output = tf.where(broadcast_mask(finished, step_output), tf.zeros_like(step_output), step_output)
+            return [dict(
+                step=step + 1,
+                ids=ids,
+                log_probs=v["log_probs"] + tf.where(finished, 0.0, token_log_probs),
+                lengths=v["lengths"] + tf.cast(tf.logical_not(finished), tf.int32),
+                finished=finished | tf.equal(ids, self.eos_id),
+                state=new_state,
+                tokens=v["tokens"].write(step, ids),
+                step_outputs=v["step_outputs"].write(step, step_output),
+            )]
+
+        final = tf.while_loop(condition, body, [loop_vars], maximum_iterations=length_bound)[0]
+        return self._sorted_by_score(final, batch_size, count)
+
+    def _sorted_by_score(self, final, batch_size, count):
+        """The result dict of `search_independently` from its loop's final values."""
+        ids = split_leading_dimension(
+            tf.transpose(final["tokens"].stack()), batch_size, count
+        )  # [max_length, batch * count] -> [batch, count, max_length]
+        step_outputs = final["step_outputs"].stack()  # [max_length, batch * count, ...]
+        rank = step_outputs.shape.rank
+        step_outputs = split_leading_dimension(
+            tf.transpose(step_outputs, [1, 0] + list(range(2, rank))), batch_size, count
+        )  # [batch * count, max_length, ...] -> [batch, count, max_length, ...]
+        lengths = tf.reshape(final["lengths"], [batch_size, count])  # [batch, count]
+        log_probs = tf.reshape(final["log_probs"], [batch_size, count])  # [batch, count]
+        scores = log_probs / self.penalty(lengths)
+        order = tf.argsort(scores, axis=1, direction="DESCENDING", stable=True)  # [batch, count]
+        result = dict(ids=ids, lengths=lengths, scores=scores, log_probs=log_probs, step_outputs=step_outputs)
+        return {name: tf.gather(value, order, batch_dims=1) for name, value in result.items()}

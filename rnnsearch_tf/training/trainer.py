@@ -1,0 +1,375 @@
+"""The training loop of Bahdanau et al. 2014, Appendix B.2, under tf.distribute, made of parts."""
+
+import os
+import time
+
+import keras
+import numpy as np
+import tensorflow as tf
+from absl import logging
+from tensorboard.plugins import projector
+from tensorboard.plugins.hparams import api as hparams_api
+
+from data_pipeline.data_dir import DataDir
+from data_pipeline.training_input import TrainingInput
+from rnnsearch_tf.models.model_dir import MODEL_CLASSES, ModelDir
+from rnnsearch_tf.training.early_stopping import EarlyStopping
+from rnnsearch_tf.training.learning_rate_schedule import LearningRateSchedule
+from rnnsearch_tf.training.train_step import make_train_step
+from rnnsearch_tf.training.training_diverged_error import TrainingDivergedError
+from rnnsearch_tf.training.training_statistics import TrainingStatistics
+from rnnsearch_tf.training.validator import Validator
+
+
+class Trainer:
+    """Trains an RNNsearch or RNNencdec model on a built data directory.
+
+    Each update (`make_train_step`): the global minibatch is split over the replicas; every replica
+    sums the loss of its sentences and differentiates that sum; the gradients are summed over replicas
+    and divided by the global number of target tokens (or sentences, `loss_normalization`), the whole
+    gradient's L2 norm is rescaled to at most `clip_norm`, and the optimizer applies it. A non-finite
+    loss or gradient skips the update; `max_nonfinite_steps` of them in a row stop training.
+
+    Every `validate_every` updates, and after the last one: dev NLL per sentence and dev BLEU
+    (`Validator`), judged by `EarlyStopping` (the best checkpoints in `best/`, learning-rate decay on
+    plateaus, `patience`), written to `training_state.json` and TensorBoard (`TrainingStatistics` logs
+    the updates between console lines). Checkpoints (`tf.train.CheckpointManager`) hold the model, its
+    dropout random states, the optimizer slots, the learning-rate scale, the early-stopping state, the
+    step and the data iterator, so a resumed run continues with the batch it would have read next. A
+    checkpoint is written after the validation of its step, never twice for one step.
+
+    Args:
+        model: an `EncoderDecoderModel` built under `strategy.scope()`.
+        optimizer: its optimizer, built for `model.trainable_variables`, whose learning rate is
+            `learning_rate_schedule`.
+        learning_rate_schedule: a `LearningRateSchedule`.
+        training_config: `TrainingConfig`.
+        strategy: the `tf.distribute.Strategy` the model was built under.
+        search_config: `SearchConfig` of the validation translations (default: the paper's beam 12).
+
+    `Trainer.create(model_config, training_config)` builds the model and optimizer the config asks for.
+    """
+
+    def __init__(self, model, optimizer, learning_rate_schedule, training_config, strategy, search_config=None):
+        self.model = model
+        self.optimizer = optimizer
+        self.schedule = learning_rate_schedule
+        self.config = training_config
+        self.strategy = strategy
+        self.search_config = search_config
+        self.model_dir = ModelDir(training_config.model_dir)
+        self.data_dir = DataDir(training_config.data_dir)
+        workers, worker_index = self._workers()
+        self.is_chief = worker_index == 0
+        # Every worker saves checkpoints (saving is collective); only the chief's go to model_dir.
+        self.worker_dir = ModelDir(
+            self.model_dir.path if self.is_chief else os.path.join(self.model_dir.path, "workers", str(worker_index))
+        )
+        self.metadata = self.data_dir.read_metadata()
+        self._check_vocabulary_sizes()
+        self.early_stopping = EarlyStopping(
+            training_config.patience, training_config.decay_patience, training_config.learning_rate_decay
+        )
+        self.progress = {
+            name: tf.Variable(initial, trainable=False, name=name)
+            for name, initial in (("step", np.int64(0)), ("sentences_seen", np.int64(0)),
+                                  ("training_seconds", np.float64(0)))
+        }
+
+    @classmethod
+    def create(cls, model_config, training_config, strategy=None, search_config=None):
+        """A trainer with a new model of `model_config` and the optimizer of `training_config`."""
+        strategy = strategy or tf.distribute.MirroredStrategy()
+        keras.utils.set_random_seed(training_config.seed)
+        schedule = LearningRateSchedule(training_config.learning_rate, training_config.warmup_steps)
+        with strategy.scope():
+            model = MODEL_CLASSES[training_config.model](model_config)
+            if training_config.optimizer == "adadelta":
+                optimizer = keras.optimizers.Adadelta(
+                    schedule, rho=training_config.adadelta_rho, epsilon=training_config.adadelta_epsilon
+                )
+            else:
+                optimizer = keras.optimizers.Adam(schedule)
+            optimizer.build(model.trainable_variables)
+        return cls(model, optimizer, schedule, training_config, strategy, search_config)
+
+    def _check_vocabulary_sizes(self):
+        for side in ("source", "target"):
+            data_size = self.metadata["vocabularies"][side]["size"]
+            model_size = getattr(self.model.config, f"{side}_vocab_size")
+            if data_size != model_size:
+                raise ValueError(
+                    f"{self.config.data_dir} has a {side} vocabulary of {data_size} entries but the model "
+                    f"config says {side}_vocab_size={model_size}"
+                )
+
+    def _prepare_model_dir(self):
+        if not self.is_chief:
+            os.makedirs(self.worker_dir.path, exist_ok=True)
+            return
+        description = {"model": self.config.model, "config": self.model.config.to_dict()}
+        if os.path.exists(self.model_dir.file("model.json")):
+            if self.model_dir.read_json("model.json") != description:
+                raise ValueError(
+                    f"{self.model_dir.path} holds a different model ({self.model_dir.file('model.json')}); "
+                    "resume with the same settings or choose another --model_dir"
+                )
+            return
+        data_info = {name: self.metadata[name] for name in ("source_language", "target_language")}
+        data_info.update(corpus=self.metadata.get("corpus"), data_dir=os.path.abspath(self.data_dir.path),
+                         max_length=self.metadata["filters"]["max_length"])
+        self.model_dir.write_model(self.config.model, self.model.config, data_info,
+                                   self.data_dir.source_vocabulary_file, self.data_dir.target_vocabulary_file)
+
+    def _workers(self):
+        """(number of workers, this worker's index): (1, 0) without a cluster."""
+        resolver = getattr(self.strategy, "cluster_resolver", None)
+        if not isinstance(self.strategy, tf.distribute.MultiWorkerMirroredStrategy) or resolver is None:
+            return 1, 0
+        spec = resolver.cluster_spec()
+        jobs = [job for job in ("chief", "worker") if job in spec.jobs]
+        tasks = [(job, index) for job in jobs for index in range(spec.num_tasks(job))]
+        return len(tasks), tasks.index((resolver.task_type, resolver.task_id))
+
+    def _make_dataset(self):
+        """This worker's share of every global minibatch, as a plain (checkpointable) dataset."""
+        workers, worker_index = self._workers()
+        training_input = TrainingInput(
+            self.data_dir.shard_pattern("train"),
+            batch_size=self.config.batch_size,
+            sort_window=self.config.sort_window,
+            seed=self.config.seed,
+            max_tokens=self.config.max_tokens,
+            max_sequence_length=self.metadata["filters"]["max_length"] + 1,
+        )
+        if workers == 1:
+            return training_input()
+        return training_input(tf.distribute.InputContext(workers, worker_index, workers))
+
+    def _checkpoint_managers(self, iterator):
+        """(latest, best) `CheckpointManager`s of one checkpoint of everything a resumed run needs."""
+        checkpoint = tf.train.Checkpoint(
+            model=self.model,
+            optimizer=self.optimizer,
+            iterator=iterator,
+            learning_rate_scale=self.schedule.scale,
+            dropout_random_states=self.model.dropout_random_states(),
+            **self.early_stopping.variables,
+            **self.progress,
+        )
+        return (
+            tf.train.CheckpointManager(checkpoint, self.worker_dir.checkpoint_dir, self.config.keep_checkpoints),
+            tf.train.CheckpointManager(checkpoint, self.worker_dir.best_checkpoint_dir, self.config.keep_best_checkpoints),
+        )
+
+    def _make_validator(self):
+        if not self.config.validate_every:
+            return None
+        return Validator(
+            self.model,
+            self.config.data_dir,
+            self.config.dev_split,
+            self.metadata["source_language"],
+            self.metadata["target_language"],
+            batch_size=self.config.batch_size,
+            search_config=self.search_config,
+            bleu_sentences=self.config.dev_bleu_sentences,
+            attention_sentences=self.config.attention_sentences,
+        )
+
+    def train(self):
+        """Runs until `train_steps`, `max_epochs`, `max_hours` or early stopping; returns a summary dict."""
+        self._prepare_model_dir()
+        iterator = iter(self._make_dataset())
+        self.manager, self.best_manager = self._checkpoint_managers(iterator)
+        if self.manager.latest_checkpoint:
+            self.manager.checkpoint.restore(self.manager.latest_checkpoint).assert_existing_objects_matched()
+            logging.info("Resumed from %s at step %d", self.manager.latest_checkpoint, self.step)
+        train_step = make_train_step(
+            self.model, self.optimizer, lambda: next(iterator), self.strategy, self.config.clip_norm,
+            local_replicas=self.strategy.num_replicas_in_sync // self._workers()[0],
+            jit_compile=self.config.jit_compile, jit_length_multiple=self.config.jit_length_multiple,
+            label_smoothing=self.config.label_smoothing, loss_normalization=self.config.loss_normalization,
+        )
+        self.validator = self._make_validator()
+        self.writers = {
+            name: tf.summary.create_file_writer(self.model_dir.file(name)) if self.is_chief
+            else tf.summary.create_noop_writer()
+            for name in ("train", "dev")
+        }
+        if self.step == 0:
+            with self.writers["train"].as_default():
+                hparams_api.hparams(self._hparams())
+        stop_reason = self._loop(train_step)
+        if self.manager.latest_checkpoint is None or not self.manager.latest_checkpoint.endswith(f"-{self.step}"):
+            self.manager.save(checkpoint_number=self.step)
+        for writer in self.writers.values():
+            writer.flush()
+        logging.info("Training stopped: %s", stop_reason)
+        return {
+            "stop_reason": stop_reason,
+            "step": self.step,
+            "best_step": self.early_stopping.best_step,
+            "best_dev_bleu": self.early_stopping.best_bleu,
+            "latest_checkpoint": self.manager.latest_checkpoint,
+            "best_checkpoint": self.best_manager.latest_checkpoint,
+        }
+
+    @property
+    def step(self):
+        return int(self.progress["step"])
+
+    def _epoch(self):
+        return int(self.progress["sentences_seen"]) / self.metadata["splits"]["train"]["kept"]
+
+    def _loop(self, train_step):
+        """Updates until a limit or early stopping; returns why it stopped."""
+        statistics = TrainingStatistics(self.writers["train"])
+        started, seconds_before = time.time(), float(self.progress["training_seconds"])
+        nonfinite_in_row = 0
+        while True:
+            stop_reason = self._limit_reached()
+            if stop_reason is not None:
+                return stop_reason
+            try:
+                result = {name: value.numpy() for name, value in train_step().items()}
+            except (StopIteration, tf.errors.OutOfRangeError):
+                return "the training data ran out"
+            self.progress["step"].assign_add(1)
+            self.progress["sentences_seen"].assign_add(int(result["sentences"]))
+            self.progress["training_seconds"].assign(seconds_before + time.time() - started)
+            nonfinite_in_row = 0 if result["finite"] else nonfinite_in_row + 1
+            if nonfinite_in_row:
+                self._skip_nonfinite(result, nonfinite_in_row)
+                continue
+            statistics.add(result)
+            stop_reason = self._after_update(statistics)
+            if stop_reason is not None:
+                return stop_reason
+
+    def _after_update(self, statistics):
+        """Logging, validation and checkpointing due after a finite update; returns a stop reason or None."""
+        step, config = self.step, self.config
+        is_last = self._limit_reached() is not None
+        train_nll = statistics.nll_per_sentence()
+        if step % config.log_every == 0 or is_last:
+            statistics.log(step, self._epoch(), float(self.progress["training_seconds"]),
+                           self._remaining_seconds(statistics), self._learning_rate())
+        stop_reason = None
+        if self.validator and (step % config.validate_every == 0 or is_last):
+            stop_reason = self._validate(train_nll)
+        elif step % config.checkpoint_every == 0:
+            self.manager.save(checkpoint_number=step)
+        return stop_reason
+
+    def _skip_nonfinite(self, result, in_row):
+        logging.warning(
+            "step %d: non-finite loss or gradient (NLL sum %s, gradient norm %s); update skipped",
+            self.step, result["nll_sum"], result["gradient_norm"],
+        )
+        with self.writers["train"].as_default():
+            tf.summary.scalar("nonfinite_updates_in_a_row", in_row, step=self.step)
+        if in_row >= self.config.max_nonfinite_steps:
+            self.manager.save(checkpoint_number=self.step)
+            raise TrainingDivergedError(
+                f"{in_row} updates in a row had a non-finite loss or gradient (step {self.step}); "
+                f"the last finite weights are in {self.manager.latest_checkpoint}. Lower --learning_rate or "
+                "--clip_norm, or check the data"
+            )
+
+    def _limit_reached(self):
+        """Why training must stop now (`train_steps`, `max_epochs`, `max_hours`), or None."""
+        config = self.config
+        if self.step >= config.train_steps:
+            return f"reached train_steps={config.train_steps}"
+        if config.max_epochs is not None and self._epoch() >= config.max_epochs:
+            return f"reached max_epochs={config.max_epochs}"
+        if config.max_hours is not None and float(self.progress["training_seconds"]) >= config.max_hours * 3600:
+            return f"reached max_hours={config.max_hours}"
+        return None
+
+    def _remaining_seconds(self, statistics):
+        remaining = (self.config.train_steps - self.step) * statistics.seconds_per_update()
+        if self.config.max_hours is not None:
+            remaining = min(remaining, max(self.config.max_hours * 3600 - float(self.progress["training_seconds"]), 0.0))
+        return remaining
+
+    def _learning_rate(self):
+        """The rate of the next update."""
+        return float(self.schedule(self.optimizer.iterations))
+
+    def _hparams(self):
+        values = {f"model/{k}": v for k, v in self.model.config.to_dict().items()}
+        values.update({f"training/{k}": v for k, v in self.config.to_dict().items()})
+        return {name: value for name, value in values.items() if isinstance(value, (bool, int, float, str))}
+
+    def _validate(self, train_nll):
+        """Validates the current weights, then checkpoints them; returns a stop reason or None."""
+        started, step = time.time(), self.step
+        result = self.validator()
+        improved = self.early_stopping.record(step, result["bleu"])
+        if self.early_stopping.should_decay():
+            self.schedule.decay(self.config.learning_rate_decay)
+            logging.info("dev BLEU did not improve for %d validations: learning rate decayed to %g",
+                         self.config.decay_patience, self._learning_rate())
+        self.manager.save(checkpoint_number=step)
+        if improved:
+            self.best_manager.save(checkpoint_number=step)
+        logging.info(
+            "validation at step %d: dev NLL/sentence %.2f | dev BLEU %.2f%s | %s | %.0f s",
+            step, result["nll_per_sentence"], result["bleu"], " (best)" if improved else "",
+            result["bleu_signature"], time.time() - started,
+        )
+        self._summarize_validation(result)
+        self.early_stopping.write_state(self.worker_dir.training_state_file, {
+            "step": step,
+            "epoch": self._epoch(),
+            "hours": float(self.progress["training_seconds"]) / 3600,
+            "train_nll_per_sentence": train_nll,
+            "dev_nll_per_sentence": result["nll_per_sentence"],
+            "dev_bleu": result["bleu"],
+            "dev_bleu_signature": result["bleu_signature"],
+            "learning_rate": self._learning_rate(),
+        })
+        return self.early_stopping.should_stop()
+
+    def _summarize_validation(self, result):
+        """Dev scalars, attention images, sample translations and the embedding projector."""
+        step = self.step
+        with self.writers["dev"].as_default():
+            tf.summary.scalar("dev/nll_per_sentence", result["nll_per_sentence"], step=step)
+            tf.summary.scalar("dev/bleu", result["bleu"], step=step)
+            for index, png in enumerate(result["attention_images"]):
+                tf.summary.image(f"attention/{index}", tf.image.decode_png(png)[tf.newaxis], step=step)
+            if result["samples"]:
+                rows = ["| source | reference | translation |", "|---|---|---|"]
+                rows += ["| " + " | ".join(text.replace("|", "\\|") for text in sample) + " |"
+                         for sample in result["samples"]]
+                tf.summary.text("translations", "\n".join(rows), step=step)
+        self.writers["dev"].flush()
+        if self.is_chief:
+            self._write_projector(step)
+
+    def _write_projector(self, step):
+        """Both embedding matrices with their vocabularies, for TensorBoard's projector (Cho et al. Fig. 4)."""
+        logdir = self.model_dir.file("train")
+        embeddings = {
+            "source_embedding": (self.model.encoder.source_embedding.embeddings,
+                                 self.model_dir.source_vocabulary_file),
+            "target_embedding": (self.model.decoder.target_embedding.embeddings,
+                                 self.model_dir.target_vocabulary_file),
+        }
+        projector_config = projector.ProjectorConfig()
+        for name, (variable, vocabulary_file) in embeddings.items():
+            metadata_file = f"{name}_tokens.tsv"
+            if not os.path.exists(os.path.join(logdir, metadata_file)):
+                with open(vocabulary_file, encoding="utf-8") as source, open(
+                    os.path.join(logdir, metadata_file), "w", encoding="utf-8"
+                ) as target:
+                    target.writelines(line.split("\t")[0] + "\n" for line in source)
+            embedding = projector_config.embeddings.add()
+            embedding.tensor_name = f"{name}/.ATTRIBUTES/VARIABLE_VALUE"
+            embedding.metadata_path = metadata_file
+        snapshot = tf.train.Checkpoint(**{name: variable.value for name, (variable, _) in embeddings.items()})
+        tf.train.CheckpointManager(snapshot, logdir, 1, checkpoint_name="embeddings").save(checkpoint_number=step)
+        projector.visualize_embeddings(logdir, projector_config)

@@ -1,0 +1,109 @@
+"""Everything about a training run that is not the model's architecture."""
+
+import dataclasses
+import typing
+
+from rnnsearch_tf.utils.config_checks import check_at_least, check_choices
+from rnnsearch_tf.models.model_dir import MODEL_CLASSES
+
+MODELS = tuple(sorted(MODEL_CLASSES))
+OPTIMIZERS = ("adadelta", "adam")
+LOSS_NORMALIZATIONS = ("tokens", "sentences")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingConfig:
+    """Settings of `Trainer`. Defaults are the paper's (Bahdanau et al. 2014, Appendix B.2).
+
+    Args:
+        data_dir: output of `python -m data_pipeline.build` (shards, vocabularies, metadata.json).
+        model_dir: where checkpoints, event files and the model description go.
+        model: "rnnsearch" or "rnnencdec".
+        train_steps: updates to run in total (a resumed run counts the updates already done).
+        max_epochs: stop after this many passes over the training pairs (None: no limit).
+        max_hours: stop after this much training time, validations included (None: no limit); the last
+            update is validated, so `best/` reflects the whole budget.
+        batch_size: global minibatch of sentence pairs (80).
+        sort_window: minibatches sorted by length together (20, i.e. 1600 pairs).
+        max_tokens: token-count batching instead of fixed batches (None: the paper's batching).
+        seed: seed of shuffling and initialisation.
+        optimizer: "adadelta" (the paper's) or "adam".
+        learning_rate: 1.0 for Adadelta (Zeiler 2012 has none; Keras scales the update by it).
+        adadelta_rho, adadelta_epsilon: ρ = 0.95, ε = 1e-6.
+        clip_norm: the L2 norm of the whole gradient is rescaled to at most this (1.0).
+        label_smoothing: ε of label smoothing in the training loss (0: the paper's plain NLL).
+        loss_normalization: the summed loss of a minibatch is divided by its target "tokens" (default)
+            or its "sentences" (OpenNMT-py's default).
+        warmup_steps: updates over which the learning rate rises linearly to `learning_rate` (0: none).
+        learning_rate_decay: factor applied to the learning rate after `decay_patience` validations
+            without a better dev BLEU (1.0: constant rate, the paper).
+        decay_patience: validations without improvement before each decay.
+        log_every: updates between console lines and training scalars.
+        checkpoint_every: updates between checkpoints.
+        keep_checkpoints: last checkpoints kept (the best ones are kept apart).
+        keep_best_checkpoints: checkpoints kept in best/, each better on dev BLEU than those before
+            (more than one to average them, `rnnsearch_tf.average_checkpoints --source=best`).
+        validate_every: updates between validations (dev NLL and dev BLEU); 0 disables them.
+        dev_split: split of data_dir used for validation.
+        dev_bleu_sentences: dev sentences decoded for BLEU (None: all of them).
+        patience: validations without a better dev BLEU before training stops (None: never).
+        max_nonfinite_steps: consecutive non-finite losses or gradients before training stops.
+        attention_sentences: fixed dev sentences whose attention and translation go to TensorBoard.
+        cpu_replicas: split the CPU into this many logical devices, one replica each (tests, and
+            checking multi-replica behaviour without GPUs); None uses all local GPUs, or the CPU.
+        jit_compile: compile the forward and backward pass with XLA. On 2 CPU cores: 1.4x the target
+            tokens/s of the Multi30k model (n = 256) after ~9 s of compilation per length bucket; slower
+            for the tiny model (n = 64); the paper-size model then needs more than 8 GiB of RAM.
+        jit_length_multiple: with `jit_compile`, source and target lengths are padded up to a multiple
+            of this, so XLA compiles one program per length bucket rather than per batch.
+    """
+
+    data_dir: str
+    model_dir: str
+    model: str = dataclasses.field(default="rnnsearch", metadata={"choices": MODELS})
+    train_steps: int = 300_000
+    max_epochs: typing.Optional[float] = None
+    max_hours: typing.Optional[float] = None
+    batch_size: int = 80
+    sort_window: int = 20
+    max_tokens: typing.Optional[int] = None
+    seed: int = 1234
+    optimizer: str = dataclasses.field(default="adadelta", metadata={"choices": OPTIMIZERS})
+    learning_rate: float = 1.0
+    adadelta_rho: float = 0.95
+    adadelta_epsilon: float = 1e-6
+    clip_norm: float = 1.0
+    label_smoothing: float = 0.0
+    loss_normalization: str = dataclasses.field(default="tokens", metadata={"choices": LOSS_NORMALIZATIONS})
+    warmup_steps: int = 0
+    learning_rate_decay: float = 1.0
+    decay_patience: int = 2
+    log_every: int = 100
+    checkpoint_every: int = 1000
+    keep_checkpoints: int = 5
+    keep_best_checkpoints: int = 1
+    validate_every: int = 5000
+    dev_split: str = "dev"
+    dev_bleu_sentences: typing.Optional[int] = None
+    patience: typing.Optional[int] = None
+    max_nonfinite_steps: int = 5
+    attention_sentences: int = 3
+    cpu_replicas: typing.Optional[int] = None
+    jit_compile: bool = False
+    jit_length_multiple: int = 4
+
+    def __post_init__(self):
+        check_choices(self)
+        check_at_least(self, 1, ("train_steps", "batch_size", "sort_window", "log_every", "checkpoint_every",
+                                 "keep_checkpoints", "max_nonfinite_steps", "jit_length_multiple", "decay_patience",
+                                 "keep_best_checkpoints"))
+        check_at_least(self, 0, ("validate_every", "warmup_steps"))
+        if not 0 <= self.label_smoothing < 1:
+            raise ValueError(f"TrainingConfig.label_smoothing must be in [0, 1), got {self.label_smoothing}")
+        if not 0 < self.learning_rate_decay <= 1:
+            raise ValueError(
+                f"TrainingConfig.learning_rate_decay must be in (0, 1], got {self.learning_rate_decay}"
+            )
+
+    def to_dict(self):
+        return dataclasses.asdict(self)

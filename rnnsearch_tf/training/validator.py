@@ -1,0 +1,114 @@
+"""Validation during training: dev NLL, dev BLEU, and attention/translation samples for TensorBoard."""
+
+import io
+import os
+
+import sacrebleu
+import tensorflow as tf
+
+from data_pipeline.data_dir import DataDir
+from data_pipeline.evaluation_input import EvaluationInput
+from data_pipeline.vocabulary import Vocabulary
+from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from data_pipeline.constants import EOS_TOKEN
+from rnnsearch_tf.evaluation.plots import plot_alignment
+from rnnsearch_tf.utils.text_files import read_lines
+from rnnsearch_tf.inference.translator import Translator
+
+
+class Validator:
+    """Measures the current weights on a dev split of a built data directory.
+
+    - dev NLL per sentence: -Σ log p(y | x) over the split's records / sentences (the paper's Table 2);
+    - dev BLEU: the raw dev sources (`{split}.source.txt`) translated by `Translator` (the same
+      tokenization, search and detokenization users get) and scored by sacrebleu against the raw
+      references (`{split}.target.txt`);
+    - for the first `attention_sentences` sentences, source / reference / translation and the attention
+      matrix α (Bahdanau et al. 2014, Figure 3) as PNG bytes.
+
+    Args:
+        model: the `EncoderDecoderModel` being trained.
+        data_dir: output of `data_pipeline.build`.
+        split: the dev split's name.
+        source_language, target_language: languages of the data.
+        batch_size: sentences per NLL batch and per translation batch.
+        search_config: `SearchConfig` of the translations scored by BLEU.
+        bleu_sentences: first sentences of the split translated for BLEU (None: all).
+        attention_sentences: sentences shown in TensorBoard.
+    """
+
+    def __init__(
+        self,
+        model,
+        data_dir,
+        split,
+        source_language,
+        target_language,
+        batch_size=80,
+        search_config=None,
+        bleu_sentences=None,
+        attention_sentences=3,
+    ):
+        self.model = model
+        self.batch_size = batch_size
+        self.attention_sentences = attention_sentences
+        data_dir = DataDir(data_dir)
+        self.nll_input = EvaluationInput(data_dir.shard_pattern(split), batch_size)
+        text_files = {side: data_dir.text_file(split, side) for side in ("source", "target")}
+        for path in text_files.values():
+            if not os.path.exists(path):
+                raise FileNotFoundError(
+                    f"{path} is missing: rebuild {data_dir.path} with `python -m data_pipeline.build` "
+                    "(it writes the raw text of dev and test splits)"
+                )
+        self.sources = read_lines(text_files["source"])[:bleu_sentences]
+        self.references = read_lines(text_files["target"])[:bleu_sentences]
+        translator = Translator(
+            model,
+            Vocabulary(data_dir.source_vocabulary_file),
+            Vocabulary(data_dir.target_vocabulary_file),
+            source_language,
+            target_language,
+            search_config,
+            maximum_batch_size=batch_size,
+        )
+        self.translator = BatchTranslator(translator, translator.settings(), batch_size)
+
+        @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)] * 2)
+        def negative_log_likelihood(source_ids, target_ids):
+            return -tf.reduce_sum(model.token_log_probs(source_ids, target_ids))
+
+        self._negative_log_likelihood = negative_log_likelihood
+
+    def nll_per_sentence(self):
+        total, sentences = 0.0, 0
+        for batch in self.nll_input():
+            total += float(self._negative_log_likelihood(batch["source_ids"], batch["target_ids"]))
+            sentences += int(batch["source_ids"].shape[0])
+        return total / max(sentences, 1)
+
+    def __call__(self):
+        """-> dict: nll_per_sentence, bleu, bleu_signature, samples [(source, reference, translation)],
+        attention_images [PNG bytes]."""
+        results = self.translator.translate(self.sources)  # in order; batches formed by length
+        bleu = sacrebleu.BLEU()
+        score = bleu.corpus_score([result["translation"] for result in results], [self.references])
+        samples, images = [], []
+        for source, reference, result in list(zip(self.sources, self.references, results))[: self.attention_sentences]:
+            samples.append((source, reference, result["translation"]))
+            alignment = result["alignment"]  # [len(tokens) + 1, len(source_tokens) + 1], </s> included
+            buffer = io.BytesIO()
+            plot_alignment(
+                result["source_tokens"] + [EOS_TOKEN],
+                (result["tokens"] + [EOS_TOKEN])[: alignment.shape[0]],
+                alignment,
+                buffer,
+            )
+            images.append(buffer.getvalue())
+        return {
+            "nll_per_sentence": self.nll_per_sentence(),
+            "bleu": score.score,
+            "bleu_signature": str(bleu.get_signature()),
+            "samples": samples,
+            "attention_images": images,
+        }

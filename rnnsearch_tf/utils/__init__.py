@@ -1,0 +1,1 @@
+"""Small helpers every package may use: text files, progress lines, config checks."""

@@ -1,0 +1,49 @@
+"""`rnnsearch <command>`: one command for the whole tool, each command also `python -m MODULE`."""
+
+import ast
+import importlib.util
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO_ROOT
+from rnnsearch_tf.cli.main import COMMANDS
+
+RNNSEARCH = pathlib.Path(sys.executable).parent / "rnnsearch"
+
+
+def run(*args):
+    return subprocess.run([str(RNNSEARCH), *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+
+
+def test_usage_lists_every_command():
+    result = run("--help")
+    assert result.returncode == 0
+    for name in COMMANDS:
+        assert f"  {name} " in result.stdout
+
+
+def test_unknown_command_is_named():
+    result = run("trian")
+    assert result.returncode == 2 and "unknown command 'trian'" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["train", "translate", "tokenize"])
+def test_a_command_shows_its_own_help(command):
+    result = run(command, "--helpshort")  # absl prints the help, then exits with status 1
+    # The docstring is read from the source: importing two commands in one process would define their
+    # shared flags twice.
+    source = pathlib.Path(importlib.util.find_spec(COMMANDS[command][0]).origin).read_text(encoding="utf-8")
+    assert ast.get_docstring(ast.parse(source)).splitlines()[0] in result.stdout
+
+
+def test_tokenize_through_the_command_equals_python_m(tmp_path):
+    text = "L'homme a 3,5 kg.\n"
+    via_command = subprocess.run([str(RNNSEARCH), "tokenize", "--lang=fr"], input=text, capture_output=True, text=True,
+                                 cwd=REPO_ROOT, timeout=300)
+    via_module = subprocess.run([sys.executable, "-m", "data_pipeline.tokenize", "--lang=fr"], input=text,
+                                capture_output=True, text=True, cwd=REPO_ROOT, timeout=300)
+    assert via_command.returncode == 0, via_command.stderr[-2000:]
+    assert via_command.stdout == via_module.stdout and via_command.stdout.strip()
