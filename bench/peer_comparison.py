@@ -1,0 +1,162 @@
+"""Ours beside the peer (OpenNMT-py's RNN-attention model, ../shared/peer) on one machine in one sitting.
+
+    RNNSEARCH_DATA=../shared/data python -m bench.peer_comparison --updates=300 --workdir=work_dirs/peer_comparison
+
+(Install the peer first: `bash ../shared/peer/install.sh`. Run nothing else meanwhile: both are timed.)
+
+1. The peer: `../shared/peer/multi30k.sh WORKDIR STEPS 256 512 10000` (embeddings 256, hidden 512, batch
+   80, Adam 1e-3): its training target tokens/s (after its warm-up), beam-5 decoding of
+   test_2016_flickr (1000 sentences, batches of 80) and detokenized BLEU.
+2. Ours at the peer's decoder size (m = 256, n = 512, l = 256, n' = 512), batch 80, the CPU recipe of
+   `configs/multi30k_rnnsearch.flags`, STEPS updates of the same corpus: target tokens/s over the updates
+   after the first `--log_every` window, then beam 5 on the same 1000 sentences in batches of 80 with the
+   peer's average length normalisation and length bound (1.25 x source + 5), and BLEU.
+3. The ratios; the analytic FLOPs per target token of both models (matmuls of the forward pass x 3); and
+   each one's achieved FLOP/s as a fraction of this machine's peak dense float32 matmul (2048^3).
+
+Prints one JSON object.
+"""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+import sacrebleu
+from absl import app, flags
+from tensorboard.backend.event_processing import event_accumulator
+
+from bench.train_throughput import _seconds_per_matmul, forward_matmuls
+from data_pipeline import data_files
+from rnnsearch_tf.inference.batch_translator import BatchTranslator
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+PEER = REPO_ROOT.parent / "shared" / "peer"
+SIZES = dict(embedding_dim=256, hidden_dim=512, maxout_dim=256, alignment_dim=512, batch_size=80)
+
+_UPDATES = flags.DEFINE_integer("updates", 300, "Updates of each system.")
+_WORKDIR = flags.DEFINE_string("workdir", "work_dirs/peer_comparison", "Where both systems write.")
+_DATA_DIR = flags.DEFINE_string("data_dir", "work_dirs/data/multi30k", "Our built Multi30k En-Fr.")
+_LOG_EVERY = flags.DEFINE_integer("log_every", 50, "Our statistics window; the first one is the warm-up.")
+
+
+def run_peer(workdir, steps):
+    environment = dict(os.environ, RNNSEARCH_DATA=data_files.data_root_from_environment())
+    output = subprocess.run(
+        ["bash", str(PEER / "multi30k.sh"), str(workdir), str(steps), "256", "512", "10000"],
+        check=True, capture_output=True, text=True, env=environment,
+    ).stdout.splitlines()
+    report = json.loads(next(line for line in output if line.startswith("{")))
+    report["detokenized_bleu"] = float(next(line for line in output if "BLEU" in line).split()[-1])
+    return report
+
+
+def train_ours(model_dir, steps):
+    command = [
+        sys.executable, "-m", "rnnsearch_tf.train", "--flagfile=configs/multi30k_rnnsearch.flags",
+        f"--data_dir={os.path.abspath(_DATA_DIR.value)}", f"--model_dir={model_dir}", f"--train_steps={steps}",
+        "--max_hours=1000",
+        "--validate_every=0", f"--log_every={_LOG_EVERY.value}", f"--checkpoint_every={steps}",
+        *[f"--{name}={value}" for name, value in SIZES.items()],
+    ]
+    started = time.perf_counter()
+    subprocess.run(command, check=True, cwd=REPO_ROOT, capture_output=True)
+    wall_seconds = time.perf_counter() - started
+    accumulator = event_accumulator.EventAccumulator(
+        str(pathlib.Path(model_dir) / "train"), size_guidance={"tensors": 0}
+    )
+    accumulator.Reload()
+
+    def scalars(tag):
+        return [float(event.tensor_proto.float_val[0]) for event in accumulator.Tensors(tag)]
+
+    windows = list(zip(scalars("tokens_per_second"), scalars("sentences_per_second")))[1:]  # after the warm-up
+    return {
+        "train_wall_s": round(wall_seconds, 1),
+        "train_tgt_tok_per_s": round(sum(tokens for tokens, _ in windows) / len(windows), 1),
+        "train_sents_per_s": round(sum(sentences for _, sentences in windows) / len(windows), 2),
+    }
+
+
+def decode_ours(model_dir, data_dir):
+    translator = BatchTranslator.from_model_dir(
+        model_dir, "latest", batch_size=80, beam_size=5, length_normalization="length", maximum_length_a=1.25,
+        maximum_length_b=5,
+    )
+    sources = (pathlib.Path(data_dir) / "test.source.txt").read_text(encoding="utf-8").splitlines()
+    references = (pathlib.Path(data_dir) / "test.target.txt").read_text(encoding="utf-8").splitlines()
+    translator.translate(sources[:80])  # traces the graphs
+    started = time.perf_counter()
+    results = translator.translate(sources)
+    seconds = time.perf_counter() - started
+    words = sum(len(result["tokens"]) for result in results)
+    hypotheses = [result["translation"] for result in results]
+    return {
+        "translate_sents_per_s": round(len(sources) / seconds, 2),
+        "translate_tgt_tok_per_s": round(words / seconds, 1),
+        "detokenized_bleu": round(sacrebleu.corpus_bleu(hypotheses, [references]).score, 2),
+    }
+
+
+def peer_forward_matmuls(batch=80, source_length=14, target_length=16, embedding=256, hidden=512, vocab=10004):
+    """OpenNMT-py's RNN (bidirectional GRU of hidden/2 per direction, GRU decoder with input feeding,
+    "mlp" attention on the new state, tanh(W[c; h]), generator): `(name, M, K, N, count)` per update."""
+    half, source_tokens, target_tokens = hidden // 2, batch * source_length, batch * target_length
+    return [
+        ("encoder input", source_tokens, embedding, 3 * half, 2),
+        ("encoder recurrent", batch, half, 3 * half, 2 * source_length),
+        ("attention keys", source_tokens, hidden, hidden, 1),
+        ("decoder input (embedding + input feed)", target_tokens, embedding + hidden, 3 * hidden, 1),
+        ("decoder recurrent", batch, hidden, 3 * hidden, target_length),
+        ("attention query", batch, hidden, hidden, target_length),
+        ("attention v", batch * source_length, hidden, 1, target_length),
+        ("context", batch, source_length, hidden, target_length),
+        ("output W[c; h]", target_tokens, 2 * hidden, hidden, 1),
+        ("generator", target_tokens, hidden, vocab, 1),
+    ]
+
+
+def flops_per_target_token(matmuls, batch=80, target_length=16):
+    return 3 * sum(2 * m * k * n * count for _, m, k, n, count in matmuls) / (batch * target_length)
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    workdir = pathlib.Path(_WORKDIR.value).resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    steps = _UPDATES.value
+    peer = run_peer(workdir / "peer", steps)
+    ours = train_ours(workdir / "ours", steps)
+    ours.update(decode_ours(workdir / "ours", _DATA_DIR.value))
+    peak = 2 * 2048**3 / _seconds_per_matmul(2048, 2048, 2048, False, False, 2.0) / 1e9
+    our_shapes = dict(SIZES, vocab_size=10004, source_length=14, target_length=16)
+    our_flops = flops_per_target_token(forward_matmuls(our_shapes))
+    peer_flops = flops_per_target_token(peer_forward_matmuls())
+    report = {
+        "steps": steps,
+        "cpu": {"cores": os.cpu_count(), "avx512_bf16": "avx512_bf16" in pathlib.Path("/proc/cpuinfo").read_text()},
+        "peak_dense_matmul_gflop_per_s": round(peak, 1),
+        "peer": {name: peer[name] for name in ("train_tgt_tok_per_s", "train_sents_per_s", "translate_sents_per_s",
+                                              "translate_tgt_tok_per_s", "detokenized_bleu", "train_wall_s")},
+        "ours": ours,
+        "flops_per_target_token": {"peer": int(peer_flops), "ours": int(our_flops)},
+    }
+    for name, flops in (("peer", peer_flops), ("ours", our_flops)):
+        report[name]["fraction_of_peak_matmul"] = round(
+            report[name]["train_tgt_tok_per_s"] * flops / 1e9 / peak, 3
+        )
+    report["ratios_ours_over_peer"] = {
+        name: round(ours[name] / peer[name], 2)
+        for name in ("train_tgt_tok_per_s", "train_sents_per_s", "translate_sents_per_s", "translate_tgt_tok_per_s")
+    }
+    report["ratios_ours_over_peer"]["train_flop_per_s"] = round(
+        ours["train_tgt_tok_per_s"] * our_flops / (peer["train_tgt_tok_per_s"] * peer_flops), 2
+    )
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    app.run(main)
