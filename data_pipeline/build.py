@@ -5,7 +5,6 @@
         --output_dir=/tmp/mine
 """
 
-import json
 import pathlib
 
 from absl import app
@@ -73,8 +72,21 @@ def main(argv):
     )
     metadata = builder.build()
     pathlib.Path(_OUTPUT_DIR.value, "flags.txt").write_text(flags.FLAGS.flags_into_string())
-    summary = {split: {k: v for k, v in s.items() if k != "shards"} for split, s in metadata["splits"].items()}
-    print(json.dumps({"splits": summary, "vocabularies": metadata["vocabularies"]}, indent=2))
+    print(summary_line(metadata, _OUTPUT_DIR.value))
+
+
+def summary_line(metadata, output_dir):
+    """One line: pairs kept per split, vocabulary sizes and coverage, repairs with their first lines."""
+    splits = ", ".join(f"{name} {s['kept']:,}/{s['read']:,} pairs" for name, s in metadata["splits"].items())
+    vocabularies = ", ".join(
+        f"{v['language']} {v['size']:,} ({100 * v['coverage']:.1f}% of tokens)" for v in metadata["vocabularies"].values()
+    )
+    repairs = "".join(
+        f"; {count:,} {reason} (first: {', '.join(s['first_repaired_lines'][reason])})"
+        for s in metadata["splits"].values()
+        for reason, count in s["repaired"].items()
+    )
+    return f"built {output_dir}: {splits}; vocabularies {vocabularies}{repairs}; details in {output_dir}/metadata.json"
 
 
 if __name__ == "__main__":

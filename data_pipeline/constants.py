@@ -1,4 +1,5 @@
-"""Reserved vocabulary entries, shared by the data pipeline, the models, search and serving.
+"""Reserved vocabulary entries, shared by the data pipeline, the models, search and serving, and the
+names of the files every built data directory (and every model directory's copy) holds.
 
 Every vocabulary file starts with these four tokens, in this order, so their ids are fixed.
 """
@@ -13,3 +14,7 @@ PAD_ID = 0  # right padding of every batch; never a real token
 BOS_ID = 1  # "no previous word": its embedding is the zero vector (Cho et al.: e(y_0) = 0)
 EOS_ID = 2  # ends every source and target sequence
 UNK_ID = 3  # every word outside the shortlist
+
+METADATA_FILE = "metadata.json"  # `DataDir`: what the build read, kept and wrote, with shard checksums
+SOURCE_VOCABULARY_FILE = "source_vocab.tsv"
+TARGET_VOCABULARY_FILE = "target_vocab.tsv"

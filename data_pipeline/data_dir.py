@@ -1,11 +1,12 @@
 """The layout of a built data directory: what `DatasetBuilder` writes and training reads."""
 
+import glob
 import json
 import os
 
-METADATA_FILE = "metadata.json"
-SOURCE_VOCABULARY_FILE = "source_vocab.tsv"
-TARGET_VOCABULARY_FILE = "target_vocab.tsv"
+from data_pipeline import shard_files
+from data_pipeline.constants import METADATA_FILE, SOURCE_VOCABULARY_FILE, TARGET_VOCABULARY_FILE
+from data_pipeline.corrupt_shard_error import CorruptShardError
 
 
 class DataDir:
@@ -56,11 +57,31 @@ class DataDir:
     def text_file(self, split, side):
         return self.file(self.text_name(split, side))
 
+    def check_shards(self, splits):
+        """Raises `CorruptShardError` unless the shards of `splits` are exactly those `metadata.json` lists,
+        each with its recorded sha256 (a missing, extra or changed shard is named)."""
+        metadata = self.read_metadata()
+        for split in splits:
+            if split not in metadata["splits"]:
+                raise CorruptShardError(
+                    f"{self.metadata_file} has no split {split!r}; it has {sorted(metadata['splits'])}"
+                )
+            listed = {shard["file"] for shard in metadata["splits"][split]["shards"]}
+            present = {os.path.basename(path) for path in glob.glob(self.shard_pattern(split))}
+            for names, problem in ((listed - present, "is missing"), (present - listed, "is not listed there")):
+                if names:
+                    raise CorruptShardError(
+                        f"{self.metadata_file} lists {len(listed)} {split} shards and {self.file(sorted(names)[0])} "
+                        f"{problem}: rebuild {self.path} with `python -m data_pipeline.build`"
+                    )
+            shard_files.verify_shards(sorted(self.file(name) for name in listed))
+
     def read_metadata(self):
         """metadata.json as a dict; FileNotFoundError says how to build the directory."""
         if not os.path.exists(self.metadata_file):
             raise FileNotFoundError(
-                f"{self.metadata_file} is missing: --data_dir must be the --output_dir of `python -m data_pipeline.build`"
+                f"{self.metadata_file} is missing: --data_dir must be the --output_dir of "
+                "`python -m data_pipeline.build`"
             )
         with open(self.metadata_file, encoding="utf-8") as stream:
             return json.load(stream)

@@ -47,6 +47,8 @@ def resolve(corpus_file, data_root, allow_download):
     for candidate in candidates:
         if candidate.is_file():
             return candidate
+        if candidate.is_dir():
+            raise MissingDataError(f"corpus file {candidate} is a directory; give the text file inside it")
     if corpus_file.url is None or not allow_download:
         how = "downloads are off (--allow_download)" if corpus_file.url else "it has no download URL"
         raise MissingDataError(

@@ -6,12 +6,12 @@ import contextlib
 import json
 import os
 import pathlib
+import shutil
 
 import numpy as np
 import tensorflow as tf
 
 from data_pipeline import constants
-from data_pipeline import data_dir
 from data_pipeline import data_files
 from data_pipeline import pair_reader
 from data_pipeline.data_dir import DataDir
@@ -74,7 +74,7 @@ class DatasetBuilder:
         wordpiece_vocabulary_size=None,
     ):
         self.corpus = corpus
-        self.output_dir = pathlib.Path(output_dir)
+        self.output_dir = pathlib.Path(output_dir).resolve()
         self.data_root = data_root
         self.shortlist_size = shortlist_size
         self.max_length = max_length
@@ -88,7 +88,11 @@ class DatasetBuilder:
         self._target_tokenizer = MosesTokenizer(corpus.target_language)
 
     def build(self):
-        """Builds everything; returns the metadata dict also written to `metadata.json`."""
+        """Builds everything; returns the metadata dict also written to `metadata.json`.
+
+        The folder is written beside `output_dir` (`.NAME.incomplete`) and renamed into place when
+        complete, so a build killed at any moment leaves an earlier `output_dir` as it was.
+        """
         if "train" not in self.corpus.splits:
             raise ValueError(f"corpus {self.corpus.name} has no train split to learn vocabularies from")
         readers = {
@@ -102,19 +106,27 @@ class DatasetBuilder:
             ]
             for split, parts in self.corpus.splits.items()
         }  # resolves every file and checks line counts before any work
-        self.output_dir.mkdir(parents=True, exist_ok=True)
+        self._work_dir = self.output_dir.parent / f".{self.output_dir.name}.incomplete"
+        shutil.rmtree(self._work_dir, ignore_errors=True)
+        self._work_dir.mkdir(parents=True)
         source_counts, target_counts = collections.Counter(), collections.Counter()
         splits = {}
         for split, split_readers in readers.items():
             counts = (source_counts, target_counts) if split == "train" else None
             splits[split] = self._tokenize_split(split, split_readers, counts)
+        if not splits["train"]["kept"]:
+            files = ", ".join(str(path) for reader in readers["train"] for path in reader.paths)
+            raise ValueError(
+                f"no usable training pair in {files}: {splits['train']['read']} read, "
+                f"dropped {splits['train']['dropped']}"
+            )
         vocabularies, ids = {}, {}
         for side, counts, file_name in (
-            ("source", source_counts, data_dir.SOURCE_VOCABULARY_FILE),
-            ("target", target_counts, data_dir.TARGET_VOCABULARY_FILE),
+            ("source", source_counts, constants.SOURCE_VOCABULARY_FILE),
+            ("target", target_counts, constants.TARGET_VOCABULARY_FILE),
         ):
             language = getattr(self.corpus, f"{side}_language")
-            path = self.output_dir / file_name
+            path = self._work_dir / file_name
             if self.wordpiece_vocabulary_size:
                 written = WordPieceTokenizer.learn(
                     counts, self.wordpiece_vocabulary_size, path, splits["train"]["kept"]
@@ -123,7 +135,9 @@ class DatasetBuilder:
             else:
                 written = Vocabulary.write(path, counts, self.shortlist_size, splits["train"]["kept"])
                 ids[side] = _token_ids(path)
-            vocabularies[side] = {"file": file_name, "language": language, **written}
+            vocabularies[side] = {
+                "file": file_name, "language": language, "sha256": pair_reader.sha256(path), **written
+            }
             if self.wordpiece_vocabulary_size:
                 vocabularies[side]["subword"] = "wordpiece"
         for split, summary in splits.items():
@@ -146,8 +160,9 @@ class DatasetBuilder:
                 for path in dict.fromkeys(p for rs in readers.values() for r in rs for p in r.paths)
             ],
         }
-        with open(self.output_dir / data_dir.METADATA_FILE, "w") as out:
+        with open(self._work_dir / constants.METADATA_FILE, "w") as out:
             json.dump(metadata, out, indent=2)
+        _replace_folder(self._work_dir, self.output_dir)
         return metadata
 
     def _tokenize_split(self, split, readers, counts):
@@ -170,7 +185,7 @@ class DatasetBuilder:
         with contextlib.ExitStack() as stack:
             scratch = stack.enter_context(open(self._scratch_file(split), "wb"))
             texts = {
-                side: stack.enter_context(open(self.output_dir / name, "w", encoding="utf-8", newline="\n"))
+                side: stack.enter_context(open(self._work_dir / name, "w", encoding="utf-8", newline="\n"))
                 for side, name in text_files.items()
             }
             for reader in readers:
@@ -195,11 +210,16 @@ class DatasetBuilder:
         if progress:
             progress(sum(r.read for r in readers), f", {kept:,} kept", final=True)
         repaired = sum((reader.repaired for reader in readers), collections.Counter())
+        repaired_lines = collections.defaultdict(list)
+        for reader in readers:
+            for reason, lines in reader.repaired_lines.items():
+                repaired_lines[reason] += lines
         summary = {
             "read": sum(reader.read for reader in readers),
             "kept": kept,
             "dropped": dict(sorted(dropped.items())),
             "repaired": dict(sorted(repaired.items())),
+            "first_repaired_lines": dict(sorted(repaired_lines.items())),
         }
         if text_files:
             summary["text_files"] = text_files
@@ -232,7 +252,7 @@ class DatasetBuilder:
             yield from zip(source_batch.to_list(), target_batch.to_list())
 
     def _scratch_file(self, split):
-        return self.output_dir / f".{split}.tokens"
+        return self._work_dir / f".{split}.tokens"
 
     def _write_shards(self, split, ids):
         """Maps the split's tokens to ids, shuffles train once, writes its shards, removes the scratch file."""
@@ -250,7 +270,7 @@ class DatasetBuilder:
         with concurrent.futures.ThreadPoolExecutor(max_workers=min(num_shards, os.cpu_count() or 1)) as pool:
             shards = pool.map(
                 lambda index: self._write_shard(
-                    self.output_dir / DataDir.shard_name(split, index, num_shards),
+                    self._work_dir / DataDir.shard_name(split, index, num_shards),
                     (pairs[i] for i in order[bounds[index] : bounds[index + 1]]),
                 ),
                 range(num_shards),
@@ -304,3 +324,13 @@ def _to_ids(tokens, token_ids):
         if token:
             ids.extend(token_ids.get(token, [constants.UNK_ID]))
     return ids + [constants.EOS_ID]
+
+
+def _replace_folder(new, final):
+    """Puts the folder `new` in the place of `final` (a folder or nothing), each rename atomic."""
+    replaced = final.parent / f".{final.name}.replaced"
+    shutil.rmtree(replaced, ignore_errors=True)
+    if final.exists():
+        final.rename(replaced)
+    new.rename(final)
+    shutil.rmtree(replaced, ignore_errors=True)

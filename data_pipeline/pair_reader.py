@@ -1,13 +1,27 @@
 """Reads the sentence pairs of a corpus part, repairing or dropping bad lines and counting each case."""
 
 import collections
+import contextlib
 import gzip
 import hashlib
 import itertools
+import zlib
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_UTF8_BOM = b"\xef\xbb\xbf"
+_LINES_NAMED = 5  # first line numbers of each repair kept for the metadata
 
 
+@contextlib.contextmanager
 def _open_binary(path):
-    return gzip.open(path, "rb") if str(path).endswith(".gz") else open(path, "rb")
+    """A plain or gzip file (told by its first bytes, whatever its name) whose read errors name it."""
+    with open(path, "rb") as probe:
+        compressed = probe.read(2) == _GZIP_MAGIC
+    try:
+        with (gzip.open(path, "rb") if compressed else open(path, "rb")) as opened:
+            yield opened
+    except (EOFError, gzip.BadGzipFile, zlib.error) as error:
+        raise ValueError(f"{path}: {error} (a truncated or corrupt gzip file)") from error
 
 
 def count_lines(path):
@@ -33,7 +47,8 @@ class PairReader:
     """Yields the clean (source, target) sentence pairs of one `CorpusPart`, counting what it changes.
 
     Lines are decoded as UTF-8; invalid bytes become U+FFFD and are counted as `invalid_utf8_source` /
-    `invalid_utf8_target` under `repaired`. Pairs with an empty (or whitespace-only) side, or with a side
+    `invalid_utf8_target` under `repaired`, a UTF-8 byte order mark opening a file is removed
+    (`utf8_bom_source` / `utf8_bom_target`); `repaired_lines` keeps the first line numbers of each. Pairs with an empty (or whitespace-only) side, or with a side
     longer than `max_line_chars` characters, are dropped and counted under `dropped` by their first reason
     (`empty_source`, `empty_target`, `source_line_too_long`, `target_line_too_long`). Nothing is lost silently:
     `read == yielded + sum(dropped)`.
@@ -55,6 +70,7 @@ class PairReader:
         self.read = 0
         self.dropped = collections.Counter()
         self.repaired = collections.Counter()
+        self.repaired_lines = collections.defaultdict(list)
         if len(self.paths) == 2:
             source_lines, target_lines = count_lines(self.paths[0]), count_lines(self.paths[1])
             if source_lines != target_lines:
@@ -64,13 +80,15 @@ class PairReader:
                 )
 
     def __iter__(self):
-        for source, target in self._raw_pairs():
+        for number, (source, target) in enumerate(self._raw_pairs(), start=1):
+            if number == 1:
+                source, target = self._strip_bom(source, "source"), self._strip_bom(target, "target")
             if self.part.hash_buckets is not None:
                 low, high = self.part.hash_buckets
                 if not low <= int(hashlib.md5(source).hexdigest(), 16) % 1000 < high:
                     continue
             self.read += 1
-            source, target = self._decode(source, "source"), self._decode(target, "target")
+            source, target = self._decode(source, "source", number), self._decode(target, "target", number)
             reason = self._drop_reason(source, "source") or self._drop_reason(target, "target")
             if reason:
                 self.dropped[reason] += 1
@@ -95,12 +113,23 @@ class PairReader:
                     )
                 yield columns[source_column], columns[target_column]
 
-    def _decode(self, line, side):
+    def _strip_bom(self, line, side):
+        if not line.startswith(_UTF8_BOM):
+            return line
+        self._count_repair(f"utf8_bom_{side}", 1)
+        return line[len(_UTF8_BOM) :]
+
+    def _decode(self, line, side, number):
         try:
             return line.decode("utf-8")
         except UnicodeDecodeError:
-            self.repaired[f"invalid_utf8_{side}"] += 1
+            self._count_repair(f"invalid_utf8_{side}", number)
             return line.decode("utf-8", errors="replace")
+
+    def _count_repair(self, reason, number):
+        self.repaired[reason] += 1
+        if len(self.repaired_lines[reason]) < _LINES_NAMED:
+            self.repaired_lines[reason].append(f"{self.paths[0 if reason.endswith('source') else -1]}:{number}")
 
     def _drop_reason(self, text, side):
         """Why a pair with this side must be dropped, or None to keep it (one reason per pair)."""

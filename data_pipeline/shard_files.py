@@ -5,8 +5,8 @@ import pathlib
 
 import tensorflow as tf
 
-from data_pipeline import data_dir
 from data_pipeline import pair_reader
+from data_pipeline.constants import METADATA_FILE
 from data_pipeline.corrupt_shard_error import CorruptShardError
 
 _FEATURES = {
@@ -33,8 +33,8 @@ def verify_shards(paths):
     """
     recorded = {}
     for folder in sorted({pathlib.Path(path).parent for path in paths}):
-        if (folder / data_dir.METADATA_FILE).is_file():
-            metadata = json.loads((folder / data_dir.METADATA_FILE).read_text())
+        if (folder / METADATA_FILE).is_file():
+            metadata = json.loads((folder / METADATA_FILE).read_text())
             for split in metadata["splits"].values():
                 recorded.update({str(folder / shard["file"]): shard["sha256"] for shard in split["shards"]})
     for path in paths:
@@ -42,7 +42,7 @@ def verify_shards(paths):
         if expected is not None and pair_reader.sha256(path) != expected:
             raise CorruptShardError(
                 f"corrupt TFRecord shard {path}: its sha256 differs from the one in "
-                f"{pathlib.Path(path).parent / data_dir.METADATA_FILE}; rebuild it with data_pipeline.build"
+                f"{pathlib.Path(path).parent / METADATA_FILE}; rebuild it with data_pipeline.build"
             )
 
 

@@ -38,6 +38,9 @@ class Servable:
         with tf.io.gfile.GFile(os.path.join(self.path, "saved_model.pb"), "rb") as stream:
             saved_model.ParseFromString(stream.read())
         self.signature_defs = saved_model.meta_graphs[0].signature_def
+        self.maximum_batch_size = None
+        if "settings" in self.loaded.signatures:  # written by serving/export.py
+            self.maximum_batch_size = int(self.loaded.signatures["settings"]()["maximum_batch_size"].numpy())
 
     def input_specs(self, signature_name):
         """{input name: TensorSpec} of a signature; ValueError naming the known ones if it is unknown."""

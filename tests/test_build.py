@@ -10,13 +10,16 @@ from conftest import REPO_ROOT
 
 def test_build_multi30k_leaves_shards_vocabularies_and_metadata(data_root, tmp_path):
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT), RNNSEARCH_DATA=str(data_root))
-    subprocess.run(
+    completed = subprocess.run(
         [
             sys.executable, "-m", "data_pipeline.build",
             "--flagfile=configs/data/multi30k.flags", f"--output_dir={tmp_path}",
         ],
-        check=True, capture_output=True, env=environment, cwd=REPO_ROOT,
+        check=True, capture_output=True, env=environment, cwd=REPO_ROOT, text=True,
     )
+    summary = completed.stdout.strip()
+    assert "\n" not in summary and summary.startswith(f"built {tmp_path}: train ")
+    assert summary.endswith(f"{tmp_path}/metadata.json"), summary
     metadata = json.loads((tmp_path / "metadata.json").read_text())
     train = metadata["splits"]["train"]
     assert train["read"] == 29000

@@ -91,6 +91,7 @@ def test_metadata_accounts_for_every_pair(toy_build):
         "empty_source": 1, "no_source_tokens": 1, "source_line_too_long": 1, "source_too_long": 1,
     }
     assert train["repaired"] == {"invalid_utf8_target": 1}
+    assert train["first_repaired_lines"] == {"invalid_utf8_target": [f"{output_dir.parent / 'train.fr'}:4"]}
     assert [shard["records"] for shard in train["shards"]] == [1, 1]
     assert metadata["vocabularies"]["source"]["size"] == 6
     assert metadata["vocabularies"]["target"]["coverage"] == pytest.approx(4 / 6)
@@ -105,6 +106,43 @@ def test_line_count_mismatch_names_both_files_before_any_work(tmp_path):
     with pytest.raises(ValueError, match=rf"{source} has 3 lines, {target} has 2 lines"):
         DatasetBuilder(corpus, tmp_path / "out", show_progress=False).build()
     assert not (tmp_path / "out").exists()
+
+
+def _toy_corpus(tmp_path, source_lines, target_lines):
+    source, target = _write(tmp_path / "a.en", source_lines), _write(tmp_path / "a.fr", target_lines)
+    return corpus_registry.text_file_corpus("en", "fr", {"train": (source, target)}), source, target
+
+
+def test_byte_order_mark_is_removed_and_counted(tmp_path):
+    corpus, source, _ = _toy_corpus(tmp_path, [b"\xef\xbb\xbfthe cat", b"the dog"], [b"le chat", b"le chien"])
+    metadata = DatasetBuilder(corpus, tmp_path / "out", show_progress=False).build()
+    assert metadata["splits"]["train"]["first_repaired_lines"] == {"utf8_bom_source": [f"{source}:1"]}
+    assert "\ufeff" not in (tmp_path / "out" / "source_vocab.tsv").read_text(encoding="utf-8")
+    assert "\nthe\t2\n" in (tmp_path / "out" / "source_vocab.tsv").read_text(encoding="utf-8")
+
+
+def test_a_corpus_without_usable_pairs_is_refused_naming_its_files(tmp_path):
+    corpus, source, target = _toy_corpus(tmp_path, [" ", "\t"], ["  ", ""])
+    with pytest.raises(ValueError, match=rf"no usable training pair in {source}, {target}: 2 read"):
+        DatasetBuilder(corpus, tmp_path / "out", show_progress=False).build()
+    assert not (tmp_path / "out").exists()
+
+
+def test_gzip_is_read_by_content_and_a_truncated_one_is_named(tmp_path):
+    compressed = gzip.compress(b"the cat\nthe dog\n")
+    _write(tmp_path / "a.fr", ["le chat", "le chien"])
+    (tmp_path / "a.en").write_bytes(compressed)  # gzip without the .gz suffix
+    corpus = corpus_registry.text_file_corpus("en", "fr", {"train": (tmp_path / "a.en", tmp_path / "a.fr")})
+    assert DatasetBuilder(corpus, tmp_path / "out", show_progress=False).build()["splits"]["train"]["kept"] == 2
+    (tmp_path / "a.en").write_bytes(compressed[:-12])
+    with pytest.raises(ValueError, match=rf"{tmp_path / 'a.en'}: .*truncated or corrupt gzip"):
+        DatasetBuilder(corpus, tmp_path / "out2", show_progress=False).build()
+
+
+def test_a_directory_given_as_a_file_is_named_so(tmp_path):
+    (tmp_path / "train.en").mkdir()
+    with pytest.raises(MissingDataError, match=rf"{tmp_path / 'train.en'} is a directory"):
+        data_files.resolve(CorpusFile(str(tmp_path / "train.en")), tmp_path, allow_download=False)
 
 
 def test_malformed_tsv_line_names_file_and_line(tmp_path):

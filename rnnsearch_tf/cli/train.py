@@ -27,7 +27,8 @@ _MODEL_FLAGS = define_config_flags(ModelConfig, skip=("source_vocab_size", "targ
 _TRAINING_FLAGS = define_config_flags(TrainingConfig)
 # The search of the validation translations (dev BLEU).
 _SEARCH_FLAGS = define_config_flags(
-    SearchConfig, skip=("num_hypotheses", "forbid_unk", "sampling", "num_samples", "sampling_temperature", "sampling_seed")
+    SearchConfig,
+    skip=("num_hypotheses", "forbid_unk", "sampling", "num_samples", "sampling_temperature", "sampling_seed"),
 )
 _ALL_FLAGS = [*_MODEL_FLAGS.values(), *_TRAINING_FLAGS.values(), *_SEARCH_FLAGS.values()]
 

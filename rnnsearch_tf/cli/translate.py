@@ -45,7 +45,8 @@ def main(argv):
         raise app.UsageError("give exactly one of --model_dir and --saved_model")
     unk_replacer = None
     if _REPLACE_UNK.value:
-        unk_replacer = UnkReplacer.from_file(search_flags.UNK_DICTIONARY.value) if search_flags.UNK_DICTIONARY.value else UnkReplacer()
+        dictionary = search_flags.UNK_DICTIONARY.value
+        unk_replacer = UnkReplacer.from_file(dictionary) if dictionary else UnkReplacer()
     if _SAVED_MODEL.value:
         translator = BatchTranslator.from_saved_model(_SAVED_MODEL.value, search_flags.BATCH_SIZE.value, unk_replacer)
     else:

@@ -6,7 +6,7 @@ import shutil
 
 import tensorflow as tf
 
-from data_pipeline.data_dir import SOURCE_VOCABULARY_FILE, TARGET_VOCABULARY_FILE
+from data_pipeline.constants import SOURCE_VOCABULARY_FILE, TARGET_VOCABULARY_FILE
 from rnnsearch_tf.models.model_config import ModelConfig
 from rnnsearch_tf.models.rnn_enc_dec import RNNEncDec
 from rnnsearch_tf.models.rnn_search import RNNSearch

@@ -1,6 +1,8 @@
 """The training loop of Bahdanau et al. 2014, Appendix B.2, under tf.distribute, made of parts."""
 
+import glob
 import os
+import shutil
 import time
 
 import keras
@@ -11,6 +13,7 @@ from tensorboard.plugins import projector
 from tensorboard.plugins.hparams import api as hparams_api
 
 from data_pipeline.data_dir import DataDir
+from data_pipeline.pair_reader import sha256
 from data_pipeline.training_input import TrainingInput
 from rnnsearch_tf.models.model_dir import MODEL_CLASSES, ModelDir
 from rnnsearch_tf.training.early_stopping import EarlyStopping
@@ -35,8 +38,11 @@ class Trainer:
     plateaus, `patience`), written to `training_state.json` and TensorBoard (`TrainingStatistics` logs
     the updates between console lines). Checkpoints (`tf.train.CheckpointManager`) hold the model, its
     dropout random states, the optimizer slots, the learning-rate scale, the early-stopping state, the
-    step and the data iterator, so a resumed run continues with the batch it would have read next. A
-    checkpoint is written after the validation of its step, never twice for one step.
+    step and the data iterator, so a resumed run continues with the batch it would have read next. The
+    checkpoint of a validated step is written last, after `best/`, `training_state.json` and TensorBoard,
+    so a run killed during a validation resumes before it and validates again; no checkpoint is written
+    twice. At start-up, leftover `*_temp` folders of an interrupted save are removed, and when the newest
+    checkpoint does not read, training resumes from the one before it, saying so.
 
     Args:
         model: an `EncoderDecoderModel` built under `strategy.scope()`.
@@ -67,6 +73,7 @@ class Trainer:
         )
         self.metadata = self.data_dir.read_metadata()
         self._check_vocabulary_sizes()
+        self.data_dir.check_shards(["train"] + ([training_config.dev_split] if training_config.validate_every else []))
         self.early_stopping = EarlyStopping(
             training_config.patience, training_config.decay_patience, training_config.learning_rate_decay
         )
@@ -114,12 +121,25 @@ class Trainer:
                     f"{self.model_dir.path} holds a different model ({self.model_dir.file('model.json')}); "
                     "resume with the same settings or choose another --model_dir"
                 )
+            self._check_vocabulary_copies()
             return
         data_info = {name: self.metadata[name] for name in ("source_language", "target_language")}
         data_info.update(corpus=self.metadata.get("corpus"), data_dir=os.path.abspath(self.data_dir.path),
                          max_length=self.metadata["filters"]["max_length"])
         self.model_dir.write_model(self.config.model, self.model.config, data_info,
                                    self.data_dir.source_vocabulary_file, self.data_dir.target_vocabulary_file)
+
+    def _check_vocabulary_copies(self):
+        """A resumed model directory's vocabularies must be those of the data (metadata.json's sha256)."""
+        for side, copy in (("source", self.model_dir.source_vocabulary_file),
+                           ("target", self.model_dir.target_vocabulary_file)):
+            expected = self.metadata["vocabularies"][side].get("sha256")
+            if expected is not None and sha256(copy) != expected:
+                raise ValueError(
+                    f"{copy} differs from the {side} vocabulary of {self.data_dir.path} (rebuilt since this model "
+                    "started?): the model's weights belong to its own copy; train it on the data it started "
+                    "with, or start a new --model_dir"
+                )
 
     def _workers(self):
         """(number of workers, this worker's index): (1, 0) without a cluster."""
@@ -141,6 +161,7 @@ class Trainer:
             seed=self.config.seed,
             max_tokens=self.config.max_tokens,
             max_sequence_length=self.metadata["filters"]["max_length"] + 1,
+            verify_shards=False,  # checked at start-up (`DataDir.check_shards`)
         )
         if workers == 1:
             return training_input()
@@ -159,7 +180,9 @@ class Trainer:
         )
         return (
             tf.train.CheckpointManager(checkpoint, self.worker_dir.checkpoint_dir, self.config.keep_checkpoints),
-            tf.train.CheckpointManager(checkpoint, self.worker_dir.best_checkpoint_dir, self.config.keep_best_checkpoints),
+            tf.train.CheckpointManager(
+                checkpoint, self.worker_dir.best_checkpoint_dir, self.config.keep_best_checkpoints
+            ),
         )
 
     def _make_validator(self):
@@ -182,9 +205,7 @@ class Trainer:
         self._prepare_model_dir()
         iterator = iter(self._make_dataset())
         self.manager, self.best_manager = self._checkpoint_managers(iterator)
-        if self.manager.latest_checkpoint:
-            self.manager.checkpoint.restore(self.manager.latest_checkpoint).assert_existing_objects_matched()
-            logging.info("Resumed from %s at step %d", self.manager.latest_checkpoint, self.step)
+        self._restore()
         train_step = make_train_step(
             self.model, self.optimizer, lambda: next(iterator), self.strategy, self.config.clip_norm,
             local_replicas=self.strategy.num_replicas_in_sync // self._workers()[0],
@@ -214,6 +235,27 @@ class Trainer:
             "latest_checkpoint": self.manager.latest_checkpoint,
             "best_checkpoint": self.best_manager.latest_checkpoint,
         }
+
+    def _restore(self):
+        """Resumes from the newest checkpoint that reads, if any (see the class docstring)."""
+        for directory in (self.worker_dir.checkpoint_dir, self.worker_dir.best_checkpoint_dir):
+            for leftover in glob.glob(os.path.join(directory, "*_temp*")):
+                logging.warning("removing %s, left by a checkpoint save that did not finish", leftover)
+                shutil.rmtree(leftover, ignore_errors=True)
+        for path in reversed(self.manager.checkpoints):
+            try:
+                self.manager.checkpoint.restore(path).assert_existing_objects_matched()
+            except (tf.errors.OpError, ValueError, AssertionError) as error:
+                logging.warning("%s does not read (%s); trying the checkpoint before it", path, str(error)[:300])
+                continue
+            if path != self.manager.latest_checkpoint:
+                logging.warning("resuming from %s: the newer checkpoints do not read", path)
+            logging.info("Resumed from %s at step %d", path, self.step)
+            return
+        if self.manager.checkpoints:
+            raise RuntimeError(
+                f"no checkpoint in {self.worker_dir.checkpoint_dir} reads; move the folder away to start afresh"
+            )
 
     @property
     def step(self):
@@ -291,7 +333,8 @@ class Trainer:
     def _remaining_seconds(self, statistics):
         remaining = (self.config.train_steps - self.step) * statistics.seconds_per_update()
         if self.config.max_hours is not None:
-            remaining = min(remaining, max(self.config.max_hours * 3600 - float(self.progress["training_seconds"]), 0.0))
+            budget_left = self.config.max_hours * 3600 - float(self.progress["training_seconds"])
+            remaining = min(remaining, max(budget_left, 0.0))
         return remaining
 
     def _learning_rate(self):
@@ -312,9 +355,8 @@ class Trainer:
             self.schedule.decay(self.config.learning_rate_decay)
             logging.info("dev BLEU did not improve for %d validations: learning rate decayed to %g",
                          self.config.decay_patience, self._learning_rate())
-        self.manager.save(checkpoint_number=step)
-        if improved:
-            self.best_manager.save(checkpoint_number=step)
+        if improved and not str(self.best_manager.latest_checkpoint).endswith(f"-{step}"):
+            self.best_manager.save(checkpoint_number=step)  # a run resumed before this step saved it already
         logging.info(
             "validation at step %d: dev NLL/sentence %.2f | dev BLEU %.2f%s | %s | %.0f s",
             step, result["nll_per_sentence"], result["bleu"], " (best)" if improved else "",
@@ -331,6 +373,7 @@ class Trainer:
             "dev_bleu_signature": result["bleu_signature"],
             "learning_rate": self._learning_rate(),
         })
+        self.manager.save(checkpoint_number=step)  # last: this step is complete
         return self.early_stopping.should_stop()
 
     def _summarize_validation(self, result):

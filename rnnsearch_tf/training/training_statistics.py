@@ -44,7 +44,8 @@ class TrainingStatistics:
             "step %d | epoch %.2f | loss %.4f | NLL/sentence %.2f | %.0f target tokens/s | %.1f sentences/s | "
             "lr %.3g | elapsed %s | ETA %s",
             step, epoch, self.loss(), self.nll_per_sentence(), self.target_tokens / seconds,
-            self.sentences / seconds, learning_rate, format_duration(training_seconds), format_duration(remaining_seconds),
+            self.sentences / seconds, learning_rate, format_duration(training_seconds),
+            format_duration(remaining_seconds),
         )
         scalars = {
             "loss": self.loss(),
