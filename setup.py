@@ -15,6 +15,7 @@ setuptools.setup(
         "tensorboard==2.21.*",
         "tensorflow-serving-api==2.21.*",
         "grpcio>=1.60",
+        "waitress>=3.0,<4",  # the REST port of serving/local_server.py
         "absl-py>=2.1",
         "sacrebleu>=2.4,<3",
         "matplotlib>=3.8",

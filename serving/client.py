@@ -11,7 +11,6 @@ import sys
 
 from absl import app, flags
 
-from serving.grpc_client import GrpcClient
 from serving.rest_client import RestClient
 
 _SERVER = flags.DEFINE_string("server", "localhost:8500", "gRPC address of the model server.")
@@ -41,6 +40,8 @@ def main(argv):
     if _REST_URL.value:
         client = RestClient(_REST_URL.value, _MODEL_NAME.value, timeout=_TIMEOUT.value)
     else:
+        from serving.grpc_client import GrpcClient  # imports TensorFlow (seconds): only the gRPC path pays it
+
         client = GrpcClient(_SERVER.value, _MODEL_NAME.value, timeout=_TIMEOUT.value)
     out = open(_OUTPUT_FILE.value, "w", encoding="utf-8") if _OUTPUT_FILE.value else sys.stdout
     try:

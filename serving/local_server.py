@@ -3,20 +3,20 @@
     python -m serving.local_server --model_base_path=exports/rnnsearch --model_name=rnnsearch \
         --port=8500 --rest_api_port=8501
 
-Implements PredictionService.Predict and GetModelMetadata (and a REST predict/metadata endpoint), so
-`serving/client.py` and the tests talk to it exactly as to TF Serving. Binds 127.0.0.1 unless told.
+Implements PredictionService.Predict and GetModelMetadata, and TF Serving's REST API (model status,
+metadata, predict in row and columnar format) served by waitress, so `serving/client.py` and the tests
+talk to it exactly as to TF Serving. Binds 127.0.0.1 unless told.
 """
 
 import concurrent.futures
-import http.server
 import threading
 
 import grpc
+import waitress
 from absl import app, flags, logging
-from tensorflow_serving.apis import prediction_service_pb2_grpc
 
 from serving.prediction_service import PredictionService
-from serving.rest_request_handler import RestRequestHandler
+from serving.rest_app import RestApp
 from serving.servable import Servable
 
 _MODEL_BASE_PATH = flags.DEFINE_string("model_base_path", None, "Folder of integer versions.", required=True)
@@ -25,7 +25,10 @@ _HOST = flags.DEFINE_string("host", "127.0.0.1", "Address to bind; 0.0.0.0 expos
 _PORT = flags.DEFINE_integer("port", 8500, "gRPC port.")
 _REST_API_PORT = flags.DEFINE_integer("rest_api_port", 0, "REST port (8501 in TF Serving); 0 for none.")
 _MAX_REQUEST_BYTES = flags.DEFINE_integer("max_request_bytes", 4 << 20, "Larger requests are refused.")
-_WORKERS = flags.DEFINE_integer("workers", 8, "Requests answered concurrently.")
+_WORKERS = flags.DEFINE_integer("workers", 8, "Requests answered concurrently (each of gRPC and REST).")
+_REST_CHANNEL_TIMEOUT = flags.DEFINE_integer(
+    "rest_channel_timeout", 30, "Seconds a REST connection may stay silent (e.g. a body never sent)."
+)
 
 
 class LocalServer:
@@ -37,12 +40,22 @@ class LocalServer:
         port: gRPC port; 0 picks a free one (see `port` after `start`).
         rest_api_port: REST port, 0 picks a free one, None for no REST.
         max_request_bytes: the largest request accepted (gRPC answers RESOURCE_EXHAUSTED, REST 413);
-            also the most elements one input tensor may declare.
-        workers: threads answering gRPC requests; more requests wait.
+            also the most bytes one input tensor may expand to (gRPC answers INVALID_ARGUMENT).
+        workers: threads answering gRPC requests, and as many answering REST requests; more requests wait.
+        rest_channel_timeout: seconds after which a silent REST connection is closed.
+        rest_connection_limit: REST connections held at once (waiting ones cost a socket, not a thread).
     """
 
     def __init__(
-        self, servable, host="127.0.0.1", port=0, rest_api_port=None, max_request_bytes=4 << 20, workers=8
+        self,
+        servable,
+        host="127.0.0.1",
+        port=0,
+        rest_api_port=None,
+        max_request_bytes=4 << 20,
+        workers=8,
+        rest_channel_timeout=30,
+        rest_connection_limit=1000,
     ):
         self.servable = servable
         self.host = host
@@ -54,31 +67,38 @@ class LocalServer:
                 ("grpc.max_send_message_length", -1),
             ],
         )
-        prediction_service_pb2_grpc.add_PredictionServiceServicer_to_server(
-            PredictionService(servable, max_input_elements=max_request_bytes), self._grpc_server
-        )
+        PredictionService(servable, max_input_bytes=max_request_bytes).add_to_server(self._grpc_server)
         self.port = self._grpc_server.add_insecure_port(f"{host}:{port}")
         if self.port == 0:
             raise OSError(f"cannot bind {host}:{port}")
         self._rest_server = None
         self.rest_api_port = None
         if rest_api_port is not None:
-            self._rest_server = http.server.ThreadingHTTPServer((host, rest_api_port), RestRequestHandler)
-            self._rest_server.daemon_threads = True
-            self._rest_server.servable = servable
-            self._rest_server.max_request_bytes = max_request_bytes
-            self.rest_api_port = self._rest_server.server_address[1]
+            self._rest_server = waitress.create_server(
+                RestApp(servable),
+                host=host,
+                port=rest_api_port,
+                threads=workers,
+                backlog=1024,
+                connection_limit=rest_connection_limit,
+                channel_timeout=rest_channel_timeout,
+                cleanup_interval=min(30, rest_channel_timeout),  # how often timed-out connections are closed
+                max_request_body_size=max_request_bytes,
+                asyncore_use_poll=True,  # select() fails beyond 1024 sockets
+                ident="rnnsearch-tf",
+            )
+            self.rest_api_port = self._rest_server.effective_port
 
     def start(self):
         self._grpc_server.start()
         if self._rest_server is not None:
-            threading.Thread(target=self._rest_server.serve_forever, daemon=True).start()
+            threading.Thread(target=self._rest_server.run, daemon=True).start()
         return self
 
     def stop(self):
         if self._rest_server is not None:
-            self._rest_server.shutdown()
-            self._rest_server.server_close()
+            self._rest_server.close()
+            self._rest_server.task_dispatcher.shutdown(timeout=1)
         self._grpc_server.stop(grace=1.0).wait()
         self._executor.shutdown(wait=False)
 
@@ -97,6 +117,7 @@ def main(argv):
         rest_api_port=_REST_API_PORT.value or None,
         max_request_bytes=_MAX_REQUEST_BYTES.value,
         workers=_WORKERS.value,
+        rest_channel_timeout=_REST_CHANNEL_TIMEOUT.value,
     ).start()
     rest = f", REST on {server.host}:{server.rest_api_port}" if server.rest_api_port else ""
     logging.info(

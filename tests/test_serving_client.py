@@ -2,12 +2,16 @@
 `tensorflow_model_server` whenever it is on PATH."""
 
 import concurrent.futures
+import json
 import os
+import re
 import shutil
 import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 
 import grpc
 import numpy as np
@@ -22,6 +26,7 @@ from serving_test_utils import BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENT
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODEL_NAME = "rnnsearch"
 MAX_REQUEST_BYTES = 1 << 20  # the local server's limit in these tests
+REST_CHANNEL_TIMEOUT = 3  # seconds the local server lets a REST connection stay silent in these tests
 
 
 def _free_port():
@@ -40,7 +45,7 @@ class RunningServer:
             command = [
                 sys.executable, "-m", "serving.local_server", f"--model_base_path={export_dir}",
                 f"--model_name={MODEL_NAME}", f"--port={grpc_port}", f"--rest_api_port={rest_port}",
-                f"--max_request_bytes={MAX_REQUEST_BYTES}",
+                f"--max_request_bytes={MAX_REQUEST_BYTES}", f"--rest_channel_timeout={REST_CHANNEL_TIMEOUT}",
             ]
         else:
             command = [
@@ -68,6 +73,16 @@ class RunningServer:
                     self.stop()
                     raise RuntimeError(f"{kind} not ready after 180 s:\n{open(log_path).read()}")
                 time.sleep(0.5)
+
+    def resident_bytes(self):
+        """The server process's resident memory."""
+        with open(f"/proc/{self.process.pid}/status") as status:
+            return 1024 * int(next(line for line in status if line.startswith("VmRSS:")).split()[1])
+
+    def threads(self):
+        """The server process's thread count."""
+        with open(f"/proc/{self.process.pid}/status") as status:
+            return int(next(line for line in status if line.startswith("Threads:")).split()[1])
 
     def alive(self):
         return self.process.poll() is None
@@ -178,6 +193,16 @@ def test_bad_requests_are_invalid_argument_and_the_server_lives(server):
         huge = tf.make_tensor_proto(np.array([b"a"], object))
         huge.tensor_shape.dim[0].size = 10**12  # a few bytes that declare a terabyte
         _expect_error(invalid, "elements", lambda: client.predict({"text": huge}, "translate"))
+        copies = tf.make_tensor_proto(np.array([b"x" * 1024], object))
+        copies.tensor_shape.dim[0].size = 200_000  # about 1 KB on the wire, 200 MB once expanded
+        resident = server.resident_bytes()
+        _expect_error(invalid, "bytes in all", lambda: client.predict({"text": copies}, "translate"))
+        assert server.resident_bytes() - resident < 100 << 20
+        channel = grpc.insecure_channel(server.address)
+        raw_predict = channel.unary_unary("/tensorflow.serving.PredictionService/Predict",
+                                          request_serializer=lambda data: data, response_deserializer=lambda data: data)
+        _expect_error(invalid, "not a valid PredictRequest", lambda: raw_predict(b"\xff\xff\xff\xff", timeout=60))
+        channel.close()
     assert server.alive()
     assert client.translate(["the dog"])["translation"].shape == (1,)
 
@@ -208,7 +233,96 @@ def test_rest_api_equals_grpc(server):
     assert client.score(["the cat"], ["le chat"])["log_prob"].shape == (1,)
     with pytest.raises(RuntimeError, match="HTTP 400"):
         client.translate_ids([[4, 1000]])
+    if server.kind == "local_server":  # client mistakes are 400 with the reason, never 500
+        for body, reason in (
+            ('{"inputs": {"text": ' + "[" * 5000 + "]" * 5000 + "}}", "RecursionError|recursion"),
+            ('{"signature_name": "translate_ids", "inputs": {"source_ids": [[1e30]]}}', "int"),
+        ):
+            status, text = _post(f"{server.rest_url}/v1/models/{MODEL_NAME}:predict", body)
+            assert status == 400 and re.search(reason, text), (status, text[:500])
     assert server.alive()
+
+
+def test_rest_formats_as_tf_serving_documents(server):
+    """Model status, metadata and the row ("instances") format of https://www.tensorflow.org/tfx/serving/api_rest."""
+    model_url = f"{server.rest_url}/v1/models/{MODEL_NAME}"
+    status = json.loads(_get(model_url)[1])["model_version_status"]
+    assert [entry["state"] for entry in status] == ["AVAILABLE"]
+    signatures = json.loads(_get(f"{model_url}/metadata")[1])["metadata"]["signature_def"]["signature_def"]
+    assert signatures["translate"]["inputs"]["text"]["dtype"] == "DT_STRING"
+    assert "alignment" in signatures["translate"]["outputs"]
+    expected = server.client.translate(["the cat", "the dog sees a house ."])
+    code, text = _post(f"{model_url}:predict", json.dumps(
+        {"signature_name": "translate", "instances": ["the cat", "the dog sees a house ."]}))
+    predictions = json.loads(text)["predictions"]
+    assert code == 200 and [row["translation"] for row in predictions] == [
+        t.decode("utf-8") for t in expected["translation"]]
+    np.testing.assert_allclose([row["score"] for row in predictions], expected["score"], rtol=1e-6)
+    code, text = _post(f"{model_url}:predict", json.dumps(
+        {"signature_name": "score", "instances": [{"source": "the cat", "target": "le chat"}]}))
+    expected_score = server.client.score(["the cat"], ["le chat"])["log_prob"]
+    assert code == 200
+    np.testing.assert_allclose(json.loads(text)["predictions"][0]["log_prob"], expected_score[0], rtol=1e-6)
+    code, text = _get(f"{model_url}/versions/999/metadata")
+    assert code == 404 and "999" in text
+    assert _get(f"{server.rest_url}/v1/models/other_model")[0] == 404
+
+
+def test_rest_concurrent_stalled_and_malformed_clients(server):
+    def one_client(index):
+        client = RestClient(server.rest_url, MODEL_NAME, timeout=120)
+        return sum(client.translate([SENTENCES[(index + r) % len(SENTENCES)]])["translation"].shape[0]
+                   for r in range(20))
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=32) as pool:
+        assert sum(pool.map(one_client, range(32))) == 32 * 20
+    if server.kind != "local_server":
+        return
+    threads = server.threads()
+    port = int(server.rest_url.rsplit(":", 1)[1])
+    stalled = []
+    for _ in range(200):  # each announces a body it never sends
+        connection = socket.create_connection(("127.0.0.1", port), timeout=30)
+        connection.sendall(_predict_head(port, "100"))
+        stalled.append(connection)
+    try:
+        started = time.monotonic()
+        assert RestClient(server.rest_url, MODEL_NAME, timeout=30).translate(["the cat"])["translation"].shape == (1,)
+        assert time.monotonic() - started < 10
+        assert server.threads() <= threads
+        for length, body, answer in (("abc", b"", b"400"), ("-5", b"", b"400"), ("100", b"{}", b"")):
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
+                connection.sendall(_predict_head(port, length) + body)
+                started = time.monotonic()
+                reply = connection.recv(4096)  # an answer, or the connection closed after the channel timeout
+                assert (answer in reply.split(b"\r\n", 1)[0]) if answer else reply == b"", reply[:200]
+                assert time.monotonic() - started < REST_CHANNEL_TIMEOUT + 10
+    finally:
+        for connection in stalled:
+            connection.close()
+    assert server.alive()
+
+
+def _predict_head(port, content_length):
+    return (f"POST /v1/models/{MODEL_NAME}:predict HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {content_length}\r\n\r\n").encode("ascii")
+
+
+def _get(url):
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:
+            return response.status, response.read().decode("utf-8")
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode("utf-8")
+
+
+def _post(url, body):
+    request = urllib.request.Request(url, data=body.encode("utf-8"), headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, response.read().decode("utf-8")
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode("utf-8")
 
 
 def test_command_line_client(server, tmp_path):
@@ -229,3 +343,8 @@ def test_command_line_client(server, tmp_path):
     ).stdout
     translation, score = shown.rstrip("\n").split("\t")
     assert translation == expected[0].decode("utf-8") and float(score) < 0
+
+
+def test_rest_client_path_does_not_import_tensorflow():
+    check = "import sys, serving.client; sys.exit('tensorflow' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", check], cwd=REPO_ROOT, timeout=60).returncode == 0
