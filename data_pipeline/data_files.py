@@ -14,12 +14,16 @@ import zipfile
 from data_pipeline.missing_data_error import MissingDataError
 
 DATA_ENVIRONMENT_VARIABLE = "RNNSEARCH_DATA"
+# The default the scripts use too: ../shared/data beside the checkout.
+DEFAULT_DATA_ROOT = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def data_root_from_environment():
-    """The data folder named by `RNNSEARCH_DATA`, or None when the variable is unset."""
+    """The data folder named by `RNNSEARCH_DATA`; unset, `DEFAULT_DATA_ROOT` if it exists, else None."""
     value = os.environ.get(DATA_ENVIRONMENT_VARIABLE)
-    return pathlib.Path(value) if value else None
+    if value:
+        return pathlib.Path(value)
+    return DEFAULT_DATA_ROOT if DEFAULT_DATA_ROOT.is_dir() else None
 
 
 def resolve(corpus_file, data_root, allow_download):

@@ -47,3 +47,25 @@ def test_tokenize_through_the_command_equals_python_m(tmp_path):
                                 capture_output=True, text=True, cwd=REPO_ROOT, timeout=300)
     assert via_command.returncode == 0, via_command.stderr[-2000:]
     assert via_command.stdout == via_module.stdout and via_command.stdout.strip()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("translate", "--model_dir=/no/such/model"), "/no/such/model"),
+        (("translate", "--saved_model=/no/such/export"), "/no/such/export"),
+        (("train", "--flagfile=configs/tiny.flags", "--data_dir=/no/such/data", "--model_dir=/tmp/unused"),
+         "/no/such/data"),
+    ],
+)
+def test_a_user_error_is_one_line_and_exit_code_1(args, message):
+    result = run(*args)
+    assert result.returncode == 1, result.stderr[-3000:]
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+
+
+def test_verbosity_brings_back_the_traceback():
+    result = run("translate", "--model_dir=/no/such/model", "--verbosity=1")
+    assert result.returncode == 1 and "Traceback" in result.stderr

@@ -5,13 +5,23 @@
     rnnsearch translate --model_dir=work_dirs/multi30k_rnnsearch < test.en > test.fr
 
 Each command is also `python -m MODULE` with the module named in `COMMANDS`; `rnnsearch COMMAND --help`
-lists its flags.
+lists its flags. A command prints its progress and results only: TensorFlow's start-up messages are
+hidden and a user error (a missing file, a bad value, a bad flag) ends in one `error: ...` line and exit
+code 1; `--verbosity=1` (absl's flag) shows TensorFlow's messages and the traceback too (without it,
+TensorFlow's native messages of the last command are in `NATIVE_LOG`, /tmp/rnnsearch-tf-UID.native.log).
 """
 
 import importlib
+import os
 import sys
+import tempfile
 
 from absl import app
+from absl import flags
+from absl import logging as absl_logging
+
+# Where TensorFlow's native messages go unless --verbosity is given.
+NATIVE_LOG = os.path.join(tempfile.gettempdir(), f"rnnsearch-tf-{os.getuid()}.native.log")
 
 COMMANDS = {
     "build-data": ("data_pipeline.build", "tokenize a parallel corpus, build vocabularies and TFRecord shards"),
@@ -23,14 +33,76 @@ COMMANDS = {
     "evaluate": ("rnnsearch_tf.cli.evaluate", "the paper's tables and figures for one or several models"),
     "export": ("serving.export", "write a SavedModel for TensorFlow Serving"),
     "serve": ("serving.local_server", "serve an export over TF Serving's gRPC and REST APIs"),
+    "client": ("serving.client", "translate with a served model over gRPC or REST"),
 }
 
 
 def run_command(module_name, argv=None):
     """Runs a command module's `main` under absl, its docstring as the `--help` text."""
+    verbose = _asks_for_verbosity(sys.argv if argv is None else argv)
+    if not verbose:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        _hide_native_stderr()
     module = importlib.import_module(module_name)
+    if not verbose:
+        _quiet_python_loggers()
     sys.modules["__main__"].__doc__ = module.__doc__
-    app.run(module.main, argv=argv)
+    app.run(_with_one_line_errors(module.main), argv=argv)
+
+
+def _asks_for_verbosity(argv):
+    return any(arg.split("=")[0] in ("--verbosity", "-v", "--v") for arg in argv[1:])
+
+
+def _hide_native_stderr():
+    """Sends what C++ writes to stderr (TensorFlow's CUDA, oneDNN and CPU notes, some written before its
+    log level applies) to NATIVE_LOG, while Python's `sys.stderr` (our progress, warnings, errors,
+    tracebacks) keeps the original stderr."""
+    sys.stderr.flush()
+    terminal = os.dup(2)
+    sys.stderr = os.fdopen(terminal, "w", buffering=1, encoding="utf-8", errors="backslashreplace")
+    absl_logging.get_absl_handler().python_handler.setStream(sys.stderr)
+    native_log = os.open(NATIVE_LOG, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(native_log, 2)
+    os.close(native_log)
+
+
+def _quiet_python_loggers():
+    if "tensorflow" in sys.modules:
+        import tensorflow as tf
+
+        tf.get_logger().setLevel("ERROR")  # AutoGraph and tracing notes
+        tf.autograph.set_verbosity(0)
+
+
+def _user_errors():
+    """Exceptions that report a user's mistake (their message says what to fix), not a bug."""
+    errors = (app.UsageError, OSError, ValueError)
+    if "tensorflow" in sys.modules:
+        import tensorflow as tf
+
+        errors += (tf.errors.NotFoundError, tf.errors.DataLossError, tf.errors.PermissionDeniedError)
+    from rnnsearch_tf.training.training_diverged_error import TrainingDivergedError
+
+    return errors + (TrainingDivergedError,)
+
+
+def _with_one_line_errors(main):
+    def main_with_one_line_errors(argv):
+        try:
+            return main(argv)
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            sys.exit(130)
+        except _user_errors() as error:
+            if flags.FLAGS.verbosity > 0:
+                raise
+            message = getattr(error, "message", None) or str(error) or type(error).__name__
+            hint = " (--help lists the flags)" if isinstance(error, app.UsageError) else ""
+            print(f"error: {message}{hint}", file=sys.stderr)
+            sys.exit(1)
+
+    return main_with_one_line_errors
 
 
 def usage():

@@ -2,7 +2,8 @@
 
     python -m rnnsearch_tf.train --flagfile=configs/rnnsearch50.flags --model_dir=runs/rnnsearch50
 
-Flags after --flagfile override it. The resolved flags are written to <model_dir>/flags.txt, so
+Flags after --flagfile override it. Relative paths, in flags and in flagfiles (including a nested
+--flagfile), are relative to the working directory, as absl reads them. The resolved flags are written to <model_dir>/flags.txt, so
 `--flagfile=<model_dir>/flags.txt` reproduces (or resumes) the run. Several GPUs are used through
 MirroredStrategy; several machines through MultiWorkerMirroredStrategy when TF_CONFIG names them.
 """

@@ -16,8 +16,10 @@ from absl import app, flags
 from rnnsearch_tf.cli import search_flags
 from rnnsearch_tf.inference import output_formats
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.inference.source_coverage import oov_warning
 from rnnsearch_tf.inference.unk_replacer import UnkReplacer
 from data_pipeline.progress_line import ProgressLine
+from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.utils.text_files import open_output, read_lines
 
 _MODEL_DIR = flags.DEFINE_string(
@@ -64,6 +66,13 @@ def main(argv):
     with open_output(_OUTPUT.value) as output:
         for index, result in enumerate(results):
             output.write(output_formats.format_translation(index, result, _OUTPUT_FORMAT.value))
+    if _MODEL_DIR.value:
+        model_dir = ModelDir(ModelDir.split(_MODEL_DIR.value)[0])
+        warning = oov_warning(
+            results, model_dir.source_vocabulary_file, model_dir.read_json("data.json")["source_language"]
+        )
+        if warning:
+            print(warning, file=sys.stderr)
     truncated = [str(index + 1) for index, result in enumerate(results) if result["truncated"]]
     if truncated:
         print(

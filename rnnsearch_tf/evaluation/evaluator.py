@@ -2,6 +2,7 @@
 
 import json
 import os
+import sys
 
 import sacrebleu
 import tensorflow as tf
@@ -12,6 +13,7 @@ from data_pipeline import constants
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.evaluation.plots import plot_alignment
+from rnnsearch_tf.inference.source_coverage import oov_warning
 from rnnsearch_tf.models.model_dir import ModelDir
 from data_pipeline.progress_line import ProgressLine
 from rnnsearch_tf.utils.text_files import open_output
@@ -94,6 +96,9 @@ class Evaluator:
         members = ModelDir.split(model_dir)
         model_directory = ModelDir(members[0])  # an ensemble's models share data (`Translator.from_model_dir`)
         data_info = model_directory.read_json("data.json")
+        warning = oov_warning(results, model_directory.source_vocabulary_file, data_info["source_language"])
+        if warning:
+            print(warning, file=sys.stderr)
         source_unknown, source_lengths = self._unknown_words(
             self.sources, data_info["source_language"], model_directory.source_vocabulary_file
         )

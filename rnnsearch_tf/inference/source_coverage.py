@@ -1,0 +1,44 @@
+"""Warns when the input looks like another language than the one a model was trained on."""
+
+from data_pipeline.constants import RESERVED_TOKENS, UNK_TOKEN
+
+# The input's share of unknown source tokens may exceed the training data's by this much before a warning.
+OOV_MARGIN = 0.10
+
+
+def training_oov_rate(vocabulary_file):
+    """Share of the training data's running source tokens outside the vocabulary (its `<unk>` count)."""
+    counts = {}
+    with open(vocabulary_file, encoding="utf-8") as stream:
+        for line in stream:
+            token, count = line.rstrip("\n").rsplit("\t", 1)
+            counts[token] = int(count)
+    words = sum(count for token, count in counts.items() if token not in RESERVED_TOKENS)
+    unknown = counts.get(UNK_TOKEN, 0)
+    return unknown / (words + unknown) if words + unknown else 0.0, set(counts) - set(RESERVED_TOKENS)
+
+
+def oov_warning(results, vocabulary_file, source_language):
+    """A warning line when the translated sources' unknown-token share is far above the training data's.
+
+    Args:
+        results: `BatchTranslator.translate` results (their `source_tokens`).
+        vocabulary_file: the model's source vocabulary (`token<TAB>count` lines, `<unk>` counting the
+            training tokens outside it).
+        source_language: the model's source language, for the message.
+
+    Returns:
+        the warning (str), or None when the input looks like the training data.
+    """
+    trained_rate, vocabulary = training_oov_rate(vocabulary_file)
+    tokens = [token for result in results for token in result["source_tokens"]]
+    if not tokens:
+        return None
+    rate = sum(token not in vocabulary for token in tokens) / len(tokens)
+    if rate <= trained_rate + OOV_MARGIN:
+        return None
+    return (
+        f"warning: {100 * rate:.1f}% of the source tokens are outside the model's vocabulary "
+        f"({100 * trained_rate:.1f}% in its training data): is the input {source_language}, the model's "
+        "source language, and not the reference side?"
+    )

@@ -1,0 +1,33 @@
+"""The warning for input in another language than the model's source language."""
+
+import pytest
+
+from rnnsearch_tf.inference.source_coverage import oov_warning, training_oov_rate
+
+
+@pytest.fixture
+def vocabulary_file(tmp_path):
+    path = tmp_path / "source_vocab.tsv"
+    # 20 running training tokens, 1 of them outside the vocabulary (5%)
+    path.write_text("<pad>\t0\n<s>\t0\n</s>\t7\n<unk>\t1\nthe\t10\ncat\t5\ndog\t4\n", encoding="utf-8")
+    return path
+
+
+def _results(*sentences):
+    return [{"source_tokens": sentence.split()} for sentence in sentences]
+
+
+def test_training_rate_comes_from_the_unk_count(vocabulary_file):
+    rate, words = training_oov_rate(vocabulary_file)
+    assert rate == pytest.approx(1 / 20) and words == {"the", "cat", "dog"}
+
+
+def test_input_like_the_training_data_passes(vocabulary_file):
+    assert oov_warning(_results("the cat", "the dog the cat", "the bird"), vocabulary_file, "en") is None
+    assert oov_warning(_results(""), vocabulary_file, "en") is None
+
+
+def test_input_in_another_language_is_named(vocabulary_file):
+    warning = oov_warning(_results("die Katze", "der Hund the"), vocabulary_file, "en")
+    assert warning.startswith("warning: 80.0% of the source tokens") and "(5.0% in its training data)" in warning
+    assert "is the input en" in warning
