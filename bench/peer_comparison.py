@@ -25,6 +25,7 @@ import sys
 import time
 
 import sacrebleu
+import tensorflow as tf
 from absl import app, flags
 from tensorboard.backend.event_processing import event_accumulator
 
@@ -40,14 +41,20 @@ _UPDATES = flags.DEFINE_integer("updates", 300, "Updates of each system.")
 _WORKDIR = flags.DEFINE_string("workdir", "work_dirs/peer_comparison", "Where both systems write.")
 _DATA_DIR = flags.DEFINE_string("data_dir", "work_dirs/data/multi30k", "Our built Multi30k En-Fr.")
 _LOG_EVERY = flags.DEFINE_integer("log_every", 50, "Our statistics window; the first one is the warm-up.")
+_REUSE = flags.DEFINE_boolean(
+    "reuse", False, "Keep a finished peer run and our finished training in --workdir (after an interrupted bench)."
+)
 
 
 def run_peer(workdir, steps):
-    environment = dict(os.environ, RNNSEARCH_DATA=data_files.data_root_from_environment())
-    output = subprocess.run(
-        ["bash", str(PEER / "multi30k.sh"), str(workdir), str(steps), "256", "512", "10000"],
-        check=True, capture_output=True, text=True, env=environment,
-    ).stdout.splitlines()
+    if not (_REUSE.value and (workdir / "report.txt").exists()):
+        environment = dict(os.environ, RNNSEARCH_DATA=str(data_files.data_root_from_environment()))
+        output = subprocess.run(
+            ["bash", str(PEER / "multi30k.sh"), str(workdir), str(steps), "256", "512", "10000"],
+            check=True, capture_output=True, text=True, env=environment,
+        ).stdout
+        (workdir / "report.txt").write_text(output)
+    output = (workdir / "report.txt").read_text().splitlines()
     report = json.loads(next(line for line in output if line.startswith("{")))
     report["detokenized_bleu"] = float(next(line for line in output if "BLEU" in line).split()[-1])
     return report
@@ -61,16 +68,19 @@ def train_ours(model_dir, steps):
         "--validate_every=0", f"--log_every={_LOG_EVERY.value}", f"--checkpoint_every={steps}",
         *[f"--{name}={value}" for name, value in SIZES.items()],
     ]
-    started = time.perf_counter()
-    subprocess.run(command, check=True, cwd=REPO_ROOT, capture_output=True)
-    wall_seconds = time.perf_counter() - started
+    wall_file = pathlib.Path(model_dir) / "train_wall_seconds.txt"
+    if not (_REUSE.value and wall_file.exists()):
+        started = time.perf_counter()
+        subprocess.run(command, check=True, cwd=REPO_ROOT, capture_output=True)
+        wall_file.write_text(str(time.perf_counter() - started))
+    wall_seconds = float(wall_file.read_text())
     accumulator = event_accumulator.EventAccumulator(
         str(pathlib.Path(model_dir) / "train"), size_guidance={"tensors": 0}
     )
     accumulator.Reload()
 
     def scalars(tag):
-        return [float(event.tensor_proto.float_val[0]) for event in accumulator.Tensors(tag)]
+        return [float(tf.make_ndarray(event.tensor_proto)) for event in accumulator.Tensors(tag)]
 
     windows = list(zip(scalars("tokens_per_second"), scalars("sentences_per_second")))[1:]  # after the warm-up
     return {
@@ -135,9 +145,16 @@ def main(argv):
     our_shapes = dict(SIZES, vocab_size=10004, source_length=14, target_length=16)
     our_flops = flops_per_target_token(forward_matmuls(our_shapes))
     peer_flops = flops_per_target_token(peer_forward_matmuls())
+    cpuinfo = pathlib.Path("/proc/cpuinfo").read_text()
     report = {
         "steps": steps,
-        "cpu": {"cores": os.cpu_count(), "avx512_bf16": "avx512_bf16" in pathlib.Path("/proc/cpuinfo").read_text()},
+        "date": time.strftime("%Y-%m-%d"),
+        "cpu": {
+            "model": next((line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")), ""),
+            "cores": os.cpu_count(),
+            "avx512_bf16": "avx512_bf16" in cpuinfo,
+            "amx": "amx_bf16" in cpuinfo,
+        },
         "peak_dense_matmul_gflop_per_s": round(peak, 1),
         "peer": {name: peer[name] for name in ("train_tgt_tok_per_s", "train_sents_per_s", "translate_sents_per_s",
                                               "translate_tgt_tok_per_s", "detokenized_bleu", "train_wall_s")},

@@ -1,0 +1,61 @@
+"""The README's results table as JSON: what `evaluate` measured on each test set, per model.
+
+    python -m bench.results_summary --eval_dirs=test_2016:work_dirs/eval/test2016,test_2017:work_dirs/eval/test2017 \
+        --output=bench/results/multi30k.json
+
+Reads each `evaluate` output folder's `metrics.json` and writes, per model name, the training it had
+(updates, epochs, hours, best dev BLEU) and per test set BLEU All / No UNK / UNK replaced, with the date
+and this machine's CPU. `tests/test_readme.py` checks that the README's rows show these numbers.
+"""
+
+import json
+import pathlib
+import time
+
+from absl import app, flags
+
+_EVAL_DIRS = flags.DEFINE_list("eval_dirs", None, "TEST_SET:EVALUATE_OUTPUT_DIR pairs.", required=True)
+_OUTPUT = flags.DEFINE_string("output", None, "JSON file to write.", required=True)
+_COMMAND = flags.DEFINE_string("command", "", "How the models were trained and evaluated, for the record.")
+
+
+def cpu():
+    info = pathlib.Path("/proc/cpuinfo").read_text()
+    model = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "")
+    return {"model": model, "avx512_bf16": "avx512_bf16" in info, "amx": "amx_bf16" in info}
+
+
+def summarize(metrics):
+    training = metrics.get("training") or {}
+    return {
+        "checkpoint": metrics["checkpoint"],
+        "updates": training.get("step"),
+        "epochs": round(training["epoch"], 2) if "epoch" in training else None,
+        "hours": round(training["hours"], 2) if "hours" in training else None,
+        "best_dev_bleu": round(training["best_dev_bleu"], 2) if "best_dev_bleu" in training else None,
+    }
+
+
+def main(argv):
+    del argv
+    models = {}
+    for entry in _EVAL_DIRS.value:
+        test_set, folder = entry.split(":", 1)
+        evaluated = json.loads((pathlib.Path(folder) / "metrics.json").read_text())
+        for name, metrics in evaluated["models"].items():
+            row = models.setdefault(name, summarize(metrics))
+            row[test_set] = {
+                "bleu": round(metrics["bleu"], 2),
+                "bleu_no_unk": round(metrics["bleu_no_unk"], 2),
+                "no_unk_sentences": metrics["no_unk_sentences"],
+                "bleu_unk_replaced": round(metrics["bleu_unk_replaced"], 2),
+                "bleu_by_length": [b["bleu"] and round(b["bleu"], 2) for b in metrics["bleu_by_length"]],
+            }
+    report = {"date": time.strftime("%Y-%m-%d"), "cpu": cpu(), "command": _COMMAND.value, "models": models}
+    pathlib.Path(_OUTPUT.value).parent.mkdir(parents=True, exist_ok=True)
+    pathlib.Path(_OUTPUT.value).write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    app.run(main)
