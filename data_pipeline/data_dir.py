@@ -5,11 +5,12 @@ import json
 import os
 
 from data_pipeline import shard_files
-from data_pipeline.constants import METADATA_FILE, SOURCE_VOCABULARY_FILE, TARGET_VOCABULARY_FILE
+from data_pipeline.constants import METADATA_FILE
 from data_pipeline.corrupt_shard_error import CorruptShardError
+from data_pipeline.vocabulary_folder import VocabularyFolder
 
 
-class DataDir:
+class DataDir(VocabularyFolder):
     """A data directory, the `--output_dir` of `python -m data_pipeline.build`.
 
         data_dir/
@@ -22,23 +23,9 @@ class DataDir:
         path: the directory.
     """
 
-    def __init__(self, path):
-        self.path = os.fspath(path)
-
-    def file(self, name):
-        return os.path.join(self.path, name)
-
     @property
     def metadata_file(self):
         return self.file(METADATA_FILE)
-
-    @property
-    def source_vocabulary_file(self):
-        return self.file(SOURCE_VOCABULARY_FILE)
-
-    @property
-    def target_vocabulary_file(self):
-        return self.file(TARGET_VOCABULARY_FILE)
 
     @staticmethod
     def shard_name(split, index, num_shards):

@@ -120,26 +120,7 @@ class DatasetBuilder:
                 f"no usable training pair in {files}: {splits['train']['read']} read, "
                 f"dropped {splits['train']['dropped']}"
             )
-        vocabularies, ids = {}, {}
-        for side, counts, file_name in (
-            ("source", source_counts, constants.SOURCE_VOCABULARY_FILE),
-            ("target", target_counts, constants.TARGET_VOCABULARY_FILE),
-        ):
-            language = getattr(self.corpus, f"{side}_language")
-            path = self._work_dir / file_name
-            if self.wordpiece_vocabulary_size:
-                written = WordPieceTokenizer.learn(
-                    counts, self.wordpiece_vocabulary_size, path, splits["train"]["kept"]
-                )
-                ids[side] = _WordPieceIds(WordPieceTokenizer(language, path), path)
-            else:
-                written = Vocabulary.write(path, counts, self.shortlist_size, splits["train"]["kept"])
-                ids[side] = _token_ids(path)
-            vocabularies[side] = {
-                "file": file_name, "language": language, "sha256": pair_reader.sha256(path), **written
-            }
-            if self.wordpiece_vocabulary_size:
-                vocabularies[side]["subword"] = "wordpiece"
+        vocabularies, ids = self._write_vocabularies(source_counts, target_counts, splits["train"]["kept"])
         for split, summary in splits.items():
             summary["shards"] = self._write_shards(split, ids)
         metadata = {
@@ -164,6 +145,28 @@ class DatasetBuilder:
             json.dump(metadata, out, indent=2)
         _replace_folder(self._work_dir, self.output_dir)
         return metadata
+
+    def _write_vocabularies(self, source_counts, target_counts, training_pairs):
+        """Writes both vocabularies; returns their metadata and their token -> id mappings by side."""
+        vocabularies, ids = {}, {}
+        for side, counts, file_name in (
+            ("source", source_counts, constants.SOURCE_VOCABULARY_FILE),
+            ("target", target_counts, constants.TARGET_VOCABULARY_FILE),
+        ):
+            language = getattr(self.corpus, f"{side}_language")
+            path = self._work_dir / file_name
+            if self.wordpiece_vocabulary_size:
+                written = WordPieceTokenizer.learn(counts, self.wordpiece_vocabulary_size, path, training_pairs)
+                ids[side] = _WordPieceIds(WordPieceTokenizer(language, path), path)
+            else:
+                written = Vocabulary.write(path, counts, self.shortlist_size, training_pairs)
+                ids[side] = _token_ids(path)
+            vocabularies[side] = {
+                "file": file_name, "language": language, "sha256": pair_reader.sha256(path), **written
+            }
+            if self.wordpiece_vocabulary_size:
+                vocabularies[side]["subword"] = "wordpiece"
+        return vocabularies, ids
 
     def _tokenize_split(self, split, readers, counts):
         """Tokenizes and filters one split into a scratch file of `source<TAB>target` token lines.

@@ -7,6 +7,7 @@ import shutil
 import tensorflow as tf
 
 from data_pipeline.constants import SOURCE_VOCABULARY_FILE, TARGET_VOCABULARY_FILE
+from data_pipeline.vocabulary_folder import VocabularyFolder
 from rnnsearch_tf.models.model_config import ModelConfig
 from rnnsearch_tf.models.rnn_enc_dec import RNNEncDec
 from rnnsearch_tf.models.rnn_search import RNNSearch
@@ -15,7 +16,7 @@ MODEL_CLASSES = {"rnnsearch": RNNSearch, "rnnencdec": RNNEncDec}
 ENSEMBLE_SEPARATOR = "+"
 
 
-class ModelDir:
+class ModelDir(VocabularyFolder):
     """A model directory.
 
         model_dir/
@@ -33,20 +34,6 @@ class ModelDir:
     Args:
         path: the directory.
     """
-
-    def __init__(self, path):
-        self.path = os.fspath(path)
-
-    def file(self, name):
-        return os.path.join(self.path, name)
-
-    @property
-    def source_vocabulary_file(self):
-        return self.file(SOURCE_VOCABULARY_FILE)
-
-    @property
-    def target_vocabulary_file(self):
-        return self.file(TARGET_VOCABULARY_FILE)
 
     @staticmethod
     def split(model_dirs):

@@ -1,0 +1,27 @@
+"""A folder holding the two vocabulary files: what data and model directories have in common."""
+
+import os
+
+from data_pipeline.constants import SOURCE_VOCABULARY_FILE, TARGET_VOCABULARY_FILE
+
+
+class VocabularyFolder:
+    """Paths in a folder with `source_vocab.tsv` and `target_vocab.tsv` (`DataDir`, `ModelDir`).
+
+    Args:
+        path: the directory.
+    """
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+
+    def file(self, name):
+        return os.path.join(self.path, name)
+
+    @property
+    def source_vocabulary_file(self):
+        return self.file(SOURCE_VOCABULARY_FILE)
+
+    @property
+    def target_vocabulary_file(self):
+        return self.file(TARGET_VOCABULARY_FILE)
