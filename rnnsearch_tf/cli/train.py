@@ -56,6 +56,7 @@ def main(argv):
         stream.writelines(flags.FLAGS[holder.name].serialize() + "\n" for holder in _ALL_FLAGS
                           if flags.FLAGS[holder.name].value is not None)
     logging.info("TensorBoard: tensorboard --logdir %s", training_config.model_dir)
+    logging.info("%d replica(s) on %s", strategy.num_replicas_in_sync, ", ".join(strategy.extended.worker_devices))
     search_config = config_from_flags(SearchConfig, _SEARCH_FLAGS)
     summary = Trainer.create(model_config, training_config, strategy, search_config).train()
     print(json.dumps(summary, indent=2))
