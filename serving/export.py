@@ -95,6 +95,7 @@ def main(argv):
         _MODEL_DIR.value,
         search_flags.CHECKPOINT.value,
         maximum_batch_size=_MAXIMUM_BATCH_SIZE.value,
+        precision=search_flags.PRECISION.value,
         **search_flags.search_config().to_dict(),
     )
     path = export(translator, _EXPORT_DIR.value, _VERSION.value)

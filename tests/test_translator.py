@@ -118,3 +118,12 @@ def test_rnnencdec_translates_with_zero_alignment(tmp_path):
     assert outputs["alignment"].shape[2] == outputs["source_tokens"].shape[1]
     assert np.all(outputs["alignment"].numpy() == 0)
     assert "nbest_translations" not in outputs
+
+
+def test_decoding_precision_overrides_the_models(model_dir, translator):
+    mixed = Translator.from_model_dir(model_dir, precision="mixed_bfloat16", **SEARCH_OPTIONS)
+    assert mixed.model.decoder.compute_dtype == "bfloat16"
+    assert translator.model.decoder.compute_dtype == "float32"  # model.json's precision
+    outputs = mixed.translate(tf.constant(SENTENCES))
+    assert outputs["score"].dtype == tf.float32 and np.all(np.isfinite(outputs["score"].numpy()))
+    assert outputs["translation"].shape == (len(SENTENCES),)

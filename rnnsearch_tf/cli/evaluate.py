@@ -58,6 +58,7 @@ def main(argv):
         unk_replacer=UnkReplacer.from_file(unk_dictionary) if unk_dictionary else None,
         num_heatmaps=_NUM_HEATMAPS.value,
         progress=_PROGRESS.value,
+        precision=search_flags.PRECISION.value,
     )
     metrics = {}
     for name, model_dir in zip(_model_names(_MODEL_DIR.value), _MODEL_DIR.value):

@@ -73,7 +73,7 @@ def main(argv):
     else:
         scorer = BatchTranslator.from_model_dir(
             _MODEL_DIR.value, search_flags.CHECKPOINT.value, search_flags.BATCH_SIZE.value,
-            **search_flags.search_config().to_dict(),
+            precision=search_flags.PRECISION.value, **search_flags.search_config().to_dict(),
         )
     sources = read_lines(_SOURCE.value)
     if _NBEST.value:

@@ -5,6 +5,7 @@ from absl import flags
 
 from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags
 from rnnsearch_tf.inference.search_config import SearchConfig
+from rnnsearch_tf.utils.precision import PRECISIONS
 
 CHECKPOINT = flags.DEFINE_string(
     "checkpoint", "best", '"best", "latest", "averaged" (rnnsearch_tf.average_checkpoints) or a checkpoint path.'
@@ -12,6 +13,10 @@ CHECKPOINT = flags.DEFINE_string(
 BATCH_SIZE = flags.DEFINE_integer("batch_size", 64, "Sentences per batch (batches hold sentences of similar length).")
 UNK_DICTIONARY = flags.DEFINE_string(
     "unk_dictionary", None, "File of 'source word<TAB>target text' lines used by <unk> replacement."
+)
+PRECISION = flags.DEFINE_enum(
+    "precision", None, list(PRECISIONS),
+    "Decode in float32, mixed_bfloat16 or auto (bf16 where the hardware has it); default: the model's own.",
 )
 _SEARCH_FLAGS = define_config_flags(SearchConfig)
 

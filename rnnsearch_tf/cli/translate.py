@@ -57,6 +57,7 @@ def main(argv):
             search_flags.CHECKPOINT.value,
             search_flags.BATCH_SIZE.value,
             unk_replacer,
+            precision=search_flags.PRECISION.value,
             **search_flags.search_config().to_dict(),
         )
     print(f"translating with {translator.loaded_from}", file=sys.stderr)

@@ -47,6 +47,7 @@ class Evaluator:
         length_bins: increasing upper bounds of the length bins; one more bin holds the longer ones.
         num_heatmaps: alignment figures written per model.
         progress: whether to draw progress bars on stderr.
+        precision: `ModelConfig.precision` to decode with; None: each model's own.
     """
 
     def __init__(
@@ -59,6 +60,7 @@ class Evaluator:
         length_bins=LENGTH_BINS,
         num_heatmaps=3,
         progress=False,
+        precision=None,
     ):
         if len(sources) != len(references):
             raise ValueError(f"got {len(sources)} source sentences but {len(references)} references")
@@ -70,6 +72,7 @@ class Evaluator:
         self.length_bins = tuple(length_bins)
         self.num_heatmaps = num_heatmaps
         self.progress = progress
+        self.precision = precision
 
     def evaluate(self, model_dir, output_dir, checkpoint="best"):
         """Writes translations, heatmaps and `metrics.json` to `output_dir`; returns the metrics dict.
@@ -85,7 +88,8 @@ class Evaluator:
         """
         os.makedirs(output_dir, exist_ok=True)
         translator = BatchTranslator.from_model_dir(
-            model_dir, checkpoint, self.batch_size, self.unk_replacer, **self.search_config.to_dict()
+            model_dir, checkpoint, self.batch_size, self.unk_replacer, precision=self.precision,
+            **self.search_config.to_dict(),
         )
         results = translator.translate(self.sources, self._progress_line("translated", len(self.sources)))
         hypotheses = [result["nbest"][0][0] for result in results]  # as searched, <unk>s kept
@@ -107,7 +111,8 @@ class Evaluator:
         )
         known = [i for i in range(len(self.sources)) if not source_unknown[i] and not reference_unknown[i]]
         no_unk_translator = BatchTranslator.from_model_dir(
-            model_dir, checkpoint, self.batch_size, **dict(self.search_config.to_dict(), forbid_unk=True)
+            model_dir, checkpoint, self.batch_size, precision=self.precision,
+            **dict(self.search_config.to_dict(), forbid_unk=True),
         )
         no_unk_results = no_unk_translator.translate(
             [self.sources[i] for i in known], self._progress_line("No UNK", len(known))

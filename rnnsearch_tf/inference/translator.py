@@ -83,7 +83,7 @@ class Translator(tf.Module):
         self.search_strategy = search_config.strategy(model.symbols_to_logits_fn)
 
     @classmethod
-    def from_model_dir(cls, model_dir, checkpoint="best", maximum_batch_size=1000, **search_options):
+    def from_model_dir(cls, model_dir, checkpoint="best", maximum_batch_size=1000, precision=None, **search_options):
         """The translator of a model directory (`ModelDir`): its model, vocabularies and languages.
 
         Args:
@@ -92,6 +92,7 @@ class Translator(tf.Module):
             checkpoint: "best", "latest", "averaged" or a checkpoint path (`ModelDir.load_model`), the
                 same for every model.
             maximum_batch_size: as `Translator`.
+            precision: `ModelConfig.precision` to decode with; None: each model's own (model.json).
             **search_options: fields of `SearchConfig`.
 
         Returns:
@@ -100,7 +101,7 @@ class Translator(tf.Module):
         model_dirs = [ModelDir(path) for path in ModelDir.split(model_dir)]
         for other in model_dirs[1:]:
             model_dirs[0].check_same_data(other)
-        loaded = [directory.load_model(checkpoint) for directory in model_dirs]
+        loaded = [directory.load_model(checkpoint, precision) for directory in model_dirs]
         models = [model for model, _ in loaded]
         data_info = model_dirs[0].read_json("data.json")
         return cls(

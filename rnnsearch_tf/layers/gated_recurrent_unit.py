@@ -70,18 +70,24 @@ class GatedRecurrentUnit(keras.layers.Layer):
 
     def project_inputs(self, inputs):
         """W_z x + b_z, W_r x + b_r, W x + b for any number of positions: `(..., 3 * units)`."""
-        return tf.matmul(inputs, self.kernel) + self.bias
+        return tf.matmul(inputs, self._weight(self.kernel)) + self._weight(self.bias)
 
     def transition(self, projected_inputs, previous_state):
         """One step of the recurrence: `(batch, 3n)` projected inputs and h_{i-1} `(batch, n)` -> h_i."""
         n = self.units
-        gate_inputs = projected_inputs[:, : 2 * n] + tf.matmul(previous_state, self.recurrent_gate_kernel)
+        recurrent_gate_kernel = self._weight(self.recurrent_gate_kernel)  # [U_z U_r]
+        recurrent_kernel = self._weight(self.recurrent_kernel)  # U
+        gate_inputs = projected_inputs[:, : 2 * n] + tf.matmul(previous_state, recurrent_gate_kernel)
         update_gate = tf.sigmoid(gate_inputs[:, :n])  # z_i
         reset_gate = tf.sigmoid(gate_inputs[:, n:])  # r_i
         candidate = tf.tanh(
-            projected_inputs[:, 2 * n :] + tf.matmul(reset_gate * previous_state, self.recurrent_kernel)
+            projected_inputs[:, 2 * n :] + tf.matmul(reset_gate * previous_state, recurrent_kernel)
         )
         return (1.0 - update_gate) * previous_state + update_gate * candidate
+
+    def _weight(self, variable):
+        """A weight in the compute dtype: step-by-step callers (search) run outside Keras' autocasting."""
+        return tf.cast(variable, self.compute_dtype)
 
     def call(self, inputs):
         if inputs.shape.rank != 3:

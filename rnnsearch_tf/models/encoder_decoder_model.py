@@ -8,6 +8,7 @@ from data_pipeline.constants import BOS_ID, PAD_ID
 from rnnsearch_tf.layers.decoder import Decoder
 from rnnsearch_tf.layers.initializers import initialized_dense
 from rnnsearch_tf.models.model_config import ModelConfig
+from rnnsearch_tf.utils.precision import dtype_policy
 
 
 class EncoderDecoderModel(keras.Model):
@@ -32,6 +33,7 @@ class EncoderDecoderModel(keras.Model):
             config = ModelConfig.from_dict(config)
         if not isinstance(config, ModelConfig):
             raise TypeError(f"{type(self).__name__} needs a ModelConfig, got {type(config).__name__}")
+        kwargs.setdefault("dtype", dtype_policy(config.precision))  # every sublayer takes self.dtype_policy
         super().__init__(**kwargs)
         self.config = config
         self.decoder = Decoder(
@@ -143,8 +145,10 @@ class EncoderDecoderModel(keras.Model):
         return {"s": fixed_state.pop("s")}, fixed_state
 
     def step(self, previous_ids, state):
-        """One decoding step: y_{i-1} `(batch,)` -> `(logits (batch, K_y), new_state, α_i)`."""
-        return self.decoder.step(previous_ids, state)
+        """One decoding step: y_{i-1} `(batch,)` -> `(logits (batch, K_y), new_state, α_i)`, logits and α in
+        float32 whatever the precision."""
+        logits, state, alignment = self.decoder.step(previous_ids, state)
+        return tf.cast(logits, tf.float32), state, tf.cast(alignment, tf.float32)
 
     def symbols_to_logits_fn(self, ids, step, state):
         """`step` in the signature the search strategies take: `(ids, step, state) -> (logits, state, α)`.
@@ -152,7 +156,7 @@ class EncoderDecoderModel(keras.Model):
         Use with `encode`: `BeamSearch(model.symbols_to_logits_fn)(model.encode(source_ids), lengths)`.
         """
         del step  # the recurrent state carries the position
-        return self.decoder.step(ids, state)
+        return self.step(ids, state)
 
     def dropout_random_states(self):
         """The random-number states of the dropout layers (variables outside `weights`, which Keras leaves

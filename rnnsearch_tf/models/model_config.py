@@ -4,6 +4,7 @@ import dataclasses
 import json
 
 from rnnsearch_tf.utils.config_checks import check_choices
+from rnnsearch_tf.utils.precision import PRECISIONS
 from rnnsearch_tf.layers.initializers import INITIALIZERS
 
 READOUT_STATES = ("current", "previous")
@@ -32,6 +33,9 @@ class ModelConfig:
         hidden_dropout: dropout rate on the annotations (RNNencdec: c) and on the decoder states read by
             the deep output, in training (paper: 0).
         readout_dropout: dropout rate on the maxout units before W_o, in training (paper: 0).
+        precision: "float32" (the paper), "mixed_bfloat16" (bf16 matmuls and activations, float32
+            weights; softmax, loss and search scores in float32) or "auto" (mixed_bfloat16 where the
+            machine has bf16 hardware: a GPU, AVX512_BF16 or AMX; else float32). Training and decoding.
     """
 
     source_vocab_size: int = 30004
@@ -45,6 +49,7 @@ class ModelConfig:
     embedding_dropout: float = 0.0
     hidden_dropout: float = 0.0
     readout_dropout: float = 0.0
+    precision: str = dataclasses.field(default="float32", metadata={"choices": PRECISIONS})
 
     def __post_init__(self):
         for field in dataclasses.fields(self):

@@ -1,5 +1,6 @@
 """The layout of a model directory: what training writes and what translation and serving read."""
 
+import dataclasses
 import json
 import os
 import shutil
@@ -105,12 +106,16 @@ class ModelDir(VocabularyFolder):
             except json.JSONDecodeError as error:
                 raise ValueError(f"{path}: not valid JSON ({error})") from error
 
-    def build_model(self):
-        """The model of model.json, with fresh weights."""
+    def build_model(self, precision=None):
+        """The model of model.json, with fresh weights; `precision` (`ModelConfig.precision`) replaces the
+        one it was trained with."""
         description = self.read_json("model.json")
         if description.get("model") not in MODEL_CLASSES:
             raise ValueError(f"{self.file('model.json')}: field 'model' must be one of {sorted(MODEL_CLASSES)}")
-        return MODEL_CLASSES[description["model"]](ModelConfig.from_dict(description["config"]))
+        config = ModelConfig.from_dict(description["config"])
+        if precision is not None:
+            config = dataclasses.replace(config, precision=precision)
+        return MODEL_CLASSES[description["model"]](config)
 
     def checkpoint_path(self, checkpoint="best"):
         """"best" (falls back to "latest" when there is no best yet), "latest", "averaged" (written by
@@ -133,9 +138,9 @@ class ModelDir(VocabularyFolder):
             return path
         return checkpoint
 
-    def load_model(self, checkpoint="best"):
-        """(model with the checkpoint's weights, checkpoint path)."""
-        model = self.build_model()
+    def load_model(self, checkpoint="best", precision=None):
+        """(model with the checkpoint's weights, checkpoint path); `precision` as in `build_model`."""
+        model = self.build_model(precision)
         path = self.checkpoint_path(checkpoint)
         tf.train.Checkpoint(model=model).read(path).expect_partial().assert_existing_objects_matched()
         return model, path
