@@ -17,6 +17,7 @@ import grpc
 import numpy as np
 import pytest
 import tensorflow as tf
+from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc
 
 from rnnsearch_tf.inference.translator import Translator
 from serving.grpc_client import GrpcClient
@@ -186,6 +187,13 @@ def test_bad_requests_are_invalid_argument_and_the_server_lives(server):
     _expect_error(
         grpc.StatusCode.NOT_FOUND, "other_model", lambda: GrpcClient(server.address, "other_model").translate(["a"])
     )
+    versioned = predict_pb2.PredictRequest()
+    versioned.model_spec.name, versioned.model_spec.signature_name = MODEL_NAME, "translate"
+    versioned.model_spec.version.value = 999
+    versioned.inputs["text"].CopyFrom(tf.make_tensor_proto(np.array([b"a"], object)))
+    with grpc.insecure_channel(server.address) as channel:
+        stub = prediction_service_pb2_grpc.PredictionServiceStub(channel)
+        _expect_error(grpc.StatusCode.NOT_FOUND, "999", lambda: stub.Predict(versioned, timeout=60))
     if server.kind == "local_server":
         _expect_error(
             grpc.StatusCode.RESOURCE_EXHAUSTED, "", lambda: client.translate(["x" * (MAX_REQUEST_BYTES + 10)])
