@@ -38,6 +38,7 @@ from data_pipeline.constants import EOS_ID
 from rnnsearch_tf.models.model_config import ModelConfig
 from rnnsearch_tf.models.rnn_search import RNNSearch
 from rnnsearch_tf.training.train_step import make_train_step
+from rnnsearch_tf.utils.precision import PRECISIONS, dtype_policy
 
 PRESETS = {
     # configs/tiny.flags on the Multi30k vocabularies; Multi30k sentences average 13 (en) / 14 (fr) words.
@@ -62,6 +63,7 @@ _TARGET_LENGTH = flags.DEFINE_integer("target_length", None, "Target tokens per 
 _STEPS = flags.DEFINE_integer("steps", None, "Timed updates (default: 20, 5 for rnnsearch50).")
 _WARMUP_STEPS = flags.DEFINE_integer("warmup_steps", 2, "Untimed updates first (tracing, allocation).")
 _JIT_COMPILE = flags.DEFINE_bool("jit_compile", False, "TrainingConfig.jit_compile: XLA forward and backward pass.")
+_PRECISION = flags.DEFINE_enum("precision", "float32", PRECISIONS, "ModelConfig.precision of the timed model.")
 _MATMUL_SECONDS = flags.DEFINE_float("matmul_seconds", 0.3, "Time spent measuring each matmul shape.")
 
 
@@ -171,6 +173,7 @@ def benchmark(name):
         hidden_dim=settings["hidden_dim"],
         maxout_dim=settings["maxout_dim"],
         alignment_dim=settings["alignment_dim"],
+        precision=_PRECISION.value,
     )
     random = np.random.default_rng(0)
 
@@ -208,6 +211,7 @@ def benchmark(name):
         "preset": name,
         "settings": settings,
         "jit_compile": _JIT_COMPILE.value,
+        "precision": dtype_policy(_PRECISION.value),
         "parameters": int(sum(np.prod(v.shape) for v in model.trainable_variables)),
         "first_step_seconds": round(first_step_seconds, 2),
         "timed_steps": steps,
