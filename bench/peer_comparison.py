@@ -8,9 +8,10 @@
    80, Adam 1e-3): its training target tokens/s (after its warm-up), beam-5 decoding of
    test_2016_flickr (1000 sentences, batches of 80) and detokenized BLEU.
 2. Ours at the peer's decoder size (m = 256, n = 512, l = 256, n' = 512), batch 80, the CPU recipe of
-   `configs/multi30k_rnnsearch.flags`, STEPS updates of the same corpus: target tokens/s over the updates
-   after the first `--log_every` window, then beam 5 on the same 1000 sentences in batches of 80 with the
-   peer's average length normalisation and length bound (1.25 x source + 5), and BLEU.
+   `configs/multi30k_rnnsearch.flags` in `--precision` (float32 unless named), STEPS updates of the same
+   corpus: target tokens/s over the updates after the first `--log_every` window, then beam 5 on the
+   same 1000 sentences in batches of 80 with the peer's average length normalisation and length bound
+   (1.25 x source + 5), and BLEU.
 3. The ratios; the analytic FLOPs per target token of both models (matmuls of the forward pass x 3); and
    each one's achieved FLOP/s as a fraction of this machine's peak dense float32 matmul (2048^3).
 
@@ -29,9 +30,11 @@ import tensorflow as tf
 from absl import app, flags
 from tensorboard.backend.event_processing import event_accumulator
 
-from bench.train_throughput import _seconds_per_matmul, forward_matmuls
+# --precision (ours, in training and decoding) is train_throughput's flag, defined once per process.
+from bench.train_throughput import _PRECISION, _seconds_per_matmul, forward_matmuls
 from data_pipeline import data_files
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.utils.precision import dtype_policy
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 PEER = REPO_ROOT.parent / "shared" / "peer"
@@ -66,6 +69,7 @@ def train_ours(model_dir, steps):
         f"--data_dir={os.path.abspath(_DATA_DIR.value)}", f"--model_dir={model_dir}", f"--train_steps={steps}",
         "--max_hours=1000",
         "--validate_every=0", f"--log_every={_LOG_EVERY.value}", f"--checkpoint_every={steps}",
+        f"--precision={_PRECISION.value}",
         *[f"--{name}={value}" for name, value in SIZES.items()],
     ]
     wall_file = pathlib.Path(model_dir) / "train_wall_seconds.txt"
@@ -158,7 +162,7 @@ def main(argv):
         "peak_dense_matmul_gflop_per_s": round(peak, 1),
         "peer": {name: peer[name] for name in ("train_tgt_tok_per_s", "train_sents_per_s", "translate_sents_per_s",
                                               "translate_tgt_tok_per_s", "detokenized_bleu", "train_wall_s")},
-        "ours": ours,
+        "ours": dict(ours, precision=dtype_policy(_PRECISION.value)),
         "flops_per_target_token": {"peer": int(peer_flops), "ours": int(our_flops)},
     }
     for name, flops in (("peer", peer_flops), ("ours", our_flops)):
