@@ -90,6 +90,16 @@ say "7/7 test BLEU on Multi30k test_2016_flickr" "See the error above."
 "$RNNSEARCH" evaluate --model_dir="$MODEL_DIR" \
     --source="$OUT/data/multi30k/test.source.txt" --reference="$OUT/data/multi30k/test.target.txt" \
     --output_dir="$MODEL_DIR/eval_test2016" --beam_size=5 | tail -n 5
+"$PY" - "$MODEL_DIR/eval_test2016/metrics.json" bench/results/quickstart.json <<'COMPARE'
+import json, sys
+ours = next(iter(json.load(open(sys.argv[1]))["models"].values()))
+record = json.load(open(sys.argv[2]))
+readme = next(iter(record["models"].values()))
+print(f"this run: test_2016 BLEU {ours['bleu']:.2f} after {ours['training']['step']} updates")
+print(f"README row: {readme['test_2016']['bleu']:.2f} after {readme['updates']} updates ({sys.argv[2]}, "
+      f"{record['date']}, {record['cpu']['model']}); training stops after 8 minutes, so a slower machine "
+      "does fewer updates")
+COMPARE
 echo
 echo "Done. Report: $MODEL_DIR/eval_test2016/report.md"
 echo "TensorBoard: .venv/bin/tensorboard --logdir $MODEL_DIR"
