@@ -77,12 +77,11 @@ class GatedRecurrentUnit(keras.layers.Layer):
         n = self.units
         recurrent_gate_kernel = self._weight(self.recurrent_gate_kernel)  # [U_z U_r]
         recurrent_kernel = self._weight(self.recurrent_kernel)  # U
-        gate_inputs = projected_inputs[:, : 2 * n] + tf.matmul(previous_state, recurrent_gate_kernel)
-        update_gate = tf.sigmoid(gate_inputs[:, :n])  # z_i
-        reset_gate = tf.sigmoid(gate_inputs[:, n:])  # r_i
-        candidate = tf.tanh(
-            projected_inputs[:, 2 * n :] + tf.matmul(reset_gate * previous_state, recurrent_kernel)
-        )
+        # tf.split, not slices: its gradient is one concat, a slice's a zero-filled tensor per slice.
+        projected_gates, projected_candidate = tf.split(projected_inputs, [2 * n, n], axis=-1)  # [batch, 2n], [batch, n]
+        gate_inputs = projected_gates + tf.matmul(previous_state, recurrent_gate_kernel)  # [batch, 2n]
+        update_gate, reset_gate = tf.split(tf.sigmoid(gate_inputs), 2, axis=-1)  # z_i, r_i: [batch, n]
+        candidate = tf.tanh(projected_candidate + tf.matmul(reset_gate * previous_state, recurrent_kernel))
         return (1.0 - update_gate) * previous_state + update_gate * candidate
 
     def _weight(self, variable):
