@@ -177,10 +177,10 @@ def test_inside_tf_function_with_unknown_batch_size():
 
 def test_compiles_with_xla_given_an_int_maximum_length():
     model = HashModel(vocab_size=9, eos_logit_shift=-1.0)
-    search = BeamSearch(model.symbols_to_logits_fn, beam_size=3, num_hypotheses=2)
+    static = BeamSearch(model.symbols_to_logits_fn, beam_size=3, num_hypotheses=2, drop_finished=False)
     initial_state = model.initial_state(batch_size=2)
-    compiled = numpy_result(tf.function(lambda state: search(state, 7), jit_compile=True)(initial_state))
-    eager = numpy_result(search(initial_state, 7))
+    compiled = numpy_result(tf.function(lambda state: static(state, 7), jit_compile=True)(initial_state))
+    eager = numpy_result(BeamSearch(model.symbols_to_logits_fn, beam_size=3, num_hypotheses=2)(initial_state, 7))
     assert compiled["ids"].shape == (2, 2, 7)
     np.testing.assert_array_equal(compiled["ids"], eager["ids"])
     np.testing.assert_allclose(compiled["log_probs"], eager["log_probs"], rtol=1e-5)
@@ -227,3 +227,29 @@ def test_fixed_state_gives_the_same_hypotheses(model_class):
             np.testing.assert_array_equal(actual[name].numpy(), expected[name].numpy(), err_msg=name)
         for name in ("scores", "log_probs", "step_outputs"):
             np.testing.assert_allclose(actual[name].numpy(), expected[name].numpy(), atol=1e-5, err_msg=name)
+
+
+@pytest.mark.parametrize("model_class", ["RNNSearch", "RNNEncDec"])
+def test_dropping_finished_sentences_changes_no_hypothesis(model_class):
+    import rnnsearch_tf
+    from model_test_utils import padded_batch, randomize_weights, small_config
+
+    model = getattr(rnnsearch_tf, model_class)(small_config())
+    randomize_weights(model, seed=8)
+    bias = model.decoder.deep_output.output_projection.bias  # EOS improbable: long hypotheses
+    bias.assign(tf.tensor_scatter_nd_add(bias, [[constants.EOS_ID]], [-8.0]))
+    _, _, source_ids, _ = padded_batch()
+    source_ids = tf.constant(np.concatenate([source_ids, source_ids[::-1]]))  # 6 sentences
+    state, fixed_state = model.encode_for_search(source_ids)
+    # Four sentences stop after 2 and 3 tokens: the other two go on in a batch of two.
+    maximum_lengths = tf.constant([2, 12, 3, 2, 10, 3])
+    results = [
+        numpy_result(BeamSearch(model.symbols_to_logits_fn, beam_size=3, num_hypotheses=2, drop_finished=drop)
+                     .search(state, maximum_lengths, fixed_state))
+        for drop in (False, True)
+    ]
+    for name in ("ids", "lengths"):
+        np.testing.assert_array_equal(results[1][name], results[0][name], err_msg=name)
+    for name in ("scores", "log_probs", "step_outputs"):
+        np.testing.assert_allclose(results[1][name], results[0][name], atol=1e-5, err_msg=name)
+    assert results[0]["lengths"].max() > 3  # some sentence did go on

@@ -11,8 +11,9 @@ logits, then a top-k over chunk maxima); the loop carries only the last token of
 model state (reordered with one `tf.gather` per state entry per step); the tokens, back-pointers and
 step outputs go into `tf.TensorArray`s of the maximum length and whole hypotheses are assembled
 once, after the loop, by following the back-pointers. The loop stops as soon as every sentence is
-done. With an int maximum length every shape is static, and the search compiles with XLA
-(`tf.function(jit_compile=True)`).
+done, and once a quarter of the sentences still computed are done, the step function runs on the
+others only (`drop_finished`; the bookkeeping stays batch-wide). With `drop_finished=False` and an int
+maximum length every shape is static, and the search compiles with XLA (`tf.function(jit_compile=True)`).
 """
 
 import tensorflow as tf
@@ -132,6 +133,9 @@ class BeamSearch(SearchStrategy):
         symbols_to_logits_fn: as `SearchStrategy`, with `beam_size` hypotheses per sentence.
         beam_size: hypotheses kept alive per sentence (12 in Bahdanau et al. 2014).
         num_hypotheses: finished hypotheses returned per sentence (n-best), at most `beam_size`.
+        drop_finished: once a quarter of the sentences still computed are done, the step function
+            runs on the others only (their state and fixed state gathered into a smaller batch); the
+            results are the same. XLA needs static shapes: pass False under `jit_compile`.
         **options: `length_normalization`, `length_penalty_alpha`, `forbidden_ids`, `eos_id`, `bos_id`
             of `SearchStrategy`.
 
@@ -146,7 +150,7 @@ class BeamSearch(SearchStrategy):
     >>> best_ids = result["ids"][:, 0]  # [batch, max_length]
     """
 
-    def __init__(self, symbols_to_logits_fn, beam_size=12, num_hypotheses=1, **options):
+    def __init__(self, symbols_to_logits_fn, beam_size=12, num_hypotheses=1, drop_finished=True, **options):
         if beam_size < 1:
             raise ValueError(f"beam_size must be at least 1, got {beam_size}")
         if not 1 <= num_hypotheses <= beam_size:
@@ -156,12 +160,16 @@ class BeamSearch(SearchStrategy):
         super().__init__(symbols_to_logits_fn, **options)
         self.beam_size = beam_size
         self.num_hypotheses = num_hypotheses
+        self.drop_finished = drop_finished
 
     def search(self, initial_state, maximum_lengths, fixed_state=None):
         beam, best = self.beam_size, self.num_hypotheses
         batch_size, maximum_lengths, length_bound, step_fn, state = self.prepare(
-            initial_state, maximum_lengths, fixed_state, beam
+            initial_state, maximum_lengths, None if self.drop_finished else fixed_state, beam
         )
+        # The rows the step function computes: every sentence's at first, the sentences `active` later.
+        fixed = {name: tf.repeat(value, beam, axis=0) for name, value in (fixed_state or {}).items()
+                 } if self.drop_finished else {}  # [batch * beam, ...]
         # Only the first copy of each sentence is alive at the start, so the first step does not pick the
         # same token `beam` times.
         alive_log_probs = tf.tile(
@@ -171,7 +179,9 @@ class BeamSearch(SearchStrategy):
             step=tf.constant(0),
             alive_ids=tf.fill([batch_size, beam], self.bos_id),
             alive_log_probs=alive_log_probs,
+            active=tf.range(batch_size),
             state=state,
+            fixed=fixed,
             finished_log_probs=tf.fill([batch_size, best], LARGE_NEGATIVE),
             finished_scores=tf.fill([batch_size, best], LARGE_NEGATIVE),
             finished_lengths=tf.zeros([batch_size, best], tf.int32),
@@ -186,43 +196,80 @@ class BeamSearch(SearchStrategy):
             return tf.logical_and(v["step"] < length_bound, tf.logical_not(tf.reduce_all(v["done"])))
 
         def body(v):
-            candidates, new_state, step_output = self._grow_alive(step_fn, v, maximum_lengths)
+            active = ActiveSentences(v["active"], batch_size, every_sentence=not self.drop_finished)
+            candidates, new_state, step_output = self._grow_alive(step_fn, v, active, maximum_lengths)
             alive = self._new_alive(candidates, new_state)
+            candidates, alive_everywhere = active.scatter_candidates(candidates, alive)
             finished = self._new_finished(candidates, v)
-            done = self._is_done(v, alive, finished, maximum_lengths)
+            done = self._is_done(v, alive_everywhere, finished, maximum_lengths)
             step = v["step"]
+            next_active, next_state, next_fixed = self._drop_finished(active, done, alive["state"], v["fixed"])
             return [dict(
                 step=step + 1,
-                alive_ids=alive["ids"],
-                alive_log_probs=tf.where(done[:, None], LARGE_NEGATIVE, alive["log_probs"]),
-                state=alive["state"],
+                alive_ids=alive_everywhere["ids"],
+                alive_log_probs=tf.where(done[:, None], LARGE_NEGATIVE, alive_everywhere["log_probs"]),
+                active=next_active,
+                state=next_state,
+                fixed=next_fixed,
                 **{f"finished_{name}": value for name, value in finished.items()},
                 done=done,
-                tokens=v["tokens"].write(step, alive["ids"]),
-                parents=v["parents"].write(step, alive["parents"]),
-                step_outputs=v["step_outputs"].write(
-                    step, split_leading_dimension(tf.cast(step_output, tf.float32), batch_size, beam)
-                ),
+                tokens=v["tokens"].write(step, alive_everywhere["ids"]),
+                parents=v["parents"].write(step, alive_everywhere["parents"]),
+                step_outputs=v["step_outputs"].write(step, active.scatter(
+                    split_leading_dimension(tf.cast(step_output, tf.float32), active.size, beam), 0.0
+                )),  # [batch, beam, ...]
             )]
 
-        final = tf.while_loop(condition, body, [loop_vars], maximum_iterations=length_bound)[0]
+        shape_invariants = None
+        if self.drop_finished:  # the rows computed may shrink; None: the loop variable's own shape
+            shrinking = lambda t: tf.TensorShape([None]).concatenate(t.shape[1:])  # noqa: E731
+            shape_invariants = [dict(
+                {name: None for name in loop_vars},
+                **{name: tf.nest.map_structure(shrinking, loop_vars[name]) for name in ("active", "state", "fixed")},
+            )]
+        final = tf.while_loop(
+            condition, body, [loop_vars], maximum_iterations=length_bound, shape_invariants=shape_invariants
+        )[0]
         return self._result(final)
 
-    def _grow_alive(self, step_fn, v, maximum_lengths):
-        """The `2 * beam` best one-token extensions of each sentence's alive hypotheses.
+    def _drop_finished(self, active, done, state, fixed):
+        """`(active, state, fixed)` of the next step: the sentences that are not done, once a quarter of
+        those computed are (each gather copies the fixed state, so not at every finished sentence)."""
+        if not self.drop_finished:
+            return active.indices, state, fixed
+        still = tf.logical_not(tf.gather(done, active.indices))  # [active]
+        remaining = tf.reduce_sum(tf.cast(still, tf.int32))
+
+        def gathered():
+            kept = tf.cast(tf.where(still)[:, 0], tf.int32)  # positions among the active sentences
+            rows = tf.reshape(kept[:, None] * self.beam_size + tf.range(self.beam_size)[None, :], [-1])
+            take = lambda t: tf.gather(t, rows)  # noqa: E731  [remaining * beam, ...]
+            return tf.gather(active.indices, kept), tf.nest.map_structure(take, state), tf.nest.map_structure(take, fixed)
+
+        return tf.cond(
+            tf.logical_and(remaining > 0, 4 * remaining <= 3 * active.size),
+            gathered,
+            lambda: (active.indices, state, fixed),
+        )
+
+    def _grow_alive(self, step_fn, v, active, maximum_lengths):
+        """The `2 * beam` best one-token extensions of the alive hypotheses of the active sentences.
 
         Returns:
             `(candidates, new_state, step_output)`: dict of `log_probs`, `parents`, `ids`, `is_eos`, each
-            `[batch, 2 * beam]`, best first; the state after the step of every alive hypothesis
-            `[batch * beam, ...]`; its step output.
+            `[active, 2 * beam]`, best first; the state after the step of every alive hypothesis
+            `[active * beam, ...]`; its step output.
         """
+        state = dict(v["state"], **v["fixed"]) if v["fixed"] else v["state"]
         logits, new_state, step_output = step_fn(
-            tf.reshape(v["alive_ids"], [-1]), v["step"], v["state"]  # [batch * beam]
+            tf.reshape(active.gather(v["alive_ids"]), [-1]), v["step"], state  # [active * beam]
         )
+        if v["fixed"]:
+            new_state = {name: new_state[name] for name in v["state"]}
         log_probs, parents, ids = top_candidates(
-            tf.cast(logits, tf.float32), v["alive_log_probs"], 2 * self.beam_size, v["step"] + 1 >= maximum_lengths,
-            self.forbidden_ids, self.eos_id,
-        )  # [batch, 2 * beam]
+            tf.cast(logits, tf.float32), active.gather(v["alive_log_probs"]), 2 * self.beam_size,
+            active.gather(v["step"] + 1 >= maximum_lengths), self.forbidden_ids, self.eos_id,
+        )  # [active, 2 * beam]
         candidates = dict(log_probs=log_probs, parents=parents, ids=ids, is_eos=tf.equal(ids, self.eos_id),
                           length=v["step"] + 1)
         return candidates, new_state, step_output
@@ -349,3 +396,47 @@ class BeamSearch(SearchStrategy):
         rank = step_outputs.shape.rank
         outputs = tf.transpose(outputs, [1, 2, 0] + list(range(3, rank)))  # [batch, best, max_length, ...]
         return ids, outputs
+
+
+class ActiveSentences:
+    """The sentences a beam search step computes: `indices` int32 `[active]` into the batch, ascending;
+    with `every_sentence`, the whole batch, and `gather` / `scatter` return what they get (static
+    shapes stay static, for XLA)."""
+
+    def __init__(self, indices, batch_size, every_sentence=False):
+        self.indices = indices
+        self.batch_size = batch_size
+        self.every_sentence = every_sentence
+        self.size = batch_size if every_sentence else tf.shape(indices)[0]
+        if not every_sentence:  # each sentence's row among the active ones; `size` (a default row) if none
+            self._positions = tf.tensor_scatter_nd_update(
+                tf.fill([batch_size], self.size), indices[:, None], tf.range(self.size)
+            )  # [batch]
+
+    def gather(self, values):
+        """The active sentences' rows of `values` `[batch, ...]`: `[active, ...]`."""
+        return values if self.every_sentence else tf.gather(values, self.indices)
+
+    def scatter(self, values, default):
+        """`[active, ...]` -> `[batch, ...]`, `default` in the rows of the other sentences."""
+        if self.every_sentence:
+            return values
+        fill = tf.fill(tf.concat([[1], tf.shape(values)[1:]], axis=0), tf.cast(default, values.dtype))
+        return tf.gather(tf.concat([values, fill], axis=0), self._positions)  # [batch, ...]
+
+    def scatter_candidates(self, candidates, alive):
+        """The step's candidates and new alive hypotheses for the whole batch; a sentence not computed
+        has none (log-probability `LARGE_NEGATIVE`)."""
+        everywhere = dict(
+            log_probs=self.scatter(candidates["log_probs"], LARGE_NEGATIVE),
+            parents=self.scatter(candidates["parents"], 0),
+            ids=self.scatter(candidates["ids"], constants.PAD_ID),
+            is_eos=self.scatter(candidates["is_eos"], False),
+            length=candidates["length"],
+        )
+        alive_everywhere = dict(
+            log_probs=self.scatter(alive["log_probs"], LARGE_NEGATIVE),
+            ids=self.scatter(alive["ids"], constants.PAD_ID),
+            parents=self.scatter(alive["parents"], 0),
+        )
+        return everywhere, alive_everywhere
