@@ -58,14 +58,21 @@ def assert_same_weights(actual_path, expected_path):
         np.testing.assert_allclose(actual[name], expected[name], atol=1e-6, err_msg=name)
 
 
+def straight_then_killed(toy_data, tmp_path, validate_flag, strace_path, when=1):
+    """Trains tmp_path/straight uninterrupted, then tmp_path/killed until SIGKILL at the `when`-th open
+    of `strace_path`; returns the killed run's arguments (to resume it)."""
+    straight = run(command(toy_data, tmp_path / "straight", validate_flag))
+    assert straight.returncode == 0, straight.stderr[-3000:]
+    arguments = command(toy_data, tmp_path / "killed", validate_flag)
+    killed = run(arguments, strace_path=strace_path, when=when)
+    assert killed.returncode in (-9, 137), killed.stderr[-3000:]
+    return arguments
+
+
 @needs_strace
 def test_killed_inside_a_checkpoint_save_the_same_command_resumes_and_finishes(toy_data, tmp_path):
-    straight = run(command(toy_data, tmp_path / "straight", "--validate_every=0"))
-    assert straight.returncode == 0, straight.stderr[-3000:]
     model_dir = tmp_path / "killed"
-    arguments = command(toy_data, model_dir, "--validate_every=0")
-    killed = run(arguments, strace_path=model_dir / "checkpoints" / "ckpt-8.index")
-    assert killed.returncode in (-9, 137), killed.stderr[-3000:]
+    arguments = straight_then_killed(toy_data, tmp_path, "--validate_every=0", model_dir / "checkpoints" / "ckpt-8.index")
     assert tf.train.latest_checkpoint(str(model_dir / "checkpoints")).endswith("ckpt-4")
     assert list((model_dir / "checkpoints").glob("ckpt-8_temp*"))  # what the kill left behind
     resumed = run(arguments)
@@ -77,14 +84,10 @@ def test_killed_inside_a_checkpoint_save_the_same_command_resumes_and_finishes(t
 
 @needs_strace
 def test_killed_during_a_validation_the_resumed_run_validates_that_step_again(toy_data, tmp_path):
-    straight = run(command(toy_data, tmp_path / "straight", "--validate_every=4"))
-    assert straight.returncode == 0, straight.stderr[-3000:]
     model_dir = tmp_path / "killed"
-    arguments = command(toy_data, model_dir, "--validate_every=4")
     # training_state.json is opened once by the first validation (to write it) and first by the second
     # validation to read it: the second open is inside the validation of step 8, before its checkpoint.
-    killed = run(arguments, strace_path=model_dir / "training_state.json", when=2)
-    assert killed.returncode in (-9, 137), killed.stderr[-3000:]
+    arguments = straight_then_killed(toy_data, tmp_path, "--validate_every=4", model_dir / "training_state.json", when=2)
     assert tf.train.latest_checkpoint(str(model_dir / "checkpoints")).endswith("ckpt-4")
     resumed = run(arguments)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
