@@ -24,6 +24,7 @@ from rnnsearch_tf.search.search_helpers import (
     LARGE_NEGATIVE,
     broadcast_mask,
     impossible_tokens,
+    repeat_rows,
     split_leading_dimension,
 )
 from rnnsearch_tf.search.search_strategy import SearchStrategy
@@ -164,12 +165,12 @@ class BeamSearch(SearchStrategy):
 
     def search(self, initial_state, maximum_lengths, fixed_state=None):
         beam, best = self.beam_size, self.num_hypotheses
+        # The fixed state is carried by the loop (not closed over by the step function) so that dropping
+        # finished sentences can shrink it with the state: the rows of the `active` sentences.
         batch_size, maximum_lengths, length_bound, step_fn, state = self.prepare(
-            initial_state, maximum_lengths, None if self.drop_finished else fixed_state, beam
+            initial_state, maximum_lengths, None, beam
         )
-        # The rows the step function computes: every sentence's at first, the sentences `active` later.
-        fixed = {name: tf.repeat(value, beam, axis=0) for name, value in (fixed_state or {}).items()
-                 } if self.drop_finished else {}  # [batch * beam, ...]
+        fixed = repeat_rows(fixed_state or {}, beam)  # [batch * beam, ...]
         # Only the first copy of each sentence is alive at the start, so the first step does not pick the
         # same token `beam` times.
         alive_log_probs = tf.tile(

@@ -79,6 +79,12 @@ def check_search_options(length_normalization, forbidden_ids, eos_id):
         raise ValueError(f"eos_id={eos_id} cannot be forbidden")
 
 
+def repeat_rows(structure, copies):
+    """Every tensor of a nested `structure` `[batch, ...]` with each row `copies` times, a sentence's copies
+    adjacent: `[batch * copies, ...]`."""
+    return tf.nest.map_structure(lambda t: tf.repeat(t, copies, axis=0), structure)
+
+
 def with_fixed_state(symbols_to_logits_fn, fixed_state, copies):
     """The step function, given state entries that never change once instead of reordering them.
 
@@ -97,7 +103,7 @@ def with_fixed_state(symbols_to_logits_fn, fixed_state, copies):
     """
     if not fixed_state:
         return symbols_to_logits_fn
-    tiled = {name: tf.repeat(value, copies, axis=0) for name, value in fixed_state.items()}  # [batch * copies, ...]
+    tiled = repeat_rows(fixed_state, copies)  # [batch * copies, ...]
 
     def step_fn(ids, step, state):
         logits, new_state, step_output = symbols_to_logits_fn(ids, step, dict(state, **tiled))

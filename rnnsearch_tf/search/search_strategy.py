@@ -8,6 +8,7 @@ from rnnsearch_tf.search.search_helpers import (
     broadcast_mask,
     check_search_options,
     length_penalty,
+    repeat_rows,
     restrict_log_probs,
     split_leading_dimension,
     with_fixed_state,
@@ -85,7 +86,7 @@ class SearchStrategy:
         """
         batch_size, maximum_lengths, length_bound = batch_size_and_maximum_lengths(initial_state, maximum_lengths)
         step_fn = with_fixed_state(self.symbols_to_logits_fn, fixed_state, copies)
-        state = tf.nest.map_structure(lambda t: tf.repeat(t, copies, axis=0), initial_state)  # [batch * copies, ...]
+        state = repeat_rows(initial_state, copies)  # [batch * copies, ...]
         return batch_size, maximum_lengths, length_bound, step_fn, state
 
     def search_independently(self, initial_state, maximum_lengths, fixed_state, count, choose_ids):
