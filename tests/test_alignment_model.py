@@ -46,6 +46,23 @@ def test_alignment_matches_numpy_and_masks_padding():
         np.testing.assert_allclose(context.numpy()[index], alpha @ h, atol=1e-5)
 
 
+def test_copies_of_a_sentence_share_its_annotations_and_values_are_averaged_instead():
+    rng = np.random.default_rng(5)
+    alignment = AlignmentModel(alignment_dim=5)
+    data = inputs(3)
+    alignment(**data)
+    for variable in alignment.weights:
+        variable.assign(rng.normal(0, 0.5, size=variable.shape).astype("float32"))
+    states = rng.normal(size=(6, 3)).astype("float32")  # 3 hypotheses per sentence, adjacent
+    tiled = {name: np.repeat(data[name], 3, axis=0) for name in ("annotations", "source_mask")}
+    projection = rng.normal(size=(6, 7)).astype("float32")  # a linear map of h, like C
+    context, weights = alignment(states, data["annotations"], data["source_mask"],
+                                 values=data["annotations"] @ projection)
+    expected_context, expected_weights = alignment(states, **tiled)
+    np.testing.assert_allclose(weights.numpy(), expected_weights.numpy(), atol=1e-6)
+    np.testing.assert_allclose(context.numpy(), expected_context.numpy() @ projection, atol=1e-5)
+
+
 def test_initial_alignment_is_uniform_over_real_words():
     alignment = AlignmentModel(alignment_dim=5)
     data = inputs(2)

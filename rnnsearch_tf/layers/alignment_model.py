@@ -27,14 +27,20 @@ class AlignmentModel(keras.layers.Layer):
         initializer: "paper", "uniform" or "xavier" (`initializers.INITIALIZERS`).
 
     Call arguments:
-        previous_state: s_{i-1}, float `(batch_size, n)`.
+        previous_state: s_{i-1}, float `(batch_size * copies, n)`: `copies` adjacent rows per sentence
+            (a search's hypotheses) may share one sentence's annotations, keys, values and mask, which
+            are then read once for all of them instead of once per hypothesis.
         annotations: h, float `(batch_size, src_len, 2n)`.
         source_mask: bool `(batch_size, src_len)`, False at padding; α is exactly 0 there.
         keys: optional U_a h from `precompute_keys`, float `(batch_size, src_len, n')`; computed when
             absent. A decoder passes it at every step so that U_a h is computed once per sentence.
+        values: optional, what α_i averages instead of h: float `(batch_size, src_len, d)`. A linear
+            map of the annotations, such as C h, gives the same map of c_i (Σ_j α_ij C h_j = C c_i), so a
+            decoder that projects the annotations once per sentence skips C c_i at every step.
 
     Returns:
-        `(context, alignment_weights)`: c_i `(batch_size, 2n)` and α_i `(batch_size, src_len)`.
+        `(context, alignment_weights)`, a row per row of `previous_state`: c_i `(batch_size * copies, 2n)`
+        (Σ_j α_ij values_j `(batch_size * copies, d)` with `values`) and α_i `(batch_size * copies, src_len)`.
 
     Example:
     >>> alignment = AlignmentModel(alignment_dim=5)
@@ -71,14 +77,21 @@ class AlignmentModel(keras.layers.Layer):
         """U_a h_j for every position: `(batch, src_len, 2n)` -> `(batch, src_len, n')`."""
         return self.key_projection(annotations)
 
-    def call(self, previous_state, annotations, source_mask, keys=None):
+    def call(self, previous_state, annotations, source_mask, keys=None, values=None):
         if keys is None:
             keys = self.precompute_keys(annotations)  # [batch, src_len, n']
-        query = self.query_projection(previous_state)[:, tf.newaxis, :]  # [batch, 1, n']
+        values = annotations if values is None else values
+        batch = tf.shape(keys)[0]
+        query = self.query_projection(previous_state)  # [batch * copies, n']
+        query = tf.reshape(query, [batch, -1, self.alignment_dim])  # [batch, copies, n']
         context, alignment_weights = self.attention(
-            [query, annotations, keys], mask=[None, source_mask], return_attention_scores=True
-        )  # [batch, 1, 2n], [batch, 1, src_len]
-        return context[:, 0, :], alignment_weights[:, 0, :]  # [batch, 2n], [batch, src_len]
+            [query, values, keys], mask=[None, source_mask], return_attention_scores=True
+        )  # [batch, copies, d], [batch, copies, src_len]
+        rows = tf.shape(previous_state)[0]
+        return (
+            tf.reshape(context, [rows, values.shape[-1]]),  # [batch * copies, d]
+            tf.reshape(alignment_weights, [rows, tf.shape(keys)[1]]),  # [batch * copies, src_len]
+        )
 
     def paper_weights(self):
         """W_a `[n, n']`, b_W_a `[n']`, U_a `[2n, n']`, v_a `[n']`."""

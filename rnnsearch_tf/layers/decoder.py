@@ -28,10 +28,18 @@ class Decoder(keras.layers.Layer):
     time) and `call` (teacher forcing) both run it. `call` embeds and projects all target positions
     before its loop and applies the deep output to all positions after it, so the loop carries only s.
 
+    C c_i is never computed in the loop: C is linear, so C c_i = Σ_j α_ij (C h_j), and `initial_state`
+    projects the annotations (RNNencdec: c) once per sentence. The loop averages C h with α_i (a
+    `(batch, src_len)` weighted sum instead of a `[2n, 3n]` matmul at every position) and c_i itself, which
+    only the deep output reads, is Σ_j α_ij h_j for all positions at once after the loop.
+
     The encoder outputs are a dict: `s` (s_0, `(batch, n)`); for RNNsearch also `annotations`
     `(batch, src_len, 2n)` and `source_mask` `(batch, src_len)`; for RNNencdec `context` `(batch, n)`.
-    `initial_state` turns them into the decoder state of `step`, adding `keys` (U_a h,
-    `(batch, src_len, n')`) once per sentence; `call` does the same itself.
+    `initial_state` turns them into the decoder state of `step`, adding once per sentence `keys` (U_a h,
+    `(batch, src_len, n')`) and `projected_annotations` (C h, `(batch, src_len, 3n)`), or for RNNencdec
+    `projected_context` (C c, `(batch, 3n)`); `call` does the same itself. In `step`, s may hold `copies`
+    adjacent rows per sentence (a search's hypotheses, `(batch * copies, n)`) while everything else keeps
+    one row per sentence: the hypotheses of a sentence then read its annotations once, not once each.
 
     Args:
         vocab_size: K_y.
@@ -127,10 +135,15 @@ class Decoder(keras.layers.Layer):
         self.deep_output.build((batch, self.units), (batch, self.embedding_dim), (batch, context_dim))
 
     def initial_state(self, encoder_outputs):
-        """The state dict before the first target word; computes U_a h once per sentence."""
+        """The state dict before the first target word; computes U_a h and C h (or C c) once per sentence."""
         if not self.uses_attention:
-            return dict(encoder_outputs)
-        return dict(encoder_outputs, keys=self.alignment_model.precompute_keys(encoder_outputs["annotations"]))
+            return dict(encoder_outputs, projected_context=self.context_projection(encoder_outputs["context"]))
+        annotations = encoder_outputs["annotations"]  # [batch, src_len, 2n]
+        return dict(
+            encoder_outputs,
+            keys=self.alignment_model.precompute_keys(annotations),  # U_a h: [batch, src_len, n']
+            projected_annotations=self.context_projection(annotations),  # C h: [batch, src_len, 3n]
+        )
 
     def embed_previous(self, previous_ids):
         """E y_{i-1}, with the zero vector for `BOS_ID` and `PAD_ID`: `(...)` -> `(..., m)`."""
@@ -143,34 +156,51 @@ class Decoder(keras.layers.Layer):
 
         Args:
             projected_embedding: `gated_unit.project_inputs(E y_{i-1})`, `(batch, 3n)`.
-            state: the state dict holding s_{i-1}.
+            state: the state dict holding s_{i-1} (and what `initial_state` added).
 
         Returns:
-            `(s_i, c_i, α_i)`: `(batch, n)`, `(batch, context_dim)`, `(batch, src_len)` (or `(batch, 0)`).
+            `(s_i, α_i)`: `(batch, n)` and `(batch, src_len)` (`(batch, 0)` without attention).
         """
         previous_state = state["s"]
         if self.uses_attention:
-            context, alignment_weights = self.alignment_model(
-                previous_state, state["annotations"], state["source_mask"], keys=state["keys"]
-            )
+            projected_context, alignment_weights = self.alignment_model(
+                previous_state, state["annotations"], state["source_mask"], keys=state["keys"],
+                values=state["projected_annotations"],
+            )  # C c_i = Σ_j α_ij C h_j: [batch, 3n]; α_i: [batch, src_len]
         else:
-            context = state["context"]
+            projected_context = _per_row(state["projected_context"], tf.shape(previous_state)[0])  # C c: [batch, 3n]
             alignment_weights = tf.zeros([tf.shape(previous_state)[0], 0], dtype=previous_state.dtype)
-        new_state = self.gated_unit.transition(
-            projected_embedding + self.context_projection(context), previous_state
-        )
-        return new_state, context, alignment_weights
+        new_state = self.gated_unit.transition(projected_embedding + projected_context, previous_state)
+        return new_state, alignment_weights
+
+    def contexts(self, alignment_weights, state):
+        """c_i = Σ_j α_ij h_j for α `(batch, tgt_len, src_len)` -> `(batch, tgt_len, context_dim)`;
+        RNNencdec: c at every position."""
+        if self.uses_attention:
+            return tf.matmul(alignment_weights, state["annotations"])  # [batch, tgt_len, 2n]
+        context = state["context"][:, tf.newaxis, :]  # [batch, 1, n]
+        return tf.repeat(context, tf.shape(alignment_weights)[1], axis=1)  # [batch, tgt_len, n]
 
     def step(self, previous_ids, state):
-        """One target position: y_{i-1} `(batch,)` and the state -> `(logits, new_state, α_i)`.
+        """One target position: y_{i-1} `(rows,)` and the state -> `(logits, new_state, α_i)`.
 
-        logits `(batch, K_y)`, new_state the same dict with s_i, α_i `(batch, src_len)`. This is the
+        logits `(rows, K_y)`, new_state the same dict with s_i, α_i `(rows, src_len)`, where rows = batch *
+        copies (s `(rows, n)`; the rest of the state one row per sentence). This is the
         `symbols_to_logits_fn` of the search strategies.
         """
         previous_embedding = self.embed_previous(previous_ids)  # [batch, m]
-        new_decoder_state, context, alignment_weights = self.transition(
+        new_decoder_state, alignment_weights = self.transition(
             self.gated_unit.project_inputs(previous_embedding), state
         )
+        rows = tf.shape(previous_ids)[0]  # batch * copies
+        if self.uses_attention:
+            annotations = state["annotations"]  # [batch, src_len, 2n]
+            per_sentence = tf.reshape(
+                alignment_weights, [tf.shape(annotations)[0], -1, tf.shape(annotations)[1]]
+            )  # [batch, copies, src_len]
+            context = tf.reshape(self.contexts(per_sentence, state), [rows, annotations.shape[-1]])  # [rows, 2n]
+        else:
+            context = _per_row(state["context"], rows)  # [rows, n]
         readout_state = new_decoder_state if self.readout_state == "current" else state["s"]
         logits = self.deep_output(readout_state, previous_embedding, context)  # [batch, K_y]
         return logits, dict(state, s=new_decoder_state), alignment_weights
@@ -189,37 +219,31 @@ class Decoder(keras.layers.Layer):
             self.gated_unit.project_inputs(previous_embeddings), [1, 0, 2]
         )  # [tgt_len, batch, 3n]
         initial_state = state["s"]
-        batch = tf.shape(initial_state)[0]
-        if self.uses_attention:
-            context_dim = state["annotations"].shape[-1]
-            alignment_width = tf.shape(state["annotations"])[1]
-        else:
-            context_dim = state["context"].shape[-1]
-            alignment_width = 0
+        alignment_width = tf.shape(state["annotations"])[1] if self.uses_attention else 0
 
         def scan_step(carried, projected_embedding):
-            previous_state, _, _ = carried
+            previous_state, _ = carried
             return self.transition(projected_embedding, dict(state, s=previous_state))
 
-        states, contexts, alignment_weights = tf.scan(
+        states, alignment_weights = tf.scan(
             scan_step,
             projected,
             initializer=(
                 initial_state,
-                tf.zeros([batch, context_dim], dtype=initial_state.dtype),
-                tf.zeros([batch, alignment_width], dtype=initial_state.dtype),
+                tf.zeros([tf.shape(initial_state)[0], alignment_width], dtype=initial_state.dtype),
             ),
-        )  # [tgt_len, batch, n], [tgt_len, batch, context_dim], [tgt_len, batch, src_len]
+        )  # [tgt_len, batch, n], [tgt_len, batch, src_len]
         states = tf.transpose(states, [1, 0, 2])  # [batch, tgt_len, n]
+        alignment_weights = tf.transpose(alignment_weights, [1, 0, 2])  # [batch, tgt_len, src_len]
         if self.readout_state == "previous":
             states = tf.concat([initial_state[:, tf.newaxis, :], states[:, :-1, :]], axis=1)  # s_{i-1}
         logits = self.deep_output(
             self.hidden_state_dropout(states, training=training),
             previous_embeddings,
-            tf.transpose(contexts, [1, 0, 2]),
+            self.contexts(alignment_weights, state),
             training=training,
         )  # [batch, tgt_len, K_y]
-        return logits, tf.transpose(alignment_weights, [1, 0, 2])  # [batch, tgt_len, src_len]
+        return logits, alignment_weights
 
     def paper_weights(self):
         """E `[K_y, m]`, the gated unit (W, W_z, W_r, U, U_z, U_r, biases), C, C_z, C_r `[context_dim, n]`,
@@ -241,3 +265,8 @@ class Decoder(keras.layers.Layer):
                      "initializer", "embedding_dropout", "hidden_dropout", "readout_dropout")
         config.update({name: getattr(self, name) for name in arguments})
         return config
+
+
+def _per_row(tensor, rows):
+    """A per-sentence tensor `(batch, ...)` repeated for `rows` = batch * copies adjacent rows."""
+    return tf.repeat(tensor, rows // tf.shape(tensor)[0], axis=0)  # [rows, ...]

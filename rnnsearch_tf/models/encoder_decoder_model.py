@@ -137,8 +137,8 @@ class EncoderDecoderModel(keras.Model):
         """`encode` split for the search strategies: `(state, fixed_state)`.
 
         `state` holds what changes at every step (s); `fixed_state` what the decoder only reads
-        (annotations, U_a h and the source mask, or c), which a search then tiles once instead of
-        reordering it at every step:
+        (annotations, U_a h, C h and the source mask, or c and C c), which a search keeps at one row per
+        sentence for all of its hypotheses instead of reordering copies of it at every step:
         `BeamSearch(model.symbols_to_logits_fn).search(state, lengths, fixed_state)`.
         """
         fixed_state = self.encode(source_ids)

@@ -24,7 +24,6 @@ from rnnsearch_tf.search.search_helpers import (
     LARGE_NEGATIVE,
     broadcast_mask,
     impossible_tokens,
-    repeat_rows,
     split_leading_dimension,
 )
 from rnnsearch_tf.search.search_strategy import SearchStrategy
@@ -165,12 +164,12 @@ class BeamSearch(SearchStrategy):
 
     def search(self, initial_state, maximum_lengths, fixed_state=None):
         beam, best = self.beam_size, self.num_hypotheses
-        # The fixed state is carried by the loop (not closed over by the step function) so that dropping
-        # finished sentences can shrink it with the state: the rows of the `active` sentences.
+        # The fixed state (one row per sentence) is carried by the loop, not closed over by the step
+        # function, so that dropping finished sentences can shrink it with the state: the `active` rows.
         batch_size, maximum_lengths, length_bound, step_fn, state = self.prepare(
             initial_state, maximum_lengths, None, beam
         )
-        fixed = repeat_rows(fixed_state or {}, beam)  # [batch * beam, ...]
+        fixed = fixed_state or {}  # [batch, ...]
         # Only the first copy of each sentence is alive at the start, so the first step does not pick the
         # same token `beam` times.
         alive_log_probs = tf.tile(
@@ -245,7 +244,9 @@ class BeamSearch(SearchStrategy):
             kept = tf.cast(tf.where(still)[:, 0], tf.int32)  # positions among the active sentences
             rows = tf.reshape(kept[:, None] * self.beam_size + tf.range(self.beam_size)[None, :], [-1])
             take = lambda t: tf.gather(t, rows)  # noqa: E731  [remaining * beam, ...]
-            return tf.gather(active.indices, kept), tf.nest.map_structure(take, state), tf.nest.map_structure(take, fixed)
+            take_sentences = lambda t: tf.gather(t, kept)  # noqa: E731  [remaining, ...]
+            return (tf.gather(active.indices, kept), tf.nest.map_structure(take, state),
+                    tf.nest.map_structure(take_sentences, fixed))
 
         return tf.cond(
             tf.logical_and(remaining > 0, 4 * remaining <= 3 * active.size),

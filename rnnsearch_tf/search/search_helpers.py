@@ -85,28 +85,28 @@ def repeat_rows(structure, copies):
     return tf.nest.map_structure(lambda t: tf.repeat(t, copies, axis=0), structure)
 
 
-def with_fixed_state(symbols_to_logits_fn, fixed_state, copies):
+def with_fixed_state(symbols_to_logits_fn, fixed_state):
     """The step function, given state entries that never change once instead of reordering them.
 
     A search reorders each sentence's hypotheses among themselves, and they all share the sentence's
-    fixed entries (e.g. the encoder annotations and U_a h), so those need no gather per step: they are
-    tiled to `[batch * copies, ...]` once, merged into the state of every call, and dropped from the
-    state the search carries.
+    fixed entries (e.g. the encoder annotations and U_a h), so those need no gather per step and no
+    copies: they keep one row per sentence (`[batch, ...]`) while the changing state has a sentence's
+    `copies` hypotheses in adjacent rows (`[batch * copies, ...]`). They are merged into the state of
+    every call, and dropped from the state the search carries; a step function that takes a fixed state
+    reads each sentence's rows once for all of its hypotheses (`Decoder.step`).
 
     Args:
         symbols_to_logits_fn: `fn(ids, step, state) -> (logits, new_state, step_output)` over dict states.
         fixed_state: dict of tensors `[batch, ...]`, or None.
-        copies: hypotheses per sentence.
 
     Returns:
         the step function over the changing part of the state only.
     """
     if not fixed_state:
         return symbols_to_logits_fn
-    tiled = repeat_rows(fixed_state, copies)  # [batch * copies, ...]
 
     def step_fn(ids, step, state):
-        logits, new_state, step_output = symbols_to_logits_fn(ids, step, dict(state, **tiled))
+        logits, new_state, step_output = symbols_to_logits_fn(ids, step, dict(state, **fixed_state))
         return logits, {name: new_state[name] for name in state}, step_output
 
     return step_fn

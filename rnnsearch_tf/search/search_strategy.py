@@ -36,7 +36,8 @@ class SearchStrategy:
         maximum_lengths: int, or int `[batch]` tensor: most tokens per hypothesis, EOS included
             (e.g. `2 * source_length + 10`); EOS is the only possible token at the last one.
         fixed_state: optional dict of tensors `[batch, ...]` that the step function reads but never
-            changes (`search_helpers.with_fixed_state`); `initial_state` must then be a dict too.
+            changes, one row per sentence whatever the hypotheses per sentence
+            (`search_helpers.with_fixed_state`); `initial_state` must then be a dict too.
 
     Returns:
         dict, a sentence's hypotheses sorted best-first, `max_length` the largest maximum length
@@ -85,7 +86,7 @@ class SearchStrategy:
             initial state tiled to `[batch * copies, ...]`, a sentence's copies adjacent.
         """
         batch_size, maximum_lengths, length_bound = batch_size_and_maximum_lengths(initial_state, maximum_lengths)
-        step_fn = with_fixed_state(self.symbols_to_logits_fn, fixed_state, copies)
+        step_fn = with_fixed_state(self.symbols_to_logits_fn, fixed_state)
         state = repeat_rows(initial_state, copies)  # [batch * copies, ...]
         return batch_size, maximum_lengths, length_bound, step_fn, state
 
