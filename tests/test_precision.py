@@ -10,7 +10,12 @@ from rnnsearch_tf.models.rnn_enc_dec import RNNEncDec
 from rnnsearch_tf.models.rnn_search import RNNSearch
 from rnnsearch_tf.search.beam_search import BeamSearch
 from rnnsearch_tf.training.train_step import make_train_step
-from rnnsearch_tf.utils.precision import dtype_policy, has_bfloat16_hardware
+from rnnsearch_tf.utils.precision import (
+    BFLOAT16_MINIMUM_SPEEDUP,
+    bfloat16_speedup,
+    dtype_policy,
+    has_bfloat16_hardware,
+)
 
 
 @pytest.mark.parametrize("model_class", [RNNSearch, RNNEncDec])
@@ -32,8 +37,10 @@ def test_mixed_bfloat16_computes_in_bf16_and_stays_close_to_float32(model_class)
     assert result["scores"].dtype == tf.float32 and np.all(np.isfinite(result["scores"].numpy()))
 
 
-def test_auto_takes_bf16_exactly_where_the_hardware_has_it():
-    assert dtype_policy("auto") == ("mixed_bfloat16" if has_bfloat16_hardware() else "float32")
+def test_auto_takes_bf16_exactly_where_the_hardware_has_it_and_it_pays():
+    speedup = bfloat16_speedup()
+    assert (speedup > 0) == has_bfloat16_hardware() and np.isfinite(speedup)
+    assert dtype_policy("auto") == ("mixed_bfloat16" if speedup >= BFLOAT16_MINIMUM_SPEEDUP else "float32")
     assert dtype_policy("float32") == "float32"
     with pytest.raises(ValueError, match="precision must be one of"):
         dtype_policy("float16")

@@ -21,6 +21,7 @@ from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.models.model_config import ModelConfig
 from rnnsearch_tf.training.strategy import make_strategy
 from rnnsearch_tf.training.training_config import TrainingConfig
+from rnnsearch_tf.utils.precision import bfloat16_speedup, dtype_policy
 
 # One flag per config field, with the field's default and docstring (`config_flags`); the vocabulary
 # sizes come from the data directory.
@@ -57,6 +58,9 @@ def main(argv):
                           if flags.FLAGS[holder.name].value is not None)
     logging.info("TensorBoard: tensorboard --logdir %s", training_config.model_dir)
     logging.info("%d replica(s) on %s", strategy.num_replicas_in_sync, ", ".join(strategy.extended.worker_devices))
+    if model_config.precision == "auto":
+        logging.info("precision auto: %s (a bf16 matmul runs %.2fx float32 here)",
+                     dtype_policy("auto"), bfloat16_speedup())
     search_config = config_from_flags(SearchConfig, _SEARCH_FLAGS)
     summary = Trainer.create(model_config, training_config, strategy, search_config).train()
     print(json.dumps(summary, indent=2))
