@@ -97,12 +97,12 @@ def forward_matmuls(settings):
         ("alignment v_a tanh(.)", batch * source_length, n_a, 1, target_length),
         ("C_z|C_r|C h", source_tokens, 2 * n, 3 * n, 1),
         ("sum_j a_ij C h_j", batch, source_length, 3 * n, target_length),
-        ("c_i = sum_j a_ij h_j", target_tokens, source_length, 2 * n, 1),
+        ("C_o h", source_tokens, 2 * n, 2 * l, 1),
+        ("C_o c_i = sum_j a_ij C_o h_j", target_tokens, source_length, 2 * l, 1),
         ("decoder U_z|U_r s", batch, n, 2 * n, target_length),
         ("decoder U [r s]", batch, n, n, target_length),
         ("U_o s", target_tokens, n, 2 * l, 1),
         ("V_o E y", target_tokens, m, 2 * l, 1),
-        ("C_o c", target_tokens, 2 * n, 2 * l, 1),
         ("W_o t", target_tokens, l, vocab, 1),
     ]
 

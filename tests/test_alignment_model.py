@@ -24,13 +24,18 @@ def test_layer_basics():
     )
 
 
-def test_alignment_matches_numpy_and_masks_padding():
-    rng = np.random.default_rng(4)
+def random_alignment_model(rng, data):
+    """An AlignmentModel built on `data`, every weight N(0, 0.5²) (v_a = 0 would make α uniform)."""
     alignment = AlignmentModel(alignment_dim=5)
-    data = inputs(1)
     alignment(**data)
     for variable in alignment.weights:
         variable.assign(rng.normal(0, 0.5, size=variable.shape).astype("float32"))
+    return alignment
+
+
+def test_alignment_matches_numpy_and_masks_padding():
+    data = inputs(1)
+    alignment = random_alignment_model(np.random.default_rng(4), data)
     context, weights = alignment(**data)
     keys = alignment.precompute_keys(data["annotations"])
     cached_context, cached_weights = alignment(**data, keys=keys)
@@ -48,11 +53,8 @@ def test_alignment_matches_numpy_and_masks_padding():
 
 def test_copies_of_a_sentence_share_its_annotations_and_values_are_averaged_instead():
     rng = np.random.default_rng(5)
-    alignment = AlignmentModel(alignment_dim=5)
     data = inputs(3)
-    alignment(**data)
-    for variable in alignment.weights:
-        variable.assign(rng.normal(0, 0.5, size=variable.shape).astype("float32"))
+    alignment = random_alignment_model(rng, data)
     states = rng.normal(size=(6, 3)).astype("float32")  # 3 hypotheses per sentence, adjacent
     tiled = {name: np.repeat(data[name], 3, axis=0) for name in ("annotations", "source_mask")}
     projection = rng.normal(size=(6, 7)).astype("float32")  # a linear map of h, like C

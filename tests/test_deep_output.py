@@ -36,6 +36,8 @@ def test_logits_match_numpy_maxout_over_adjacent_pairs():
     t_tilde = data["state"] @ p["U_o"] + p["b_U_o"] + data["previous_embedding"] @ p["V_o"] + data["context"] @ p["C_o"]
     t = np.maximum(t_tilde[..., 0::2], t_tilde[..., 1::2])
     np.testing.assert_allclose(logits, t @ p["W_o"] + p["b_W_o"], atol=1e-5)
+    projected = readout(data["state"], data["previous_embedding"], projected_context=data["context"] @ p["C_o"])
+    np.testing.assert_allclose(projected.numpy(), logits, atol=1e-5)
 
 
 def test_misuse():

@@ -28,16 +28,18 @@ class Decoder(keras.layers.Layer):
     time) and `call` (teacher forcing) both run it. `call` embeds and projects all target positions
     before its loop and applies the deep output to all positions after it, so the loop carries only s.
 
-    C c_i is never computed in the loop: C is linear, so C c_i = Σ_j α_ij (C h_j), and `initial_state`
-    projects the annotations (RNNencdec: c) once per sentence. The loop averages C h with α_i (a
-    `(batch, src_len)` weighted sum instead of a `[2n, 3n]` matmul at every position) and c_i itself, which
-    only the deep output reads, is Σ_j α_ij h_j for all positions at once after the loop.
+    c_i itself is never computed: C and C_o are linear, so C c_i = Σ_j α_ij (C h_j) and likewise for C_o,
+    and `initial_state` projects the annotations (RNNencdec: c) with both once per sentence. The loop
+    averages C h with α_i (a `(batch, src_len)` weighted sum instead of a `[2n, 3n]` matmul at every
+    position), and the deep output reads C_o c_i = Σ_j α_ij C_o h_j, for all positions at once after the
+    loop in teacher forcing.
 
     The encoder outputs are a dict: `s` (s_0, `(batch, n)`); for RNNsearch also `annotations`
     `(batch, src_len, 2n)` and `source_mask` `(batch, src_len)`; for RNNencdec `context` `(batch, n)`.
     `initial_state` turns them into the decoder state of `step`, adding once per sentence `keys` (U_a h,
-    `(batch, src_len, n')`) and `projected_annotations` (C h, `(batch, src_len, 3n)`), or for RNNencdec
-    `projected_context` (C c, `(batch, 3n)`); `call` does the same itself. In `step`, s may hold `copies`
+    `(batch, src_len, n')`), `projected_annotations` (C h, `(batch, src_len, 3n)`) and
+    `readout_annotations` (C_o h, `(batch, src_len, 2l)`), or for RNNencdec `projected_context` (C c,
+    `(batch, 3n)`) and `readout_context` (C_o c, `(batch, 2l)`); `call` does the same itself. In `step`, s may hold `copies`
     adjacent rows per sentence (a search's hypotheses, `(batch * copies, n)`) while everything else keeps
     one row per sentence: the hypotheses of a sentence then read its annotations once, not once each.
 
@@ -135,14 +137,21 @@ class Decoder(keras.layers.Layer):
         self.deep_output.build((batch, self.units), (batch, self.embedding_dim), (batch, context_dim))
 
     def initial_state(self, encoder_outputs):
-        """The state dict before the first target word; computes U_a h and C h (or C c) once per sentence."""
+        """The state dict before the first target word; computes U_a h, C h and C_o h (or C c and C_o c)
+        once per sentence."""
         if not self.uses_attention:
-            return dict(encoder_outputs, projected_context=self.context_projection(encoder_outputs["context"]))
+            context = encoder_outputs["context"]  # [batch, n]
+            return dict(
+                encoder_outputs,
+                projected_context=self.context_projection(context),  # C c: [batch, 3n]
+                readout_context=self.deep_output.project_context(context),  # C_o c: [batch, 2l]
+            )
         annotations = encoder_outputs["annotations"]  # [batch, src_len, 2n]
         return dict(
             encoder_outputs,
             keys=self.alignment_model.precompute_keys(annotations),  # U_a h: [batch, src_len, n']
             projected_annotations=self.context_projection(annotations),  # C h: [batch, src_len, 3n]
+            readout_annotations=self.deep_output.project_context(annotations),  # C_o h: [batch, src_len, 2l]
         )
 
     def embed_previous(self, previous_ids):
@@ -173,13 +182,13 @@ class Decoder(keras.layers.Layer):
         new_state = self.gated_unit.transition(projected_embedding + projected_context, previous_state)
         return new_state, alignment_weights
 
-    def contexts(self, alignment_weights, state):
-        """c_i = Σ_j α_ij h_j for α `(batch, tgt_len, src_len)` -> `(batch, tgt_len, context_dim)`;
-        RNNencdec: c at every position."""
+    def readout_contexts(self, alignment_weights, state):
+        """C_o c_i = Σ_j α_ij C_o h_j for α `(batch, tgt_len, src_len)` -> `(batch, tgt_len, 2l)`;
+        RNNencdec: C_o c at every position."""
         if self.uses_attention:
-            return tf.matmul(alignment_weights, state["annotations"])  # [batch, tgt_len, 2n]
-        context = state["context"][:, tf.newaxis, :]  # [batch, 1, n]
-        return tf.repeat(context, tf.shape(alignment_weights)[1], axis=1)  # [batch, tgt_len, n]
+            return tf.matmul(alignment_weights, state["readout_annotations"])  # [batch, tgt_len, 2l]
+        readout_context = state["readout_context"][:, tf.newaxis, :]  # [batch, 1, 2l]
+        return tf.repeat(readout_context, tf.shape(alignment_weights)[1], axis=1)  # [batch, tgt_len, 2l]
 
     def step(self, previous_ids, state):
         """One target position: y_{i-1} `(rows,)` and the state -> `(logits, new_state, α_i)`.
@@ -194,15 +203,19 @@ class Decoder(keras.layers.Layer):
         )
         rows = tf.shape(previous_ids)[0]  # batch * copies
         if self.uses_attention:
-            annotations = state["annotations"]  # [batch, src_len, 2n]
+            readout_annotations = state["readout_annotations"]  # [batch, src_len, 2l]
             per_sentence = tf.reshape(
-                alignment_weights, [tf.shape(annotations)[0], -1, tf.shape(annotations)[1]]
+                alignment_weights, [tf.shape(readout_annotations)[0], -1, tf.shape(readout_annotations)[1]]
             )  # [batch, copies, src_len]
-            context = tf.reshape(self.contexts(per_sentence, state), [rows, annotations.shape[-1]])  # [rows, 2n]
+            readout_context = tf.reshape(
+                self.readout_contexts(per_sentence, state), [rows, 2 * self.maxout_dim]
+            )  # C_o c_i: [rows, 2l]
         else:
-            context = _per_row(state["context"], rows)  # [rows, n]
+            readout_context = _per_row(state["readout_context"], rows)  # C_o c: [rows, 2l]
         readout_state = new_decoder_state if self.readout_state == "current" else state["s"]
-        logits = self.deep_output(readout_state, previous_embedding, context)  # [batch, K_y]
+        logits = self.deep_output(
+            readout_state, previous_embedding, projected_context=readout_context
+        )  # [rows, K_y]
         return logits, dict(state, s=new_decoder_state), alignment_weights
 
     def call(self, previous_ids, encoder_outputs, training=None):
@@ -240,7 +253,7 @@ class Decoder(keras.layers.Layer):
         logits = self.deep_output(
             self.hidden_state_dropout(states, training=training),
             previous_embeddings,
-            self.contexts(alignment_weights, state),
+            projected_context=self.readout_contexts(alignment_weights, state),
             training=training,
         )  # [batch, tgt_len, K_y]
         return logits, alignment_weights

@@ -26,8 +26,10 @@ class DeepOutput(keras.layers.Layer):
     Call arguments:
         state: float `(..., n)`.
         previous_embedding: E y_{i-1}, float `(..., m)`.
-        context: c_i, float `(..., context_dim)`.
+        context: c_i, float `(..., context_dim)`, or None with `projected_context`.
         training: whether dropout is applied.
+        projected_context: optional C_o c_i, float `(..., 2l)`, instead of c_i: a decoder that averages
+            C_o h with α_i (`project_context` once per sentence) reads a `2l`-wide context per position.
 
     Returns:
         logits: `(..., vocab_size)`.
@@ -57,11 +59,15 @@ class DeepOutput(keras.layers.Layer):
         self.maxout_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy, name="maxout_dropout")
         self.output_projection = dense(self.vocab_size, "W_o", True, (*state_shape[:-1], self.maxout_dim))
 
-    def call(self, state, previous_embedding, context, training=None):
+    def project_context(self, context):
+        """C_o c for any number of leading dimensions: `(..., context_dim)` -> `(..., 2l)`."""
+        return self.context_projection(context)
+
+    def call(self, state, previous_embedding, context=None, training=None, projected_context=None):
+        if projected_context is None:
+            projected_context = self.project_context(context)  # C_o c_i: [..., 2l]
         pre_maxout = (
-            self.state_projection(state)
-            + self.embedding_projection(previous_embedding)
-            + self.context_projection(context)
+            self.state_projection(state) + self.embedding_projection(previous_embedding) + projected_context
         )  # t̃: [..., 2l]
         pairs = tf.reshape(
             pre_maxout, tf.concat([tf.shape(pre_maxout)[:-1], [self.maxout_dim, 2]], axis=0)
