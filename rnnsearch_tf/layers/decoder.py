@@ -39,9 +39,10 @@ class Decoder(keras.layers.Layer):
     `initial_state` turns them into the decoder state of `step`, adding once per sentence `keys` (U_a h,
     `(batch, src_len, n')`), `projected_annotations` (C h, `(batch, src_len, 3n)`) and
     `readout_annotations` (C_o h, `(batch, src_len, 2l)`), or for RNNencdec `projected_context` (C c,
-    `(batch, 3n)`) and `readout_context` (C_o c, `(batch, 2l)`); `call` does the same itself. In `step`, s may hold `copies`
-    adjacent rows per sentence (a search's hypotheses, `(batch * copies, n)`) while everything else keeps
-    one row per sentence: the hypotheses of a sentence then read its annotations once, not once each.
+    `(batch, 3n)`) and `readout_context` (C_o c, `(batch, 2l)`); `call` does the same itself. In `step`,
+    s may hold `copies` adjacent rows per sentence (a search's hypotheses, `(batch * copies, n)`) while
+    everything else keeps one row per sentence: the hypotheses of a sentence then read its annotations
+    once, not once each.
 
     Args:
         vocab_size: K_y.
@@ -177,7 +178,8 @@ class Decoder(keras.layers.Layer):
                 values=state["projected_annotations"],
             )  # C c_i = Σ_j α_ij C h_j: [batch, 3n]; α_i: [batch, src_len]
         else:
-            projected_context = _per_row(state["projected_context"], tf.shape(previous_state)[0])  # C c: [batch, 3n]
+            rows = tf.shape(previous_state)[0]  # batch * copies
+            projected_context = _per_row(state["projected_context"], rows)  # C c: [rows, 3n]
             alignment_weights = tf.zeros([tf.shape(previous_state)[0], 0], dtype=previous_state.dtype)
         new_state = self.gated_unit.transition(projected_embedding + projected_context, previous_state)
         return new_state, alignment_weights
@@ -202,16 +204,13 @@ class Decoder(keras.layers.Layer):
             self.gated_unit.project_inputs(previous_embedding), state
         )
         rows = tf.shape(previous_ids)[0]  # batch * copies
-        if self.uses_attention:
-            readout_annotations = state["readout_annotations"]  # [batch, src_len, 2l]
-            per_sentence = tf.reshape(
-                alignment_weights, [tf.shape(readout_annotations)[0], -1, tf.shape(readout_annotations)[1]]
-            )  # [batch, copies, src_len]
-            readout_context = tf.reshape(
-                self.readout_contexts(per_sentence, state), [rows, 2 * self.maxout_dim]
-            )  # C_o c_i: [rows, 2l]
-        else:
-            readout_context = _per_row(state["readout_context"], rows)  # C_o c: [rows, 2l]
+        batch = tf.shape(state["readout_annotations" if self.uses_attention else "readout_context"])[0]
+        per_sentence = tf.reshape(
+            alignment_weights, [batch, rows // batch, tf.shape(alignment_weights)[1]]
+        )  # [batch, copies, src_len] (src_len 0 for RNNencdec)
+        readout_context = tf.reshape(
+            self.readout_contexts(per_sentence, state), [rows, 2 * self.maxout_dim]
+        )  # C_o c_i: [rows, 2l]
         readout_state = new_decoder_state if self.readout_state == "current" else state["s"]
         logits = self.deep_output(
             readout_state, previous_embedding, projected_context=readout_context
