@@ -2,9 +2,11 @@
 
 import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from rnnsearch_tf import ModelConfig
+from rnnsearch_tf.models.rnn_enc_dec import RNNEncDec
 from rnnsearch_tf.models.rnn_search import RNNSearch
 from rnnsearch_tf.training.train_step import make_train_step
 
@@ -16,10 +18,10 @@ BATCH = {
 }
 
 
-def one_update(jit_compile):
+def one_update(model_class, jit_compile):
     keras.utils.set_random_seed(7)
     strategy = tf.distribute.get_strategy()
-    model = RNNSearch(CONFIG)
+    model = model_class(CONFIG)
     optimizer = keras.optimizers.Adam(learning_rate=0.01)
     optimizer.build(model.trainable_variables)
     train_step = make_train_step(model, optimizer, lambda: BATCH, strategy, clip_norm=1.0,
@@ -28,9 +30,10 @@ def one_update(jit_compile):
     return statistics, [variable.numpy() for variable in model.trainable_variables]
 
 
-def test_jit_compiled_update_with_length_buckets_equals_plain_update():
-    expected_statistics, expected_weights = one_update(jit_compile=False)
-    statistics, weights = one_update(jit_compile=True)
+@pytest.mark.parametrize("model_class", [RNNSearch, RNNEncDec])
+def test_jit_compiled_update_with_length_buckets_equals_plain_update(model_class):
+    expected_statistics, expected_weights = one_update(model_class, jit_compile=False)
+    statistics, weights = one_update(model_class, jit_compile=True)
     assert statistics["target_tokens"] == expected_statistics["target_tokens"] == 11
     assert statistics["sentences"] == 2 and statistics["finite"]
     np.testing.assert_allclose(statistics["nll_sum"], expected_statistics["nll_sum"], rtol=1e-5)

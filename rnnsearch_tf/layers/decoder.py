@@ -177,11 +177,11 @@ class Decoder(keras.layers.Layer):
                 previous_state, state["annotations"], state["source_mask"], keys=state["keys"],
                 values=state["projected_annotations"],
             )  # C c_i = Σ_j α_ij C h_j: [batch, 3n]; α_i: [batch, src_len]
+            gate_inputs = projected_embedding + projected_context
         else:
-            rows = tf.shape(previous_state)[0]  # batch * copies
-            projected_context = _per_row(state["projected_context"], rows)  # C c: [rows, 3n]
+            gate_inputs = _add_per_sentence(projected_embedding, state["projected_context"])  # + C c
             alignment_weights = tf.zeros([tf.shape(previous_state)[0], 0], dtype=previous_state.dtype)
-        new_state = self.gated_unit.transition(projected_embedding + projected_context, previous_state)
+        new_state = self.gated_unit.transition(gate_inputs, previous_state)
         return new_state, alignment_weights
 
     def readout_contexts(self, alignment_weights, state):
@@ -190,7 +190,8 @@ class Decoder(keras.layers.Layer):
         if self.uses_attention:
             return tf.matmul(alignment_weights, state["readout_annotations"])  # [batch, tgt_len, 2l]
         readout_context = state["readout_context"][:, tf.newaxis, :]  # [batch, 1, 2l]
-        return tf.repeat(readout_context, tf.shape(alignment_weights)[1], axis=1)  # [batch, tgt_len, 2l]
+        shape = tf.concat([tf.shape(alignment_weights)[:2], tf.shape(readout_context)[2:]], axis=0)
+        return tf.broadcast_to(readout_context, shape)  # [batch, tgt_len, 2l] (tf.repeat's gradient defeats XLA)
 
     def step(self, previous_ids, state):
         """One target position: y_{i-1} `(rows,)` and the state -> `(logits, new_state, α_i)`.
@@ -279,6 +280,8 @@ class Decoder(keras.layers.Layer):
         return config
 
 
-def _per_row(tensor, rows):
-    """A per-sentence tensor `(batch, ...)` repeated for `rows` = batch * copies adjacent rows."""
-    return tf.repeat(tensor, rows // tf.shape(tensor)[0], axis=0)  # [rows, ...]
+def _add_per_sentence(rows, per_sentence):
+    """`rows` `(batch * copies, d)` plus `per_sentence` `(batch, d)`, each sentence's row added to its
+    `copies` adjacent rows (a broadcast: tf.repeat's gradient defeats XLA inside a loop)."""
+    grouped = tf.reshape(rows, [tf.shape(per_sentence)[0], -1, rows.shape[-1]])  # [batch, copies, d]
+    return tf.reshape(grouped + per_sentence[:, tf.newaxis, :], tf.shape(rows))  # [batch * copies, d]
