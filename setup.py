@@ -24,7 +24,7 @@ setuptools.setup(
     entry_points={"console_scripts": ["rnnsearch = rnnsearch_tf.cli.main:main"]},
     extras_require={
         # sacremoses is the test-only reference for the TF Moses-style tokenizer; import-linter keeps the
-        # packages layered (tests/test_architecture.py).
-        "test": ["pytest>=8", "sacremoses==0.2.0", "import-linter>=2.1"],
+        # packages layered (tests/test_architecture.py); pytest-xdist runs test files on every core.
+        "test": ["pytest>=8", "pytest-xdist>=3.5", "sacremoses==0.2.0", "import-linter>=2.1"],
     },
 )
