@@ -69,8 +69,12 @@ class GatedRecurrentUnit(keras.layers.Layer):
         )
 
     def project_inputs(self, inputs):
-        """W_z x + b_z, W_r x + b_r, W x + b for any number of positions: `(..., 3 * units)`."""
-        return tf.matmul(inputs, self._weight(self.kernel)) + self._weight(self.bias)
+        """W_z x + b_z, W_r x + b_r, W x + b for any number of positions: `(..., 3 * units)`.
+
+        tensordot flattens the positions into one `[batch * T, input_dim]` matmul: a rank-3 tf.matmul
+        would be a batched matmul whose kernel gradient is one `[input_dim, 3n]` product per sentence, summed.
+        """
+        return tf.tensordot(inputs, self._weight(self.kernel), axes=1) + self._weight(self.bias)
 
     def transition(self, projected_inputs, previous_state):
         """One step of the recurrence: `(batch, 3n)` projected inputs and h_{i-1} `(batch, n)` -> h_i."""
