@@ -69,7 +69,13 @@ def top_candidates(logits, alive_log_probs, k, is_last_step, forbidden_ids, eos_
     chunks = (vocab_size + size - 1) // size
     padded = tf.pad(logits, [[0, 0], [0, chunks * size - vocab_size]], constant_values=float("-inf"))
     chunked = tf.reshape(padded, [batch_size, beam * chunks, size])  # [batch, beam * chunks, size]
-    log_normalizer = tf.reshape(tf.reduce_logsumexp(logits, axis=-1), [batch_size, beam])  # [batch, beam]
+    chunk_maxima = tf.reduce_max(chunked, axis=-1)  # [batch, beam * chunks]
+    # log Σ_k exp(logit_k), shifted by the row maximum, read from the chunk maxima (one pass less than
+    # tf.reduce_logsumexp).
+    row_maxima = tf.reduce_max(tf.reshape(chunk_maxima, [batch_size * beam, chunks]), axis=-1)  # [batch * beam]
+    log_normalizer = tf.reshape(
+        row_maxima + tf.math.log(tf.reduce_sum(tf.exp(logits - row_maxima[:, None]), axis=-1)), [batch_size, beam]
+    )  # [batch, beam]
     impossible = impossible_tokens(chunks * size, is_last_step, forbidden_ids, eos_id)  # [batch, chunks * size]
 
     def restricted_log_probs(values, ids, hypotheses):
@@ -81,7 +87,7 @@ def top_candidates(logits, alive_log_probs, k, is_last_step, forbidden_ids, eos_
     # or EOS at a sentence's last step, can differ from the maxima of the raw logits: those are recomputed.
     hypotheses = tf.range(beam * chunks) // chunks  # [beam * chunks]
     chunk_starts = (tf.range(beam * chunks) % chunks) * size  # [beam * chunks]
-    maxima = tf.reduce_max(chunked, axis=-1) - tf.repeat(log_normalizer, chunks, axis=1)  # [batch, beam * chunks]
+    maxima = chunk_maxima - tf.repeat(log_normalizer, chunks, axis=1)  # [batch, beam * chunks]
     special = sorted({token // size for token in forbidden_ids + (eos_id,)})
     special_chunks = tf.reshape(
         tf.range(beam)[:, None] * chunks + tf.constant(special, tf.int32)[None, :], [-1]
