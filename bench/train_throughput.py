@@ -37,6 +37,7 @@ from absl import flags
 from data_pipeline.constants import EOS_ID
 from rnnsearch_tf.models.model_config import ModelConfig
 from rnnsearch_tf.models.rnn_search import RNNSearch
+from rnnsearch_tf.training.fused_optimizers import FusedAdadelta
 from rnnsearch_tf.training.train_step import make_train_step
 from rnnsearch_tf.utils.precision import PRECISIONS, dtype_policy
 
@@ -188,7 +189,7 @@ def benchmark(name):
     strategy = tf.distribute.MirroredStrategy()
     with strategy.scope():
         model = RNNSearch(config)
-        optimizer = keras.optimizers.Adadelta(learning_rate=1.0, rho=0.95, epsilon=1e-6)
+        optimizer = FusedAdadelta(learning_rate=1.0, rho=0.95, epsilon=1e-6)  # the trainer's
         optimizer.build(model.trainable_variables)
     train_step = make_train_step(
         model, optimizer, lambda: batch_ids, strategy, clip_norm=1.0, jit_compile=_JIT_COMPILE.value

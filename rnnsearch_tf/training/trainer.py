@@ -17,6 +17,7 @@ from data_pipeline.pair_reader import sha256
 from data_pipeline.training_input import TrainingInput
 from rnnsearch_tf.models.model_dir import MODEL_CLASSES, ModelDir
 from rnnsearch_tf.training.early_stopping import EarlyStopping
+from rnnsearch_tf.training.fused_optimizers import FusedAdadelta, FusedAdam
 from rnnsearch_tf.training.learning_rate_schedule import LearningRateSchedule
 from rnnsearch_tf.training.train_step import make_train_step
 from rnnsearch_tf.training.training_diverged_error import TrainingDivergedError
@@ -92,11 +93,11 @@ class Trainer:
         with strategy.scope():
             model = MODEL_CLASSES[training_config.model](model_config)
             if training_config.optimizer == "adadelta":
-                optimizer = keras.optimizers.Adadelta(
+                optimizer = FusedAdadelta(
                     schedule, rho=training_config.adadelta_rho, epsilon=training_config.adadelta_epsilon
                 )
             else:
-                optimizer = keras.optimizers.Adam(schedule)
+                optimizer = FusedAdam(schedule)
             optimizer.build(model.trainable_variables)
         return cls(model, optimizer, schedule, training_config, strategy, search_config)
 
