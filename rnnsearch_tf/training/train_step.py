@@ -71,10 +71,12 @@ def make_train_step(
         nll_sum, (target_tokens, sentences), gradients = strategy.run(replica_step, args=(per_replica_batch,))
         nll_sum, target_tokens, sentences = total(nll_sum), total(target_tokens), total(sentences)
         denominator = target_tokens if loss_normalization == "tokens" else sentences
-        gradients = [total(g) / denominator for g in gradients]
-        gradient_norm = tf.linalg.global_norm(gradients)
+        summed = [total(g) for g in gradients]  # of the summed loss
+        gradient_norm = tf.linalg.global_norm(summed) / denominator  # of the loss per token (or sentence)
         finite = tf.logical_and(tf.math.is_finite(nll_sum), tf.math.is_finite(gradient_norm))
-        clipped, _ = tf.clip_by_global_norm(gradients, clip_norm, use_norm=gradient_norm)
+        # The division by the denominator and tf.clip_by_global_norm's rescaling in one multiplication.
+        scale = clip_norm * tf.minimum(1.0 / gradient_norm, 1.0 / clip_norm) / denominator
+        clipped = [g * scale for g in summed]
 
         def apply():
             optimizer.apply(clipped, model.trainable_variables)
