@@ -76,12 +76,12 @@ def top_candidates(logits, alive_log_probs, k, is_last_step, forbidden_ids, eos_
     log_normalizer = tf.reshape(
         row_maxima + tf.math.log(tf.reduce_sum(tf.exp(logits - row_maxima[:, None]), axis=-1)), [batch_size, beam]
     )  # [batch, beam]
-    impossible = impossible_tokens(chunks * size, is_last_step, forbidden_ids, eos_id)  # [batch, chunks * size]
 
     def restricted_log_probs(values, ids, hypotheses):
-        """values `[batch, n, size]` of hypotheses `[batch, n]` and tokens `ids` `[batch, n, size]`."""
+        """values `[batch, n, size]` of hypotheses `[batch, n]` and tokens `ids` `[batch or 1, n, size]`."""
         log_probs = values - tf.gather(log_normalizer, hypotheses, batch_dims=1)[:, :, None]
-        return tf.where(tf.gather(impossible, ids, batch_dims=1), LARGE_NEGATIVE, log_probs)  # [batch, n, size]
+        impossible = impossible_tokens(ids, is_last_step, forbidden_ids, eos_id)  # [batch, n, size]
+        return tf.where(impossible, LARGE_NEGATIVE, log_probs)  # [batch, n, size]
 
     # Chunk maxima of the restricted log-probabilities. Only the few chunks holding a forbidden token,
     # or EOS at a sentence's last step, can differ from the maxima of the raw logits: those are recomputed.
@@ -96,7 +96,7 @@ def top_candidates(logits, alive_log_probs, k, is_last_step, forbidden_ids, eos_
     special_maxima = tf.reduce_max(
         restricted_log_probs(
             tf.gather(chunked, special_chunks, axis=1),
-            tf.tile(special_ids[None], [batch_size, 1, 1]),
+            special_ids[None],
             tf.tile(tf.gather(hypotheses, special_chunks)[None], [batch_size, 1]),
         ),
         axis=-1,

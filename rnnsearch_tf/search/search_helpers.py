@@ -53,20 +53,21 @@ def restrict_log_probs(log_probs, step, maximum_lengths, forbidden_ids, eos_id):
         float32 `[batch, hypotheses, vocab]`.
     """
     impossible = impossible_tokens(
-        tf.shape(log_probs)[-1], step + 1 >= maximum_lengths, forbidden_ids, eos_id
-    )  # [batch, vocab]
-    return tf.where(impossible[:, None, :], LARGE_NEGATIVE, log_probs)
+        tf.range(tf.shape(log_probs)[-1])[None, None, :], step + 1 >= maximum_lengths, forbidden_ids, eos_id
+    )  # [batch, 1, vocab]
+    return tf.where(impossible, LARGE_NEGATIVE, log_probs)
 
 
-def impossible_tokens(vocab_size, is_last_step, forbidden_ids, eos_id):
-    """bool `[batch, vocab_size]`: the forbidden tokens, and every token but EOS where `is_last_step`
-    (bool `[batch]`)."""
-    token_ids = tf.range(vocab_size)  # [vocab]
-    is_forbidden = tf.reduce_any(
-        tf.equal(token_ids[:, None], tf.constant(tuple(forbidden_ids) + (-1,), tf.int32)[None, :]), axis=-1
-    )  # [vocab]
-    must_end = tf.logical_and(is_last_step[:, None], tf.not_equal(token_ids, eos_id)[None, :])  # [batch, vocab]
-    return tf.logical_or(is_forbidden[None, :], must_end)
+def impossible_tokens(token_ids, is_last_step, forbidden_ids, eos_id):
+    """bool: the forbidden tokens, and every token but EOS where `is_last_step`.
+
+    int `token_ids` `[batch or 1, ...]` and bool `is_last_step` `[batch]` -> `[batch, ...]`: only the
+    tokens asked about are tested (a search asks about a few chunks of the vocabulary, not all of it).
+    """
+    forbidden = tf.constant(tuple(forbidden_ids) + (-1,), tf.int32)  # [forbidden + 1]
+    is_forbidden = tf.reduce_any(tf.equal(token_ids[..., None], forbidden), axis=-1)  # like token_ids
+    is_last_step = tf.reshape(is_last_step, [-1] + [1] * (token_ids.shape.rank - 1))  # [batch, 1, ...]
+    return tf.logical_or(is_forbidden, tf.logical_and(is_last_step, tf.not_equal(token_ids, eos_id)))
 
 
 def check_search_options(length_normalization, forbidden_ids, eos_id):
