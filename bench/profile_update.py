@@ -1,0 +1,98 @@
+"""Times the peer comparison's update (n = 512, batch 80) with the CPU recipe, and where its time goes.
+
+    python -m bench.profile_update --steps=20                    # median and fastest update
+    python -m bench.profile_update --steps=5 --top=25            # + TensorFlow's profile by op type
+    python -m bench.profile_update --steps=5 --top=40 --by_name  # + by op name (which matmul, which loop)
+
+The model of `bench.peer_comparison` (m 256, n 512, n' 512, l 256, 10k vocabularies) and the recipe of
+`configs/multi30k_rnnsearch.flags` (uniform initialisation, dropout 0.3, label smoothing 0.1, Adam,
+clipping at 1), on one random batch of 80 sentences of 14 source and 16 target tokens. Interleave runs
+of old and new code (a git worktree and PYTHONPATH) to compare them on a machine whose speed drifts.
+Op times are summed over TensorFlow's compute threads, so they add up to about cores x wall time.
+"""
+
+import collections
+import glob
+import statistics
+import tempfile
+import time
+
+import keras
+import numpy as np
+import tensorflow as tf
+from absl import app, flags
+from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+from rnnsearch_tf.models.model_config import ModelConfig
+from rnnsearch_tf.models.rnn_search import RNNSearch
+from rnnsearch_tf.training.fused_optimizers import FusedAdam
+from rnnsearch_tf.training.train_step import make_train_step
+from rnnsearch_tf.utils.precision import PRECISIONS
+
+_STEPS = flags.DEFINE_integer("steps", 20, "Timed updates (after 3 untimed ones).")
+_TOP = flags.DEFINE_integer("top", 0, "Profile 3 more updates and print their most costly ops (0: none).")
+_BY_NAME = flags.DEFINE_bool("by_name", False, "Group the profile by op name instead of op type.")
+_PRECISION = flags.DEFINE_enum("precision", "float32", PRECISIONS, "ModelConfig.precision.")
+_KERAS_ADAM = flags.DEFINE_bool("keras_adam", False, "keras.optimizers.Adam instead of the trainer's FusedAdam.")
+_JIT_COMPILE = flags.DEFINE_bool("jit_compile", False, "The forward and backward pass under XLA.")
+
+
+def make_update():
+    keras.utils.set_random_seed(0)
+    config = ModelConfig(
+        source_vocab_size=10004, target_vocab_size=10004, embedding_dim=256, hidden_dim=512, maxout_dim=256,
+        alignment_dim=512, precision=_PRECISION.value, initializer="uniform", embedding_dropout=0.3,
+        hidden_dropout=0.3, readout_dropout=0.3,
+    )
+    model = RNNSearch(config)
+    random = np.random.default_rng(0)
+    batch = {"source_ids": tf.constant(random.integers(4, 10004, (80, 14)), tf.int32),
+             "target_ids": tf.constant(random.integers(4, 10004, (80, 16)), tf.int32)}
+    optimizer = (keras.optimizers.Adam if _KERAS_ADAM.value else FusedAdam)(2e-3)
+    optimizer.build(model.trainable_variables)
+    return make_train_step(model, optimizer, lambda: batch, tf.distribute.get_strategy(), clip_norm=1.0,
+                           label_smoothing=0.1, jit_compile=_JIT_COMPILE.value)
+
+
+def op_milliseconds(update, updates=3):
+    """{op type or name: milliseconds per update} over TensorFlow's compute threads."""
+    logdir = tempfile.mkdtemp()
+    tf.profiler.experimental.start(logdir)
+    for _ in range(updates):
+        float(update()["nll_sum"])
+    tf.profiler.experimental.stop()
+    space = xplane_pb2.XSpace()
+    with open(glob.glob(f"{logdir}/**/*.xplane.pb", recursive=True)[0], "rb") as trace:
+        space.ParseFromString(trace.read())
+    totals = collections.Counter()
+    for plane in (plane for plane in space.planes if "host" in plane.name.lower()):
+        names = {key: metadata.name for key, metadata in plane.event_metadata.items()}
+        for line in (line for line in plane.lines if line.name.startswith("tf_Compute")):
+            for event in line.events:
+                name = names[event.metadata_id]  # "op name:op type"
+                if ":" in name and not name.startswith(("Threadpool", "Executor")):
+                    totals[name if _BY_NAME.value else name.split(":")[-1]] += event.duration_ps / 1e9 / updates
+    return totals
+
+
+def main(argv):
+    del argv
+    update = make_update()
+    for _ in range(3):
+        float(update()["nll_sum"])
+    seconds = []
+    for _ in range(_STEPS.value):
+        started = time.perf_counter()
+        float(update()["nll_sum"])
+        seconds.append(time.perf_counter() - started)
+    print(f"update: median {statistics.median(seconds):.4f} s, fastest {min(seconds):.4f} s")
+    if _TOP.value:
+        totals = op_milliseconds(update)
+        total = sum(totals.values())
+        print(f"op time per update: {total:.1f} ms")
+        for name, milliseconds in totals.most_common(_TOP.value):
+            print(f"{milliseconds:8.1f} ms {100 * milliseconds / total:5.1f}%  {name}")
+
+
+if __name__ == "__main__":
+    app.run(main)
