@@ -11,7 +11,8 @@
    `configs/multi30k_rnnsearch.flags` in `--precision` (float32 unless named), STEPS updates of the same
    corpus: target tokens/s over the updates after the first `--log_every` window, then beam 5 on the
    same 1000 sentences in batches of 80 with the peer's average length normalisation and length bound
-   (1.25 x source + 5), and BLEU.
+   (1.25 x source + 5), and BLEU; again with OpenNMT-py's stopping rule (`early_stopping`: a sentence
+   ends once its best candidate ends with EOS) under `ours.early_stopping`.
 3. The ratios; the analytic FLOPs per target token of both models (matmuls of the forward pass x 3); and
    each one's achieved FLOP/s as a fraction of this machine's peak dense float32 matmul (2048^3).
 
@@ -94,10 +95,10 @@ def train_ours(model_dir, steps):
     }
 
 
-def decode_ours(model_dir, data_dir):
+def decode_ours(model_dir, data_dir, early_stopping=False):
     translator = BatchTranslator.from_model_dir(
         model_dir, "latest", batch_size=80, beam_size=5, length_normalization="length", maximum_length_a=1.25,
-        maximum_length_b=5,
+        maximum_length_b=5, early_stopping=early_stopping,
     )
     sources = (pathlib.Path(data_dir) / "test.source.txt").read_text(encoding="utf-8").splitlines()
     references = (pathlib.Path(data_dir) / "test.target.txt").read_text(encoding="utf-8").splitlines()
@@ -145,6 +146,7 @@ def main(argv):
     peer = run_peer(workdir / "peer", steps)
     ours = train_ours(workdir / "ours", steps)
     ours.update(decode_ours(workdir / "ours", _DATA_DIR.value))
+    ours["early_stopping"] = decode_ours(workdir / "ours", _DATA_DIR.value, early_stopping=True)
     peak = 2 * 2048**3 / _seconds_per_matmul(2048, 2048, 2048, False, False, 2.0) / 1e9
     our_shapes = dict(SIZES, vocab_size=10004, source_length=14, target_length=16)
     our_flops = flops_per_target_token(forward_matmuls(our_shapes))
@@ -173,6 +175,9 @@ def main(argv):
         name: round(ours[name] / peer[name], 2)
         for name in ("train_tgt_tok_per_s", "train_sents_per_s", "translate_sents_per_s", "translate_tgt_tok_per_s")
     }
+    report["ratios_ours_over_peer"]["translate_sents_per_s_early_stopping"] = round(
+        ours["early_stopping"]["translate_sents_per_s"] / peer["translate_sents_per_s"], 2
+    )
     report["ratios_ours_over_peer"]["train_flop_per_s"] = round(
         ours["train_tgt_tok_per_s"] * our_flops / (peer["train_tgt_tok_per_s"] * peer_flops), 2
     )

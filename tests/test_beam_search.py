@@ -88,6 +88,51 @@ def test_length_normalization_changes_the_ranking(length_normalization, alpha, e
     assert best[0][0] == expected
 
 
+# "a EOS" is the most probable candidate of step 2, "a b EOS" the best per token (log p / length).
+BEST_ENDS_EARLY = [
+    UNIFORM,
+    [0.01, 0.01, 0.45, 0.01, 0.50, 0.02],  # after BOS: a 0.50, EOS 0.45
+    UNIFORM,
+    UNIFORM,
+    [0.01, 0.01, 0.50, 0.01, 0.02, 0.45],  # after a: EOS 0.50, b 0.45
+    [0.002, 0.002, 0.99, 0.002, 0.002, 0.002],  # after b: EOS 0.99
+]
+
+
+def test_early_stopping_ends_a_sentence_when_its_best_candidate_ends():
+    searches = {}
+    for early_stopping in (False, True):
+        model = BigramModel(BEST_ENDS_EARLY)
+        search = BeamSearch(model.symbols_to_logits_fn, beam_size=2, length_normalization="length",
+                            early_stopping=early_stopping)
+        searches[early_stopping] = (numpy_result(search({}, tf.constant([5]))), model.calls)
+    (exact, exact_calls), (early, early_calls) = searches[False], searches[True]
+    assert hypotheses(exact, 0) == [[4, 5, EOS]] and exact_calls > 2
+    assert brute_force_best(BigramModel(BEST_ENDS_EARLY), 5, lambda lp, n: lp / n, 1)[0][0] == [4, 5, EOS]
+    assert hypotheses(early, 0) == [[4, EOS]] and early_calls == 2  # "a EOS" topped step 2
+    np.testing.assert_allclose(early["scores"], [[np.log(0.50 * 0.50) / 2]], rtol=1e-5)
+
+
+def test_early_stopping_finds_no_better_hypothesis_in_fewer_steps():
+    model = HashModel(vocab_size=9, eos_logit_shift=-0.5)
+    initial_state = model.initial_state(batch_size=8)
+    results, steps = {}, {}
+    for early_stopping in (False, True):
+        rows = []  # hypotheses computed at each step (eager: one call per step)
+
+        def counted(ids, step, state):
+            rows.append(int(tf.shape(ids)[0]))
+            return model.symbols_to_logits_fn(ids, step, state)
+
+        search = BeamSearch(counted, beam_size=3, num_hypotheses=2, length_normalization="length",
+                            early_stopping=early_stopping)
+        results[early_stopping], steps[early_stopping] = numpy_result(search(initial_state, 12)), sum(rows)
+    # Both searches are the same until early stopping ends a sentence: its finished hypotheses are a
+    # subset of the exact search's.
+    assert np.all(results[True]["scores"] <= results[False]["scores"] + 1e-6)
+    assert steps[True] < steps[False]  # fewer hypothesis-steps computed
+
+
 def test_forbidden_ids_never_appear_even_when_most_probable():
     unk_first = [UNIFORM, [0.01, 0.01, 0.10, 0.60, 0.20, 0.08], UNIFORM, [0.01, 0.01, 0.90, 0.01, 0.04, 0.03]]
     unk_first += [[0.01, 0.01, 0.60, 0.30, 0.04, 0.04], [0.01, 0.01, 0.50, 0.40, 0.04, 0.04]]

@@ -24,6 +24,8 @@ class SearchConfig:
         maximum_length_a: target length bound floor(a * source_length) + b (source tokens without EOS).
         maximum_length_b: target length bound floor(a * source_length) + b.
         maximum_source_length: sources of more Moses tokens are translated from their first tokens only.
+        early_stopping: stop a sentence's beam search once its best candidate of a step ends with EOS
+            (OpenNMT-py's rule), instead of once no alive hypothesis can beat the finished ones.
         forbid_unk: never output <unk> ("No UNK" in the paper's Table 1).
         sampling: draw num_samples translations per sentence by ancestral sampling (as Cho et al. 2014)
             instead of searching; they are returned best first, the n-best list holds them all.
@@ -39,6 +41,7 @@ class SearchConfig:
     maximum_length_a: float = 2.0
     maximum_length_b: int = 10
     maximum_source_length: int = 100
+    early_stopping: bool = False
     forbid_unk: bool = False
     sampling: bool = False
     num_samples: int = 1
@@ -76,7 +79,8 @@ class SearchConfig:
                            **options)
         if self.beam_size == self.num_hypotheses == 1 and self.length_normalization == "none":
             return GreedySearch(symbols_to_logits_fn, forbidden_ids=options["forbidden_ids"])  # same result, no top-k
-        return BeamSearch(symbols_to_logits_fn, self.beam_size, self.num_hypotheses, **options)
+        return BeamSearch(symbols_to_logits_fn, self.beam_size, self.num_hypotheses,
+                          early_stopping=self.early_stopping, **options)
 
     def to_dict(self):
         return dataclasses.asdict(self)

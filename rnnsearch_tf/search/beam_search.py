@@ -134,6 +134,9 @@ class BeamSearch(SearchStrategy):
     scores at most `log_prob / length_penalty(maximum_length)`), when nothing is alive, or at its
     maximum length, where EOS is the only possible token (as in fairseq), so every returned hypothesis
     ends with EOS. With `beam_size=1` and no length normalisation this is exactly greedy search.
+    With `early_stopping`, a sentence is also done once its best candidate of a step ends with EOS and
+    `num_hypotheses` hypotheses have finished (OpenNMT-py's rule): fewer steps, where the rule above
+    would go on looking for a longer hypothesis with a better normalised score.
 
     Args:
         symbols_to_logits_fn: as `SearchStrategy`, with `beam_size` hypotheses per sentence.
@@ -142,6 +145,7 @@ class BeamSearch(SearchStrategy):
         drop_finished: once a quarter of the sentences still computed are done, the step function
             runs on the others only (their state and fixed state gathered into a smaller batch); the
             results are the same. XLA needs static shapes: pass False under `jit_compile`.
+        early_stopping: also stop a sentence once its best candidate of a step ends with EOS.
         **options: `length_normalization`, `length_penalty_alpha`, `forbidden_ids`, `eos_id`, `bos_id`
             of `SearchStrategy`.
 
@@ -156,7 +160,8 @@ class BeamSearch(SearchStrategy):
     >>> best_ids = result["ids"][:, 0]  # [batch, max_length]
     """
 
-    def __init__(self, symbols_to_logits_fn, beam_size=12, num_hypotheses=1, drop_finished=True, **options):
+    def __init__(self, symbols_to_logits_fn, beam_size=12, num_hypotheses=1, drop_finished=True, early_stopping=False,
+                 **options):
         if beam_size < 1:
             raise ValueError(f"beam_size must be at least 1, got {beam_size}")
         if not 1 <= num_hypotheses <= beam_size:
@@ -167,6 +172,7 @@ class BeamSearch(SearchStrategy):
         self.beam_size = beam_size
         self.num_hypotheses = num_hypotheses
         self.drop_finished = drop_finished
+        self.early_stopping = early_stopping
 
     def search(self, initial_state, maximum_lengths, fixed_state=None):
         beam, best = self.beam_size, self.num_hypotheses
@@ -207,7 +213,7 @@ class BeamSearch(SearchStrategy):
             alive = self._new_alive(candidates, new_state)
             candidates, alive_everywhere = active.scatter_candidates(candidates, alive)
             finished = self._new_finished(candidates, v)
-            done = self._is_done(v, alive_everywhere, finished, maximum_lengths)
+            done = self._is_done(v, candidates, alive_everywhere, finished, maximum_lengths)
             step = v["step"]
             next_active, next_state, next_fixed = self._drop_finished(active, done, alive["state"], v["fixed"])
             return [dict(
@@ -323,19 +329,17 @@ class BeamSearch(SearchStrategy):
             parents=merge(v["finished_parents"], candidates["parents"]),
         )
 
-    def _is_done(self, v, alive, finished, maximum_lengths):
+    def _is_done(self, v, candidates, alive, finished, maximum_lengths):
         """bool `[batch]`: at the maximum length, nothing alive, or no alive hypothesis can beat the
-        worst of the `num_hypotheses` finished ones."""
+        worst of the `num_hypotheses` finished ones (with `early_stopping`: or the best candidate ended)."""
         best_alive_bound = alive["log_probs"][:, 0] / self.penalty(maximum_lengths)  # [batch]
-        cannot_improve = (finished["log_probs"][:, -1] > IMPOSSIBLE) & (
-            finished["scores"][:, -1] >= best_alive_bound
-        )  # [batch]: all `best` slots are full and the worst cannot be beaten
-        return (
-            v["done"]
-            | (v["step"] + 1 >= maximum_lengths)
-            | cannot_improve
-            | (alive["log_probs"][:, 0] <= IMPOSSIBLE)
-        )
+        all_finished = finished["log_probs"][:, -1] > IMPOSSIBLE  # [batch]: all `best` slots are full
+        cannot_improve = all_finished & (finished["scores"][:, -1] >= best_alive_bound)  # [batch]
+        nothing_alive = alive["log_probs"][:, 0] <= IMPOSSIBLE  # [batch]
+        done = v["done"] | (v["step"] + 1 >= maximum_lengths) | cannot_improve | nothing_alive
+        if self.early_stopping:
+            done |= all_finished & candidates["is_eos"][:, 0]
+        return done
 
     def _result(self, final):
         """The returned dict from the loop's final values."""
