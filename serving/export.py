@@ -77,7 +77,9 @@ def export(translator, export_dir, version=None):
         shutil.rmtree(temporary_path)
     translator.export_settings = export_settings
     try:
-        tf.saved_model.save(translator, temporary_path, signatures=signatures)
+        # A serving graph is never differentiated: the encoder's custom gradient is not saved with it.
+        options = tf.saved_model.SaveOptions(experimental_custom_gradients=False)
+        tf.saved_model.save(translator, temporary_path, signatures=signatures, options=options)
     finally:
         del translator.export_settings
     tf.io.gfile.makedirs(os.path.join(temporary_path, os.path.dirname(SETTINGS_FILE)))

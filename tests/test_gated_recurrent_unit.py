@@ -33,6 +33,37 @@ def test_states_match_numpy_transcription():
             np.testing.assert_allclose(states[sentence, position], h, atol=1e-5)
 
 
+@pytest.mark.parametrize("traced", [False, True])
+def test_gradients_equal_autodiff_of_the_step_by_step_recurrence(traced):
+    """The layer's recurrent weight gradients are computed after its loop (a custom gradient): they
+    equal TensorFlow's own gradient of `transition` applied position by position."""
+    rng = np.random.default_rng(2)
+    unit = GatedRecurrentUnit(units=5)
+    inputs = tf.constant(rng.normal(size=(3, 7, 4)), tf.float32)
+    unit(inputs)
+    for variable in unit.weights:
+        variable.assign(rng.normal(0, 0.5, size=variable.shape).astype("float32"))
+    loss_weights = tf.constant(rng.normal(size=(3, 7, 5)), tf.float32)
+
+    def step_by_step(x):
+        state, states = tf.zeros([3, 5]), []
+        projected = unit.project_inputs(x)  # [batch, T, 3n]
+        for position in range(7):
+            state = unit.transition(projected[:, position], state)
+            states.append(state)
+        return tf.stack(states, axis=1)  # [batch, T, n]
+
+    def gradients(layer):
+        with tf.GradientTape() as tape:
+            tape.watch(inputs)
+            loss = tf.reduce_sum(layer(inputs) * loss_weights)
+        return tape.gradient(loss, [inputs, *unit.trainable_weights])
+
+    layer_gradients = tf.function(lambda: gradients(unit))() if traced else gradients(unit)
+    for actual, expected, name in zip(layer_gradients, gradients(step_by_step), ["inputs", *unit.trainable_weights]):
+        np.testing.assert_allclose(actual.numpy(), expected.numpy(), rtol=1e-4, atol=1e-5, err_msg=str(name))
+
+
 def test_recurrent_blocks_are_each_orthogonal():
     unit = GatedRecurrentUnit(units=16)
     unit(tf.zeros((1, 2, 3)))

@@ -78,15 +78,11 @@ class GatedRecurrentUnit(keras.layers.Layer):
 
     def transition(self, projected_inputs, previous_state):
         """One step of the recurrence: `(batch, 3n)` projected inputs and h_{i-1} `(batch, n)` -> h_i."""
-        n = self.units
-        recurrent_gate_kernel = self._weight(self.recurrent_gate_kernel)  # [U_z U_r]
-        recurrent_kernel = self._weight(self.recurrent_kernel)  # U
-        # tf.split, not slices: its gradient is one concat, a slice's a zero-filled tensor per slice.
-        projected_gates, projected_candidate = tf.split(projected_inputs, [2 * n, n], axis=-1)  # [batch, 2n], [batch, n]
-        gate_inputs = projected_gates + tf.matmul(previous_state, recurrent_gate_kernel)  # [batch, 2n]
-        update_gate, reset_gate = tf.split(tf.sigmoid(gate_inputs), 2, axis=-1)  # z_i, r_i: [batch, n]
-        candidate = tf.tanh(projected_candidate + tf.matmul(reset_gate * previous_state, recurrent_kernel))
-        return (1.0 - update_gate) * previous_state + update_gate * candidate
+        new_state, _ = _step(
+            projected_inputs, previous_state, self._weight(self.recurrent_gate_kernel),
+            self._weight(self.recurrent_kernel),
+        )
+        return new_state
 
     def _weight(self, variable):
         """A weight in the compute dtype: step-by-step callers (search) run outside Keras' autocasting."""
@@ -99,11 +95,8 @@ class GatedRecurrentUnit(keras.layers.Layer):
                 "use `transition` for a single step"
             )
         projected = tf.transpose(self.project_inputs(inputs), [1, 0, 2])  # [T, batch, 3n]
-        initial_state = tf.zeros([tf.shape(inputs)[0], self.units], dtype=self.compute_dtype)
-        states = tf.scan(
-            lambda state, projected_step: self.transition(projected_step, state),
-            projected,
-            initializer=initial_state,
+        states = _recurrence(
+            projected, self._weight(self.recurrent_gate_kernel), self._weight(self.recurrent_kernel)
         )  # [T, batch, n]
         return tf.transpose(states, [1, 0, 2])  # [batch, T, n]
 
@@ -129,3 +122,48 @@ class GatedRecurrentUnit(keras.layers.Layer):
         config = super().get_config()
         config.update({"units": self.units, "initializer": self.initializer})
         return config
+
+
+def _step(projected_inputs, previous_state, recurrent_gate_kernel, recurrent_kernel):
+    """h_i and r_i ∘ h_{i-1}, both `(batch, n)`, from the projected inputs `(batch, 3n)`, h_{i-1}, [U_z U_r] and U."""
+    n = recurrent_kernel.shape[0]
+    # tf.split, not slices: its gradient is one concat, a slice's a zero-filled tensor per slice.
+    projected_gates, projected_candidate = tf.split(projected_inputs, [2 * n, n], axis=-1)  # [batch, 2n], [batch, n]
+    gate_inputs = projected_gates + tf.matmul(previous_state, recurrent_gate_kernel)  # [batch, 2n]
+    update_gate, reset_gate = tf.split(tf.sigmoid(gate_inputs), 2, axis=-1)  # z_i, r_i: [batch, n]
+    reset_state = reset_gate * previous_state  # r_i ∘ h_{i-1}
+    candidate = tf.tanh(projected_candidate + tf.matmul(reset_state, recurrent_kernel))
+    return (1.0 - update_gate) * previous_state + update_gate * candidate, reset_state
+
+
+@tf.custom_gradient
+def _recurrence(projected, recurrent_gate_kernel, recurrent_kernel):
+    """h_1 … h_T `[T, batch, n]` from h_0 = 0 and the projected inputs `[T, batch, 3n]`.
+
+    The recurrent weights' gradients are taken after the loop, each one `[n, T * batch]` product,
+    instead of a `K = batch` product added up at every position by the loop's own gradient: the loop
+    sees the weights as constants, and the gradient of a position's projected input is that of its gate
+    pre-activations (the two are summed), so dU_z|U_r = Σ_i h_{i-1}ᵀ δgates_i and dU = Σ_i (r_i ∘ h_{i-1})ᵀ δh̃_i.
+    """
+    n = recurrent_kernel.shape[0]
+    constant_gate_kernel, constant_kernel = tf.stop_gradient(recurrent_gate_kernel), tf.stop_gradient(recurrent_kernel)
+    initial_state = tf.zeros_like(projected[0, :, :n])  # h_0: [batch, n]
+    with tf.GradientTape() as tape:
+        tape.watch(projected)
+        states, reset_states = tf.scan(
+            lambda carried, projected_step: _step(projected_step, carried[0], constant_gate_kernel, constant_kernel),
+            projected,
+            initializer=(initial_state, initial_state),
+        )  # [T, batch, n] each
+
+    def gradient(state_gradients):
+        projected_gradients = tape.gradient(states, projected, output_gradients=state_gradients)  # [T, batch, 3n]
+        previous_states = tf.concat([initial_state[tf.newaxis], states[:-1]], axis=0)  # h_{i-1}: [T, batch, n]
+        gate_gradients, candidate_gradients = tf.split(projected_gradients, [2 * n, n], axis=-1)
+        return (
+            projected_gradients,
+            tf.tensordot(previous_states, gate_gradients, axes=[[0, 1], [0, 1]]),  # [n, 2n]
+            tf.tensordot(reset_states, candidate_gradients, axes=[[0, 1], [0, 1]]),  # [n, n]
+        )
+
+    return states, gradient
