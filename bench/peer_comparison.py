@@ -32,14 +32,15 @@ from absl import app, flags
 from tensorboard.backend.event_processing import event_accumulator
 
 # --precision (ours, in training and decoding) is train_throughput's flag, defined once per process.
-from bench.train_throughput import _PRECISION, _seconds_per_matmul, forward_matmuls
+from bench.train_throughput import _PRECISION, PRESETS, _seconds_per_matmul, forward_matmuls
 from data_pipeline import data_files
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.utils.precision import dtype_policy
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 PEER = REPO_ROOT.parent / "shared" / "peer"
-SIZES = dict(embedding_dim=256, hidden_dim=512, maxout_dim=256, alignment_dim=512, batch_size=80)
+SIZES = {name: PRESETS["peer"][name] for name in ("embedding_dim", "hidden_dim", "maxout_dim", "alignment_dim",
+                                                   "batch_size")}  # the trainer flags of train_throughput's preset
 
 _UPDATES = flags.DEFINE_integer("updates", 300, "Updates of each system.")
 _WORKDIR = flags.DEFINE_string("workdir", "work_dirs/peer_comparison", "Where both systems write.")
@@ -148,8 +149,7 @@ def main(argv):
     ours.update(decode_ours(workdir / "ours", _DATA_DIR.value))
     ours["early_stopping"] = decode_ours(workdir / "ours", _DATA_DIR.value, early_stopping=True)
     peak = 2 * 2048**3 / _seconds_per_matmul(2048, 2048, 2048, False, False, 2.0) / 1e9
-    our_shapes = dict(SIZES, vocab_size=10004, source_length=14, target_length=16)
-    our_flops = flops_per_target_token(forward_matmuls(our_shapes))
+    our_flops = flops_per_target_token(forward_matmuls(PRESETS["peer"]))
     peer_flops = flops_per_target_token(peer_forward_matmuls())
     cpuinfo = pathlib.Path("/proc/cpuinfo").read_text()
     report = {

@@ -4,11 +4,16 @@
     python -m bench.profile_update --steps=5 --top=25            # + TensorFlow's profile by op type
     python -m bench.profile_update --steps=5 --top=40 --by_name  # + by op name (which matmul, which loop)
 
-The model of `bench.peer_comparison` (m 256, n 512, n' 512, l 256, 10k vocabularies) and the recipe of
-`configs/multi30k_rnnsearch.flags` (uniform initialisation, dropout 0.3, label smoothing 0.1, Adam,
-clipping at 1), on one random batch of 80 sentences of 14 source and 16 target tokens. Interleave runs
-of old and new code (a git worktree and PYTHONPATH) to compare them on a machine whose speed drifts.
-Op times are summed over TensorFlow's compute threads, so they add up to about cores x wall time.
+The model and batch shape of `bench.peer_comparison` (`bench.train_throughput`'s "peer" preset: m 256,
+n 512, n' 512, l 256, 10k vocabularies, 80 sentences of 14 source and 16 target tokens, one random batch)
+and the recipe of `configs/multi30k_rnnsearch.flags` (uniform initialisation, dropout 0.3, label
+smoothing 0.1, Adam, clipping at 1). `--steps` (default 20, after 3 untimed updates), `--precision`
+and `--jit_compile` are train_throughput's flags.
+
+Interleave runs of old and new code to compare them on a machine whose speed drifts: run the old code
+from a git worktree of it (`cd WORKTREE && python -m bench.profile_update`; `python -m` puts the current
+directory first on the path, ahead of PYTHONPATH). Op times are summed over TensorFlow's compute
+threads, so they add up to about cores x wall time.
 """
 
 import collections
@@ -23,31 +28,34 @@ import tensorflow as tf
 from absl import app, flags
 from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
+# --steps, --precision and --jit_compile are train_throughput's flags, defined once per process.
+from bench.train_throughput import _JIT_COMPILE, _PRECISION, _STEPS, PRESETS
 from rnnsearch_tf.models.model_config import ModelConfig
 from rnnsearch_tf.models.rnn_search import RNNSearch
 from rnnsearch_tf.training.fused_optimizers import FusedAdam
 from rnnsearch_tf.training.train_step import make_train_step
-from rnnsearch_tf.utils.precision import PRECISIONS
 
-_STEPS = flags.DEFINE_integer("steps", 20, "Timed updates (after 3 untimed ones).")
 _TOP = flags.DEFINE_integer("top", 0, "Profile 3 more updates and print their most costly ops (0: none).")
 _BY_NAME = flags.DEFINE_bool("by_name", False, "Group the profile by op name instead of op type.")
-_PRECISION = flags.DEFINE_enum("precision", "float32", PRECISIONS, "ModelConfig.precision.")
 _KERAS_ADAM = flags.DEFINE_bool("keras_adam", False, "keras.optimizers.Adam instead of the trainer's FusedAdam.")
-_JIT_COMPILE = flags.DEFINE_bool("jit_compile", False, "The forward and backward pass under XLA.")
 
 
 def make_update():
+    size = PRESETS["peer"]
     keras.utils.set_random_seed(0)
     config = ModelConfig(
-        source_vocab_size=10004, target_vocab_size=10004, embedding_dim=256, hidden_dim=512, maxout_dim=256,
-        alignment_dim=512, precision=_PRECISION.value, initializer="uniform", embedding_dropout=0.3,
-        hidden_dropout=0.3, readout_dropout=0.3,
+        source_vocab_size=size["vocab_size"], target_vocab_size=size["vocab_size"],
+        **{name: size[name] for name in ("embedding_dim", "hidden_dim", "maxout_dim", "alignment_dim")},
+        precision=_PRECISION.value, initializer="uniform", embedding_dropout=0.3, hidden_dropout=0.3,
+        readout_dropout=0.3,
     )
     model = RNNSearch(config)
     random = np.random.default_rng(0)
-    batch = {"source_ids": tf.constant(random.integers(4, 10004, (80, 14)), tf.int32),
-             "target_ids": tf.constant(random.integers(4, 10004, (80, 16)), tf.int32)}
+    batch = {
+        f"{side}_ids": tf.constant(random.integers(4, size["vocab_size"], (size["batch_size"], size[f"{side}_length"])),
+                                   tf.int32)
+        for side in ("source", "target")
+    }
     optimizer = (keras.optimizers.Adam if _KERAS_ADAM.value else FusedAdam)(2e-3)
     optimizer.build(model.trainable_variables)
     return make_train_step(model, optimizer, lambda: batch, tf.distribute.get_strategy(), clip_norm=1.0,
@@ -81,7 +89,7 @@ def main(argv):
     for _ in range(3):
         float(update()["nll_sum"])
     seconds = []
-    for _ in range(_STEPS.value):
+    for _ in range(_STEPS.value or 20):
         started = time.perf_counter()
         float(update()["nll_sum"])
         seconds.append(time.perf_counter() - started)

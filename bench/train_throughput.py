@@ -47,6 +47,9 @@ PRESETS = {
                  batch_size=32, source_length=14, target_length=16),
     "multi30k": dict(vocab_size=10004, embedding_dim=256, hidden_dim=256, maxout_dim=128, alignment_dim=256,
                      batch_size=64, source_length=14, target_length=16),
+    # bench.peer_comparison's size: the peer's decoder (OpenNMT-py, hidden 512), Multi30k lengths, batch 80.
+    "peer": dict(vocab_size=10004, embedding_dim=256, hidden_dim=512, maxout_dim=256, alignment_dim=512,
+                 batch_size=80, source_length=14, target_length=16),
     # Bahdanau et al. 2014: 30000-word shortlists (+4 reserved ids), batch 80, 50-word sentences (+EOS).
     "rnnsearch50": dict(vocab_size=30004, embedding_dim=620, hidden_dim=1000, maxout_dim=500,
                         alignment_dim=1000, batch_size=80, source_length=51, target_length=51),
