@@ -47,3 +47,5 @@ def test_misuse():
     data["context"] = data["context"][..., :5]
     with pytest.raises(ValueError, match="expected axis -1 of input shape to have value 8"):
         readout(**data)
+    with pytest.raises(ValueError, match="needs the context c_i or its projection"):
+        readout(data["state"], data["previous_embedding"])

@@ -65,6 +65,8 @@ class DeepOutput(keras.layers.Layer):
 
     def call(self, state, previous_embedding, context=None, training=None, projected_context=None):
         if projected_context is None:
+            if context is None:
+                raise ValueError("DeepOutput needs the context c_i or its projection C_o c_i (projected_context)")
             projected_context = self.project_context(context)  # C_o c_i: [..., 2l]
         pre_maxout = (
             self.state_projection(state) + self.embedding_projection(previous_embedding) + projected_context
