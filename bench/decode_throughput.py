@@ -6,10 +6,12 @@
 (Run it with -m from the repository root: as a script, this file would shadow the package.)
 
 For every beam size and test set: sentences/s and output tokens/s (EOS included) of `BatchTranslator`
-(length-sorted batches of `--batch_size`) through the `Translator` of the model directory's checkpoint
+(length-sorted batches of `--batch_size`, `--decode_workers` at once, each worker on its share of the
+cores as in `rnnsearch translate`) through the `Translator` of the model directory's checkpoint
 and through its SavedModel (`serving/export.py`; one export per beam size under `--export_dir`, whose
 flags `--model_dir`, `--export_dir`, `--checkpoint` and `--batch_size` this benchmark shares), after one untimed
-batch that traces the graph; then the same first `--single_sentences` sentences one at a time. The cost of
+batch that traces the graph; then the same first `--single_sentences` sentences one at a time (one
+worker, still on its share of the cores). The cost of
 beam 12 over beam 1 per sentence is given both batched and one sentence at a time (a request's latency),
 with the time of one decoder step alone (`model_step_ms`, no search) at one and at `--batch_size`
 sentences: the part of the cost that grows with the beam whatever the search does. The
@@ -81,10 +83,12 @@ def _model_step_ms(model, rows, source_length=16, repeats=20):
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    workers = search_flags.decode_workers()
     test_sets = {name: _read_sentences(name) for name in _TEST_SETS.value}
     model_dir, export_dir = flags.FLAGS.model_dir, flags.FLAGS.export_dir
     batch_size = search_flags.BATCH_SIZE.value
-    report = {"model_dir": model_dir, "cpu_cores": os.cpu_count(), "batch_size": batch_size}
+    report = {"model_dir": model_dir, "cpu_cores": os.cpu_count(), "batch_size": batch_size, "decode_workers": workers,
+              "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads()}
     for beam_size in (int(beam) for beam in _BEAM_SIZES.value):
         translator = Translator.from_model_dir(
             model_dir, search_flags.CHECKPOINT.value, beam_size=beam_size
@@ -93,8 +97,8 @@ def main(argv):
         beam_export_dir = os.path.join(export_dir, f"beam{beam_size}")
         saved_model_path = export(translator, beam_export_dir, next_version(beam_export_dir))
         sources = {
-            "checkpoint": BatchTranslator(translator, translator.settings(), batch_size),
-            "saved_model": BatchTranslator.from_saved_model(saved_model_path, batch_size),
+            "checkpoint": BatchTranslator(translator, translator.settings(), batch_size, workers=workers),
+            "saved_model": BatchTranslator.from_saved_model(saved_model_path, batch_size, workers=workers),
         }
         results = report.setdefault(f"beam_{beam_size}", {})
         results["model_step_ms"] = {
@@ -103,7 +107,7 @@ def main(argv):
         for name, sentences in test_sets.items():
             results[name] = {source: _throughput(bt, sentences) for source, bt in sources.items()}
             single = _throughput(
-                BatchTranslator(translator, translator.settings(), batch_size=1),
+                BatchTranslator(translator, translator.settings(), batch_size=1, workers=1),
                 sentences[: _SINGLE_SENTENCES.value],
             )
             results[name]["checkpoint_one_sentence_at_a_time"] = single

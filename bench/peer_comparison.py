@@ -11,8 +11,10 @@
    `configs/multi30k_rnnsearch.flags` in `--precision` (float32 unless named), STEPS updates of the same
    corpus: target tokens/s over the updates after the first `--log_every` window, then beam 5 on the
    same 1000 sentences in batches of 80 with the peer's average length normalisation and length bound
-   (1.25 x source + 5), and BLEU; again with OpenNMT-py's stopping rule (`early_stopping`: a sentence
-   ends once its best candidate ends with EOS) under `ours.early_stopping`.
+   (1.25 x source + 5), `--decode_workers` batches at once (each on its share of the cores, as `rnnsearch
+   translate` does; in a process of its own, whose threads are set before its first op), and BLEU; again
+   with OpenNMT-py's stopping rule (`early_stopping`: a sentence ends once its best candidate ends with
+   EOS) under `ours.early_stopping`.
 3. The ratios; the analytic FLOPs per target token of both models (matmuls of the forward pass x 3); and
    each one's achieved FLOP/s as a fraction of this machine's peak dense float32 matmul (2048^3).
 
@@ -34,8 +36,9 @@ from tensorboard.backend.event_processing import event_accumulator
 # --precision (ours, in training and decoding) is train_throughput's flag, defined once per process.
 from bench.train_throughput import _PRECISION, PRESETS, _seconds_per_matmul, forward_matmuls
 from data_pipeline import data_files
-from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.inference.batch_translator import DECODE_WORKERS, BatchTranslator
 from rnnsearch_tf.utils.precision import dtype_policy
+from rnnsearch_tf.utils.threads import share_cores
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 PEER = REPO_ROOT.parent / "shared" / "peer"
@@ -46,6 +49,10 @@ _UPDATES = flags.DEFINE_integer("updates", 300, "Updates of each system.")
 _WORKDIR = flags.DEFINE_string("workdir", "work_dirs/peer_comparison", "Where both systems write.")
 _DATA_DIR = flags.DEFINE_string("data_dir", "work_dirs/data/multi30k", "Our built Multi30k En-Fr.")
 _LOG_EVERY = flags.DEFINE_integer("log_every", 50, "Our statistics window; the first one is the warm-up.")
+_DECODE_WORKERS = flags.DEFINE_integer("decode_workers", DECODE_WORKERS, "Our batches decoded at once.")
+_DECODE = flags.DEFINE_string("decode", None, "Only decode this model directory of ours and print the JSON (step 2's "
+                              "decoding, run by the bench in a process of its own).")
+_EARLY_STOPPING = flags.DEFINE_boolean("early_stopping", False, "With --decode: OpenNMT-py's stopping rule.")
 _REUSE = flags.DEFINE_boolean(
     "reuse", False, "Keep a finished peer run and our finished training in --workdir (after an interrupted bench)."
 )
@@ -96,10 +103,23 @@ def train_ours(model_dir, steps):
     }
 
 
-def decode_ours(model_dir, data_dir, early_stopping=False):
+def decode_ours(model_dir, early_stopping=False):
+    """Step 2's decoding in a fresh process (`--decode`): its JSON dict."""
+    command = [
+        sys.executable, "-m", "bench.peer_comparison", f"--decode={model_dir}", f"--data_dir={_DATA_DIR.value}",
+        f"--precision={_PRECISION.value}", f"--decode_workers={_DECODE_WORKERS.value}",
+        f"--early_stopping={early_stopping}",
+    ]
+    output = subprocess.run(command, check=True, cwd=REPO_ROOT, capture_output=True, text=True).stdout
+    return json.loads(output.splitlines()[-1])
+
+
+def decode(model_dir, data_dir, workers, early_stopping):
+    """Beam-5 decoding of test_2016_flickr with the peer's settings: speed and BLEU."""
+    share_cores(workers)
     translator = BatchTranslator.from_model_dir(
-        model_dir, "latest", batch_size=80, beam_size=5, length_normalization="length", maximum_length_a=1.25,
-        maximum_length_b=5, early_stopping=early_stopping,
+        model_dir, "latest", batch_size=80, workers=workers, beam_size=5, length_normalization="length",
+        maximum_length_a=1.25, maximum_length_b=5, early_stopping=early_stopping, precision=_PRECISION.value,
     )
     sources = (pathlib.Path(data_dir) / "test.source.txt").read_text(encoding="utf-8").splitlines()
     references = (pathlib.Path(data_dir) / "test.target.txt").read_text(encoding="utf-8").splitlines()
@@ -113,6 +133,8 @@ def decode_ours(model_dir, data_dir, early_stopping=False):
         "translate_sents_per_s": round(len(sources) / seconds, 2),
         "translate_tgt_tok_per_s": round(words / seconds, 1),
         "detokenized_bleu": round(sacrebleu.corpus_bleu(hypotheses, [references]).score, 2),
+        "decode_workers": workers,
+        "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads(),
     }
 
 
@@ -141,13 +163,16 @@ def flops_per_target_token(matmuls, batch=80, target_length=16):
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    if _DECODE.value:
+        print(json.dumps(decode(_DECODE.value, _DATA_DIR.value, _DECODE_WORKERS.value, _EARLY_STOPPING.value)))
+        return
     workdir = pathlib.Path(_WORKDIR.value).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     steps = _UPDATES.value
     peer = run_peer(workdir / "peer", steps)
     ours = train_ours(workdir / "ours", steps)
-    ours.update(decode_ours(workdir / "ours", _DATA_DIR.value))
-    ours["early_stopping"] = decode_ours(workdir / "ours", _DATA_DIR.value, early_stopping=True)
+    ours.update(decode_ours(workdir / "ours"))
+    ours["early_stopping"] = decode_ours(workdir / "ours", early_stopping=True)
     peak = 2 * 2048**3 / _seconds_per_matmul(2048, 2048, 2048, False, False, 2.0) / 1e9
     our_flops = flops_per_target_token(forward_matmuls(PRESETS["peer"]))
     peer_flops = flops_per_target_token(peer_forward_matmuls())

@@ -43,6 +43,43 @@ def test_keeps_input_order(results, batch_translator):
         assert [text for text, _ in result["nbest"]] == [t.decode() for t in single["nbest_translations"].numpy()[0]]
 
 
+def test_workers_change_nothing_but_speed(model_dir, results):
+    one_at_a_time, three_at_once = (
+        BatchTranslator.from_model_dir(model_dir, batch_size=2, workers=workers, **SEARCH_OPTIONS)
+        for workers in (1, 3)
+    )
+    progress = {1: [], 3: []}
+    for workers, batch_translator in ((1, one_at_a_time), (3, three_at_once)):
+        other = batch_translator.translate(INPUT, progress[workers].append)
+        for result, expected in zip(other, results, strict=True):
+            assert result["translation"] == expected["translation"] and result["tokens"] == expected["tokens"]
+            np.testing.assert_allclose(result["alignment"], expected["alignment"], atol=1e-6)
+    batch_ends = [min(end, len(INPUT)) for end in range(2, len(INPUT) + 2, 2)]
+    assert progress[1] == progress[3] == batch_ends  # after each batch of 2, in order
+
+
+class _FailingExport:
+    """A loaded SavedModel stand-in whose translate signature fails on one sentence and counts its calls."""
+
+    def __init__(self, bad_sentence):
+        self.bad_sentence, self.calls = bad_sentence.encode(), 0
+        self.signatures = {"translate": self._translate, "score": None}
+
+    def _translate(self, text):
+        self.calls += 1
+        if self.bad_sentence in text.numpy().tolist():
+            raise ValueError(f"cannot translate {self.bad_sentence!r}")
+        return _FakeExport._translate(text)
+
+
+def test_a_failing_batch_stops_the_batches_in_flight():
+    export = _FailingExport("a b c d e f")  # the longest sentence: the first batch
+    translator = BatchTranslator(export, dict(target_language="fr", maximum_batch_size=1), batch_size=1, workers=2)
+    with pytest.raises(ValueError, match="cannot translate"):
+        translator.translate(["a b c d e f"] + ["x"] * 10)
+    assert export.calls <= 2  # the failed batch and at most the one beside it: none started after
+
+
 def test_empty_and_long_lines(results):
     for result in (results[len(SENTENCES)], results[len(SENTENCES) + 2]):  # "" and whitespace only
         assert result["translation"] == "" and result["score"] == 0.0 and result["tokens"] == []

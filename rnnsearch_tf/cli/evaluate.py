@@ -49,11 +49,13 @@ def _model_names(model_dirs):
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    workers = search_flags.decode_workers()
     unk_dictionary = search_flags.UNK_DICTIONARY.value
     evaluator = Evaluator(
         read_lines(_SOURCE.value),
         read_lines(_REFERENCE.value),
         batch_size=search_flags.BATCH_SIZE.value,
+        workers=workers,
         search_config=search_flags.search_config(),
         unk_replacer=UnkReplacer.from_file(unk_dictionary) if unk_dictionary else None,
         num_heatmaps=_NUM_HEATMAPS.value,

@@ -68,11 +68,12 @@ def main(argv):
         raise app.UsageError("give exactly one of --model_dir and --saved_model")
     if (_TARGET.value is None) == (_NBEST.value is None):
         raise app.UsageError("give exactly one of --target (scoring) and --nbest (rescoring)")
+    workers = search_flags.decode_workers()
     if _SAVED_MODEL.value:
-        scorer = BatchTranslator.from_saved_model(_SAVED_MODEL.value, search_flags.BATCH_SIZE.value)
+        scorer = BatchTranslator.from_saved_model(_SAVED_MODEL.value, search_flags.BATCH_SIZE.value, workers=workers)
     else:
         scorer = BatchTranslator.from_model_dir(
-            _MODEL_DIR.value, search_flags.CHECKPOINT.value, search_flags.BATCH_SIZE.value,
+            _MODEL_DIR.value, search_flags.CHECKPOINT.value, search_flags.BATCH_SIZE.value, workers=workers,
             precision=search_flags.PRECISION.value, **search_flags.search_config().to_dict(),
         )
     sources = read_lines(_SOURCE.value)

@@ -1,16 +1,22 @@
 """The flags of the commands that translate (translate, evaluate, score, export): which checkpoint, how many
-sentences per batch, `<unk>` replacement, and one flag per `SearchConfig` field."""
+sentences per batch and batches at once, `<unk>` replacement, and one flag per `SearchConfig` field."""
 
 from absl import flags
 
 from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags
+from rnnsearch_tf.inference.batch_translator import DECODE_WORKERS as _DEFAULT_WORKERS
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.utils.precision import PRECISIONS
+from rnnsearch_tf.utils.threads import share_cores
 
 CHECKPOINT = flags.DEFINE_string(
     "checkpoint", "best", '"best", "latest", "averaged" (rnnsearch_tf.average_checkpoints) or a checkpoint path.'
 )
 BATCH_SIZE = flags.DEFINE_integer("batch_size", 64, "Sentences per batch (batches hold sentences of similar length).")
+DECODE_WORKERS = flags.DEFINE_integer(
+    "decode_workers", _DEFAULT_WORKERS, "Batches translated at once, each on its share of the cores (Marian's "
+    "--cpu-threads workers); the translations do not depend on it.", lower_bound=1,
+)
 UNK_DICTIONARY = flags.DEFINE_string(
     "unk_dictionary", None, "File of 'source word<TAB>target text' lines used by <unk> replacement."
 )
@@ -19,6 +25,13 @@ PRECISION = flags.DEFINE_enum(
     "Decode in float32, mixed_bfloat16 or auto (bf16 where the hardware has it); default: the model's own.",
 )
 _SEARCH_FLAGS = define_config_flags(SearchConfig)
+
+
+def decode_workers():
+    """--decode_workers, after giving each worker its share of this process's cores (`share_cores`): call
+    it before TensorFlow's first op."""
+    share_cores(DECODE_WORKERS.value)
+    return DECODE_WORKERS.value
 
 
 def search_config():

@@ -45,18 +45,22 @@ def main(argv):
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     if (_MODEL_DIR.value is None) == (_SAVED_MODEL.value is None):
         raise app.UsageError("give exactly one of --model_dir and --saved_model")
+    workers = search_flags.decode_workers()
     unk_replacer = None
     if _REPLACE_UNK.value:
         dictionary = search_flags.UNK_DICTIONARY.value
         unk_replacer = UnkReplacer.from_file(dictionary) if dictionary else UnkReplacer()
     if _SAVED_MODEL.value:
-        translator = BatchTranslator.from_saved_model(_SAVED_MODEL.value, search_flags.BATCH_SIZE.value, unk_replacer)
+        translator = BatchTranslator.from_saved_model(
+            _SAVED_MODEL.value, search_flags.BATCH_SIZE.value, unk_replacer, workers
+        )
     else:
         translator = BatchTranslator.from_model_dir(
             _MODEL_DIR.value,
             search_flags.CHECKPOINT.value,
             search_flags.BATCH_SIZE.value,
             unk_replacer,
+            workers,
             precision=search_flags.PRECISION.value,
             **search_flags.search_config().to_dict(),
         )

@@ -10,7 +10,7 @@ import tensorflow as tf
 from data_pipeline.moses_tokenizer import MosesTokenizer
 from data_pipeline.vocabulary import Vocabulary
 from data_pipeline import constants
-from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.inference.batch_translator import DECODE_WORKERS, BatchTranslator
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.evaluation.plots import plot_alignment
 from rnnsearch_tf.inference.source_coverage import oov_warning
@@ -42,6 +42,7 @@ class Evaluator:
         sources: list of str, raw source sentences.
         references: list of str, raw references, line-aligned with `sources`.
         batch_size: sentences per batch.
+        workers: batches translated at once (`BatchTranslator`).
         search_config: `SearchConfig` of the translations ("No UNK" sets its `forbid_unk`).
         unk_replacer: the `UnkReplacer` of `bleu_unk_replaced` (default: copy the source word).
         length_bins: increasing upper bounds of the length bins; one more bin holds the longer ones.
@@ -55,6 +56,7 @@ class Evaluator:
         sources,
         references,
         batch_size=64,
+        workers=DECODE_WORKERS,
         search_config=None,
         unk_replacer=None,
         length_bins=LENGTH_BINS,
@@ -67,6 +69,7 @@ class Evaluator:
         self.sources = sources
         self.references = references
         self.batch_size = batch_size
+        self.workers = workers
         self.search_config = search_config or SearchConfig()
         self.unk_replacer = unk_replacer or UnkReplacer()
         self.length_bins = tuple(length_bins)
@@ -88,7 +91,7 @@ class Evaluator:
         """
         os.makedirs(output_dir, exist_ok=True)
         translator = BatchTranslator.from_model_dir(
-            model_dir, checkpoint, self.batch_size, self.unk_replacer, precision=self.precision,
+            model_dir, checkpoint, self.batch_size, self.unk_replacer, self.workers, precision=self.precision,
             **self.search_config.to_dict(),
         )
         results = translator.translate(self.sources, self._progress_line("translated", len(self.sources)))
@@ -111,7 +114,7 @@ class Evaluator:
         )
         known = [i for i in range(len(self.sources)) if not source_unknown[i] and not reference_unknown[i]]
         no_unk_translator = BatchTranslator.from_model_dir(
-            model_dir, checkpoint, self.batch_size, precision=self.precision,
+            model_dir, checkpoint, self.batch_size, workers=self.workers, precision=self.precision,
             **dict(self.search_config.to_dict(), forbid_unk=True),
         )
         no_unk_results = no_unk_translator.translate(

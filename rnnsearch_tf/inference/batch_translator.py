@@ -1,5 +1,8 @@
 """Many sentences through a Translator or an exported SavedModel: length-sorted batches, original order."""
 
+import collections
+import concurrent.futures
+import itertools
 import os
 
 import tensorflow as tf
@@ -8,13 +11,16 @@ from data_pipeline.moses_tokenizer import MosesTokenizer
 from data_pipeline import constants
 from rnnsearch_tf.inference.translator import Translator
 
+DECODE_WORKERS = 2  # batches in flight at once (`--decode_workers`)
+
 
 class BatchTranslator:
     """Translates or scores a list of sentences in batches of similar length, results in input order.
 
     Sentences are sorted by their number of whitespace-separated words, longest first (a batch that does
     not fit in memory fails at once, and padding is small), cut into batches of `batch_size`, sent
-    through `Translator.translate` (or `score`), and the results are put back in input order. The
+    through `Translator.translate` (or `score`), `workers` batches at a time, and the results are put
+    back in input order. The
     Translator's rules hold for every sentence: an empty line (or one of whitespace or control
     characters only) gets the empty translation with score 0 and no tokens; a line of more than
     `maximum_source_length` Moses tokens is translated from its first `maximum_source_length` tokens
@@ -27,6 +33,10 @@ class BatchTranslator:
             an export): `target_language`, `maximum_batch_size`, `maximum_source_length`,
             `maximum_length_a`, `maximum_length_b` are read.
         batch_size: sentences per batch, at most the translator's `maximum_batch_size`.
+        workers: batches translated at once, each in its own thread (TensorFlow runs a graph without
+            holding the GIL). A beam search step is many small ops that leave cores idle; a second batch
+            in flight fills them. Give each worker its share of the cores (`utils.threads.share_cores`,
+            done by the command-line tools) for the most of it. The results do not depend on it.
         unk_replacer: optional `UnkReplacer` applied to the best translation of each sentence.
         loaded_from: the checkpoint or SavedModel translating (set by `from_model_dir`, `from_saved_model`).
 
@@ -36,12 +46,15 @@ class BatchTranslator:
     ['Bonjour .', '', 'Merci .']
     """
 
-    def __init__(self, module, settings, batch_size=64, unk_replacer=None, loaded_from=""):
+    def __init__(self, module, settings, batch_size=64, unk_replacer=None, loaded_from="", workers=DECODE_WORKERS):
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
         self.module = module
         self.settings = settings
         self.batch_size = min(batch_size, int(settings["maximum_batch_size"]))
+        self.workers = workers
         self.unk_replacer = unk_replacer
         self.loaded_from = loaded_from
         self.target_tokenizer = MosesTokenizer(settings["target_language"])
@@ -51,14 +64,15 @@ class BatchTranslator:
             self._translate, self._score = module.signatures["translate"], module.signatures["score"]
 
     @classmethod
-    def from_model_dir(cls, model_dir, checkpoint="best", batch_size=64, unk_replacer=None, **options):
+    def from_model_dir(cls, model_dir, checkpoint="best", batch_size=64, unk_replacer=None, workers=DECODE_WORKERS,
+                       **options):
         """From a model directory (or an ensemble, "a+b") and checkpoint; `options` go to
         `Translator.from_model_dir`. `loaded_from` is the checkpoint path."""
         translator = Translator.from_model_dir(model_dir, checkpoint, **options)
-        return cls(translator, translator.settings(), batch_size, unk_replacer, translator.checkpoint_path)
+        return cls(translator, translator.settings(), batch_size, unk_replacer, translator.checkpoint_path, workers)
 
     @classmethod
-    def from_saved_model(cls, path, batch_size=64, unk_replacer=None):
+    def from_saved_model(cls, path, batch_size=64, unk_replacer=None, workers=DECODE_WORKERS):
         """From an export of `serving/export.py`: a version folder, or the base path (newest version).
         `loaded_from` is the version folder loaded."""
         path = os.fspath(path)
@@ -72,7 +86,7 @@ class BatchTranslator:
             name: value.numpy().decode("utf-8") if value.dtype == tf.string else value.numpy().item()
             for name, value in module.signatures["settings"]().items()
         }
-        return cls(module, settings, batch_size, unk_replacer, path)
+        return cls(module, settings, batch_size, unk_replacer, path, workers)
 
     @property
     def maximum_target_length(self):
@@ -102,12 +116,12 @@ class BatchTranslator:
               translations as searched, without `<unk>` replacement (`nbest[0][0]` is `translation`
               before replacement).
         """
+        def translate_batch(batch):
+            outputs = self._translate(text=tf.constant([sentences[i] for i in batch]))
+            return {name: value.numpy() for name, value in outputs.items()}
+
         results, done = [None] * len(sentences), 0
-        for batch in self._batches(sentences):
-            outputs = {
-                name: value.numpy()
-                for name, value in self._translate(text=tf.constant([sentences[i] for i in batch])).items()
-            }
+        for batch, outputs in self._in_flight(self._batches(sentences), translate_batch):
             batch_results = [self._translation(outputs, row) for row in range(len(batch))]
             if self.unk_replacer is not None:
                 self._detokenize_replaced(batch_results)
@@ -136,16 +150,16 @@ class BatchTranslator:
         """
         if len(sources) != len(targets):
             raise ValueError(f"got {len(sources)} source sentences but {len(targets)} target sentences")
+        def score_batch(batch):
+            outputs = self._score(
+                source=tf.constant([sources[i] for i in batch]), target=tf.constant([targets[i] for i in batch])
+            )
+            return {name: value.numpy() for name, value in outputs.items()}
+
         results, done = [None] * len(sources), 0
         lengths = [len(source.split()) + len(target.split()) for source, target in zip(sources, targets)]
-        for batch in self._batches(sources, lengths):
+        for batch, outputs in self._in_flight(self._batches(sources, lengths), score_batch):
             batch_targets = [targets[i] for i in batch]
-            outputs = {
-                name: value.numpy()
-                for name, value in self._score(
-                    source=tf.constant([sources[i] for i in batch]), target=tf.constant(batch_targets)
-                ).items()
-            }
             tokens = self.target_tokenizer.tokenize(tf.constant(batch_targets))[:, : self.maximum_target_length - 1]
             for row, (index, row_tokens) in enumerate(zip(batch, tokens.to_list())):
                 row_tokens = [token.decode("utf-8") for token in row_tokens] + [constants.EOS_TOKEN]
@@ -160,6 +174,27 @@ class BatchTranslator:
             if progress is not None:
                 progress(done)
         return results
+
+    def _in_flight(self, batches, run):
+        """`(batch, run(batch))` for every batch, in order, with `workers` batches running at once (also
+        while the caller handles a result); on an error, the batches not started are cancelled."""
+        if self.workers == 1:
+            yield from ((batch, run(batch)) for batch in batches)
+            return
+        upcoming, running = iter(batches), collections.deque()
+        with concurrent.futures.ThreadPoolExecutor(self.workers, thread_name_prefix="decode") as pool:
+            try:
+                for batch in itertools.islice(upcoming, self.workers):
+                    running.append((batch, pool.submit(run, batch)))
+                while running:
+                    batch, future = running.popleft()
+                    outputs = future.result()
+                    for following in itertools.islice(upcoming, 1):
+                        running.append((following, pool.submit(run, following)))
+                    yield batch, outputs
+            finally:
+                for _, future in running:
+                    future.cancel()
 
     def _batches(self, sentences, lengths=None):
         """Lists of indices into `sentences`, longest first, `batch_size` at most each."""
