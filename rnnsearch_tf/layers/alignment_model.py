@@ -15,7 +15,7 @@ class AlignmentModel(keras.layers.Layer):
         c_i  = Σ_j α_ij h_j
 
     Built on `keras.layers.AdditiveAttention`, which computes `v_a^T tanh(q + k)` with its scale
-    vector as v_a; the projections W_a (with bias b_W_a) and U_a are this layer's. U_a h_j does not
+    vector as v_a (`_AdditiveScores`: as one product with v_a); the projections W_a (with bias b_W_a) and U_a are this layer's. U_a h_j does not
     depend on i, so `precompute_keys` computes it once per sentence and the decoder passes it back in.
 
     Initialisation "paper" (Appendix B.1): W_a, U_a ~ N(0, 0.001²); v_a and b_W_a zero. With v_a = 0
@@ -65,7 +65,7 @@ class AlignmentModel(keras.layers.Layer):
             self.alignment_dim, self.initializer, "alignment", use_bias=False, dtype=self.dtype_policy, name="U_a"
         )
         self.key_projection.build(annotations_shape)
-        self.attention = keras.layers.AdditiveAttention(use_scale=True, dtype=self.dtype_policy, name="v_a")
+        self.attention = _AdditiveScores(use_scale=True, dtype=self.dtype_policy, name="v_a")
         batch, src_len = annotations_shape[0], annotations_shape[1]
         self.attention.build(
             [(batch, 1, self.alignment_dim), tuple(annotations_shape), (batch, src_len, self.alignment_dim)]
@@ -106,3 +106,15 @@ class AlignmentModel(keras.layers.Layer):
         config = super().get_config()
         config.update({"alignment_dim": self.alignment_dim, "initializer": self.initializer})
         return config
+
+
+@keras.saving.register_keras_serializable(package="rnnsearch_tf")
+class _AdditiveScores(keras.layers.AdditiveAttention):
+    """`keras.layers.AdditiveAttention` with e = tanh(q + k) v_a as one product with v_a instead of an
+    element-wise product summed: one pass less over the `[batch, Tq, Tv, n']` tanh, forward and backward
+    (a beam-5 step of 80 sentences: 4.4-4.9 against 5.8-6.3 ms on one core)."""
+
+    def _calculate_scores(self, query, key):
+        # expand_dims, not [:, :, tf.newaxis]: a slice's gradient is a StridedSliceGrad, expand_dims' a reshape.
+        hidden = tf.tanh(tf.expand_dims(query, 2) + tf.expand_dims(key, 1))  # [batch, Tq, Tv, n']
+        return tf.tensordot(hidden, self.scale, axes=1)  # [batch, Tq, Tv]
