@@ -70,12 +70,12 @@ def top_candidates(logits, alive_log_probs, k, is_last_step, forbidden_ids, eos_
     padded = tf.pad(logits, [[0, 0], [0, chunks * size - vocab_size]], constant_values=float("-inf"))
     chunked = tf.reshape(padded, [batch_size, beam * chunks, size])  # [batch, beam * chunks, size]
     chunk_maxima = tf.reduce_max(chunked, axis=-1)  # [batch, beam * chunks]
-    # log Σ_k exp(logit_k), shifted by the row maximum, read from the chunk maxima (one pass less than
-    # tf.reduce_logsumexp).
+    # log Σ_k exp(logit_k) = m - log max_k softmax_k, m the row maximum (read from the chunk maxima): the
+    # largest probability is exp(m - log Σ_k exp(logit_k)) ≥ 1 / vocab. One fused softmax and a max
+    # instead of a subtraction, an exp and a sum: [400, 10004] on one core 3.7-4.2 against 6.9-7.1 ms.
     row_maxima = tf.reduce_max(tf.reshape(chunk_maxima, [batch_size * beam, chunks]), axis=-1)  # [batch * beam]
-    log_normalizer = tf.reshape(
-        row_maxima + tf.math.log(tf.reduce_sum(tf.exp(logits - row_maxima[:, None]), axis=-1)), [batch_size, beam]
-    )  # [batch, beam]
+    largest_probabilities = tf.reduce_max(tf.nn.softmax(logits), axis=-1)  # [batch * beam]
+    log_normalizer = tf.reshape(row_maxima - tf.math.log(largest_probabilities), [batch_size, beam])  # [batch, beam]
 
     def restricted_log_probs(values, ids, hypotheses):
         """values `[batch, n, size]` of hypotheses `[batch, n]` and tokens `ids` `[batch or 1, n, size]`."""
