@@ -19,7 +19,7 @@ from data_pipeline.data_dir import DataDir
 from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.models.model_config import ModelConfig
-from rnnsearch_tf.training.strategy import make_strategy
+from rnnsearch_tf.training.strategy import make_strategy, strategy_name
 from rnnsearch_tf.training.training_config import TrainingConfig
 from rnnsearch_tf.utils.precision import bfloat16_speedup, dtype_policy
 
@@ -57,7 +57,8 @@ def main(argv):
         stream.writelines(flags.FLAGS[holder.name].serialize() + "\n" for holder in _ALL_FLAGS
                           if flags.FLAGS[holder.name].value is not None)
     logging.info("TensorBoard: tensorboard --logdir %s", training_config.model_dir)
-    logging.info("%d replica(s) on %s", strategy.num_replicas_in_sync, ", ".join(strategy.extended.worker_devices))
+    logging.info("%s: %d replica(s) on %s", strategy_name(strategy), strategy.num_replicas_in_sync,
+                 ", ".join(strategy.extended.worker_devices))
     if model_config.precision == "auto":
         logging.info("precision auto: %s (a bf16 matmul runs %.2fx float32 here)",
                      dtype_policy("auto"), bfloat16_speedup())

@@ -21,3 +21,12 @@ def make_strategy(cpu_replicas=None):
         tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * cpu_replicas)
         return tf.distribute.MirroredStrategy([f"/cpu:{index}" for index in range(cpu_replicas)])
     return tf.distribute.MirroredStrategy()
+
+
+
+def strategy_name(strategy):
+    """The public name of a strategy of `make_strategy` (MultiWorkerMirroredStrategy's class is named
+    CollectiveAllReduceStrategy)."""
+    if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        return "MultiWorkerMirroredStrategy"
+    return type(strategy).__name__
