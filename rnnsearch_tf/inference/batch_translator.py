@@ -20,11 +20,10 @@ class BatchTranslator:
     Sentences are sorted by their number of whitespace-separated words, longest first (a batch that does
     not fit in memory fails at once, and padding is small), cut into batches of `batch_size`, sent
     through `Translator.translate` (or `score`), `workers` batches at a time, and the results are put
-    back in input order. The
-    Translator's rules hold for every sentence: an empty line (or one of whitespace or control
-    characters only) gets the empty translation with score 0 and no tokens; a line of more than
-    `maximum_source_length` Moses tokens is translated from its first `maximum_source_length` tokens
-    and marked `truncated`.
+    back in input order. The Translator's rules hold for every sentence: an empty line (or one of
+    whitespace or control characters only) gets the empty translation with score 0 and no tokens; a
+    line of more than `maximum_source_length` Moses tokens is translated from its first
+    `maximum_source_length` tokens and marked `truncated`.
 
     Args:
         module: a `Translator`, or a SavedModel written by `serving/export.py` and loaded with
