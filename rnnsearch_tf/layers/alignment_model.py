@@ -15,8 +15,9 @@ class AlignmentModel(keras.layers.Layer):
         c_i  = Σ_j α_ij h_j
 
     Built on `keras.layers.AdditiveAttention`, which computes `v_a^T tanh(q + k)` with its scale
-    vector as v_a (`_AdditiveScores`: as one product with v_a); the projections W_a (with bias b_W_a) and U_a are this layer's. U_a h_j does not
-    depend on i, so `precompute_keys` computes it once per sentence and the decoder passes it back in.
+    vector as v_a (`_AdditiveScores`: as one product with v_a); the projections W_a (with bias b_W_a)
+    and U_a are this layer's. U_a h_j does not depend on i, so `precompute_keys` computes it once per
+    sentence and the decoder passes it back in.
 
     Initialisation "paper" (Appendix B.1): W_a, U_a ~ N(0, 0.001²); v_a and b_W_a zero. With v_a = 0
     every α starts uniform and W_a, U_a get no gradient until v_a moves; "uniform" and "xavier"
