@@ -62,6 +62,24 @@ def test_n_best_of_beam_three_is_exact_and_matches_brute_force():
     assert model.calls == 3  # "a b EOS" ends at the third step, then nothing alive can beat it
 
 
+def test_first_step_computes_one_hypothesis_per_sentence():
+    # Every copy of a sentence starts as BOS with the same state: the first step computes one row per
+    # sentence and stands for all copies, here with 2 * beam candidates wanted from a 6-word vocabulary.
+    model, rows = BigramModel(GREEDY_IS_NOT_BEST), []
+
+    def counted(ids, step, state):
+        rows.append(int(tf.shape(ids)[0]))
+        return model.symbols_to_logits_fn(ids, step, state)
+
+    search = BeamSearch(counted, beam_size=4, num_hypotheses=4, drop_finished=False)
+    result = numpy_result(search({}, tf.constant([6, 6])))
+    assert rows[0] == 2 and set(rows[1:]) == {8}
+    expected = brute_force_best(BigramModel(GREEDY_IS_NOT_BEST), 6, lambda lp, n: lp, 4)
+    for sentence in range(2):
+        assert hypotheses(result, sentence) == [ids for ids, _ in expected]
+        np.testing.assert_allclose(result["log_probs"][sentence], [lp for _, lp in expected], rtol=1e-5)
+
+
 @pytest.mark.parametrize(
     "length_normalization, alpha, expected",
     [("none", 0.6, [EOS]), ("length", 0.6, [4, EOS]), ("gnmt", 0.6, [EOS]), ("gnmt", 2.0, [4, EOS])],

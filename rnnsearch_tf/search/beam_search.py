@@ -10,7 +10,8 @@ or sorting the `beam * vocab` candidates (`top_candidates`: one max and one log-
 logits, then a top-k over chunk maxima); the loop carries only the last token of each hypothesis and the
 model state (reordered with one `tf.gather` per state entry per step); the tokens, back-pointers and
 step outputs go into `tf.TensorArray`s of the maximum length and whole hypotheses are assembled
-once, after the loop, by following the back-pointers. The loop stops as soon as every sentence is
+once, after the loop, by following the back-pointers. The first step, before the loop, computes one
+hypothesis per sentence (the `beam` copies of BOS share it). The loop stops as soon as every sentence is
 done, and once a quarter of the sentences still computed are done, the step function runs on the
 others only (`drop_finished`; the bookkeeping stays batch-wide). With `drop_finished=False` and an int
 maximum length every shape is static, and the search compiles with XLA (`tf.function(jit_compile=True)`).
@@ -24,6 +25,7 @@ from rnnsearch_tf.search.search_helpers import (
     LARGE_NEGATIVE,
     broadcast_mask,
     impossible_tokens,
+    repeat_rows,
     split_leading_dimension,
 )
 from rnnsearch_tf.search.search_strategy import SearchStrategy
@@ -182,8 +184,10 @@ class BeamSearch(SearchStrategy):
         beam, best = self.beam_size, self.num_hypotheses
         # The fixed state (one row per sentence) is carried by the loop, not closed over by the step
         # function, so that dropping finished sentences can shrink it with the state: the `active` rows.
+        # The state has one row per sentence until the first step, which extends only the first copy of
+        # its BOS hypothesis (`_grow_alive`); every later step extends `beam` hypotheses per sentence.
         batch_size, maximum_lengths, length_bound, step_fn, state = self.prepare(
-            initial_state, maximum_lengths, None, beam
+            initial_state, maximum_lengths, None, 1
         )
         fixed = fixed_state or {}  # [batch, ...]
         # Only the first copy of each sentence is alive at the start, so the first step does not pick the
@@ -211,9 +215,9 @@ class BeamSearch(SearchStrategy):
         def condition(v):
             return tf.logical_and(v["step"] < length_bound, tf.logical_not(tf.reduce_all(v["done"])))
 
-        def body(v):
+        def body(v, first=False):
             active = ActiveSentences(v["active"], batch_size, every_sentence=not self.drop_finished)
-            candidates, new_state, step_output = self._grow_alive(step_fn, v, active, maximum_lengths)
+            candidates, new_state, step_output = self._grow_alive(step_fn, v, active, maximum_lengths, first)
             alive = self._new_alive(candidates, new_state)
             candidates, alive_everywhere = active.scatter_candidates(candidates, alive)
             finished = self._new_finished(candidates, v)
@@ -243,8 +247,10 @@ class BeamSearch(SearchStrategy):
                 {name: None for name in loop_vars},
                 **{name: tf.nest.map_structure(shrinking, loop_vars[name]) for name in ("active", "state", "fixed")},
             )]
+        # The first step outside the loop: its state has one row per sentence, the loop's `beam` rows.
         final = tf.while_loop(
-            condition, body, [loop_vars], maximum_iterations=length_bound, shape_invariants=shape_invariants
+            condition, body, body(loop_vars, first=True), maximum_iterations=length_bound - 1,
+            shape_invariants=shape_invariants,
         )[0]
         return self._result(final)
 
@@ -270,8 +276,12 @@ class BeamSearch(SearchStrategy):
             lambda: (active.indices, state, fixed),
         )
 
-    def _grow_alive(self, step_fn, v, active, maximum_lengths):
+    def _grow_alive(self, step_fn, v, active, maximum_lengths, first=False):
         """The `2 * beam` best one-token extensions of the alive hypotheses of the active sentences.
+
+        At the `first` step every copy of a sentence holds BOS and the same state (`[batch, ...]`, not yet
+        repeated), and only the first copy is alive: the step function computes that one (a fifth of the
+        rows at beam 5), and its logits, state and step output stand for all `beam` copies.
 
         Returns:
             `(candidates, new_state, step_output)`: dict of `log_probs`, `parents`, `ids`, `is_eos`, each
@@ -279,11 +289,14 @@ class BeamSearch(SearchStrategy):
             `[active * beam, ...]`; its step output.
         """
         state = dict(v["state"], **v["fixed"]) if v["fixed"] else v["state"]
+        ids = active.gather(v["alive_ids"])  # [active, beam]
         logits, new_state, step_output = step_fn(
-            tf.reshape(active.gather(v["alive_ids"]), [-1]), v["step"], state  # [active * beam]
+            tf.reshape(ids[:, :1] if first else ids, [-1]), v["step"], state  # [active * (1 or beam)]
         )
         if v["fixed"]:
             new_state = {name: new_state[name] for name in v["state"]}
+        if first:
+            logits, new_state, step_output = repeat_rows((logits, new_state, step_output), self.beam_size)
         log_probs, parents, ids = top_candidates(
             tf.cast(logits, tf.float32), active.gather(v["alive_log_probs"]), 2 * self.beam_size,
             active.gather(v["step"] + 1 >= maximum_lengths), self.forbidden_ids, self.eos_id,
