@@ -15,7 +15,11 @@
    translate` does; in a process of its own, whose threads are set before its first op), and BLEU; again
    with OpenNMT-py's stopping rule (`early_stopping`: a sentence ends once its best candidate ends with
    EOS) under `ours.early_stopping`.
-3. The ratios; the analytic FLOPs per target token of both models (matmuls of the forward pass x 3); and
+3. `--decode_rounds` rounds of decoding once both are trained, the peer's (its checkpoint decoded again as
+   its bench does, the decoding call timed) and our two alternating: this machine's speed drifts by tens
+   of percent within minutes, so each decoding figure is the median of its rounds (all rounds are in the
+   JSON, `*_rounds`; the peer's first decoding, right after its training, as `translate_sents_per_s_in_run`).
+4. The ratios; the analytic FLOPs per target token of both models (matmuls of the forward pass x 3); and
    each one's achieved FLOP/s as a fraction of this machine's peak dense float32 matmul (2048^3).
 
 Prints one JSON object.
@@ -24,6 +28,7 @@ Prints one JSON object.
 import json
 import os
 import pathlib
+import statistics
 import subprocess
 import sys
 import time
@@ -53,6 +58,7 @@ _DECODE_WORKERS = flags.DEFINE_integer("decode_workers", DECODE_WORKERS, "Our ba
 _DECODE = flags.DEFINE_string("decode", None, "Only decode this model directory of ours and print the JSON (step 2's "
                               "decoding, run by the bench in a process of its own).")
 _EARLY_STOPPING = flags.DEFINE_boolean("early_stopping", False, "With --decode: OpenNMT-py's stopping rule.")
+_DECODE_ROUNDS = flags.DEFINE_integer("decode_rounds", 3, "Rounds of decoding, the peer's and ours alternating.")
 _REUSE = flags.DEFINE_boolean(
     "reuse", False, "Keep a finished peer run and our finished training in --workdir (after an interrupted bench)."
 )
@@ -70,6 +76,70 @@ def run_peer(workdir, steps):
     report = json.loads(next(line for line in output if line.startswith("{")))
     report["detokenized_bleu"] = float(next(line for line in output if "BLEU" in line).split()[-1])
     return report
+
+
+# The peer's decoding again, as its bench (../shared/peer/onmt_bench.py) times it: the decoding call only.
+PEER_DECODE = """
+import json, os, sys, time
+os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+import torch
+threads, argv = int(sys.argv[1]), sys.argv[2:]
+torch.set_num_threads(threads)
+torch.set_num_interop_threads(threads)
+import onmt.bin.translate as onmt_translate
+from onmt.inference_engine import InferenceEnginePY
+seconds, infer_file = [], InferenceEnginePY.infer_file
+def timed(self):
+    started = time.perf_counter()
+    output = infer_file(self)
+    seconds.append(time.perf_counter() - started)
+    return output
+InferenceEnginePY.infer_file = timed
+onmt_translate.translate(onmt_translate._get_parser().parse_args(argv))
+print(json.dumps({"seconds": seconds[0]}))
+"""
+
+
+def decode_peer(workdir, report):
+    """The peer's trained model decoding test_2016_flickr again with its bench's settings: its JSON dict."""
+    config, threads = report["config"], report["torch_threads"]
+    hypotheses = workdir / "onmt" / "test.again.hyp"
+    argv = [
+        "-model", str(workdir / "onmt" / f"model_step_{config['steps']}.pt"), "-src", config["src_test"],
+        "-output", str(hypotheses), "-beam_size", str(config["beam"]), "-n_best", "1", "-batch_type", "sents",
+        "-batch_size", str(config["translate_batch"]), "-max_length", str(config["max_length"]),
+        "-max_length_ratio", str(config["max_length_ratio"]), "-length_penalty", config["length_penalty"],
+        "-seed", str(config["seed"]), "-gpu", "-1", "-log_file", str(workdir / "onmt" / "translate.again.log"),
+        *config["extra_translate"].split(),
+    ]
+    python = pathlib.Path(os.environ.get("PEER_VENV", pathlib.Path.home() / ".cache" / "rnnsearch-peer")) / "bin" / "python"
+    environment = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+    output = subprocess.run([str(python), "-c", PEER_DECODE, str(threads), *argv], check=True, capture_output=True,
+                            text=True, env=environment).stdout
+    seconds = json.loads(output.splitlines()[-1])["seconds"]
+    lines = hypotheses.read_text(encoding="utf-8").splitlines()
+    return {
+        "translate_sents_per_s": round(len(lines) / seconds, 2),
+        "translate_tgt_tok_per_s": round(sum(len(line.split()) for line in lines) / seconds, 1),
+        "same_translations_as_in_run": lines == (workdir / "onmt" / "test.hyp").read_text(encoding="utf-8").splitlines(),
+    }
+
+
+def decoding_rounds(workdir, peer, rounds):
+    """`rounds` of the peer's decoding, ours and ours with early stopping, alternating: their median dicts."""
+    runs = {"peer": [], "ours": [], "early_stopping": []}
+    for _ in range(rounds):
+        runs["peer"].append(decode_peer(workdir / "peer", peer))
+        runs["ours"].append(decode_ours(workdir / "ours"))
+        runs["early_stopping"].append(decode_ours(workdir / "ours", early_stopping=True))
+    medians = {}
+    for name, results in runs.items():
+        medians[name] = dict(results[-1])  # BLEU, worker settings: the same in every round
+        for key in ("translate_sents_per_s", "translate_tgt_tok_per_s"):
+            medians[name][key] = statistics.median(result[key] for result in results)
+            medians[name][f"{key}_rounds"] = [result[key] for result in results]
+    medians["peer"]["same_translations_as_in_run"] = all(result["same_translations_as_in_run"] for result in runs["peer"])
+    return medians
 
 
 def train_ours(model_dir, steps):
@@ -171,8 +241,11 @@ def main(argv):
     steps = _UPDATES.value
     peer = run_peer(workdir / "peer", steps)
     ours = train_ours(workdir / "ours", steps)
-    ours.update(decode_ours(workdir / "ours"))
-    ours["early_stopping"] = decode_ours(workdir / "ours", early_stopping=True)
+    decodings = decoding_rounds(workdir, peer, _DECODE_ROUNDS.value)
+    peer["translate_sents_per_s_in_run"] = peer["translate_sents_per_s"]
+    peer.update(decodings["peer"])
+    ours.update(decodings["ours"])
+    ours["early_stopping"] = decodings["early_stopping"]
     peak = 2 * 2048**3 / _seconds_per_matmul(2048, 2048, 2048, False, False, 2.0) / 1e9
     our_flops = flops_per_target_token(forward_matmuls(PRESETS["peer"]))
     peer_flops = flops_per_target_token(peer_forward_matmuls())
@@ -187,8 +260,11 @@ def main(argv):
             "amx": "amx_bf16" in cpuinfo,
         },
         "peak_dense_matmul_gflop_per_s": round(peak, 1),
-        "peer": {name: peer[name] for name in ("train_tgt_tok_per_s", "train_sents_per_s", "translate_sents_per_s",
-                                              "translate_tgt_tok_per_s", "detokenized_bleu", "train_wall_s")},
+        "peer": {name: peer[name] for name in (
+            "train_tgt_tok_per_s", "train_sents_per_s", "translate_sents_per_s", "translate_tgt_tok_per_s",
+            "translate_sents_per_s_rounds", "translate_tgt_tok_per_s_rounds", "translate_sents_per_s_in_run",
+            "same_translations_as_in_run", "detokenized_bleu", "train_wall_s")},
+        "decode_rounds": _DECODE_ROUNDS.value,
         "ours": dict(ours, precision=dtype_policy(_PRECISION.value)),
         "flops_per_target_token": {"peer": int(peer_flops), "ours": int(our_flops)},
     }
