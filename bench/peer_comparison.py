@@ -58,7 +58,9 @@ _DECODE_WORKERS = flags.DEFINE_integer("decode_workers", DECODE_WORKERS, "Our ba
 _DECODE = flags.DEFINE_string("decode", None, "Only decode this model directory of ours and print the JSON (step 2's "
                               "decoding, run by the bench in a process of its own).")
 _EARLY_STOPPING = flags.DEFINE_boolean("early_stopping", False, "With --decode: OpenNMT-py's stopping rule.")
-_DECODE_ROUNDS = flags.DEFINE_integer("decode_rounds", 3, "Rounds of decoding, the peer's and ours alternating.")
+_DECODE_ROUNDS = flags.DEFINE_integer(
+    "decode_rounds", 3, "Rounds of decoding, the peer's and ours alternating.", lower_bound=1
+)
 _REUSE = flags.DEFINE_boolean(
     "reuse", False, "Keep a finished peer run and our finished training in --workdir (after an interrupted bench)."
 )
@@ -112,16 +114,17 @@ def decode_peer(workdir, report):
         "-seed", str(config["seed"]), "-gpu", "-1", "-log_file", str(workdir / "onmt" / "translate.again.log"),
         *config["extra_translate"].split(),
     ]
-    python = pathlib.Path(os.environ.get("PEER_VENV", pathlib.Path.home() / ".cache" / "rnnsearch-peer")) / "bin" / "python"
+    venv = pathlib.Path(os.environ.get("PEER_VENV", pathlib.Path.home() / ".cache" / "rnnsearch-peer"))  # as install.sh
     environment = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
-    output = subprocess.run([str(python), "-c", PEER_DECODE, str(threads), *argv], check=True, capture_output=True,
-                            text=True, env=environment).stdout
+    output = subprocess.run([str(venv / "bin" / "python"), "-c", PEER_DECODE, str(threads), *argv], check=True,
+                            capture_output=True, text=True, env=environment).stdout
     seconds = json.loads(output.splitlines()[-1])["seconds"]
     lines = hypotheses.read_text(encoding="utf-8").splitlines()
+    in_run = (workdir / "onmt" / "test.hyp").read_text(encoding="utf-8").splitlines()
     return {
         "translate_sents_per_s": round(len(lines) / seconds, 2),
         "translate_tgt_tok_per_s": round(sum(len(line.split()) for line in lines) / seconds, 1),
-        "same_translations_as_in_run": lines == (workdir / "onmt" / "test.hyp").read_text(encoding="utf-8").splitlines(),
+        "same_translations_as_in_run": lines == in_run,
     }
 
 
@@ -138,7 +141,7 @@ def decoding_rounds(workdir, peer, rounds):
         for key in ("translate_sents_per_s", "translate_tgt_tok_per_s"):
             medians[name][key] = statistics.median(result[key] for result in results)
             medians[name][f"{key}_rounds"] = [result[key] for result in results]
-    medians["peer"]["same_translations_as_in_run"] = all(result["same_translations_as_in_run"] for result in runs["peer"])
+    medians["peer"]["same_translations_as_in_run"] = all(run["same_translations_as_in_run"] for run in runs["peer"])
     return medians
 
 
