@@ -9,8 +9,8 @@
    test_2016_flickr (1000 sentences, batches of 80) and detokenized BLEU.
 2. Ours at the peer's decoder size (m = 256, n = 512, l = 256, n' = 512), batch 80, the CPU recipe of
    `configs/multi30k_rnnsearch.flags` in `--precision` (float32 unless named), STEPS updates of the same
-   corpus: target tokens/s over the updates after the first `--log_every` window, then beam 5 on the
-   same 1000 sentences in batches of 80 with the peer's average length normalisation and length bound
+   corpus: target tokens/s over the updates after the first `--log_every` window; its decoding (step 3): beam
+   5 on the same 1000 sentences in batches of 80 with the peer's average length normalisation and length bound
    (1.25 x source + 5), `--decode_workers` batches at once (each on its share of the cores, as `rnnsearch
    translate` does; in a process of its own, whose threads are set before its first op), and BLEU; again
    with OpenNMT-py's stopping rule (`early_stopping`: a sentence ends once its best candidate ends with

@@ -23,7 +23,6 @@ def make_strategy(cpu_replicas=None):
     return tf.distribute.MirroredStrategy()
 
 
-
 def strategy_name(strategy):
     """The public name of a strategy of `make_strategy` (MultiWorkerMirroredStrategy's class is named
     CollectiveAllReduceStrategy)."""
