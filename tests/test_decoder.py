@@ -69,3 +69,44 @@ def test_misuse():
     decoder = Decoder(**CONFIG, alignment_dim=7)
     with pytest.raises(KeyError, match="annotations"):
         decoder(np.array([[1, 5]], "int32"), {"s": np.ones((1, 3), "float32")})
+
+
+@pytest.mark.parametrize("traced", [False, True])
+@pytest.mark.parametrize("alignment_dim", [7, None])
+def test_gradients_equal_autodiff_of_stepping_by_hand(alignment_dim, traced):
+    """Teacher forcing's gradients (its loop over `transition`, C c_i and C_o c_i from C h and C_o h
+    after it) equal those of `step` applied position by position, for every weight and encoder output."""
+    rng = np.random.default_rng(4)
+    decoder = Decoder(**CONFIG, alignment_dim=alignment_dim, readout_state="previous")
+    encoder_outputs = attention_state(5) if alignment_dim else {
+        "s": rng.normal(size=(2, 3)).astype("float32"), "context": rng.normal(size=(2, 3)).astype("float32")}
+    encoder_outputs = {name: tf.constant(value) for name, value in encoder_outputs.items()}
+    previous_ids = np.array([[1, 5, 6, 9], [1, 7, 2, 0]], "int32")
+    decoder(previous_ids, encoder_outputs)
+    for variable in decoder.weights:
+        variable.assign(rng.normal(0, 0.5, size=variable.shape).astype("float32"))
+    logit_weights = tf.constant(rng.normal(size=(2, 4, 11)), tf.float32)
+    alignment_weights = tf.constant(rng.normal(size=(2, 4, 5 if alignment_dim else 0)), tf.float32)
+    differentiable = [name for name in ("s", "annotations", "context") if name in encoder_outputs]
+
+    def stepped(ids, outputs):
+        state, logits, alignments = decoder.initial_state(outputs), [], []
+        for position in range(4):
+            step_logits, state, step_alignment = decoder.step(ids[:, position], state)
+            logits.append(step_logits)
+            alignments.append(step_alignment)
+        return tf.stack(logits, axis=1), tf.stack(alignments, axis=1)
+
+    def gradients(forward):
+        with tf.GradientTape() as tape:
+            tape.watch([encoder_outputs[name] for name in differentiable])
+            logits, alignments = forward(previous_ids, encoder_outputs)
+            loss = tf.reduce_sum(logits * logit_weights) + tf.reduce_sum(alignments * alignment_weights)
+        return tape.gradient(loss, [encoder_outputs[name] for name in differentiable] + decoder.trainable_weights)
+
+    teacher_forced = tf.function(lambda: gradients(decoder))() if traced else gradients(decoder)
+    names = differentiable + [variable.path for variable in decoder.trainable_weights]
+    for actual, expected, name in zip(teacher_forced, gradients(stepped), names, strict=True):
+        assert actual is not None and expected is not None, name
+        actual, expected = tf.convert_to_tensor(actual), tf.convert_to_tensor(expected)  # E's: IndexedSlices
+        np.testing.assert_allclose(actual.numpy(), expected.numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
