@@ -1,3 +1,5 @@
+import functools
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -58,11 +60,9 @@ def test_call_equals_step_by_step():
     for variable in decoder.weights:
         variable.assign(rng.normal(0, 0.5, size=variable.shape).astype("float32"))
     logits, alignment = decoder(previous_ids, state)
-    state = decoder.initial_state(state)
-    for position in range(4):
-        step_logits, state, step_alignment = decoder.step(previous_ids[:, position], state)
-        np.testing.assert_allclose(step_logits.numpy(), logits.numpy()[:, position], atol=1e-5)
-        np.testing.assert_allclose(step_alignment.numpy(), alignment.numpy()[:, position], atol=1e-6)
+    step_logits, step_alignment = step_by_step(decoder, previous_ids, state)
+    np.testing.assert_allclose(step_logits.numpy(), logits.numpy(), atol=1e-5)
+    np.testing.assert_allclose(step_alignment.numpy(), alignment.numpy(), atol=1e-6)
 
 
 def test_misuse():
@@ -88,14 +88,6 @@ def test_gradients_equal_autodiff_of_stepping_by_hand(alignment_dim):
     alignment_weights = tf.constant(rng.normal(size=(2, 4, 5 if alignment_dim else 0)), tf.float32)
     differentiable = [name for name in ("s", "annotations", "context") if name in encoder_outputs]
 
-    def stepped(ids, outputs):
-        state, logits, alignments = decoder.initial_state(outputs), [], []
-        for position in range(4):
-            step_logits, state, step_alignment = decoder.step(ids[:, position], state)
-            logits.append(step_logits)
-            alignments.append(step_alignment)
-        return tf.stack(logits, axis=1), tf.stack(alignments, axis=1)
-
     def gradients(forward):
         with tf.GradientTape() as tape:
             tape.watch([encoder_outputs[name] for name in differentiable])
@@ -104,7 +96,18 @@ def test_gradients_equal_autodiff_of_stepping_by_hand(alignment_dim):
         return tape.gradient(loss, [encoder_outputs[name] for name in differentiable] + decoder.trainable_weights)
 
     names = differentiable + [variable.path for variable in decoder.trainable_weights]
+    stepped = functools.partial(step_by_step, decoder)
     for actual, expected, name in zip(gradients(decoder), gradients(stepped), names, strict=True):
         assert actual is not None and expected is not None, name
         actual, expected = tf.convert_to_tensor(actual), tf.convert_to_tensor(expected)  # E's: IndexedSlices
         np.testing.assert_allclose(actual.numpy(), expected.numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def step_by_step(decoder, previous_ids, encoder_outputs):
+    """`decoder.step` at every position from `initial_state`: logits and α stacked like `call`'s."""
+    state, logits, alignments = decoder.initial_state(encoder_outputs), [], []
+    for position in range(previous_ids.shape[1]):
+        step_logits, state, step_alignment = decoder.step(previous_ids[:, position], state)
+        logits.append(step_logits)
+        alignments.append(step_alignment)
+    return tf.stack(logits, axis=1), tf.stack(alignments, axis=1)  # [batch, tgt_len, K_y], [batch, tgt_len, src_len]
