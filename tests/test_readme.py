@@ -1,36 +1,201 @@
-"""The README's result rows show what the benchmarks measured (`bench/results/*.json`)."""
+"""The README and docs/ show what the benchmarks measured (`bench/results/*.json`), and their links resolve.
+
+Every results file is checked by the test for its kind; a file of no known kind fails
+`test_every_results_file_is_checked`. A number is shown when a table cell equals it as formatted here,
+so a row whose number differs from the JSON fails.
+"""
 
 import json
 import pathlib
+import re
 
 import pytest
 
 from conftest import REPO_ROOT
 
-RESULTS = sorted((pathlib.Path(REPO_ROOT) / "bench" / "results").glob("*.json"))
-README = (pathlib.Path(REPO_ROOT) / "README.md").read_text(encoding="utf-8")
-TABLE_ROWS = [[cell.strip().strip("*") for cell in line.strip().strip("|").split("|")]
-              for line in README.splitlines() if line.startswith("|")]
+ROOT = pathlib.Path(REPO_ROOT)
+RESULTS = sorted((ROOT / "bench" / "results").glob("*.json"))
+README = ROOT / "README.md"
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+PAGES = [README, *DOCS]
+README_MAX_LINES = 260
 
 
-def _row_with(*values):
-    return [row for row in TABLE_ROWS if all(value in row for value in values)]
+def _table_rows(*paths):
+    return [[cell.strip().strip("*") for cell in line.strip().strip("|").split("|")]
+            for path in paths for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("|")]
 
 
-@pytest.mark.parametrize("path", [p for p in RESULTS if "models" in json.loads(p.read_text())], ids=lambda p: p.name)
-def test_every_evaluated_model_has_its_readme_row(path):
-    for name, model in json.loads(path.read_text())["models"].items():
+TABLE_ROWS = _table_rows(*PAGES)
+PERFORMANCE_ROWS = _table_rows(README, ROOT / "docs" / "performance.md")
+
+
+def _load(path):
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _row_with(*values, rows=TABLE_ROWS):
+    return [row for row in rows if all(value in row for value in values)]
+
+
+def _kind(path):
+    report = _load(path)
+    if "models" in report:
+        return "evaluation"
+    if path.name.startswith("peer_comparison"):
+        return "peer_comparison"
+    if "peer" in report and "test_2016_bleu" in report:
+        return "peer_run"
+    if path.name.startswith("decode_throughput"):
+        return "decode_throughput"
+    if path.name.startswith("train_throughput"):
+        return "train_throughput"
+    if path.name.startswith("data_pipeline"):
+        return "data_pipeline"
+    if path.name.startswith("search_sweep"):
+        return "search_sweep"
+    return None
+
+
+def _of_kind(kind):
+    return [path for path in RESULTS if _kind(path) == kind]
+
+
+def _ids(path):
+    return path.name
+
+
+def test_every_results_file_is_checked():
+    assert RESULTS, "no bench/results/*.json"
+    unchecked = [path.name for path in RESULTS if _kind(path) is None]
+    assert not unchecked, f"no test checks these results files against the README and docs/: {unchecked}"
+
+
+@pytest.mark.parametrize("path", RESULTS, ids=_ids)
+def test_every_results_file_says_where_it_was_measured(path):
+    provenance = _load(path).get("provenance")
+    assert provenance, f"{path.name}: no provenance"
+    assert re.fullmatch(r"[0-9a-f]{40}", provenance["commit"]), provenance["commit"]
+    assert re.match(r"\d{4}-\d{2}-\d{2}", provenance["date"]), provenance["date"]
+    assert provenance["cpu"] and isinstance(provenance["cpu_flags"], list), provenance
+
+
+@pytest.mark.parametrize("path", _of_kind("evaluation"), ids=_ids)
+def test_every_evaluated_model_has_its_row(path):
+    for name, model in _load(path)["models"].items():
         test_sets = [key for key in model if key.startswith("test_")]
         values = [f"{model[test_set]['bleu']:.2f}" for test_set in test_sets]
         if model["updates"] is not None:
             values += [str(model["updates"]), f"{model['hours']:.2f}", f"{model['best_dev_bleu']:.2f}"]
-        assert _row_with(*values), f"{path.name}: no README table row shows {name}'s {values}"
+        assert _row_with(*values), f"{path.name}: no table row shows {name}'s {values}"
 
 
-@pytest.mark.parametrize("path", [p for p in RESULTS if p.name.startswith("peer_comparison")], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", _of_kind("peer_run"), ids=_ids)
+def test_the_peers_own_run_has_its_row(path):
+    report = _load(path)
+    values = [str(report["steps"]), f"{report['test_2016_bleu']:.2f}", f"{report['test_2017_bleu']:.2f}"]
+    assert _row_with(*values), f"{path.name}: no table row shows the peer's {values}"
+
+
+@pytest.mark.parametrize("path", _of_kind("peer_comparison"), ids=_ids)
 def test_peer_comparison_rows_show_the_bench_json(path):
-    report = json.loads(path.read_text())
+    report = _load(path)
     for side in ("peer", "ours"):
         values = [f"{report[side]['train_tgt_tok_per_s']:,.0f}", f"{report[side]['translate_sents_per_s']:.1f}",
                   f"{report[side]['detokenized_bleu']:.2f}"]
-        assert _row_with(*values), f"{path.name}: no README table row shows the {side} numbers {values}"
+        assert _row_with(*values, rows=PERFORMANCE_ROWS), (
+            f"{path.name}: no row of README.md or docs/performance.md shows the {side} numbers {values}")
+    early = report["ours"].get("early_stopping")
+    if early:
+        values = [f"{early['translate_sents_per_s']:.1f}", f"{early['detokenized_bleu']:.2f}"]
+        assert _row_with(*values, rows=PERFORMANCE_ROWS), f"{path.name}: no row shows early stopping's {values}"
+
+
+@pytest.mark.parametrize("path", _of_kind("decode_throughput"), ids=_ids)
+def test_decoding_rows_show_the_bench_json(path):
+    report = _load(path)
+    beams = [key for key in report if key.startswith("beam_") and key[5:].isdigit()]
+    assert beams, f"{path.name}: no beam_N entries"
+    for beam in beams:
+        for test_set, result in report[beam].items():
+            if test_set == "model_step_ms":
+                continue
+            values = [beam[5:], f"{result['checkpoint']['sentences_per_s']:.1f}",
+                      f"{result['checkpoint']['tokens_per_s']:,}", f"{result['saved_model']['sentences_per_s']:.1f}",
+                      f"{result['checkpoint_one_sentence_at_a_time']['sentences_per_s']:.1f}"]
+            assert _row_with(*values), f"{path.name}: no table row shows {beam} on {test_set}: {values}"
+
+
+@pytest.mark.parametrize("path", _of_kind("train_throughput"), ids=_ids)
+def test_training_rows_show_the_bench_json(path):
+    report = _load(path)
+    for preset in report if isinstance(report, list) else [report]:
+        values = [f"{preset['target_tokens_per_s']:,}", f"{preset['sentences_per_s']}",
+                  f"{preset['peak_rss_gib']:.2f}", f"{preset['fraction_of_matmul_limit']:.3f}",
+                  f"{preset['median_step_seconds']:.2f}"]
+        assert _row_with(*values), f"{path.name}: no table row shows the {preset['preset']} preset's {values}"
+
+
+@pytest.mark.parametrize("path", _of_kind("data_pipeline"), ids=_ids)
+def test_data_pipeline_rows_show_the_bench_json(path):
+    report = _load(path)
+    rates = {"build pairs/s": report["build"]["pairs_per_s"],
+             "tokenizer sentences/s": report["tokenizer_sentences_per_s"],
+             "sorted windows target tokens/s": report["sorted_window_batches_80x20"]["target_tokens_per_s"],
+             "token-count batches target tokens/s": report["token_count_batches_4000"]["target_tokens_per_s"]}
+    for name, rate in rates.items():
+        assert _row_with(f"{rate:,}"), f"{path.name}: no table row shows {name} {rate:,}"
+
+
+@pytest.mark.parametrize("path", _of_kind("search_sweep"), ids=_ids)
+def test_search_sweep_rows_show_the_bench_json(path):
+    """One row per beam and normalisation: beam | normalisation | BLEU at each length bound, largest bound first."""
+    bleu = {}
+    for setting in _load(path)["results"]:
+        normalization = setting["length_normalization"]
+        if normalization == "gnmt":
+            normalization = f"gnmt α {setting['length_penalty_alpha']}"
+        bleu.setdefault((str(setting["beam_size"]), normalization), {})[setting["maximum_length_a"]] = setting["bleu"]
+    for (beam, normalization), by_bound in bleu.items():
+        expected = [beam, normalization] + [f"{by_bound[bound]:.2f}" for bound in sorted(by_bound, reverse=True)]
+        assert [row for row in TABLE_ROWS if row[:len(expected)] == expected], (
+            f"{path.name}: no table row is {expected}")
+
+
+def test_readme_is_a_front_door():
+    lines = len(README.read_text(encoding="utf-8").splitlines())
+    assert lines <= README_MAX_LINES, f"README.md has {lines} lines; move detail to docs/ (at most {README_MAX_LINES})"
+
+
+def _slug(heading):
+    """GitHub's anchor for a Markdown heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _anchors(path):
+    return {_slug(line.lstrip("#")) for line in _outside_code(path) if re.match(r"#{1,6} ", line)}
+
+
+def _outside_code(path):
+    fenced = False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced:
+            yield line
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_relative_link_points_at_an_existing_file(page):
+    broken = []
+    for line in _outside_code(page):
+        for target in re.findall(r"\]\(([^)\s]+)\)", line):
+            if re.match(r"[a-z][a-z0-9+.-]*:", target):  # https:, mailto:, ...
+                continue
+            file_part, _, anchor = target.partition("#")
+            linked = (page.parent / file_part).resolve() if file_part else page
+            if not linked.exists():
+                broken.append(target)
+            elif anchor and linked.suffix == ".md" and anchor not in _anchors(linked):
+                broken.append(f"{target} (no such heading)")
+    assert not broken, f"{page.relative_to(ROOT)}: broken links {broken}"
