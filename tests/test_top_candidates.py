@@ -1,11 +1,11 @@
-"""`beam_search.top_candidates` against the plain normalise-everything-then-top-k it replaces."""
+"""`top_candidates` against the plain normalise-everything-then-top-k it replaces."""
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from data_pipeline import constants
-from rnnsearch_tf.search.beam_search import top_candidates
+from rnnsearch_tf.search.top_candidates import top_candidates
 from rnnsearch_tf.search.search_helpers import IMPOSSIBLE, LARGE_NEGATIVE
 
 
