@@ -46,7 +46,8 @@ def log_softmax(logits):
 class BigramModel:
     """Next-token probabilities depend only on the previous token: `probabilities[previous, next]`.
 
-    Stateless (its state is `{}`); records `[step, previous id]` as the step output.
+    Stateless (its state is `{}`); records `[step, previous id]` as its alignment (the per-step output
+    that a search records with each token).
     """
 
     def __init__(self, probabilities):
@@ -57,10 +58,10 @@ class BigramModel:
     def symbols_to_logits_fn(self, ids, step, state):
         self.calls += 1
         logits = tf.gather(tf.constant(self.log_probs, tf.float32), ids)  # [n, vocab]
-        step_output = tf.stack(
+        alignment = tf.stack(
             [tf.cast(tf.fill(tf.shape(ids), step), tf.float32), tf.cast(ids, tf.float32)], axis=1
         )  # [n, 2]
-        return logits, state, step_output
+        return logits, state, alignment
 
     def sequence_log_prob(self, ids):
         """Log-probability of a token sequence (EOS included) starting after BOS."""
@@ -83,7 +84,7 @@ class HashModel:
     State `{"prefix_hash": int32 [n], "source": {"bias": float32 [n, vocab]}}`: the hash starts at a
     per-sentence value and is updated with every previous token, so hypotheses whose states are not
     reordered with their tokens get the wrong logits; `bias` is a per-sentence constant (like encoder
-    annotations). Records `[step, previous id, prefix hash]` as the step output.
+    annotations). Records `[step, previous id, prefix hash]` as its alignment.
     """
 
     def __init__(self, vocab_size=9, num_hashes=101, seed=0, eos_logit_shift=0.0):
@@ -109,10 +110,10 @@ class HashModel:
     def symbols_to_logits_fn(self, ids, step, state):
         prefix_hash = self._next_hash(state["prefix_hash"], ids)  # [n]
         logits = tf.gather(tf.constant(self.table, tf.float32), prefix_hash) + state["source"]["bias"]
-        step_output = tf.cast(
+        alignment = tf.cast(
             tf.stack([tf.fill(tf.shape(ids), step), ids, prefix_hash], axis=1), tf.float32
         )  # [n, 3]
-        return logits, {"prefix_hash": prefix_hash, "source": state["source"]}, step_output
+        return logits, {"prefix_hash": prefix_hash, "source": state["source"]}, alignment
 
     def sequence_log_prob(self, sentence, ids):
         """Log-probability of `ids` (EOS included) for sentence `sentence` of the last initial_state."""
@@ -125,8 +126,8 @@ class HashModel:
             previous = token
         return total
 
-    def step_outputs(self, sentence, ids):
-        """The `[step, previous id, prefix hash]` records a correct search returns with `ids`."""
+    def alignments(self, sentence, ids):
+        """The `[step, previous id, prefix hash]` alignments a correct search returns with `ids`."""
         prefix_hash = int(self.initial_hashes[sentence])
         records = []
         previous = constants.BOS_ID

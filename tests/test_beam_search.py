@@ -183,16 +183,16 @@ def test_recurrent_state_is_reordered_with_the_hypotheses():
     assert result["lengths"].max() > 3  # long enough for wrong reordering to show
 
 
-def test_step_outputs_are_aligned_with_the_tokens():
+def test_alignments_are_aligned_with_the_tokens():
     model = HashModel(vocab_size=9, eos_logit_shift=-1.0)
     search = BeamSearch(model.symbols_to_logits_fn, beam_size=3, num_hypotheses=2)
     result = numpy_result(search(model.initial_state(batch_size=3), 10))
     assert result["ids"].shape == (3, 2, 10)
-    assert result["step_outputs"].shape == (3, 2, 10, 3)
+    assert result["alignments"].shape == (3, 2, 10, 3)
     for sentence in range(3):
         for rank, ids in enumerate(hypotheses(result, sentence)):
-            outputs = result["step_outputs"][sentence, rank]
-            np.testing.assert_allclose(outputs[: len(ids)], model.step_outputs(sentence, ids))
+            outputs = result["alignments"][sentence, rank]
+            np.testing.assert_allclose(outputs[: len(ids)], model.alignments(sentence, ids))
             np.testing.assert_array_equal(outputs[len(ids) :], 0.0)
             np.testing.assert_array_equal(result["ids"][sentence, rank, len(ids) :], constants.PAD_ID)
 
@@ -247,7 +247,7 @@ def test_compiles_with_xla_given_an_int_maximum_length():
     assert compiled["ids"].shape == (2, 2, 7)
     np.testing.assert_array_equal(compiled["ids"], eager["ids"])
     np.testing.assert_allclose(compiled["log_probs"], eager["log_probs"], rtol=1e-5)
-    np.testing.assert_allclose(compiled["step_outputs"], eager["step_outputs"])
+    np.testing.assert_allclose(compiled["alignments"], eager["alignments"])
 
 
 @pytest.mark.parametrize(
@@ -288,7 +288,7 @@ def test_fixed_state_gives_the_same_hypotheses(model_class):
         actual = search.search(state, 9, fixed_state)
         for name in ("ids", "lengths"):
             np.testing.assert_array_equal(actual[name].numpy(), expected[name].numpy(), err_msg=name)
-        for name in ("scores", "log_probs", "step_outputs"):
+        for name in ("scores", "log_probs", "alignments"):
             np.testing.assert_allclose(actual[name].numpy(), expected[name].numpy(), atol=1e-5, err_msg=name)
 
 
@@ -313,6 +313,6 @@ def test_dropping_finished_sentences_changes_no_hypothesis(model_class):
     ]
     for name in ("ids", "lengths"):
         np.testing.assert_array_equal(results[1][name], results[0][name], err_msg=name)
-    for name in ("scores", "log_probs", "step_outputs"):
+    for name in ("scores", "log_probs", "alignments"):
         np.testing.assert_allclose(results[1][name], results[0][name], atol=1e-5, err_msg=name)
     assert results[0]["lengths"].max() > 3  # some sentence did go on

@@ -25,8 +25,8 @@ def test_greedy_takes_the_most_probable_token_each_step():
     assert model.calls == 2
     np.testing.assert_array_equal(result["lengths"], [[2], [2]])
     np.testing.assert_allclose(result["log_probs"], np.log([[0.56 * 0.37]] * 2), rtol=1e-5)
-    np.testing.assert_allclose(result["step_outputs"][0, 0, :2], [[0, constants.BOS_ID], [1, 4]])
-    np.testing.assert_array_equal(result["step_outputs"][0, 0, 2:], 0.0)
+    np.testing.assert_allclose(result["alignments"][0, 0, :2], [[0, constants.BOS_ID], [1, 4]])
+    np.testing.assert_array_equal(result["alignments"][0, 0, 2:], 0.0)
 
 
 def test_scores_follow_the_length_normalization():
@@ -51,15 +51,15 @@ def test_beam_one_equals_greedy_on_a_recurrent_model(forbidden_ids):
     np.testing.assert_array_equal(greedy["ids"], beam["ids"])
     np.testing.assert_array_equal(greedy["lengths"], beam["lengths"])
     np.testing.assert_allclose(greedy["log_probs"], beam["log_probs"], rtol=1e-5)
-    np.testing.assert_allclose(greedy["step_outputs"], beam["step_outputs"])
+    np.testing.assert_allclose(greedy["alignments"], beam["alignments"])
     for sentence in range(6):
         ids = hypotheses(greedy, sentence)[0]
         assert ids[-1] == EOS and not set(forbidden_ids) & set(ids)
         assert len(ids) <= maximum_lengths.numpy()[sentence]
         log_prob = model.sequence_log_prob(sentence, ids)
         np.testing.assert_allclose(greedy["log_probs"][sentence, 0], log_prob, atol=1e-4)
-        outputs = greedy["step_outputs"][sentence, 0]
-        np.testing.assert_allclose(outputs[: len(ids)], model.step_outputs(sentence, ids))
+        outputs = greedy["alignments"][sentence, 0]
+        np.testing.assert_allclose(outputs[: len(ids)], model.alignments(sentence, ids))
         np.testing.assert_array_equal(outputs[len(ids) :], 0.0)
 
 

@@ -24,7 +24,7 @@ def test_samples_are_ranked_scored_and_reproducible():
     sampler = Sampler(model.symbols_to_logits_fn, num_samples=8, seed=5)
     result = numpy_result(sampler(initial_state, tf.constant([6, 10, 3])))
     assert result["ids"].shape[:2] == (3, 8)
-    assert result["step_outputs"].shape[:2] == (3, 8)
+    assert result["alignments"].shape[:2] == (3, 8)
     for sentence in range(3):
         assert np.all(np.diff(result["log_probs"][sentence]) <= 0)  # best first
         np.testing.assert_array_equal(result["scores"][sentence], result["log_probs"][sentence])
@@ -32,8 +32,8 @@ def test_samples_are_ranked_scored_and_reproducible():
             assert ids[-1] == EOS and EOS not in ids[:-1]
             log_prob = model.sequence_log_prob(sentence, ids)
             np.testing.assert_allclose(result["log_probs"][sentence, rank], log_prob, atol=1e-4)
-            outputs = result["step_outputs"][sentence, rank]
-            np.testing.assert_allclose(outputs[: len(ids)], model.step_outputs(sentence, ids))
+            outputs = result["alignments"][sentence, rank]
+            np.testing.assert_allclose(outputs[: len(ids)], model.alignments(sentence, ids))
     assert len({tuple(ids) for ids in hypotheses(result, 1)}) > 1  # samples differ
 
     again = numpy_result(sampler(initial_state, tf.constant([6, 10, 3])))

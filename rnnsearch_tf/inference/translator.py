@@ -313,7 +313,7 @@ class Translator(tf.Module):
         def search():
             state, fixed_state = self.model.encode_for_search(source_ids)
             result = self.search_strategy.search(state, maximum_lengths, fixed_state)
-            return result["ids"], result["lengths"], result["scores"], result["step_outputs"]
+            return result["ids"], result["lengths"], result["scores"], result["alignments"]
 
         def nothing_to_search():
             src_len = tf.shape(source_ids)[1]

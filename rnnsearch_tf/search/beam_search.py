@@ -10,8 +10,8 @@ Performance: the `batch * beam` hypotheses are flattened into the leading dimens
 or sorting the `beam * vocab` candidates (`top_candidates`: one max and one log-sum-exp pass over the
 logits, then a top-k over chunk maxima); the loop carries only the last token of each hypothesis and the
 model state (reordered with one `tf.gather` per state entry per step); the tokens, back-pointers and
-step outputs go into `tf.TensorArray`s of the maximum length and whole hypotheses are assembled
-once, after the loop, by following the back-pointers. The first step, before the loop, computes one
+alignments (the model's per-step outputs) go into `tf.TensorArray`s of the maximum length and whole
+hypotheses are assembled once, after the loop, by following the back-pointers. The first step, before the loop, computes one
 hypothesis per sentence (the `beam` copies of BOS share it). The loop stops as soon as every sentence is
 done, and once a quarter of the sentences still computed are done, the step function runs on the
 others only (`drop_finished`; the bookkeeping stays batch-wide). With `drop_finished=False` and an int
@@ -87,27 +87,48 @@ class BeamSearch(SearchStrategy):
         self.early_stopping = early_stopping
 
     def search(self, initial_state, maximum_lengths, fixed_state=None):
-        beam, best = self.beam_size, self.num_hypotheses
-        # The fixed state (one row per sentence) is carried by the loop, not closed over by the step
-        # function, so that dropping finished sentences can shrink it with the state: the `active` rows.
-        # The state has one row per sentence until the first step, which extends only the first copy of
-        # its BOS hypothesis (`_grow_alive`); every later step extends `beam` hypotheses per sentence.
+        """The loop of Model Garden's `SequenceBeamSearch`: `_initial_loop_state`, then `_search_step` while
+        `_continue_search`, then `_result`. A step has four named parts, `_grow_alive`, `_new_alive`,
+        `_new_finished` and `_is_done`, then `_drop_finished`. The first step runs before the loop: its
+        state has one row per sentence, the loop's `beam` rows per sentence."""
         batch_size, maximum_lengths, length_bound, step_fn, state = self.prepare(
             initial_state, maximum_lengths, None, 1
         )
-        fixed = fixed_state or {}  # [batch, ...]
+        loop_state = self._initial_loop_state(batch_size, length_bound, state, fixed_state or {})
+
+        def search_step(loop_state, first=False):
+            return [self._search_step(step_fn, loop_state, batch_size, maximum_lengths, first)]
+
+        final = tf.while_loop(
+            lambda loop_state: self._continue_search(loop_state, length_bound),
+            search_step,
+            search_step(loop_state, first=True),
+            maximum_iterations=length_bound - 1,
+            shape_invariants=self._shape_invariants(loop_state),
+        )[0]
+        return self._result(final)
+
+    def _initial_loop_state(self, batch_size, length_bound, state, fixed):
+        """The values the loop carries, before the first step.
+
+        The fixed state (one row per sentence) is carried by the loop, not closed over by the step
+        function, so that dropping finished sentences can shrink it with the state: the `active` rows.
+        The state has one row per sentence until the first step, which extends only the first copy of
+        its BOS hypothesis (`_grow_alive`); every later step extends `beam` hypotheses per sentence.
+        """
+        beam, best = self.beam_size, self.num_hypotheses
         # Only the first copy of each sentence is alive at the start, so the first step does not pick the
         # same token `beam` times.
         alive_log_probs = tf.tile(
             tf.concat([[0.0], tf.fill([beam - 1], LARGE_NEGATIVE)], axis=0)[None, :], [batch_size, 1]
         )  # [batch, beam]
-        loop_vars = dict(
+        return dict(
             step=tf.constant(0),
             alive_ids=tf.fill([batch_size, beam], self.bos_id),
             alive_log_probs=alive_log_probs,
             active=tf.range(batch_size),
             state=state,
-            fixed=fixed,
+            fixed=fixed,  # [batch, ...]
             finished_log_probs=tf.fill([batch_size, best], LARGE_NEGATIVE),
             finished_scores=tf.fill([batch_size, best], LARGE_NEGATIVE),
             finished_lengths=tf.zeros([batch_size, best], tf.int32),
@@ -115,50 +136,50 @@ class BeamSearch(SearchStrategy):
             done=tf.zeros([batch_size], tf.bool),
             tokens=tf.TensorArray(tf.int32, size=length_bound),
             parents=tf.TensorArray(tf.int32, size=length_bound),
-            step_outputs=tf.TensorArray(tf.float32, size=length_bound),
+            alignments=tf.TensorArray(tf.float32, size=length_bound),
         )
 
-        def condition(v):
-            return tf.logical_and(v["step"] < length_bound, tf.logical_not(tf.reduce_all(v["done"])))
+    @staticmethod
+    def _continue_search(loop_state, length_bound):
+        """Whether to run another step: below the length bound and some sentence not done."""
+        return tf.logical_and(loop_state["step"] < length_bound, tf.logical_not(tf.reduce_all(loop_state["done"])))
 
-        def body(v, first=False):
-            active = ActiveSentences(v["active"], batch_size, every_sentence=not self.drop_finished)
-            candidates, new_state, step_output = self._grow_alive(step_fn, v, active, maximum_lengths, first)
-            alive = self._new_alive(candidates, new_state)
-            candidates, alive_everywhere = active.scatter_candidates(candidates, alive)
-            finished = self._new_finished(candidates, v)
-            done = self._is_done(v, candidates, alive_everywhere, finished, maximum_lengths)
-            step = v["step"]
-            next_active, next_state, next_fixed = self._drop_finished(active, done, alive["state"], v["fixed"])
-            return [dict(
-                step=step + 1,
-                alive_ids=alive_everywhere["ids"],
-                alive_log_probs=tf.where(done[:, None], LARGE_NEGATIVE, alive_everywhere["log_probs"]),
-                active=next_active,
-                state=next_state,
-                fixed=next_fixed,
-                **{f"finished_{name}": value for name, value in finished.items()},
-                done=done,
-                tokens=v["tokens"].write(step, alive_everywhere["ids"]),
-                parents=v["parents"].write(step, alive_everywhere["parents"]),
-                step_outputs=v["step_outputs"].write(step, active.scatter(
-                    split_leading_dimension(tf.cast(step_output, tf.float32), active.size, beam), 0.0
-                )),  # [batch, beam, ...]
-            )]
+    def _shape_invariants(self, loop_state):
+        """With `drop_finished` the rows computed (`active`, `state`, `fixed`) may shrink from step to
+        step; None: every loop value keeps its own shape."""
+        if not self.drop_finished:
+            return None
+        shrinking = lambda t: tf.TensorShape([None]).concatenate(t.shape[1:])  # noqa: E731
+        return [dict(
+            {name: None for name in loop_state},
+            **{name: tf.nest.map_structure(shrinking, loop_state[name]) for name in ("active", "state", "fixed")},
+        )]
 
-        shape_invariants = None
-        if self.drop_finished:  # the rows computed may shrink; None: the loop variable's own shape
-            shrinking = lambda t: tf.TensorShape([None]).concatenate(t.shape[1:])  # noqa: E731
-            shape_invariants = [dict(
-                {name: None for name in loop_vars},
-                **{name: tf.nest.map_structure(shrinking, loop_vars[name]) for name in ("active", "state", "fixed")},
-            )]
-        # The first step outside the loop: its state has one row per sentence, the loop's `beam` rows.
-        final = tf.while_loop(
-            condition, body, body(loop_vars, first=True), maximum_iterations=length_bound - 1,
-            shape_invariants=shape_invariants,
-        )[0]
-        return self._result(final)
+    def _search_step(self, step_fn, loop_state, batch_size, maximum_lengths, first=False):
+        """One step of the loop: `loop_state` after extending the alive hypotheses by one token."""
+        active = ActiveSentences(loop_state["active"], batch_size, every_sentence=not self.drop_finished)
+        candidates, new_state, alignment = self._grow_alive(step_fn, loop_state, active, maximum_lengths, first)
+        alive = self._new_alive(candidates, new_state)
+        candidates, alive_everywhere = active.scatter_candidates(candidates, alive)
+        finished = self._new_finished(candidates, loop_state)
+        done = self._is_done(loop_state, candidates, alive_everywhere, finished, maximum_lengths)
+        step = loop_state["step"]
+        next_active, next_state, next_fixed = self._drop_finished(active, done, alive["state"], loop_state["fixed"])
+        return dict(
+            step=step + 1,
+            alive_ids=alive_everywhere["ids"],
+            alive_log_probs=tf.where(done[:, None], LARGE_NEGATIVE, alive_everywhere["log_probs"]),
+            active=next_active,
+            state=next_state,
+            fixed=next_fixed,
+            **{f"finished_{name}": value for name, value in finished.items()},
+            done=done,
+            tokens=loop_state["tokens"].write(step, alive_everywhere["ids"]),
+            parents=loop_state["parents"].write(step, alive_everywhere["parents"]),
+            alignments=loop_state["alignments"].write(step, active.scatter(
+                split_leading_dimension(tf.cast(alignment, tf.float32), active.size, self.beam_size), 0.0
+            )),  # [batch, beam, ...]
+        )
 
     def _drop_finished(self, active, done, state, fixed):
         """`(active, state, fixed)` of the next step: the sentences that are not done, once a quarter of
@@ -182,34 +203,34 @@ class BeamSearch(SearchStrategy):
             lambda: (active.indices, state, fixed),
         )
 
-    def _grow_alive(self, step_fn, v, active, maximum_lengths, first=False):
+    def _grow_alive(self, step_fn, loop_state, active, maximum_lengths, first=False):
         """The `2 * beam` best one-token extensions of the alive hypotheses of the active sentences.
 
         At the `first` step every copy of a sentence holds BOS and the same state (`[batch, ...]`, not yet
         repeated), and only the first copy is alive: the step function computes that one (a fifth of the
-        rows at beam 5), and its logits, state and step output stand for all `beam` copies.
+        rows at beam 5), and its logits, state and alignment stand for all `beam` copies.
 
         Returns:
-            `(candidates, new_state, step_output)`: dict of `log_probs`, `parents`, `ids`, `is_eos`, each
+            `(candidates, new_state, alignment)`: dict of `log_probs`, `parents`, `ids`, `is_eos`, each
             `[active, 2 * beam]`, best first; the state after the step of every alive hypothesis
-            `[active * beam, ...]`; its step output.
+            `[active * beam, ...]`; the model's per-step output (α for RNNsearch).
         """
-        state = dict(v["state"], **v["fixed"]) if v["fixed"] else v["state"]
-        ids = active.gather(v["alive_ids"])  # [active, beam]
-        logits, new_state, step_output = step_fn(
-            tf.reshape(ids[:, :1] if first else ids, [-1]), v["step"], state  # [active * (1 or beam)]
+        state = dict(loop_state["state"], **loop_state["fixed"]) if loop_state["fixed"] else loop_state["state"]
+        ids = active.gather(loop_state["alive_ids"])  # [active, beam]
+        logits, new_state, alignment = step_fn(
+            tf.reshape(ids[:, :1] if first else ids, [-1]), loop_state["step"], state  # [active * (1 or beam)]
         )
-        if v["fixed"]:
-            new_state = {name: new_state[name] for name in v["state"]}
+        if loop_state["fixed"]:
+            new_state = {name: new_state[name] for name in loop_state["state"]}
         if first:
-            logits, new_state, step_output = repeat_rows((logits, new_state, step_output), self.beam_size)
+            logits, new_state, alignment = repeat_rows((logits, new_state, alignment), self.beam_size)
         log_probs, parents, ids = top_candidates(
-            tf.cast(logits, tf.float32), active.gather(v["alive_log_probs"]), 2 * self.beam_size,
-            active.gather(v["step"] + 1 >= maximum_lengths), self.forbidden_ids, self.eos_id,
+            tf.cast(logits, tf.float32), active.gather(loop_state["alive_log_probs"]), 2 * self.beam_size,
+            active.gather(loop_state["step"] + 1 >= maximum_lengths), self.forbidden_ids, self.eos_id,
         )  # [active, 2 * beam]
         candidates = dict(log_probs=log_probs, parents=parents, ids=ids, is_eos=tf.equal(ids, self.eos_id),
-                          length=v["step"] + 1)
-        return candidates, new_state, step_output
+                          length=loop_state["step"] + 1)
+        return candidates, new_state, alignment
 
     def _new_alive(self, candidates, new_state):
         """The `beam` best candidates that do not end with EOS (at most `beam` do: one per hypothesis),
@@ -227,7 +248,7 @@ class BeamSearch(SearchStrategy):
             state=tf.nest.map_structure(lambda t: tf.gather(t, flat_parents), new_state),
         )
 
-    def _new_finished(self, candidates, v):
+    def _new_finished(self, candidates, loop_state):
         """EOS candidates inside the beam merged with the finished hypotheses; the `num_hypotheses` best by
         score kept: dict of `log_probs`, `scores`, `lengths`, `parents` `[batch, num_hypotheses]`."""
         beam, length = self.beam_size, candidates["length"]
@@ -235,10 +256,10 @@ class BeamSearch(SearchStrategy):
             candidates["is_eos"]
             & (tf.range(2 * beam) < beam)[None, :]
             & (candidates["log_probs"] > IMPOSSIBLE)
-            & tf.logical_not(v["done"])[:, None]
+            & tf.logical_not(loop_state["done"])[:, None]
         )  # [batch, 2 * beam]
         candidate_scores = tf.where(finishing, candidates["log_probs"] / self.penalty(length), LARGE_NEGATIVE)
-        merged_scores = tf.concat([v["finished_scores"], candidate_scores], axis=1)  # [batch, best + 2 * beam]
+        merged_scores = tf.concat([loop_state["finished_scores"], candidate_scores], axis=1)  # [batch, best + 2 * beam]
         scores, merged_positions = tf.math.top_k(merged_scores, k=self.num_hypotheses)  # [batch, best]
 
         def merge(finished, new):
@@ -246,30 +267,32 @@ class BeamSearch(SearchStrategy):
             return tf.gather(merged, merged_positions, batch_dims=1)  # [batch, best]
 
         return dict(
-            log_probs=merge(v["finished_log_probs"], tf.where(finishing, candidates["log_probs"], LARGE_NEGATIVE)),
+            log_probs=merge(
+                loop_state["finished_log_probs"], tf.where(finishing, candidates["log_probs"], LARGE_NEGATIVE)
+            ),
             scores=scores,
-            lengths=merge(v["finished_lengths"], tf.fill(tf.shape(candidates["ids"]), length)),
-            parents=merge(v["finished_parents"], candidates["parents"]),
+            lengths=merge(loop_state["finished_lengths"], tf.fill(tf.shape(candidates["ids"]), length)),
+            parents=merge(loop_state["finished_parents"], candidates["parents"]),
         )
 
-    def _is_done(self, v, candidates, alive, finished, maximum_lengths):
+    def _is_done(self, loop_state, candidates, alive, finished, maximum_lengths):
         """bool `[batch]`: at the maximum length, nothing alive, or no alive hypothesis can beat the
         worst of the `num_hypotheses` finished ones (with `early_stopping`: or the best candidate ended)."""
         best_alive_bound = alive["log_probs"][:, 0] / self.penalty(maximum_lengths)  # [batch]
         all_finished = finished["log_probs"][:, -1] > IMPOSSIBLE  # [batch]: all `best` slots are full
         cannot_improve = all_finished & (finished["scores"][:, -1] >= best_alive_bound)  # [batch]
         nothing_alive = alive["log_probs"][:, 0] <= IMPOSSIBLE  # [batch]
-        done = v["done"] | (v["step"] + 1 >= maximum_lengths) | cannot_improve | nothing_alive
+        done = loop_state["done"] | (loop_state["step"] + 1 >= maximum_lengths) | cannot_improve | nothing_alive
         if self.early_stopping:
             done |= all_finished & candidates["is_eos"][:, 0]
         return done
 
     def _result(self, final):
         """The returned dict from the loop's final values."""
-        ids, step_outputs = self._backtrack(
+        ids, alignments = self._backtrack(
             final["tokens"].stack(),  # [max_length, batch, beam]
             final["parents"].stack(),  # [max_length, batch, beam]
-            final["step_outputs"].stack(),  # [max_length, batch, beam, ...]
+            final["alignments"].stack(),  # [max_length, batch, beam, ...]
             final["finished_lengths"],
             final["finished_parents"],
         )
@@ -280,30 +303,30 @@ class BeamSearch(SearchStrategy):
             "lengths": final["finished_lengths"],
             "scores": tf.where(is_hypothesis, final["finished_scores"], negative_infinity),
             "log_probs": tf.where(is_hypothesis, final["finished_log_probs"], negative_infinity),
-            "step_outputs": step_outputs,
+            "alignments": alignments,
         }
 
-    def _backtrack(self, tokens, parents, step_outputs, lengths, end_parents):
+    def _backtrack(self, tokens, parents, alignments, lengths, end_parents):
         """Follows the back-pointers from each finished hypothesis's EOS to its first token.
 
         Args:
             tokens: int32 `[max_length, batch, beam]`, the token of each alive hypothesis after each
                 step (zeros for steps not run).
             parents: int32 `[max_length, batch, beam]`, the alive hypothesis (before the step) it extends.
-            step_outputs: float32 `[max_length, batch, beam, ...]`, per alive hypothesis before each
+            alignments: float32 `[max_length, batch, beam, ...]`, per alive hypothesis before each
                 step.
             lengths: int32 `[batch, best]`, finished lengths (0 for empty slots).
             end_parents: int32 `[batch, best]`, the alive hypothesis each EOS extended.
 
         Returns:
-            `ids` int32 `[batch, best, max_length]`, `step_outputs` float32
+            `ids` int32 `[batch, best, max_length]`, `alignments` float32
             `[batch, best, max_length, ...]`.
         """
         end_steps = lengths - 1  # [batch, best]
 
         def step_back(previous, elements):
             pointer = previous[0]  # [batch, best]: the alive hypothesis after `step`
-            step, step_tokens, step_parents, outputs = elements
+            step, step_tokens, step_parents, step_alignments = elements
             at_end = tf.equal(step, end_steps)  # [batch, best]
             before_end = step < end_steps  # [batch, best]
             inside = at_end | before_end  # [batch, best]
@@ -311,23 +334,25 @@ class BeamSearch(SearchStrategy):
             parent = tf.where(inside, parent, 0)  # [batch, best]
             token = tf.where(before_end, tf.gather(step_tokens, pointer, batch_dims=1), constants.PAD_ID)
             token = tf.where(at_end, self.eos_id, token)  # [batch, best]
-            output = tf.gather(outputs, parent, batch_dims=1)  # [batch, best, ...]
-            output = tf.where(broadcast_mask(inside, output), output, tf.zeros_like(output))
-            return parent, token, output
+            alignment = tf.gather(step_alignments, parent, batch_dims=1)  # [batch, best, ...]
+            alignment = tf.where(broadcast_mask(inside, alignment), alignment, tf.zeros_like(alignment))
+            return parent, token, alignment
 
         max_length = tf.shape(tokens)[0]
         initial = (
             tf.zeros_like(lengths),
             tf.zeros_like(lengths),
-            tf.zeros_like(step_outputs[0, :, : self.num_hypotheses]),  # [batch, best, ...]
+            tf.zeros_like(alignments[0, :, : self.num_hypotheses]),  # [batch, best, ...]
         )
-        _, ids, outputs = tf.scan(
+        _, ids, best_alignments = tf.scan(
             step_back,
-            (tf.range(max_length), tokens, parents, step_outputs),
+            (tf.range(max_length), tokens, parents, alignments),
             initializer=initial,
             reverse=True,
         )  # [max_length, batch, best], [max_length, batch, best, ...]
         ids = tf.transpose(ids, [1, 2, 0])  # [batch, best, max_length]
-        rank = step_outputs.shape.rank
-        outputs = tf.transpose(outputs, [1, 2, 0] + list(range(3, rank)))  # [batch, best, max_length, ...]
-        return ids, outputs
+        rank = alignments.shape.rank
+        best_alignments = tf.transpose(
+            best_alignments, [1, 2, 0] + list(range(3, rank))
+        )  # [batch, best, max_length, ...]
+        return ids, best_alignments

@@ -97,7 +97,7 @@ def with_fixed_state(symbols_to_logits_fn, fixed_state):
     reads each sentence's rows once for all of its hypotheses (`Decoder.step`).
 
     Args:
-        symbols_to_logits_fn: `fn(ids, step, state) -> (logits, new_state, step_output)` over dict states.
+        symbols_to_logits_fn: `fn(ids, step, state) -> (logits, new_state, alignment)` over dict states.
         fixed_state: dict of tensors `[batch, ...]`, or None.
 
     Returns:
@@ -107,8 +107,8 @@ def with_fixed_state(symbols_to_logits_fn, fixed_state):
         return symbols_to_logits_fn
 
     def step_fn(ids, step, state):
-        logits, new_state, step_output = symbols_to_logits_fn(ids, step, dict(state, **fixed_state))
-        return logits, {name: new_state[name] for name in state}, step_output
+        logits, new_state, alignment = symbols_to_logits_fn(ids, step, dict(state, **fixed_state))
+        return logits, {name: new_state[name] for name in state}, alignment
 
     return step_fn
 

@@ -19,12 +19,13 @@ class SearchStrategy:
     """What `BeamSearch`, `GreedySearch` and `Sampler` take and return.
 
     Args:
-        symbols_to_logits_fn: `fn(ids, step, state) -> (logits, new_state, step_output)`: `ids` int32
+        symbols_to_logits_fn: `fn(ids, step, state) -> (logits, new_state, alignment)`: `ids` int32
             `[batch * hypotheses]` the previous token of each hypothesis (BOS at step 0), `step` scalar
             int32, `state` a nested structure of tensors with leading dimension `batch * hypotheses`;
             `logits` `[batch * hypotheses, vocab]` unnormalised, `new_state` same structure as `state`,
-            `step_output` float `[batch * hypotheses, ...]` of static rank, recorded per token (the
-            attention weights; `tf.zeros([n, 0])` to record nothing).
+            `alignment` float `[batch * hypotheses, ...]` of static rank: the model's per-step output,
+            whatever it is, recorded with each token (α_i for RNNsearch; `tf.zeros([n, 0])` to record
+            nothing).
         length_normalization: `"none"`, `"length"` or `"gnmt"`, see `search_helpers.length_penalty`.
         length_penalty_alpha: the GNMT exponent.
         forbidden_ids: token ids that never appear, e.g. `(constants.UNK_ID,)` for "No UNK".
@@ -46,8 +47,8 @@ class SearchStrategy:
         - `lengths`: int32 `[batch, n]`, EOS included.
         - `scores`: float32 `[batch, n]`, `log_probs / length_penalty(lengths)`.
         - `log_probs`: float32 `[batch, n]`, sum of the token log-probabilities.
-        - `step_outputs`: float32 `[batch, n, max_length, ...]`, the step output that came with each
-          token, zeros after EOS.
+        - `alignments`: float32 `[batch, n, max_length, ...]`, the model's per-step output that came
+          with each token (α for RNNsearch), zeros after EOS.
     """
 
     def __init__(
@@ -94,7 +95,7 @@ class SearchStrategy:
         """`count` hypotheses per sentence that are never reordered, each token picked by `choose_ids`.
 
         Each hypothesis keeps its row of the flattened `[batch * count]` state, so the loop records
-        tokens and step outputs only (in `tf.TensorArray`s of the maximum length, static for XLA).
+        tokens and alignments only (in `tf.TensorArray`s of the maximum length, static for XLA).
 
         Args:
             count: hypotheses per sentence.
@@ -108,7 +109,7 @@ class SearchStrategy:
             initial_state, maximum_lengths, fixed_state, count
         )
         flat_size = batch_size * count
-        loop_vars = dict(
+        loop_state = dict(
             step=tf.constant(0),
             ids=tf.fill([flat_size], self.bos_id),
             log_probs=tf.zeros([flat_size]),
@@ -116,15 +117,16 @@ class SearchStrategy:
             finished=tf.zeros([flat_size], tf.bool),
             state=state,
             tokens=tf.TensorArray(tf.int32, size=length_bound),
-            step_outputs=tf.TensorArray(tf.float32, size=length_bound),
+            alignments=tf.TensorArray(tf.float32, size=length_bound),
         )
 
-        def condition(v):
-            return tf.logical_and(v["step"] < length_bound, tf.logical_not(tf.reduce_all(v["finished"])))
+        def condition(loop_state):
+            still_searching = tf.logical_not(tf.reduce_all(loop_state["finished"]))
+            return tf.logical_and(loop_state["step"] < length_bound, still_searching)
 
-        def body(v):
-            step, finished = v["step"], v["finished"]
-            logits, new_state, step_output = step_fn(v["ids"], step, v["state"])
+        def body(loop_state):
+            step, finished = loop_state["step"], loop_state["finished"]
+            logits, new_state, alignment = step_fn(loop_state["ids"], step, loop_state["state"])
             logits = tf.cast(logits, tf.float32)  # [batch * count, vocab]
             restricted = restrict_log_probs(
                 split_leading_dimension(logits, batch_size, count), step, maximum_lengths, self.forbidden_ids,
@@ -135,20 +137,20 @@ class SearchStrategy:
                 logits, axis=-1
             )  # [batch * count]: log p of the chosen token, without normalising every token
             ids = tf.where(finished, constants.PAD_ID, ids)
-            step_output = tf.cast(step_output, tf.float32)  # [batch * count, ...]
-            step_output = tf.where(broadcast_mask(finished, step_output), tf.zeros_like(step_output), step_output)
+            alignment = tf.cast(alignment, tf.float32)  # [batch * count, ...]
+            alignment = tf.where(broadcast_mask(finished, alignment), tf.zeros_like(alignment), alignment)
             return [dict(
                 step=step + 1,
                 ids=ids,
-                log_probs=v["log_probs"] + tf.where(finished, 0.0, token_log_probs),
-                lengths=v["lengths"] + tf.cast(tf.logical_not(finished), tf.int32),
+                log_probs=loop_state["log_probs"] + tf.where(finished, 0.0, token_log_probs),
+                lengths=loop_state["lengths"] + tf.cast(tf.logical_not(finished), tf.int32),
                 finished=finished | tf.equal(ids, self.eos_id),
                 state=new_state,
-                tokens=v["tokens"].write(step, ids),
-                step_outputs=v["step_outputs"].write(step, step_output),
+                tokens=loop_state["tokens"].write(step, ids),
+                alignments=loop_state["alignments"].write(step, alignment),
             )]
 
-        final = tf.while_loop(condition, body, [loop_vars], maximum_iterations=length_bound)[0]
+        final = tf.while_loop(condition, body, [loop_state], maximum_iterations=length_bound)[0]
         return self._sorted_by_score(final, batch_size, count)
 
     def _sorted_by_score(self, final, batch_size, count):
@@ -156,14 +158,14 @@ class SearchStrategy:
         ids = split_leading_dimension(
             tf.transpose(final["tokens"].stack()), batch_size, count
         )  # [max_length, batch * count] -> [batch, count, max_length]
-        step_outputs = final["step_outputs"].stack()  # [max_length, batch * count, ...]
-        rank = step_outputs.shape.rank
-        step_outputs = split_leading_dimension(
-            tf.transpose(step_outputs, [1, 0] + list(range(2, rank))), batch_size, count
+        alignments = final["alignments"].stack()  # [max_length, batch * count, ...]
+        rank = alignments.shape.rank
+        alignments = split_leading_dimension(
+            tf.transpose(alignments, [1, 0] + list(range(2, rank))), batch_size, count
         )  # [batch * count, max_length, ...] -> [batch, count, max_length, ...]
         lengths = tf.reshape(final["lengths"], [batch_size, count])  # [batch, count]
         log_probs = tf.reshape(final["log_probs"], [batch_size, count])  # [batch, count]
         scores = log_probs / self.penalty(lengths)
         order = tf.argsort(scores, axis=1, direction="DESCENDING", stable=True)  # [batch, count]
-        result = dict(ids=ids, lengths=lengths, scores=scores, log_probs=log_probs, step_outputs=step_outputs)
+        result = dict(ids=ids, lengths=lengths, scores=scores, log_probs=log_probs, alignments=alignments)
         return {name: tf.gather(value, order, batch_dims=1) for name, value in result.items()}
