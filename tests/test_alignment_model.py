@@ -51,18 +51,19 @@ def test_alignment_matches_numpy_and_masks_padding():
         np.testing.assert_allclose(context.numpy()[index], alpha @ h, atol=1e-5)
 
 
-def test_copies_of_a_sentence_share_its_annotations_and_values_are_averaged_instead():
+def test_queries_of_a_sentence_share_its_annotations_and_values_are_averaged_instead():
     rng = np.random.default_rng(5)
     data = inputs(3)
     alignment = random_alignment_model(rng, data)
-    states = rng.normal(size=(6, 3)).astype("float32")  # 3 hypotheses per sentence, adjacent
+    states = rng.normal(size=(2, 3, 3)).astype("float32")  # 3 queries per sentence (a search's hypotheses)
     tiled = {name: np.repeat(data[name], 3, axis=0) for name in ("annotations", "source_mask")}
     projection = rng.normal(size=(6, 7)).astype("float32")  # a linear map of h, like C
     context, weights = alignment(states, data["annotations"], data["source_mask"],
                                  values=data["annotations"] @ projection)
-    expected_context, expected_weights = alignment(states, **tiled)
-    np.testing.assert_allclose(weights.numpy(), expected_weights.numpy(), atol=1e-6)
-    np.testing.assert_allclose(context.numpy(), expected_context.numpy() @ projection, atol=1e-5)
+    assert context.shape == (2, 3, 7) and weights.shape == (2, 3, 4)
+    expected_context, expected_weights = alignment(states.reshape(6, 3), **tiled)  # one query per row
+    np.testing.assert_allclose(weights.numpy().reshape(6, 4), expected_weights.numpy(), atol=1e-6)
+    np.testing.assert_allclose(context.numpy().reshape(6, 7), expected_context.numpy() @ projection, atol=1e-5)
 
 
 def test_initial_alignment_is_uniform_over_real_words():

@@ -28,9 +28,9 @@ class AlignmentModel(keras.layers.Layer):
         initializer: "paper", "uniform" or "xavier" (`initializers.INITIALIZERS`).
 
     Call arguments:
-        previous_state: s_{i-1}, float `(batch_size * copies, n)`: `copies` adjacent rows per sentence
-            (a search's hypotheses) may share one sentence's annotations, keys, values and mask, which
-            are then read once for all of them instead of once per hypothesis.
+        previous_state: s_{i-1}, float `(batch_size, n)`, or `(batch_size, queries, n)`: several states
+            of each sentence (the queries of `keras.layers.AdditiveAttention`) align against its
+            annotations, keys, values and mask, which are then read once for all of them.
         annotations: h, float `(batch_size, src_len, 2n)`.
         source_mask: bool `(batch_size, src_len)`, False at padding; α is exactly 0 there.
         keys: optional U_a h from `precompute_keys`, float `(batch_size, src_len, n')`; computed when
@@ -40,8 +40,8 @@ class AlignmentModel(keras.layers.Layer):
             decoder that projects the annotations once per sentence skips C c_i at every step.
 
     Returns:
-        `(context, alignment_weights)`, a row per row of `previous_state`: c_i `(batch_size * copies, 2n)`
-        (Σ_j α_ij values_j `(batch_size * copies, d)` with `values`) and α_i `(batch_size * copies, src_len)`.
+        `(context, alignment_weights)`, one per state of `previous_state`: c_i `(batch_size, [queries,] 2n)`
+        (Σ_j α_ij values_j `(batch_size, [queries,] d)` with `values`) and α_i `(batch_size, [queries,] src_len)`.
 
     Example:
     >>> alignment = AlignmentModel(alignment_dim=5)
@@ -83,15 +83,19 @@ class AlignmentModel(keras.layers.Layer):
             keys = self.precompute_keys(annotations)  # [batch, src_len, n']
         values = annotations if values is None else values
         batch = tf.shape(keys)[0]
-        query = self.query_projection(previous_state)  # [batch * copies, n']
-        query = tf.reshape(query, [batch, -1, self.alignment_dim])  # [batch, copies, n']
+        one_query = previous_state.shape.rank == 2
+        query = self.query_projection(
+            previous_state if one_query else tf.reshape(previous_state, [-1, previous_state.shape[-1]])
+        )  # W_a s_{i-1} + b_a: [batch * queries, n'], one matrix product
+        query = tf.reshape(query, [batch, -1, self.alignment_dim])  # [batch, queries, n']
         context, alignment_weights = self.attention(
             [query, values, keys], mask=[None, source_mask], return_attention_scores=True
-        )  # [batch, copies, d], [batch, copies, src_len]
-        rows = tf.shape(previous_state)[0]
+        )  # [batch, queries, d], [batch, queries, src_len]
+        if not one_query:
+            return context, alignment_weights
         return (
-            tf.reshape(context, [rows, values.shape[-1]]),  # [batch * copies, d]
-            tf.reshape(alignment_weights, [rows, tf.shape(keys)[1]]),  # [batch * copies, src_len]
+            tf.reshape(context, [batch, values.shape[-1]]),  # [batch, d]
+            tf.reshape(alignment_weights, [batch, tf.shape(keys)[1]]),  # [batch, src_len]
         )
 
     def paper_weights(self):

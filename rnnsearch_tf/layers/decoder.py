@@ -165,24 +165,37 @@ class Decoder(keras.layers.Layer):
         """The recurrence at one position.
 
         Args:
-            projected_embedding: `gated_unit.project_inputs(E y_{i-1})`, `(batch, 3n)`.
-            state: the state dict holding s_{i-1} (and what `initial_state` added).
+            projected_embedding: `gated_unit.project_inputs(E y_{i-1})`, `(rows, 3n)`.
+            state: the state dict holding s_{i-1} `(rows, n)` (and what `initial_state` added, one row per
+                sentence); rows = batch, or batch * copies in `step`.
 
         Returns:
-            `(s_i, α_i)`: `(batch, n)` and `(batch, src_len)` (`(batch, 0)` without attention).
+            `(s_i, α_i)`: `(rows, n)` and `(rows, src_len)` (`(rows, 0)` without attention).
         """
         previous_state = state["s"]
         if self.uses_attention:
-            projected_context, alignment_weights = self.alignment_model(
-                previous_state, state["annotations"], state["source_mask"], keys=state["keys"],
-                values=state["projected_annotations"],
-            )  # C c_i = Σ_j α_ij C h_j: [batch, 3n]; α_i: [batch, src_len]
+            projected_context, alignment_weights = self.attend(previous_state, state)
             gate_inputs = projected_embedding + projected_context
         else:
             gate_inputs = _add_per_sentence(projected_embedding, state["projected_context"])  # + C c
             alignment_weights = tf.zeros([tf.shape(previous_state)[0], 0], dtype=previous_state.dtype)
         new_state = self.gated_unit.transition(gate_inputs, previous_state)
         return new_state, alignment_weights
+
+    def attend(self, previous_state, state):
+        """C c_i = Σ_j α_ij C h_j `(rows, 3n)` and α_i `(rows, src_len)` for s_{i-1} `(rows, n)`, rows =
+        batch * copies: a sentence's copies (a search's hypotheses, adjacent rows) are the alignment
+        model's queries of that sentence, which reads the sentence's annotations once for all of them."""
+        rows, batch = tf.shape(previous_state)[0], tf.shape(state["keys"])[0]
+        queries = tf.reshape(previous_state, [batch, -1, self.units])  # [batch, copies, n]
+        projected_context, alignment_weights = self.alignment_model(
+            queries, state["annotations"], state["source_mask"], keys=state["keys"],
+            values=state["projected_annotations"],
+        )  # [batch, copies, 3n], [batch, copies, src_len]
+        return (
+            tf.reshape(projected_context, [rows, 3 * self.units]),  # [rows, 3n]
+            tf.reshape(alignment_weights, [rows, tf.shape(state["keys"])[1]]),  # [rows, src_len]
+        )
 
     def readout_contexts(self, alignment_weights, state):
         """C_o c_i = Σ_j α_ij C_o h_j for α `(batch, tgt_len, src_len)` -> `(batch, tgt_len, 2l)`;
