@@ -238,6 +238,18 @@ def test_inside_tf_function_with_unknown_batch_size():
         np.testing.assert_allclose(graph_result[name], eager_result[name], rtol=1e-6)
 
 
+def test_inside_tf_function_with_a_static_batch_size():
+    # Dropping finished sentences makes the rows computed, and so the batch-wide values scattered back
+    # from them, of unknown size inside the loop, even where the batch size is known when tracing.
+    model = HashModel(vocab_size=9, eos_logit_shift=-1.0)
+    search = BeamSearch(model.symbols_to_logits_fn, beam_size=3, num_hypotheses=2)
+    initial_state = model.initial_state(batch_size=4)
+    graph_result = numpy_result(tf.function(lambda state: search(state, 9))(initial_state))
+    eager_result = numpy_result(search(initial_state, 9))
+    for name in eager_result:
+        np.testing.assert_array_equal(graph_result[name], eager_result[name])
+
+
 def test_compiles_with_xla_given_an_int_maximum_length():
     model = HashModel(vocab_size=9, eos_logit_shift=-1.0)
     static = BeamSearch(model.symbols_to_logits_fn, beam_size=3, num_hypotheses=2, drop_finished=False)

@@ -146,14 +146,17 @@ class BeamSearch(SearchStrategy):
 
     def _shape_invariants(self, loop_state):
         """With `drop_finished` the rows computed (`active`, `state`, `fixed`) may shrink from step to
-        step; None: every loop value keeps its own shape."""
+        step, and the batch-wide values, scattered back from them, lose a static batch size: every
+        leading dimension is left open (None: the step and the `tf.TensorArray`s keep their own shape)."""
         if not self.drop_finished:
             return None
-        shrinking = lambda t: tf.TensorShape([None]).concatenate(t.shape[1:])  # noqa: E731
-        return [dict(
-            {name: None for name in loop_state},
-            **{name: tf.nest.map_structure(shrinking, loop_state[name]) for name in ("active", "state", "fixed")},
-        )]
+
+        def open_rows(value):
+            if isinstance(value, tf.TensorArray) or value.shape.rank == 0:
+                return None
+            return tf.TensorShape([None]).concatenate(value.shape[1:])
+
+        return [tf.nest.map_structure(open_rows, loop_state)]
 
     def _search_step(self, step_fn, loop_state, batch_size, maximum_lengths, first=False):
         """One step of the loop: `loop_state` after extending the alive hypotheses by one token."""
