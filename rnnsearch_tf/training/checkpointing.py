@@ -1,0 +1,100 @@
+"""The checkpoints of a training run: the latest ones, the best ones, and resuming from them."""
+
+import glob
+import os
+import shutil
+
+import tensorflow as tf
+from absl import logging
+
+
+class Checkpointing:
+    """One `tf.train.Checkpoint` of everything a resumed run needs, saved into two folders.
+
+    `checkpoints/` keeps the last `keep_checkpoints` checkpoints (`save`); `best/` keeps the last
+    `keep_best_checkpoints` checkpoints of a new best dev BLEU (`save_best`). Both hold the same objects
+    under the same names, so either resumes a run and either loads into `ModelDir.load_model`.
+
+    `restore` makes a killed run resumable: it removes the `*_temp*` folders a save leaves when it is
+    killed before its rename, and when the newest checkpoint does not read (a write cut short) it
+    resumes from the one before it, saying so.
+
+    Args:
+        model_dir: the `ModelDir` whose `checkpoint_dir` and `best_checkpoint_dir` receive the checkpoints.
+        keep_checkpoints: latest checkpoints kept.
+        keep_best_checkpoints: best checkpoints kept.
+        **objects: the checkpoint's trackable objects by name (`model=`, `optimizer=`, ...); the names
+            are the keys in the files, so a run resumes only from checkpoints written with the same names.
+
+    Example:
+
+    ```python
+    checkpointing = Checkpointing(ModelDir(path), 5, 1, model=model, step=step)
+    checkpointing.restore()  # None in a new model directory
+    checkpointing.save(int(step))
+    ```
+    """
+
+    def __init__(self, model_dir, keep_checkpoints, keep_best_checkpoints, **objects):
+        self.model_dir = model_dir
+        self.keep_checkpoints = keep_checkpoints
+        self.keep_best_checkpoints = keep_best_checkpoints
+        self.checkpoint = tf.train.Checkpoint(**objects)
+        self.latest = tf.train.CheckpointManager(self.checkpoint, model_dir.checkpoint_dir, keep_checkpoints)
+        self.best = tf.train.CheckpointManager(self.checkpoint, model_dir.best_checkpoint_dir, keep_best_checkpoints)
+
+    @property
+    def latest_checkpoint(self):
+        """The path of the newest checkpoint in `checkpoints/`, or None."""
+        return self.latest.latest_checkpoint
+
+    @property
+    def best_checkpoint(self):
+        """The path of the newest checkpoint in `best/`, or None."""
+        return self.best.latest_checkpoint
+
+    def save(self, step):
+        """Writes `checkpoints/ckpt-{step}`, over one of that step that `restore` found unreadable."""
+        return self.latest.save(checkpoint_number=step)
+
+    def save_unless_saved(self, step):
+        """`save` unless the newest checkpoint is already of `step`: no step is written twice."""
+        if not is_of_step(self.latest_checkpoint, step):
+            self.save(step)
+
+    def save_best(self, step):
+        """Writes `best/ckpt-{step}`, unless it is the newest there: a run killed after writing it and
+        before the latest checkpoint of that step validates that step again when it resumes."""
+        if not is_of_step(self.best_checkpoint, step):
+            self.best.save(checkpoint_number=step)
+
+    def restore(self):
+        """Removes unfinished saves, then restores the newest checkpoint that reads; returns its path, or
+        None when there is none (a new run). Raises RuntimeError when checkpoints exist but none reads."""
+        self._remove_unfinished_saves()
+        for path in reversed(self.latest.checkpoints):
+            try:
+                self.checkpoint.restore(path).assert_existing_objects_matched()
+            except (tf.errors.OpError, ValueError, AssertionError) as error:
+                logging.warning("%s does not read (%s); trying the checkpoint before it", path, str(error)[:300])
+                continue
+            if path != self.latest_checkpoint:
+                logging.warning("resuming from %s: the newer checkpoints do not read", path)
+            return path
+        if self.latest.checkpoints:
+            raise RuntimeError(
+                f"no checkpoint in {self.model_dir.checkpoint_dir} reads; move the folder away to start afresh"
+            )
+        return None
+
+    def _remove_unfinished_saves(self):
+        """A save writes `ckpt-N_temp*/` and renames it when complete; a kill in between leaves it behind."""
+        for directory in (self.model_dir.checkpoint_dir, self.model_dir.best_checkpoint_dir):
+            for leftover in glob.glob(os.path.join(directory, "*_temp*")):
+                logging.warning("removing %s, left by a checkpoint save that did not finish", leftover)
+                shutil.rmtree(leftover, ignore_errors=True)
+
+
+def is_of_step(path, step):
+    """Whether the checkpoint `path` (`.../ckpt-N`, or None) is the one of `step`."""
+    return path is not None and path.endswith(f"-{step}")

@@ -1,0 +1,148 @@
+"""Checkpointing: saved weights restore exactly, an unreadable newest checkpoint falls back to the one
+before it, unfinished saves are removed, no step is saved twice, and earlier checkpoints still read."""
+
+import logging
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from model_test_utils import randomize_weights, small_config
+from rnnsearch_tf.models.model_dir import ModelDir
+from rnnsearch_tf.models.rnn_search import RNNSearch
+from rnnsearch_tf.training.checkpointing import Checkpointing
+
+
+def run_state(seed):
+    """A model with N(0, 0.5²) weights of `seed` and a step counter: what a training run checkpoints."""
+    model = RNNSearch(small_config())
+    randomize_weights(model, seed=seed)
+    return model, tf.Variable(np.int64(seed), trainable=False, name="step")
+
+
+def checkpointing(path, model, step, keep_checkpoints=5):
+    return Checkpointing(ModelDir(path), keep_checkpoints, 2, model=model, step=step)
+
+
+def assert_same_weights(actual, expected):
+    assert len(actual.weights) == len(expected.weights)
+    for mine, theirs in zip(actual.weights, expected.weights):
+        np.testing.assert_array_equal(mine.numpy(), theirs.numpy(), err_msg=mine.path)
+
+
+def saved_run(path, *steps):
+    """Saves the state of seed `step` as the checkpoint of each of `steps`; returns {step: model}."""
+    models = {}
+    for step in steps:
+        model, counter = run_state(step)
+        checkpointing(path, model, counter).save(step)
+        models[step] = model
+    return models
+
+
+def test_restore_gives_back_the_saved_weights_and_step(tmp_path):
+    saved = saved_run(tmp_path, 4)[4]
+    model, step = run_state(seed=99)
+    path = checkpointing(tmp_path, model, step).restore()
+    assert path == str(tmp_path / "checkpoints" / "ckpt-4")
+    assert int(step) == 4
+    assert_same_weights(model, saved)
+
+
+def test_a_new_model_directory_has_nothing_to_restore(tmp_path):
+    model, step = run_state(seed=1)
+    before = [weight.numpy() for weight in model.weights]
+    assert checkpointing(tmp_path, model, step).restore() is None
+    assert int(step) == 1
+    for weight, value in zip(model.weights, before):
+        np.testing.assert_array_equal(weight.numpy(), value)
+
+
+def test_an_unreadable_newest_checkpoint_falls_back_to_the_one_before(tmp_path, caplog):
+    saved = saved_run(tmp_path, 4, 8)
+    index = tmp_path / "checkpoints" / "ckpt-8.index"
+    index.write_bytes(index.read_bytes()[:20])  # a write cut short
+    model, step = run_state(seed=99)
+    with caplog.at_level(logging.WARNING):
+        path = checkpointing(tmp_path, model, step).restore()
+    assert path.endswith("ckpt-4") and int(step) == 4
+    assert_same_weights(model, saved[4])
+    assert "ckpt-8 does not read" in caplog.text
+    assert "resuming from" in caplog.text and "the newer checkpoints do not read" in caplog.text
+
+
+def test_the_next_save_of_the_unreadable_step_replaces_it(tmp_path):
+    saved_run(tmp_path, 4, 8)
+    index = tmp_path / "checkpoints" / "ckpt-8.index"
+    index.write_bytes(index.read_bytes()[:20])
+    model, step = run_state(seed=99)
+    resumed = checkpointing(tmp_path, model, step)
+    resumed.restore()
+    resumed.save(8)
+    restored, _ = run_state(seed=7)
+    assert checkpointing(tmp_path, restored, tf.Variable(np.int64(0))).restore().endswith("ckpt-8")
+    assert_same_weights(restored, model)
+
+
+def test_no_readable_checkpoint_is_an_error_that_says_what_to_do(tmp_path):
+    saved_run(tmp_path, 4)
+    index = tmp_path / "checkpoints" / "ckpt-4.index"
+    index.write_bytes(index.read_bytes()[:20])
+    model, step = run_state(seed=99)
+    with pytest.raises(RuntimeError, match="no checkpoint in .*checkpoints reads; move the folder away"):
+        checkpointing(tmp_path, model, step).restore()
+
+
+def test_restore_removes_what_an_unfinished_save_left(tmp_path, caplog):
+    saved_run(tmp_path, 4)
+    leftovers = [tmp_path / "checkpoints" / "ckpt-8_temp", tmp_path / "best" / "ckpt-8_temp_1234"]
+    for leftover in leftovers:
+        leftover.mkdir(parents=True)
+        (leftover / "part-00000-of-00001").write_bytes(b"half a checkpoint")
+    model, step = run_state(seed=99)
+    with caplog.at_level(logging.WARNING):
+        assert checkpointing(tmp_path, model, step).restore().endswith("ckpt-4")
+    assert not any(leftover.exists() for leftover in leftovers)
+    assert "left by a checkpoint save that did not finish" in caplog.text
+
+
+def test_a_step_already_saved_is_not_saved_again(tmp_path):
+    model, step = run_state(seed=3)
+    run = checkpointing(tmp_path, model, step)
+    run.save(4)
+    run.save_best(4)
+    written = {path: path.stat().st_mtime_ns for path in tmp_path.glob("*/ckpt-4*")}
+    randomize_weights(model, seed=5)
+    run.save_unless_saved(4)
+    run.save_best(4)
+    assert {path: path.stat().st_mtime_ns for path in tmp_path.glob("*/ckpt-4*")} == written
+    run.save_unless_saved(5)
+    assert [path.rsplit("/", 1)[-1] for path in run.latest.checkpoints] == ["ckpt-4", "ckpt-5"]
+    assert run.best_checkpoint.endswith("ckpt-4")
+
+
+def test_only_the_last_checkpoints_are_kept_and_best_holds_the_same_objects(tmp_path):
+    model, step = run_state(seed=3)
+    run = checkpointing(tmp_path, model, step, keep_checkpoints=2)
+    for number in (2, 4, 6):
+        run.save(number)
+    run.save_best(6)
+    assert [path.rsplit("/", 1)[-1] for path in run.latest.checkpoints] == ["ckpt-4", "ckpt-6"]
+    latest = dict(tf.train.list_variables(run.latest_checkpoint))
+    assert dict(tf.train.list_variables(run.best_checkpoint)) == latest
+    assert "step/.ATTRIBUTES/VARIABLE_VALUE" in latest
+    assert any(name.startswith("model/") for name in latest)
+
+
+def test_a_checkpoint_written_before_checkpointing_existed_resumes(tmp_path):
+    """The trainer used to save `tf.train.Checkpoint(model=..., step=..., ...)` through a plain
+    `CheckpointManager`; the same names restore with `Checkpointing`."""
+    saved, saved_step = run_state(seed=4)
+    manager = tf.train.CheckpointManager(
+        tf.train.Checkpoint(model=saved, step=saved_step), str(tmp_path / "checkpoints"), 5
+    )
+    manager.save(checkpoint_number=4)
+    model, step = run_state(seed=99)
+    assert checkpointing(tmp_path, model, step).restore() == manager.latest_checkpoint
+    assert int(step) == 4
+    assert_same_weights(model, saved)
