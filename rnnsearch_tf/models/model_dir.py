@@ -8,6 +8,7 @@ import shutil
 import tensorflow as tf
 
 from data_pipeline.constants import SOURCE_VOCABULARY_FILE, TARGET_VOCABULARY_FILE
+from data_pipeline.pair_reader import sha256
 from data_pipeline.vocabulary_folder import VocabularyFolder
 from rnnsearch_tf.models.model_config import ModelConfig
 from rnnsearch_tf.models.rnn_enc_dec import RNNEncDec
@@ -90,6 +91,33 @@ class ModelDir(VocabularyFolder):
         ):
             if os.path.abspath(source) != os.path.abspath(target):
                 shutil.copyfile(source, target)
+
+    def has_model(self):
+        """Whether model.json exists: training started in this directory before, and resumes."""
+        return os.path.exists(self.file("model.json"))
+
+    def check_model(self, model_name, config):
+        """Raises ValueError unless model.json describes `model_name` with `config` (a `ModelConfig`):
+        the checkpoints here hold that model's weights, so a resumed run must build the same one."""
+        if self.read_json("model.json") != {"model": model_name, "config": config.to_dict()}:
+            raise ValueError(
+                f"{self.path} holds a different model ({self.file('model.json')}); "
+                "resume with the same settings or choose another --model_dir"
+            )
+
+    def check_vocabularies(self, data_dir):
+        """Raises ValueError unless the vocabulary copies here are those of `data_dir` (a `DataDir`; its
+        metadata.json gives their sha256): the embeddings belong to the copies' word ids, which a data
+        directory rebuilt since the model started may have renumbered."""
+        vocabularies = data_dir.read_metadata()["vocabularies"]
+        for side, copy in (("source", self.source_vocabulary_file), ("target", self.target_vocabulary_file)):
+            expected = vocabularies[side].get("sha256")
+            if expected is not None and sha256(copy) != expected:
+                raise ValueError(
+                    f"{copy} differs from the {side} vocabulary of {data_dir.path} (rebuilt since this model "
+                    "started?): the model's weights belong to its own copy; train it on the data it started "
+                    "with, or start a new --model_dir"
+                )
 
     def _write_json(self, name, values):
         with open(self.file(name), "w", encoding="utf-8") as stream:

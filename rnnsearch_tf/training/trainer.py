@@ -1,24 +1,21 @@
 """The training loop of Bahdanau et al. 2014, Appendix B.2, under tf.distribute, made of parts."""
 
-import glob
 import os
-import shutil
 import time
 
 import keras
 import numpy as np
 import tensorflow as tf
 from absl import logging
-from tensorboard.plugins import projector
-from tensorboard.plugins.hparams import api as hparams_api
 
 from data_pipeline.data_dir import DataDir
-from data_pipeline.pair_reader import sha256
 from data_pipeline.training_input import TrainingInput
 from rnnsearch_tf.models.model_dir import MODEL_CLASSES, ModelDir
+from rnnsearch_tf.training.checkpointing import Checkpointing
 from rnnsearch_tf.training.early_stopping import EarlyStopping
 from rnnsearch_tf.training.fused_optimizers import FusedAdadelta, FusedAdam
 from rnnsearch_tf.training.learning_rate_schedule import LearningRateSchedule
+from rnnsearch_tf.training.summaries import TrainingSummaries
 from rnnsearch_tf.training.train_step import make_train_step
 from rnnsearch_tf.training.training_diverged_error import TrainingDivergedError
 from rnnsearch_tf.training.training_statistics import TrainingStatistics
@@ -36,14 +33,18 @@ class Trainer:
 
     Every `validate_every` updates, and after the last one: dev NLL per sentence and dev BLEU
     (`Validator`), judged by `EarlyStopping` (the best checkpoints in `best/`, learning-rate decay on
-    plateaus, `patience`), written to `training_state.json` and TensorBoard (`TrainingStatistics` logs
-    the updates between console lines). Checkpoints (`tf.train.CheckpointManager`) hold the model, its
-    dropout random states, the optimizer slots, the learning-rate scale, the early-stopping state, the
-    step and the data iterator, so a resumed run continues with the batch it would have read next. The
-    checkpoint of a validated step is written last, after `best/`, `training_state.json` and TensorBoard,
-    so a run killed during a validation resumes before it and validates again; no checkpoint is written
-    twice. At start-up, leftover `*_temp` folders of an interrupted save are removed, and when the newest
-    checkpoint does not read, training resumes from the one before it, saying so.
+    plateaus, `patience`), written to `training_state.json` and TensorBoard (`TrainingSummaries`;
+    `TrainingStatistics` logs the updates between console lines). Checkpoints (`Checkpointing`) hold the
+    model, its dropout random states, the optimizer slots, the learning-rate scale, the early-stopping
+    state, the step and the data iterator, so a resumed run continues with the batch it would have read
+    next. The checkpoint of a validated step is written last, after `best/`, `training_state.json` and
+    TensorBoard, so a run killed during a validation resumes before it and validates again; no
+    checkpoint is written twice. At start-up, leftovers of an interrupted save are removed, and when the
+    newest checkpoint does not read, training resumes from the one before it, saying so.
+
+    The constructor checks the data directory and the model directory (a resumed one must hold the same
+    model and vocabularies: `ModelDir.check_model`, `ModelDir.check_vocabularies`), writes a new model
+    directory's description, and creates the parts; `train()` resumes and runs the loop.
 
     Args:
         model: an `EncoderDecoderModel` built under `strategy.scope()`.
@@ -66,7 +67,7 @@ class Trainer:
         self.search_config = search_config
         self.model_dir = ModelDir(training_config.model_dir)
         self.data_dir = DataDir(training_config.data_dir)
-        workers, worker_index = self._workers()
+        self.workers, worker_index = self._workers()
         self.is_chief = worker_index == 0
         # Every worker saves checkpoints (saving is collective); only the chief's go to model_dir.
         self.worker_dir = ModelDir(
@@ -75,6 +76,7 @@ class Trainer:
         self.metadata = self.data_dir.read_metadata()
         self._check_vocabulary_sizes()
         self.data_dir.check_shards(["train"] + ([training_config.dev_split] if training_config.validate_every else []))
+        self._prepare_model_dir()
         self.early_stopping = EarlyStopping(
             training_config.patience, training_config.decay_patience, training_config.learning_rate_decay
         )
@@ -83,6 +85,16 @@ class Trainer:
             for name, initial in (("step", np.int64(0)), ("sentences_seen", np.int64(0)),
                                   ("training_seconds", np.float64(0)))
         }
+        iterator = iter(self._make_dataset(worker_index))
+        self.checkpointing = self._make_checkpointing(iterator)
+        self.train_step = make_train_step(
+            model, optimizer, lambda: next(iterator), strategy, training_config.clip_norm,
+            local_replicas=strategy.num_replicas_in_sync // self.workers,
+            jit_compile=training_config.jit_compile, jit_length_multiple=training_config.jit_length_multiple,
+            label_smoothing=training_config.label_smoothing, loss_normalization=training_config.loss_normalization,
+        )
+        self.validator = self._make_validator()
+        self.summaries = TrainingSummaries(self.model_dir, model, self.is_chief)
 
     @classmethod
     def create(cls, model_config, training_config, strategy=None, search_config=None):
@@ -112,35 +124,19 @@ class Trainer:
                 )
 
     def _prepare_model_dir(self):
+        """Checks a model directory that training started in before; describes a new one."""
         if not self.is_chief:
             os.makedirs(self.worker_dir.path, exist_ok=True)
             return
-        description = {"model": self.config.model, "config": self.model.config.to_dict()}
-        if os.path.exists(self.model_dir.file("model.json")):
-            if self.model_dir.read_json("model.json") != description:
-                raise ValueError(
-                    f"{self.model_dir.path} holds a different model ({self.model_dir.file('model.json')}); "
-                    "resume with the same settings or choose another --model_dir"
-                )
-            self._check_vocabulary_copies()
+        if self.model_dir.has_model():
+            self.model_dir.check_model(self.config.model, self.model.config)
+            self.model_dir.check_vocabularies(self.data_dir)
             return
         data_info = {name: self.metadata[name] for name in ("source_language", "target_language")}
         data_info.update(corpus=self.metadata.get("corpus"), data_dir=os.path.abspath(self.data_dir.path),
                          max_length=self.metadata["filters"]["max_length"])
         self.model_dir.write_model(self.config.model, self.model.config, data_info,
                                    self.data_dir.source_vocabulary_file, self.data_dir.target_vocabulary_file)
-
-    def _check_vocabulary_copies(self):
-        """A resumed model directory's vocabularies must be those of the data (metadata.json's sha256)."""
-        for side, copy in (("source", self.model_dir.source_vocabulary_file),
-                           ("target", self.model_dir.target_vocabulary_file)):
-            expected = self.metadata["vocabularies"][side].get("sha256")
-            if expected is not None and sha256(copy) != expected:
-                raise ValueError(
-                    f"{copy} differs from the {side} vocabulary of {self.data_dir.path} (rebuilt since this model "
-                    "started?): the model's weights belong to its own copy; train it on the data it started "
-                    "with, or start a new --model_dir"
-                )
 
     def _workers(self):
         """(number of workers, this worker's index): (1, 0) without a cluster."""
@@ -152,9 +148,8 @@ class Trainer:
         tasks = [(job, index) for job in jobs for index in range(spec.num_tasks(job))]
         return len(tasks), tasks.index((resolver.task_type, resolver.task_id))
 
-    def _make_dataset(self):
+    def _make_dataset(self, worker_index):
         """This worker's share of every global minibatch, as a plain (checkpointable) dataset."""
-        workers, worker_index = self._workers()
         training_input = TrainingInput(
             self.data_dir.shard_pattern("train"),
             batch_size=self.config.batch_size,
@@ -164,13 +159,16 @@ class Trainer:
             max_sequence_length=self.metadata["filters"]["max_length"] + 1,
             verify_shards=False,  # checked at start-up (`DataDir.check_shards`)
         )
-        if workers == 1:
+        if self.workers == 1:
             return training_input()
-        return training_input(tf.distribute.InputContext(workers, worker_index, workers))
+        return training_input(tf.distribute.InputContext(self.workers, worker_index, self.workers))
 
-    def _checkpoint_managers(self, iterator):
-        """(latest, best) `CheckpointManager`s of one checkpoint of everything a resumed run needs."""
-        checkpoint = tf.train.Checkpoint(
+    def _make_checkpointing(self, iterator):
+        """Checkpoints of everything a resumed run needs; the names are those of every earlier checkpoint."""
+        return Checkpointing(
+            self.worker_dir,
+            self.config.keep_checkpoints,
+            self.config.keep_best_checkpoints,
             model=self.model,
             optimizer=self.optimizer,
             iterator=iterator,
@@ -178,12 +176,6 @@ class Trainer:
             dropout_random_states=self.model.dropout_random_states(),
             **self.early_stopping.variables,
             **self.progress,
-        )
-        return (
-            tf.train.CheckpointManager(checkpoint, self.worker_dir.checkpoint_dir, self.config.keep_checkpoints),
-            tf.train.CheckpointManager(
-                checkpoint, self.worker_dir.best_checkpoint_dir, self.config.keep_best_checkpoints
-            ),
         )
 
     def _make_validator(self):
@@ -203,60 +195,23 @@ class Trainer:
 
     def train(self):
         """Runs until `train_steps`, `max_epochs`, `max_hours` or early stopping; returns a summary dict."""
-        self._prepare_model_dir()
-        iterator = iter(self._make_dataset())
-        self.manager, self.best_manager = self._checkpoint_managers(iterator)
-        self._restore()
-        train_step = make_train_step(
-            self.model, self.optimizer, lambda: next(iterator), self.strategy, self.config.clip_norm,
-            local_replicas=self.strategy.num_replicas_in_sync // self._workers()[0],
-            jit_compile=self.config.jit_compile, jit_length_multiple=self.config.jit_length_multiple,
-            label_smoothing=self.config.label_smoothing, loss_normalization=self.config.loss_normalization,
-        )
-        self.validator = self._make_validator()
-        self.writers = {
-            name: tf.summary.create_file_writer(self.model_dir.file(name)) if self.is_chief
-            else tf.summary.create_noop_writer()
-            for name in ("train", "dev")
-        }
+        resumed_from = self.checkpointing.restore()
+        if resumed_from is not None:
+            logging.info("Resumed from %s at step %d", resumed_from, self.step)
         if self.step == 0:
-            with self.writers["train"].as_default():
-                hparams_api.hparams(self._hparams())
-        stop_reason = self._loop(train_step)
-        if self.manager.latest_checkpoint is None or not self.manager.latest_checkpoint.endswith(f"-{self.step}"):
-            self.manager.save(checkpoint_number=self.step)
-        for writer in self.writers.values():
-            writer.flush()
+            self.summaries.write_hparams(self._hparams())
+        stop_reason = self._loop()
+        self.checkpointing.save_unless_saved(self.step)
+        self.summaries.flush()
         logging.info("Training stopped: %s", stop_reason)
         return {
             "stop_reason": stop_reason,
             "step": self.step,
             "best_step": self.early_stopping.best_step,
             "best_dev_bleu": self.early_stopping.best_bleu,
-            "latest_checkpoint": self.manager.latest_checkpoint,
-            "best_checkpoint": self.best_manager.latest_checkpoint,
+            "latest_checkpoint": self.checkpointing.latest_checkpoint,
+            "best_checkpoint": self.checkpointing.best_checkpoint,
         }
-
-    def _restore(self):
-        """Resumes from the newest checkpoint that reads, if any (see the class docstring)."""
-        for directory in (self.worker_dir.checkpoint_dir, self.worker_dir.best_checkpoint_dir):
-            for leftover in glob.glob(os.path.join(directory, "*_temp*")):
-                logging.warning("removing %s, left by a checkpoint save that did not finish", leftover)
-                shutil.rmtree(leftover, ignore_errors=True)
-        for path in reversed(self.manager.checkpoints):
-            try:
-                self.manager.checkpoint.restore(path).assert_existing_objects_matched()
-            except (tf.errors.OpError, ValueError, AssertionError) as error:
-                logging.warning("%s does not read (%s); trying the checkpoint before it", path, str(error)[:300])
-                continue
-            if path != self.manager.latest_checkpoint:
-                logging.warning("resuming from %s: the newer checkpoints do not read", path)
-            logging.info("Resumed from %s at step %d", path, self.step)
-            return
-        if self.manager.checkpoints:
-            raise RuntimeError(
-                f"no checkpoint in {self.worker_dir.checkpoint_dir} reads; move the folder away to start afresh"
-            )
 
     @property
     def step(self):
@@ -265,22 +220,17 @@ class Trainer:
     def _epoch(self):
         return int(self.progress["sentences_seen"]) / self.metadata["splits"]["train"]["kept"]
 
-    def _loop(self, train_step):
-        """Updates until a limit or early stopping; returns why it stopped."""
-        statistics = TrainingStatistics(self.writers["train"])
+    def _loop(self):
+        """Appendix B.2: read a minibatch and update on it; every so many updates log, validate (early
+        stopping judges the validation) and checkpoint. Until a limit or early stopping; returns why."""
+        statistics = TrainingStatistics(self.summaries.train)
         started, seconds_before = time.time(), float(self.progress["training_seconds"])
         nonfinite_in_row = 0
-        while True:
-            stop_reason = self._limit_reached()
-            if stop_reason is not None:
-                return stop_reason
+        while (stop_reason := self._limit_reached()) is None:
             try:
-                result = {name: value.numpy() for name, value in train_step().items()}
+                result = self._update(started, seconds_before)
             except (StopIteration, tf.errors.OutOfRangeError):
                 return "the training data ran out"
-            self.progress["step"].assign_add(1)
-            self.progress["sentences_seen"].assign_add(int(result["sentences"]))
-            self.progress["training_seconds"].assign(seconds_before + time.time() - started)
             nonfinite_in_row = 0 if result["finite"] else nonfinite_in_row + 1
             if nonfinite_in_row:
                 self._skip_nonfinite(result, nonfinite_in_row)
@@ -289,34 +239,41 @@ class Trainer:
             stop_reason = self._after_update(statistics)
             if stop_reason is not None:
                 return stop_reason
+        return stop_reason
+
+    def _update(self, started, seconds_before):
+        """Reads the next minibatch and updates on it; returns the update's statistics (`make_train_step`)."""
+        result = {name: value.numpy() for name, value in self.train_step().items()}
+        self.progress["step"].assign_add(1)
+        self.progress["sentences_seen"].assign_add(int(result["sentences"]))
+        self.progress["training_seconds"].assign(seconds_before + time.time() - started)
+        return result
 
     def _after_update(self, statistics):
         """Logging, validation and checkpointing due after a finite update; returns a stop reason or None."""
         step, config = self.step, self.config
         is_last = self._limit_reached() is not None
-        train_nll = statistics.nll_per_sentence()
+        train_nll = statistics.nll_per_sentence()  # before `log` starts a new window
         if step % config.log_every == 0 or is_last:
             statistics.log(step, self._epoch(), float(self.progress["training_seconds"]),
                            self._remaining_seconds(statistics), self._learning_rate())
-        stop_reason = None
         if self.validator and (step % config.validate_every == 0 or is_last):
-            stop_reason = self._validate(train_nll)
-        elif step % config.checkpoint_every == 0:
-            self.manager.save(checkpoint_number=step)
-        return stop_reason
+            return self._validate(train_nll)
+        if step % config.checkpoint_every == 0:
+            self.checkpointing.save(step)
+        return None
 
     def _skip_nonfinite(self, result, in_row):
         logging.warning(
             "step %d: non-finite loss or gradient (NLL sum %s, gradient norm %s); update skipped",
             self.step, result["nll_sum"], result["gradient_norm"],
         )
-        with self.writers["train"].as_default():
-            tf.summary.scalar("nonfinite_updates_in_a_row", in_row, step=self.step)
+        self.summaries.write_nonfinite_updates(self.step, in_row)
         if in_row >= self.config.max_nonfinite_steps:
-            self.manager.save(checkpoint_number=self.step)
+            self.checkpointing.save(self.step)
             raise TrainingDivergedError(
                 f"{in_row} updates in a row had a non-finite loss or gradient (step {self.step}); "
-                f"the last finite weights are in {self.manager.latest_checkpoint}. Lower --learning_rate or "
+                f"the last finite weights are in {self.checkpointing.latest_checkpoint}. Lower --learning_rate or "
                 "--clip_norm, or check the data"
             )
 
@@ -356,14 +313,14 @@ class Trainer:
             self.schedule.decay(self.config.learning_rate_decay)
             logging.info("dev BLEU did not improve for %d validations: learning rate decayed to %g",
                          self.config.decay_patience, self._learning_rate())
-        if improved and not str(self.best_manager.latest_checkpoint).endswith(f"-{step}"):
-            self.best_manager.save(checkpoint_number=step)  # a run resumed before this step saved it already
+        if improved:
+            self.checkpointing.save_best(step)
         logging.info(
             "validation at step %d: dev NLL/sentence %.2f | dev BLEU %.2f%s | %s | %.0f s",
             step, result["nll_per_sentence"], result["bleu"], " (best)" if improved else "",
             result["bleu_signature"], time.time() - started,
         )
-        self._summarize_validation(result)
+        self.summaries.write_validation(step, result)
         self.early_stopping.write_state(self.worker_dir.training_state_file, {
             "step": step,
             "epoch": self._epoch(),
@@ -374,46 +331,5 @@ class Trainer:
             "dev_bleu_signature": result["bleu_signature"],
             "learning_rate": self._learning_rate(),
         })
-        self.manager.save(checkpoint_number=step)  # last: this step is complete
+        self.checkpointing.save(step)  # last: this step is complete
         return self.early_stopping.should_stop()
-
-    def _summarize_validation(self, result):
-        """Dev scalars, attention images, sample translations and the embedding projector."""
-        step = self.step
-        with self.writers["dev"].as_default():
-            tf.summary.scalar("dev/nll_per_sentence", result["nll_per_sentence"], step=step)
-            tf.summary.scalar("dev/bleu", result["bleu"], step=step)
-            for index, png in enumerate(result["attention_images"]):
-                tf.summary.image(f"attention/{index}", tf.image.decode_png(png)[tf.newaxis], step=step)
-            if result["samples"]:
-                rows = ["| source | reference | translation |", "|---|---|---|"]
-                rows += ["| " + " | ".join(text.replace("|", "\\|") for text in sample) + " |"
-                         for sample in result["samples"]]
-                tf.summary.text("translations", "\n".join(rows), step=step)
-        self.writers["dev"].flush()
-        if self.is_chief:
-            self._write_projector(step)
-
-    def _write_projector(self, step):
-        """Both embedding matrices with their vocabularies, for TensorBoard's projector (Cho et al. Fig. 4)."""
-        logdir = self.model_dir.file("train")
-        embeddings = {
-            "source_embedding": (self.model.encoder.source_embedding.embeddings,
-                                 self.model_dir.source_vocabulary_file),
-            "target_embedding": (self.model.decoder.target_embedding.embeddings,
-                                 self.model_dir.target_vocabulary_file),
-        }
-        projector_config = projector.ProjectorConfig()
-        for name, (variable, vocabulary_file) in embeddings.items():
-            metadata_file = f"{name}_tokens.tsv"
-            if not os.path.exists(os.path.join(logdir, metadata_file)):
-                with open(vocabulary_file, encoding="utf-8") as source, open(
-                    os.path.join(logdir, metadata_file), "w", encoding="utf-8"
-                ) as target:
-                    target.writelines(line.split("\t")[0] + "\n" for line in source)
-            embedding = projector_config.embeddings.add()
-            embedding.tensor_name = f"{name}/.ATTRIBUTES/VARIABLE_VALUE"
-            embedding.metadata_path = metadata_file
-        snapshot = tf.train.Checkpoint(**{name: variable.value for name, (variable, _) in embeddings.items()})
-        tf.train.CheckpointManager(snapshot, logdir, 1, checkpoint_name="embeddings").save(checkpoint_number=step)
-        projector.visualize_embeddings(logdir, projector_config)
