@@ -23,7 +23,9 @@ class Translator(tf.Module):
     tokens. `translate_ids` starts after the lookup; `score` gives log p(y | x) of given pairs.
 
     The three methods are `tf.function`s with named `TensorSpec`s: the same object answers the Python
-    path and, saved with `tf.saved_model.save`, TensorFlow Serving (see `serving/export.py`). Every search
+    path and, saved with `tf.saved_model.save`, TensorFlow Serving (see `serving/export.py`). They are
+    traced without AutoGraph: all control flow below them is written as `tf.cond` and `tf.while_loop`,
+    and converting the search code's Python source would cost most of a command's start-up. Every search
     option is fixed at construction. Every output is a dense tensor; strings are padded with "" and
     ids with `PAD_ID`.
 
@@ -130,7 +132,7 @@ class Translator(tf.Module):
             **self.search_config.to_dict(),
         )
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")], autograph=False)
     def translate(self, text):
         """Translates raw sentences.
 
@@ -179,7 +181,7 @@ class Translator(tf.Module):
             outputs.update(nbest_translations=translations, nbest_scores=result["scores"])
         return outputs
 
-    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name="source_ids")])
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name="source_ids")], autograph=False)
     def translate_ids(self, source_ids):
         """Translates sentences already tokenized and looked up in the source vocabulary.
 
@@ -227,7 +229,8 @@ class Translator(tf.Module):
         input_signature=[
             tf.TensorSpec([None], tf.string, name="source"),
             tf.TensorSpec([None], tf.string, name="target"),
-        ]
+        ],
+        autograph=False,
     )
     def score(self, source, target):
         """log p(y | x) of sentence pairs under the model (teacher forcing, no search).

@@ -65,7 +65,7 @@ def make_train_step(
     def total(value):
         return strategy.reduce(tf.distribute.ReduceOp.SUM, value, axis=None)
 
-    @tf.function
+    @tf.function(autograph=False)
     def train_step():
         per_replica_batch = split_over_replicas(strategy, next_batch(), local_replicas)
         nll_sum, (target_tokens, sentences), gradients = strategy.run(replica_step, args=(per_replica_batch,))

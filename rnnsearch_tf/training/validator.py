@@ -77,7 +77,7 @@ class Validator:
         )
         self.translator = BatchTranslator(translator, translator.settings(), batch_size)
 
-        @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)] * 2)
+        @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)] * 2, autograph=False)
         def negative_log_likelihood(source_ids, target_ids):
             return -tf.reduce_sum(model.token_log_probs(source_ids, target_ids))
 
