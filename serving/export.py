@@ -6,19 +6,28 @@
 writes `exports/rnnsearch/<version>/` (integer versions, the newest is served) with the signatures
 `serving_default` and `translate` (raw text), `translate_ids`, `score` and `settings` (the search
 options fixed here); see `rnnsearch_tf.inference.translator.Translator` for their inputs and outputs.
+Each version holds TF Serving's warm-up requests (`assets.extra/tf_serving_warmup_requests`), which
+`tensorflow_model_server` and `serving/local_server.py` replay before they serve it, and the base path
+holds `batching_parameters.txt` for `--enable_batching --batching_parameters_file=` of either server.
 """
 
 import json
 import os
 import shutil
 
+import numpy as np
 import tensorflow as tf
 from absl import app, flags
+from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
 
+from data_pipeline.constants import RESERVED_TOKENS
 from rnnsearch_tf.cli import search_flags
 from rnnsearch_tf.inference.translator import Translator
+from serving.batching import BatchingParameters
+from serving.servable import WARMUP_FILE
 
 SETTINGS_FILE = os.path.join("assets.extra", "export_settings.json")
+BATCHING_PARAMETERS_FILE = "batching_parameters.txt"
 
 _MODEL_DIR = flags.DEFINE_string(
     "model_dir", None, "Model directory written by training; several joined by + decode as an ensemble.", required=True
@@ -86,8 +95,36 @@ def export(translator, export_dir, version=None):
     with tf.io.gfile.GFile(os.path.join(temporary_path, SETTINGS_FILE), "w") as stream:
         json.dump(settings, stream, indent=2, sort_keys=True)
         stream.write("\n")
+    write_warmup_requests(os.path.join(temporary_path, WARMUP_FILE), warmup_sentences(translator))
     tf.io.gfile.rename(temporary_path, final_path)
+    batching_file = os.path.join(export_dir, BATCHING_PARAMETERS_FILE)
+    if not tf.io.gfile.exists(batching_file):  # a file the user tuned is kept
+        with tf.io.gfile.GFile(batching_file, "w") as stream:
+            stream.write(BatchingParameters().to_text())
     return final_path
+
+
+def warmup_sentences(translator, words=12):
+    """Two sentences of the source vocabulary's most frequent words (in any language): one short, one long."""
+    with open(translator.source_vocabulary.vocabulary_file, encoding="utf-8") as stream:
+        frequent = [line.split("\t")[0] for _, line in zip(range(len(RESERVED_TOKENS) + words), stream)]
+    frequent = frequent[len(RESERVED_TOKENS):]
+    return [" ".join(frequent[: words // 3]), " ".join(frequent)]
+
+
+def write_warmup_requests(path, sentences):
+    """TF Serving's warm-up file: PredictionLog records of `translate` (one sentence, then all of them
+    in one batch) and `score`, which a server runs once before it answers clients."""
+    requests = [("translate", {"text": sentences[:1]}), ("translate", {"text": sentences}),
+                ("score", {"source": sentences[:1], "target": sentences[:1]})]
+    with tf.io.TFRecordWriter(path) as writer:
+        for signature_name, inputs in requests:
+            request = predict_pb2.PredictRequest()
+            request.model_spec.signature_name = signature_name
+            for name, texts in inputs.items():
+                request.inputs[name].CopyFrom(tf.make_tensor_proto(np.array(texts, dtype=object)))
+            writer.write(prediction_log_pb2.PredictionLog(
+                predict_log=prediction_log_pb2.PredictLog(request=request)).SerializeToString())
 
 
 def main(argv):

@@ -15,6 +15,7 @@ import grpc
 import waitress
 from absl import app, flags, logging
 
+from serving.batching import BatchingParameters
 from serving.prediction_service import PredictionService
 from serving.rest_app import RestApp
 from serving.servable import Servable
@@ -26,6 +27,13 @@ _PORT = flags.DEFINE_integer("port", 8500, "gRPC port.")
 _REST_API_PORT = flags.DEFINE_integer("rest_api_port", 0, "REST port (8501 in TF Serving); 0 for none.")
 _MAX_REQUEST_BYTES = flags.DEFINE_integer("max_request_bytes", 4 << 20, "Larger requests are refused.")
 _WORKERS = flags.DEFINE_integer("workers", 8, "Requests answered concurrently (each of gRPC and REST).")
+_ENABLE_BATCHING = flags.DEFINE_boolean(
+    "enable_batching", False, "Decode concurrent requests together (TF Serving's flag; serving/batching.py)."
+)
+_BATCHING_PARAMETERS_FILE = flags.DEFINE_string(
+    "batching_parameters_file", None, "TF Serving's BatchingParameters text file (`serving/export.py` writes "
+    "one beside the versions); default: the defaults of BatchingParameters. Implies --enable_batching."
+)
 _REST_CHANNEL_TIMEOUT = flags.DEFINE_integer(
     "rest_channel_timeout", 30, "Seconds a REST connection may stay silent (e.g. a body never sent)."
 )
@@ -109,7 +117,12 @@ class LocalServer:
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-    servable = Servable(_MODEL_BASE_PATH.value, _MODEL_NAME.value)
+    batching = None
+    if _BATCHING_PARAMETERS_FILE.value:
+        batching = BatchingParameters.from_file(_BATCHING_PARAMETERS_FILE.value)
+    elif _ENABLE_BATCHING.value:
+        batching = BatchingParameters()
+    servable = Servable(_MODEL_BASE_PATH.value, _MODEL_NAME.value, batching)
     server = LocalServer(
         servable,
         host=_HOST.value,
@@ -121,14 +134,16 @@ def main(argv):
     ).start()
     rest = f", REST on {server.host}:{server.rest_api_port}" if server.rest_api_port else ""
     logging.info(
-        "serving %s version %d from %s: gRPC on %s:%d%s",
+        "serving %s version %d from %s: gRPC on %s:%d%s; %d warm-up requests; batching: %s",
         servable.model_name, servable.version, servable.path, server.host, server.port, rest,
+        servable.warmup_requests, batching or "off",
     )
     print(f"ready grpc={server.port} rest={server.rest_api_port or 0}", flush=True)
     try:
         server.wait()
     except KeyboardInterrupt:
         server.stop()
+        servable.close()
 
 
 if __name__ == "__main__":

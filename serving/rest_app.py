@@ -9,7 +9,8 @@ Endpoints and formats as TF Serving documents them (https://www.tensorflow.org/t
 - `GET /v1/models/<name>[/versions/<v>]/metadata`: `{"model_spec": ..., "metadata": {"signature_def": ...}}`;
 - `POST /v1/models/<name>[/versions/<v>]:predict` with `{"signature_name", "inputs"}` (columnar:
   answered `{"outputs": ...}`) or `{"signature_name", "instances"}` (row: answered `{"predictions": [...]}`).
-Errors are `{"error": "..."}` with 400 (bad request), 404 (unknown model, version or path) or 500.
+Errors are `{"error": "..."}` with 400 (bad request), 404 (unknown model, version or path), 503 (the
+batch queue is full: retry later) or 500.
 """
 
 import base64
@@ -22,7 +23,7 @@ from google.protobuf import json_format
 
 _MODEL_PATH = re.compile(r"^/v1/models/([^/:]+)(?:/versions/(\d+))?(/metadata|:predict)?$")
 _STATUS_TEXT = {200: "200 OK", 400: "400 Bad Request", 404: "404 Not Found", 405: "405 Method Not Allowed",
-                500: "500 Internal Server Error"}
+                500: "500 Internal Server Error", 503: "503 Service Unavailable"}
 
 
 class RequestError(ValueError):
@@ -89,6 +90,8 @@ class RestApp:
             status, body = error.status, {"error": str(error)}
         except (ValueError, RecursionError, OverflowError, tf.errors.InvalidArgumentError) as error:
             status, body = 400, {"error": getattr(error, "message", None) or str(error)}
+        except tf.errors.UnavailableError as error:
+            status, body = 503, {"error": error.message}
         except Exception as error:  # the server outlives any failure of one request
             status, body = 500, {"error": f"{type(error).__name__}: {error}"}
         payload = json.dumps(body).encode("utf-8")

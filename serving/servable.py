@@ -1,9 +1,18 @@
 """The newest version of a SavedModel base path, called the way TensorFlow Serving's Predict calls it."""
 
 import os
+import time
 
 import tensorflow as tf
+from absl import logging
+from google.protobuf import message
 from tensorflow.core.protobuf import saved_model_pb2
+from tensorflow_serving.apis import prediction_log_pb2
+
+from serving.batching import RequestBatcher
+
+# TF Serving's warm-up file inside a version folder: PredictionLog records replayed before serving.
+WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
 
 
 def newest_version(model_base_path):
@@ -21,16 +30,23 @@ def newest_version(model_base_path):
 class Servable:
     """A loaded SavedModel version whose signatures are called with NumPy inputs checked like TF Serving.
 
+    Before it answers anything it replays the version's warm-up requests (`WARMUP_FILE`, TF Serving's
+    format, written by `serving/export.py`), so the first client does not pay for the graph's
+    first run.
+
     Args:
         model_base_path: folder of integer version subfolders (`serving/export.py` writes them).
         model_name: the name requests must use.
+        batching: `serving.batching.BatchingParameters` to join concurrent requests of signatures
+            whose inputs are all vectors of rows (`translate`, `score`) into batches; None: each
+            request runs on its own.
 
     Example:
     >>> servable = Servable("exports/rnnsearch", "rnnsearch")
     >>> servable.predict("translate", {"text": np.array([b"A sentence."], object)})["translation"]
     """
 
-    def __init__(self, model_base_path, model_name):
+    def __init__(self, model_base_path, model_name, batching=None):
         self.model_name = model_name
         self.version, self.path = newest_version(model_base_path)
         self.loaded = tf.saved_model.load(self.path)
@@ -41,6 +57,35 @@ class Servable:
         self.maximum_batch_size = None
         if "settings" in self.loaded.signatures:  # written by serving/export.py
             self.maximum_batch_size = int(self.loaded.signatures["settings"]()["maximum_batch_size"].numpy())
+        self.batcher = RequestBatcher(self._run, batching) if batching else None
+        self.warmup_requests = self._warm_up()
+
+    def _warm_up(self):
+        """Replays the warm-up records of the version folder; returns how many ran."""
+        path = os.path.join(self.path, WARMUP_FILE)
+        if not tf.io.gfile.exists(path):
+            return 0
+        started, count = time.perf_counter(), 0
+        for count, record in enumerate(tf.data.TFRecordDataset(path).as_numpy_iterator(), 1):
+            try:
+                log = prediction_log_pb2.PredictionLog.FromString(record)
+            except message.DecodeError as error:
+                raise ValueError(f"{path}: record {count} is not a PredictionLog: {error}") from None
+            if not log.HasField("predict_log"):
+                raise ValueError(f"{path}: record {count} is not a predict_log; only Predict is served")
+            request = log.predict_log.request
+            inputs = {name: tf.make_ndarray(proto) for name, proto in request.inputs.items()}
+            try:
+                self.predict(request.model_spec.signature_name, inputs)
+            except (ValueError, tf.errors.OpError) as error:
+                raise ValueError(f"{path}: warm-up request {count} failed: {error}") from error
+        logging.info("warmed up with %d requests from %s in %.2f s", count, path, time.perf_counter() - started)
+        return count
+
+    def close(self):
+        """Stops the batch threads (after the waiting batches have run)."""
+        if self.batcher is not None:
+            self.batcher.close()
 
     def input_specs(self, signature_name):
         """{input name: TensorSpec} of a signature; ValueError naming the known ones if it is unknown."""
@@ -80,10 +125,18 @@ class Servable:
                     f"input {name!r} of signature {signature_name!r} must be {spec.dtype.name} of shape "
                     f"{spec.shape}, got {tensor.dtype.name} of shape {tensor.shape}"
                 )
-            tensors[name] = tensor
-        outputs = self.loaded.signatures[signature_name](**tensors)
-        unknown = sorted(set(output_filter) - set(outputs))
+            tensors[name] = tensor.numpy()
+        unknown = sorted(set(output_filter) - set(self.loaded.signatures[signature_name].structured_outputs))
         if unknown:
-            raise ValueError(f"signature {signature_name!r} has no outputs {unknown}; it has {sorted(outputs)}")
-        names = output_filter or outputs
-        return {name: outputs[name].numpy() for name in names}
+            raise ValueError(
+                f"signature {signature_name!r} has no outputs {unknown}; it has "
+                f"{sorted(self.loaded.signatures[signature_name].structured_outputs)}"
+            )
+        batched = self.batcher is not None and specs and all(spec.shape.rank == 1 for spec in specs.values())
+        outputs = (self.batcher if batched else self._run)(signature_name, tensors)
+        return {name: outputs[name] for name in output_filter or outputs}
+
+    def _run(self, signature_name, inputs):
+        """One call of a signature: {name: array} in and out."""
+        outputs = self.loaded.signatures[signature_name](**{name: tf.constant(value) for name, value in inputs.items()})
+        return {name: value.numpy() for name, value in outputs.items()}

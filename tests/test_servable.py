@@ -1,0 +1,93 @@
+"""serving/servable.py: warm-up before serving, and batched requests over a real local server."""
+
+import concurrent.futures
+import itertools
+import json
+import os
+import shutil
+import urllib.error
+import urllib.request
+
+import grpc
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from serving.batching import BatchingParameters
+from serving.grpc_client import GrpcClient
+from serving.local_server import LocalServer
+from serving.rest_client import RestClient
+from serving.servable import WARMUP_FILE, Servable
+from serving_test_utils import SOURCE_WORDS, exported_model
+
+# 64 different sentences of the tiny model's source words, of 1 to 6 words.
+SENTENCES = [" ".join(words) for words in itertools.islice(
+    (combination for length in range(1, 7) for combination in itertools.permutations(SOURCE_WORDS[:6], length)),
+    0, 64 * 30, 30)]
+
+
+@pytest.fixture(scope="module")
+def export_dir(tmp_path_factory):
+    return exported_model(tmp_path_factory)[1]
+
+
+def test_the_export_warms_up_the_servable(export_dir):
+    servable = Servable(export_dir, "rnnsearch")
+    assert servable.warmup_requests == 3  # translate 1 sentence, translate 2, score 1 (serving/export.py)
+
+
+def test_a_broken_warmup_file_is_named(export_dir, tmp_path):
+    copy = tmp_path / "rnnsearch"
+    shutil.copytree(export_dir, copy)
+    version = sorted(name for name in os.listdir(copy) if name.isdigit())[-1]
+    with tf.io.TFRecordWriter(str(copy / version / WARMUP_FILE)) as writer:
+        writer.write(b"not a PredictionLog")
+    with pytest.raises(Exception, match=WARMUP_FILE.replace(".", r"\.")):
+        Servable(copy, "rnnsearch")
+
+
+def test_64_sentences_from_32_threads_each_get_their_own_translation(export_dir):
+    assert len(set(SENTENCES)) == 64
+    alone = Servable(export_dir, "rnnsearch")
+    expected = [alone.predict("translate", {"text": np.array([sentence.encode()], dtype=object)})
+                for sentence in SENTENCES]
+    batching = BatchingParameters(max_batch_size=16, batch_timeout_micros=20_000, num_batch_threads=2)
+    servable = Servable(export_dir, "rnnsearch", batching)
+    server = LocalServer(servable, rest_api_port=0, workers=32).start()
+    clients = [GrpcClient(f"127.0.0.1:{server.port}", "rnnsearch"),
+               RestClient(f"http://127.0.0.1:{server.rest_api_port}", "rnnsearch")]
+    try:
+        with concurrent.futures.ThreadPoolExecutor(32) as pool:
+            answers = list(pool.map(lambda index: clients[index % 2].translate([SENTENCES[index]]), range(64)))
+    finally:
+        server.stop()
+        servable.close()
+    for sentence, answer, wanted in zip(SENTENCES, answers, expected):
+        assert [_text(value) for value in answer["translation"]] == [_text(wanted["translation"][0])], sentence
+        np.testing.assert_allclose(np.asarray(answer["score"], dtype=np.float32), wanted["score"], rtol=1e-4,
+                                   err_msg=sentence)
+
+
+def test_a_server_that_refuses_work_answers_unavailable_and_503(export_dir):
+    servable = Servable(export_dir, "rnnsearch", BatchingParameters())
+    server = LocalServer(servable, rest_api_port=0).start()
+    servable.close()  # its batcher takes nothing more, as when the queue is full
+    try:
+        with pytest.raises(grpc.RpcError) as raised:
+            GrpcClient(f"127.0.0.1:{server.port}", "rnnsearch").translate(["the cat"])
+        assert raised.value.code() == grpc.StatusCode.UNAVAILABLE
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{server.rest_api_port}/v1/models/rnnsearch:predict",
+            json.dumps({"signature_name": "translate", "instances": [{"text": "the cat"}]}).encode(),
+            {"Content-Type": "application/json"},
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=30)
+        assert refused.value.code == 503
+        assert "shutting down" in json.loads(refused.value.read())["error"]
+    finally:
+        server.stop()
+
+
+def _text(value):
+    return value.decode("utf-8") if isinstance(value, bytes) else value
