@@ -74,6 +74,11 @@ def run_peer(workdir, steps):
             check=True, capture_output=True, text=True, env=environment,
         ).stdout
         (workdir / "report.txt").write_text(output)
+    return read_peer_report(workdir)
+
+
+def read_peer_report(workdir):
+    """The JSON of a finished peer run in `workdir`, with its detokenized BLEU."""
     output = (workdir / "report.txt").read_text().splitlines()
     report = json.loads(next(line for line in output if line.startswith("{")))
     report["detokenized_bleu"] = float(next(line for line in output if "BLEU" in line).split()[-1])
@@ -102,22 +107,37 @@ print(json.dumps({"seconds": seconds[0]}))
 """
 
 
-def decode_peer(workdir, report):
-    """The peer's trained model decoding test_2016_flickr again with its bench's settings: its JSON dict."""
-    config, threads = report["config"], report["torch_threads"]
-    hypotheses = workdir / "onmt" / "test.again.hyp"
-    argv = [
-        "-model", str(workdir / "onmt" / f"model_step_{config['steps']}.pt"), "-src", config["src_test"],
-        "-output", str(hypotheses), "-beam_size", str(config["beam"]), "-n_best", "1", "-batch_type", "sents",
+PEER_VENV = pathlib.Path(os.environ.get("PEER_VENV", pathlib.Path.home() / ".cache" / "rnnsearch-peer"))  # install.sh's
+
+
+def peer_translate_argv(workdir, report, source, output):
+    """`onmt_translate` arguments decoding `source` into `output` with the peer's trained model
+    (`workdir`: a `multi30k.sh` WORKDIR) and its bench's settings (`report`: its JSON)."""
+    config = report["config"]
+    return [
+        "-model", str(workdir / "onmt" / f"model_step_{config['steps']}.pt"), "-src", str(source),
+        "-output", str(output), "-beam_size", str(config["beam"]), "-n_best", "1", "-batch_type", "sents",
         "-batch_size", str(config["translate_batch"]), "-max_length", str(config["max_length"]),
         "-max_length_ratio", str(config["max_length_ratio"]), "-length_penalty", config["length_penalty"],
         "-seed", str(config["seed"]), "-gpu", "-1", "-log_file", str(workdir / "onmt" / "translate.again.log"),
         *config["extra_translate"].split(),
     ]
-    venv = pathlib.Path(os.environ.get("PEER_VENV", pathlib.Path.home() / ".cache" / "rnnsearch-peer"))  # as install.sh
-    environment = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
-    output = subprocess.run([str(venv / "bin" / "python"), "-c", PEER_DECODE, str(threads), *argv], check=True,
-                            capture_output=True, text=True, env=environment).stdout
+
+
+def peer_environment(report):
+    """The environment the peer's bench runs torch in (its thread count)."""
+    threads = str(report["torch_threads"])
+    return dict(os.environ, OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
+
+
+def decode_peer(workdir, report):
+    """The peer's trained model decoding test_2016_flickr again with its bench's settings: its JSON dict."""
+    hypotheses = workdir / "onmt" / "test.again.hyp"
+    argv = peer_translate_argv(workdir, report, report["config"]["src_test"], hypotheses)
+    output = subprocess.run(
+        [str(PEER_VENV / "bin" / "python"), "-c", PEER_DECODE, str(report["torch_threads"]), *argv], check=True,
+        capture_output=True, text=True, env=peer_environment(report),
+    ).stdout
     seconds = json.loads(output.splitlines()[-1])["seconds"]
     lines = hypotheses.read_text(encoding="utf-8").splitlines()
     in_run = (workdir / "onmt" / "test.hyp").read_text(encoding="utf-8").splitlines()

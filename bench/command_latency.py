@@ -1,0 +1,142 @@
+"""Whole commands as a user waits for them: ours beside the peer's, one sentence and a test set.
+
+    RNNSEARCH_DATA=../shared/data python -m bench.command_latency --workdir=work_dirs/peer_comparison \
+        > bench/results/command_latency.json
+
+`--workdir` is a `bench.peer_comparison` workdir: `peer/` (the peer's trained model and its report) and
+`ours/` (our model directory at the peer's size). Each case is a whole process, from its start to its
+exit, run `--rounds` times with the cases interleaved (this machine's speed drifts within minutes);
+each figure is the median, with every round and the peak resident memory in the JSON:
+
+- `one_sentence`: the first sentence of test_2016_flickr; `test_set`: its 1000 sentences (batches of
+  80). Ours: `rnnsearch translate --model_dir` on the raw text; the peer: `onmt_translate` on the
+  Moses-tokenized text (its bench tokenizes beforehand). Both beam 5 with the peer's length
+  normalisation and bound (1.25 x source + 5).
+- `client_one_sentence`: `rnnsearch client --rest_url` of one sentence while `rnnsearch serve` runs an
+  export of our model (written under the workdir once): a client that imports no TensorFlow.
+
+Prints one JSON object with the provenance of this checkout and machine.
+"""
+
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from absl import app, flags
+
+# --workdir and --data_dir are peer_comparison's flags: this bench reads what that one wrote.
+from bench.peer_comparison import _DATA_DIR, _WORKDIR, PEER_VENV, peer_environment, peer_translate_argv, read_peer_report
+from bench.provenance import provenance
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+RNNSEARCH = [sys.executable, "-m", "rnnsearch_tf.cli.main"]
+# The peer's search (its bench's settings), for ours.
+PEER_SEARCH = ["--beam_size=5", "--length_normalization=length", "--maximum_length_a=1.25", "--maximum_length_b=5"]
+
+_ROUNDS = flags.DEFINE_integer("rounds", 3, "Runs of every case, interleaved.", lower_bound=1)
+_CLIENT = flags.DEFINE_boolean("client", True, "Also time the REST client against `rnnsearch serve`.")
+
+
+def timed(command, env=None):
+    """Runs `command` to its end: (wall seconds, peak resident MiB of the process)."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    stderr = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{' '.join(map(str, command))} failed: {stderr.decode(errors='replace')[-2000:]}")
+    return seconds, usage.ru_maxrss / 1024
+
+
+def cases(workdir, report, scratch):
+    """{case: {system: (command, environment)}}."""
+    data_dir = pathlib.Path(_DATA_DIR.value).resolve()
+    peer_dir, our_dir = workdir / "peer", workdir / "ours"
+    peer_source = pathlib.Path(report["config"]["src_test"])
+    (scratch / "one.tok.en").write_text(peer_source.read_text(encoding="utf-8").splitlines()[0] + "\n")
+    raw = (data_dir / "test.source.txt").read_text(encoding="utf-8").splitlines()
+    (scratch / "one.en").write_text(raw[0] + "\n")
+    onmt = [str(PEER_VENV / "bin" / "onmt_translate")]
+    ours = [*RNNSEARCH, "translate", f"--model_dir={our_dir}", "--checkpoint=latest", "--batch_size=80",
+            "--output=/dev/null", "--noprogress", *PEER_SEARCH]
+    return {
+        "one_sentence": {
+            "peer": ([*onmt, *peer_translate_argv(peer_dir, report, scratch / "one.tok.en", "/dev/null")],
+                     peer_environment(report)),
+            "ours": ([*ours, f"--input={scratch / 'one.en'}"], None),
+        },
+        "test_set": {
+            "peer": ([*onmt, *peer_translate_argv(peer_dir, report, peer_source, "/dev/null")],
+                     peer_environment(report)),
+            "ours": ([*ours, f"--input={data_dir / 'test.source.txt'}"], None),
+        },
+    }
+
+
+def serve(export_dir):
+    """Starts `rnnsearch serve` on free ports: (process, REST URL) once it reports ready."""
+    process = subprocess.Popen(
+        [*RNNSEARCH, "serve", f"--model_base_path={export_dir}", "--port=0", "--rest_api_port=0"],
+        cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    for line in process.stdout:
+        if line.startswith("ready"):
+            ports = dict(field.split("=") for field in line.split()[1:])
+            return process, f"http://127.0.0.1:{ports['rest']}"
+    raise RuntimeError("rnnsearch serve ended before it was ready")
+
+
+def client_case(workdir, scratch):
+    """The REST client's case, and the server process to stop afterwards."""
+    export_dir = workdir / "ours_export"
+    if not export_dir.exists():
+        subprocess.run([*RNNSEARCH, "export", f"--model_dir={workdir / 'ours'}", "--checkpoint=latest",
+                        f"--export_dir={export_dir}", *PEER_SEARCH], check=True, cwd=REPO_ROOT, capture_output=True)
+    server, url = serve(export_dir)
+    sentence = (scratch / "one.en").read_text(encoding="utf-8").strip()
+    return {"ours": ([*RNNSEARCH, "client", f"--rest_url={url}", sentence], None)}, server
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    workdir = pathlib.Path(_WORKDIR.value).resolve()
+    report = read_peer_report(workdir / "peer")
+    with tempfile.TemporaryDirectory() as scratch:
+        scratch = pathlib.Path(scratch)
+        plan, server = cases(workdir, report, scratch), None
+        if _CLIENT.value:
+            plan["client_one_sentence"], server = client_case(workdir, scratch)
+        runs = {case: {system: [] for system in systems} for case, systems in plan.items()}
+        try:
+            for _ in range(_ROUNDS.value):
+                for case, systems in plan.items():
+                    for system, (command, env) in systems.items():
+                        runs[case][system].append(timed(command, env))
+        finally:
+            if server is not None:
+                server.terminate()
+                server.wait()
+    results = {}
+    for case, systems in runs.items():
+        results[case] = {
+            system: dict(wall_s=round(statistics.median(s for s, _ in rounds), 2),
+                         wall_s_rounds=[round(s, 2) for s, _ in rounds],
+                         peak_mib=round(max(m for _, m in rounds)))
+            for system, rounds in systems.items()
+        }
+        if "peer" in results[case]:
+            results[case]["ratio_ours_over_peer"] = round(
+                results[case]["ours"]["wall_s"] / results[case]["peer"]["wall_s"], 2)
+    print(json.dumps(dict(provenance=provenance(), rounds=_ROUNDS.value, cases=results), indent=2))
+
+
+if __name__ == "__main__":
+    app.run(main)

@@ -1,0 +1,46 @@
+"""What a benchmark result was measured on: the commit, the date, the CPU and its flags.
+
+Every bench writes `provenance()` into its JSON, so a results file says which code and which machine
+its numbers belong to (machines of one kind differ by 2x in speed; a ratio counts only within one sitting).
+"""
+
+import datetime
+import os
+import pathlib
+import subprocess
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+# The CPU features that decide which kernels TensorFlow and PyTorch run.
+CPU_FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "avx512_vnni", "amx_bf16", "amx_tile")
+
+
+def _git(*args):
+    try:
+        return subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+def cpu():
+    """(model name, the flags of CPU_FLAGS it has) from /proc/cpuinfo; ("unknown", []) elsewhere."""
+    try:
+        text = pathlib.Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "unknown", []
+    fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+    fields = {key.strip(): value.strip() for key, value in fields.items()}
+    flags = set(fields.get("flags", "").split())
+    return fields.get("model name", "unknown"), [flag for flag in CPU_FLAGS if flag in flags]
+
+
+def provenance():
+    """{"commit", "dirty", "date", "cpu", "cpu_flags", "cores"} of this checkout and machine, now."""
+    model, flags = cpu()
+    return dict(
+        commit=_git("rev-parse", "HEAD").strip() or "unknown",
+        dirty=bool(_git("status", "--porcelain", "--untracked-files=no").strip()),
+        date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        cpu=model,
+        cpu_flags=flags,
+        cores=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+    )
