@@ -21,6 +21,7 @@ Prints one JSON object with the provenance of this checkout and machine.
 import json
 import os
 import pathlib
+import socket
 import statistics
 import subprocess
 import sys
@@ -82,8 +83,11 @@ def cases(workdir, report, scratch):
 
 def serve(export_dir):
     """Starts `rnnsearch serve` on free ports: (process, REST URL) once it reports ready."""
+    with socket.socket() as probe:  # its --rest_api_port=0 means "no REST"
+        probe.bind(("127.0.0.1", 0))
+        rest_port = probe.getsockname()[1]
     process = subprocess.Popen(
-        [*RNNSEARCH, "serve", f"--model_base_path={export_dir}", "--port=0", "--rest_api_port=0"],
+        [*RNNSEARCH, "serve", f"--model_base_path={export_dir}", "--port=0", f"--rest_api_port={rest_port}"],
         cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )
     for line in process.stdout:
