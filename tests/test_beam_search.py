@@ -1,5 +1,7 @@
 """Tests of `BeamSearch` with fake step functions and exact expected hypotheses."""
 
+import itertools
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -328,3 +330,154 @@ def test_dropping_finished_sentences_changes_no_hypothesis(model_class):
     for name in ("scores", "log_probs", "alignments"):
         np.testing.assert_allclose(results[1][name], results[0][name], atol=1e-5, err_msg=name)
     assert results[0]["lengths"].max() > 3  # some sentence did go on
+
+
+# Prefix-constrained search: the first tokens of each sentence are forced (`prefix_ids`), then it is free.
+
+def _padded_prefixes(prefixes, width=None):
+    width = max([len(prefix) for prefix in prefixes] + [width or 0])
+    return tf.constant([list(prefix) + [constants.PAD_ID] * (width - len(prefix)) for prefix in prefixes], tf.int32)
+
+
+def brute_force_best_with_prefix(model, prefix, maximum_length, forbidden_ids):
+    """The most probable complete sequence that starts with `prefix`, forbidden ids allowed only in it."""
+    words = [t for t in range(model.log_probs.shape[0]) if t != EOS and t not in forbidden_ids]
+    candidates = [
+        list(prefix) + list(middle) + [EOS]
+        for length in range(len(prefix) + 1, maximum_length + 1)
+        for middle in itertools.product(words, repeat=length - len(prefix) - 1)
+    ]
+    return max(candidates, key=model.sequence_log_prob)
+
+
+def expected_alternatives(model, sentence, prefix, k, forbidden_ids):
+    """NumPy: the k most probable next tokens after `prefix` of a HashModel sentence, and their log p."""
+    before = model.sequence_log_prob(sentence, prefix)
+    log_probs = np.array([model.sequence_log_prob(sentence, list(prefix) + [token]) - before
+                          for token in range(model.vocab_size)])
+    log_probs[list(forbidden_ids)] = -np.inf
+    order = np.argsort(-log_probs, kind="stable")[:k]
+    return order, log_probs[order]
+
+
+@pytest.mark.parametrize("drop_finished", [True, False])
+@pytest.mark.parametrize("width", [0, 3])
+def test_an_empty_prefix_gives_the_unconstrained_search_bit_for_bit(drop_finished, width):
+    model = HashModel(vocab_size=9, eos_logit_shift=-1.0)
+    initial_state = model.initial_state(batch_size=5)
+    search = BeamSearch(model.symbols_to_logits_fn, beam_size=3, num_hypotheses=2, drop_finished=drop_finished,
+                        forbidden_ids=(constants.UNK_ID,))
+    maximum_lengths = tf.constant([4, 9, 1, 12, 7])
+    free = numpy_result(search(initial_state, maximum_lengths))
+    prefixed = numpy_result(search.search(
+        initial_state, maximum_lengths, prefix_ids=tf.zeros([5, width], tf.int32), num_alternatives=4
+    ))
+    assert free["lengths"].max() > 3
+    assert sorted(prefixed) == sorted(list(free) + ["alternative_ids", "alternative_log_probs"])
+    for name, value in free.items():
+        np.testing.assert_array_equal(prefixed[name], value, err_msg=name)
+
+
+def test_a_prefix_of_the_best_translation_gives_the_same_translation_and_score():
+    model = HashModel(vocab_size=11, eos_logit_shift=-2.0, seed=5)
+    initial_state = model.initial_state(batch_size=6, seed=2)
+    search = BeamSearch(model.symbols_to_logits_fn, beam_size=4, num_hypotheses=2, length_normalization="length")
+    free = numpy_result(search(initial_state, 12))
+    best = [hypotheses(free, sentence)[0] for sentence in range(6)]
+    assert min(len(ids) for ids in best) >= 3
+    prefixes = [ids[:words] for ids, words in zip(best, [0, 1, 2, len(best[3]) - 1, 1, 2])]
+    prefixed = numpy_result(search.search(initial_state, 12, prefix_ids=_padded_prefixes(prefixes)))
+    for sentence in range(6):
+        assert hypotheses(prefixed, sentence)[0] == best[sentence]
+    np.testing.assert_array_equal(prefixed["scores"][:, 0], free["scores"][:, 0])
+    np.testing.assert_array_equal(prefixed["log_probs"][:, 0], free["log_probs"][:, 0])
+
+
+def test_forced_words_appear_verbatim_and_the_score_is_their_log_prob():
+    # After BOS, <unk> (forbidden) and "b b" (p 0.04 after b) are words the search would never pick.
+    model = BigramModel(GREEDY_IS_NOT_BEST)
+    forbidden = (constants.UNK_ID,)
+    prefixes = [[constants.UNK_ID], [5, 5], [], [4, constants.UNK_ID, 4]]
+    search = BeamSearch(model.symbols_to_logits_fn, beam_size=3, num_hypotheses=2, forbidden_ids=forbidden)
+    result = numpy_result(search.search({}, tf.constant([6, 6, 6, 6]), prefix_ids=_padded_prefixes(prefixes)))
+    for sentence, prefix in enumerate(prefixes):
+        for ids, log_prob in zip(hypotheses(result, sentence), result["log_probs"][sentence]):
+            assert ids[: len(prefix)] == prefix and constants.UNK_ID not in ids[len(prefix):]
+            np.testing.assert_allclose(log_prob, model.sequence_log_prob(ids), rtol=1e-5)
+        best = brute_force_best_with_prefix(model, prefix, 6, forbidden)
+        assert hypotheses(result, sentence)[0] == best
+    assert hypotheses(result, 0)[0] == [constants.UNK_ID, EOS]
+    assert hypotheses(result, 2)[0] == [5, EOS]  # the free search's
+
+
+def test_alternatives_are_the_most_probable_next_words_after_the_prefix():
+    model = HashModel(vocab_size=9, eos_logit_shift=-1.0)
+    initial_state = model.initial_state(batch_size=4)
+    forbidden = (constants.PAD_ID, constants.BOS_ID, constants.UNK_ID)
+    prefixes = [[], [6], [7, constants.UNK_ID, 5], [8, 8]]
+    search = BeamSearch(model.symbols_to_logits_fn, beam_size=3, forbidden_ids=forbidden)
+    result = numpy_result(search.search(initial_state, 10, prefix_ids=_padded_prefixes(prefixes), num_alternatives=4))
+    assert result["alternative_ids"].shape == result["alternative_log_probs"].shape == (4, 4)
+    for sentence, prefix in enumerate(prefixes):
+        ids, log_probs = expected_alternatives(model, sentence, prefix, 4, forbidden)
+        np.testing.assert_array_equal(result["alternative_ids"][sentence], ids)
+        np.testing.assert_allclose(result["alternative_log_probs"][sentence], log_probs, atol=1e-5)
+    # More alternatives than possible tokens: the rest are empty.
+    many = numpy_result(search.search(initial_state, 10, prefix_ids=_padded_prefixes(prefixes), num_alternatives=8))
+    assert np.all(many["alternative_ids"][:, 6:] == constants.PAD_ID)
+    assert np.all(many["alternative_log_probs"][:, 6:] == -np.inf)
+    np.testing.assert_array_equal(many["alternative_ids"][:, :4], result["alternative_ids"])
+
+
+def test_a_prefix_longer_than_the_maximum_length_gets_room_for_eos():
+    model = HashModel(vocab_size=9, eos_logit_shift=-30.0)  # never ends by itself
+    initial_state = model.initial_state(batch_size=2)
+    search = BeamSearch(model.symbols_to_logits_fn, beam_size=2)
+    result = numpy_result(search.search(initial_state, tf.constant([2, 3]), prefix_ids=[[4, 5, 6, 7], [4, 0, 0, 0]]))
+    assert hypotheses(result, 0)[0] == [4, 5, 6, 7, EOS]
+    assert result["lengths"][1, 0] == 3 and hypotheses(result, 1)[0][0] == 4
+    assert result["ids"].shape == (2, 1, 5)
+    np.testing.assert_allclose(result["log_probs"][0, 0], model.sequence_log_prob(0, [4, 5, 6, 7, EOS]), atol=1e-4)
+
+
+def test_prefix_inside_tf_function_without_autograph_and_with_xla():
+    model = HashModel(vocab_size=9, eos_logit_shift=-1.0)
+    initial_state = model.initial_state(batch_size=4)
+    prefix_ids = _padded_prefixes([[5], [], [constants.UNK_ID, 6, 4], [7, 7]])
+    search = BeamSearch(model.symbols_to_logits_fn, beam_size=3, num_hypotheses=2, forbidden_ids=(constants.UNK_ID,))
+    eager = numpy_result(search.search(initial_state, tf.constant([9] * 4), prefix_ids=prefix_ids, num_alternatives=3))
+
+    @tf.function(
+        input_signature=[
+            {"prefix_hash": tf.TensorSpec([None], tf.int32), "source": {"bias": tf.TensorSpec([None, 9], tf.float32)}},
+            tf.TensorSpec([None], tf.int32),
+            tf.TensorSpec([None, None], tf.int32),
+        ],
+        autograph=False,
+    )
+    def translate(state, lengths, prefix):
+        return search.search(state, lengths, prefix_ids=prefix, num_alternatives=3)
+
+    static = BeamSearch(model.symbols_to_logits_fn, beam_size=3, num_hypotheses=2, drop_finished=False,
+                        forbidden_ids=(constants.UNK_ID,))
+    compiled = tf.function(
+        lambda state, prefix: static.search(state, 9, prefix_ids=prefix, num_alternatives=3), jit_compile=True
+    )
+    for result in (numpy_result(translate(initial_state, tf.constant([9] * 4), prefix_ids)),
+                   numpy_result(compiled(initial_state, prefix_ids))):
+        assert sorted(result) == sorted(eager)
+        for name in ("ids", "lengths", "alternative_ids"):
+            np.testing.assert_array_equal(result[name], eager[name], err_msg=name)
+        for name in ("scores", "log_probs", "alignments", "alternative_log_probs"):
+            np.testing.assert_allclose(result[name], eager[name], rtol=1e-5, err_msg=name)
+    assert hypotheses(eager, 2)[0][:3] == [constants.UNK_ID, 6, 4]
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [(dict(prefix_ids=[4, 5]), r"prefix_ids must be \[batch, prefix_len\]"), (dict(num_alternatives=-1), "at least 0")],
+)
+def test_prefix_misuse(arguments, message):
+    search = BeamSearch(BigramModel(GREEDY_IS_NOT_BEST).symbols_to_logits_fn, beam_size=2)
+    with pytest.raises(ValueError, match=message):
+        search.search({}, tf.constant([5]), **arguments)

@@ -94,3 +94,73 @@ def test_compiles_with_xla_given_an_int_maximum_length():
 def test_misuse():
     with pytest.raises(ValueError, match="cannot be forbidden"):
         GreedySearch(BigramModel(GREEDY_IS_NOT_BEST).symbols_to_logits_fn, forbidden_ids=(EOS,))
+
+
+def _padded_prefixes(prefixes):
+    width = max(len(prefix) for prefix in prefixes)
+    return tf.constant([prefix + [constants.PAD_ID] * (width - len(prefix)) for prefix in prefixes], tf.int32)
+
+
+@pytest.mark.parametrize("forbidden_ids", [(), (constants.UNK_ID, 5)])
+def test_beam_one_equals_greedy_with_a_prefix(forbidden_ids):
+    model = HashModel(vocab_size=11, eos_logit_shift=-1.5, seed=3)
+    initial_state = model.initial_state(batch_size=5, seed=4)
+    maximum_lengths = tf.constant([3, 12, 12, 2, 12])
+    prefixes = [[6], [constants.UNK_ID, 5, 7], [], [8, 8, 8], [5]]  # forced even where forbidden
+    prefix_ids = _padded_prefixes(prefixes)
+    greedy = numpy_result(GreedySearch(model.symbols_to_logits_fn, forbidden_ids=forbidden_ids).search(
+        initial_state, maximum_lengths, prefix_ids=prefix_ids, num_alternatives=3))
+    beam = numpy_result(BeamSearch(model.symbols_to_logits_fn, beam_size=1, forbidden_ids=forbidden_ids).search(
+        initial_state, maximum_lengths, prefix_ids=prefix_ids, num_alternatives=3))
+    for name in ("ids", "lengths", "alternative_ids"):
+        np.testing.assert_array_equal(greedy[name], beam[name], err_msg=name)
+    for name in ("log_probs", "alignments", "alternative_log_probs"):
+        np.testing.assert_allclose(greedy[name], beam[name], rtol=1e-5, err_msg=name)
+    for sentence, prefix in enumerate(prefixes):
+        ids = hypotheses(greedy, sentence)[0]
+        assert ids[: len(prefix)] == prefix and ids[-1] == EOS
+        assert not set(forbidden_ids) & set(ids[len(prefix):])
+        np.testing.assert_allclose(greedy["log_probs"][sentence, 0], model.sequence_log_prob(sentence, ids), atol=1e-4)
+    assert hypotheses(greedy, 3)[0] == [8, 8, 8, EOS]  # the maximum length 2 raised to the prefix and EOS
+
+
+def test_an_empty_prefix_gives_the_greedy_translation_bit_for_bit():
+    model = HashModel(vocab_size=9, eos_logit_shift=-1.0)
+    initial_state = model.initial_state(batch_size=3)
+    search = GreedySearch(model.symbols_to_logits_fn)
+    free = numpy_result(search(initial_state, 8))
+    prefixed = numpy_result(search.search(initial_state, 8, prefix_ids=tf.zeros([3, 2], tf.int32), num_alternatives=2))
+    for name, value in free.items():
+        np.testing.assert_array_equal(prefixed[name], value, err_msg=name)
+    # The alternatives of an empty prefix are the most probable first words: the greedy one first.
+    np.testing.assert_array_equal(prefixed["alternative_ids"][:, 0], free["ids"][:, 0, 0])
+    np.testing.assert_allclose(
+        prefixed["alternative_log_probs"][:, 0],
+        [model.sequence_log_prob(sentence, free["ids"][sentence, 0, :1]) for sentence in range(3)], atol=1e-5,
+    )
+
+
+def test_a_prefix_of_the_greedy_translation_gives_the_same_translation_and_score():
+    model = HashModel(vocab_size=9, eos_logit_shift=-1.0)
+    initial_state = model.initial_state(batch_size=3)
+    search = GreedySearch(model.symbols_to_logits_fn)
+    free = numpy_result(search(initial_state, 10))
+    prefixes = [hypotheses(free, sentence)[0][:words] for sentence, words in enumerate([1, 2, 3])]
+    prefixed = numpy_result(search.search(initial_state, 10, prefix_ids=_padded_prefixes(prefixes)))
+    for name in ("ids", "lengths", "scores", "log_probs"):
+        np.testing.assert_array_equal(prefixed[name], free[name], err_msg=name)
+
+
+def test_prefix_compiles_with_xla():
+    model = HashModel(vocab_size=9, eos_logit_shift=-1.0)
+    search = GreedySearch(model.symbols_to_logits_fn, forbidden_ids=(constants.UNK_ID,))
+    initial_state = model.initial_state(batch_size=2)
+    prefix_ids = tf.constant([[constants.UNK_ID, 6], [5, 0]])
+    compiled = numpy_result(tf.function(
+        lambda state, prefix: search.search(state, 6, prefix_ids=prefix, num_alternatives=3), jit_compile=True
+    )(initial_state, prefix_ids))
+    eager = numpy_result(search.search(initial_state, 6, prefix_ids=prefix_ids, num_alternatives=3))
+    for name in ("ids", "lengths", "alternative_ids"):
+        np.testing.assert_array_equal(compiled[name], eager[name], err_msg=name)
+    np.testing.assert_allclose(compiled["log_probs"], eager["log_probs"], rtol=1e-5)
+    assert list(compiled["ids"][0, 0, :2]) == [constants.UNK_ID, 6]

@@ -100,6 +100,23 @@ def test_inside_tf_function_with_unknown_batch_size():
         np.testing.assert_allclose(graph_result[name], eager_result[name], rtol=1e-6)
 
 
+def test_every_sample_starts_with_the_prefix():
+    model = HashModel(vocab_size=9, eos_logit_shift=-1.0)
+    initial_state = model.initial_state(batch_size=3)
+    sampler = Sampler(model.symbols_to_logits_fn, num_samples=6, seed=3, forbidden_ids=(constants.UNK_ID,))
+    prefixes = [[constants.UNK_ID, 6], [], [5]]
+    prefix_ids = tf.constant([[constants.UNK_ID, 6], [0, 0], [5, 0]])
+    result = numpy_result(sampler.search(initial_state, 10, prefix_ids=prefix_ids))
+    for sentence, prefix in enumerate(prefixes):
+        for rank, ids in enumerate(hypotheses(result, sentence)):
+            assert ids[: len(prefix)] == prefix and ids[-1] == EOS
+            np.testing.assert_allclose(result["log_probs"][sentence, rank], model.sequence_log_prob(sentence, ids),
+                                       atol=1e-4)
+    free = numpy_result(sampler(initial_state, 10))
+    np.testing.assert_array_equal(result["ids"][1], free["ids"][1])  # an empty prefix draws the same samples
+    assert len({tuple(ids) for ids in hypotheses(result, 2)}) > 1
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [

@@ -26,8 +26,11 @@ from rnnsearch_tf.search.search_helpers import (
     IMPOSSIBLE,
     LARGE_NEGATIVE,
     broadcast_mask,
+    next_word_alternatives,
+    no_alternatives,
     repeat_rows,
     split_leading_dimension,
+    updated_alternatives,
 )
 from rnnsearch_tf.search.search_strategy import SearchStrategy
 from rnnsearch_tf.search.top_candidates import top_candidates
@@ -46,6 +49,8 @@ class BeamSearch(SearchStrategy):
     scores at most `log_prob / length_penalty(maximum_length)`), when nothing is alive, or at its
     maximum length, where EOS is the only possible token (as in fairseq), so every returned hypothesis
     ends with EOS. With `beam_size=1` and no length normalisation this is exactly greedy search.
+    Inside a forced prefix (`prefix_ids`) a sentence has one alive hypothesis, extended by the forced
+    token only (`top_candidates(forced_ids=...)`); the beam opens at its first free position.
     With `early_stopping`, a sentence is also done once its best candidate of a step ends with EOS and
     `num_hypotheses` hypotheses have finished (OpenNMT-py's rule): fewer steps, where the rule above
     would go on looking for a longer hypothesis with a better normalised score.
@@ -86,18 +91,20 @@ class BeamSearch(SearchStrategy):
         self.drop_finished = drop_finished
         self.early_stopping = early_stopping
 
-    def search(self, initial_state, maximum_lengths, fixed_state=None):
+    def search(self, initial_state, maximum_lengths, fixed_state=None, prefix_ids=None, num_alternatives=0):
         """The loop of Model Garden's `SequenceBeamSearch`: `_initial_loop_state`, then `_search_step` while
         `_continue_search`, then `_result`. A step has four named parts, `_grow_alive`, `_new_alive`,
-        `_new_finished` and `_is_done`, then `_drop_finished`. The first step runs before the loop: its
-        state has one row per sentence, the loop's `beam` rows per sentence."""
-        batch_size, maximum_lengths, length_bound, step_fn, state = self.prepare(
-            initial_state, maximum_lengths, None, 1
+        `_new_finished` and `_is_done`, then `_drop_finished` (and `_new_alternatives` when asked for).
+        The first step runs before the loop: its state has one row per sentence, the loop's `beam` rows
+        per sentence."""
+        batch_size, maximum_lengths, length_bound, step_fn, state, prefix = self.prepare(
+            initial_state, maximum_lengths, None, 1, prefix_ids, num_alternatives
         )
-        loop_state = self._initial_loop_state(batch_size, length_bound, state, fixed_state or {})
+        loop_state = self._initial_loop_state(batch_size, length_bound, state, fixed_state or {}, num_alternatives)
 
         def search_step(loop_state, first=False):
-            return [self._search_step(step_fn, loop_state, batch_size, maximum_lengths, first)]
+            return [self._search_step(step_fn, loop_state, batch_size, maximum_lengths, prefix, num_alternatives,
+                                      first)]
 
         final = tf.while_loop(
             lambda loop_state: self._continue_search(loop_state, length_bound),
@@ -108,13 +115,14 @@ class BeamSearch(SearchStrategy):
         )[0]
         return self._result(final)
 
-    def _initial_loop_state(self, batch_size, length_bound, state, fixed):
+    def _initial_loop_state(self, batch_size, length_bound, state, fixed, num_alternatives=0):
         """The values the loop carries, before the first step.
 
         The fixed state (one row per sentence) is carried by the loop, not closed over by the step
         function, so that dropping finished sentences can shrink it with the state: the `active` rows.
         The state has one row per sentence until the first step, which extends only the first copy of
         its BOS hypothesis (`_grow_alive`); every later step extends `beam` hypotheses per sentence.
+        With `num_alternatives` the loop also carries `alternatives` (`_new_alternatives`).
         """
         beam, best = self.beam_size, self.num_hypotheses
         # Only the first copy of each sentence is alive at the start, so the first step does not pick the
@@ -122,7 +130,7 @@ class BeamSearch(SearchStrategy):
         alive_log_probs = tf.tile(
             tf.concat([[0.0], tf.fill([beam - 1], LARGE_NEGATIVE)], axis=0)[None, :], [batch_size, 1]
         )  # [batch, beam]
-        return dict(
+        loop_state = dict(
             step=tf.constant(0),
             alive_ids=tf.fill([batch_size, beam], self.bos_id),
             alive_log_probs=alive_log_probs,
@@ -138,6 +146,9 @@ class BeamSearch(SearchStrategy):
             parents=tf.TensorArray(tf.int32, size=length_bound),
             alignments=tf.TensorArray(tf.float32, size=length_bound),
         )
+        if num_alternatives:
+            loop_state["alternatives"] = no_alternatives(batch_size, num_alternatives)  # [batch, k] twice
+        return loop_state
 
     @staticmethod
     def _continue_search(loop_state, length_bound):
@@ -158,17 +169,19 @@ class BeamSearch(SearchStrategy):
 
         return [tf.nest.map_structure(open_rows, loop_state)]
 
-    def _search_step(self, step_fn, loop_state, batch_size, maximum_lengths, first=False):
+    def _search_step(self, step_fn, loop_state, batch_size, maximum_lengths, prefix, num_alternatives, first=False):
         """One step of the loop: `loop_state` after extending the alive hypotheses by one token."""
         active = ActiveSentences(loop_state["active"], batch_size, every_sentence=not self.drop_finished)
-        candidates, new_state, alignment = self._grow_alive(step_fn, loop_state, active, maximum_lengths, first)
+        candidates, new_state, alignment, best_logits = self._grow_alive(
+            step_fn, loop_state, active, maximum_lengths, prefix, first
+        )
         alive = self._new_alive(candidates, new_state)
         candidates, alive_everywhere = active.scatter_candidates(candidates, alive)
         finished = self._new_finished(candidates, loop_state)
         done = self._is_done(loop_state, candidates, alive_everywhere, finished, maximum_lengths)
         step = loop_state["step"]
         next_active, next_state, next_fixed = self._drop_finished(active, done, alive["state"], loop_state["fixed"])
-        return dict(
+        new_loop_state = dict(
             step=step + 1,
             alive_ids=alive_everywhere["ids"],
             alive_log_probs=tf.where(done[:, None], LARGE_NEGATIVE, alive_everywhere["log_probs"]),
@@ -183,6 +196,23 @@ class BeamSearch(SearchStrategy):
                 split_leading_dimension(tf.cast(alignment, tf.float32), active.size, self.beam_size), 0.0
             )),  # [batch, beam, ...]
         )
+        if num_alternatives:
+            new_loop_state["alternatives"] = self._new_alternatives(
+                loop_state, active, best_logits, prefix, num_alternatives
+            )
+        return new_loop_state
+
+    def _new_alternatives(self, loop_state, active, best_logits, prefix, num_alternatives):
+        """The alternatives with those of the sentences at their first free position: the
+        `num_alternatives` most probable next tokens of their best alive hypothesis (inside a prefix, the
+        only one), `(log_probs, ids)` `[batch, num_alternatives]`."""
+
+        def computed():
+            log_probs, ids = next_word_alternatives(best_logits, num_alternatives, self.forbidden_ids)  # [active, k]
+            return active.scatter(log_probs, float("-inf")), active.scatter(ids, constants.PAD_ID)  # [batch, k]
+
+        at_first_free = prefix.is_first_free(loop_state["step"]) & tf.logical_not(loop_state["done"])  # [batch]
+        return updated_alternatives(loop_state["alternatives"], at_first_free, computed)
 
     def _drop_finished(self, active, done, state, fixed):
         """`(active, state, fixed)` of the next step: the sentences that are not done, once a quarter of
@@ -206,17 +236,19 @@ class BeamSearch(SearchStrategy):
             lambda: (active.indices, state, fixed),
         )
 
-    def _grow_alive(self, step_fn, loop_state, active, maximum_lengths, first=False):
+    def _grow_alive(self, step_fn, loop_state, active, maximum_lengths, prefix=None, first=False):
         """The `2 * beam` best one-token extensions of the alive hypotheses of the active sentences.
 
         At the `first` step every copy of a sentence holds BOS and the same state (`[batch, ...]`, not yet
         repeated), and only the first copy is alive: the step function computes that one (a fifth of the
-        rows at beam 5), and its logits, state and alignment stand for all `beam` copies.
+        rows at beam 5), and its logits, state and alignment stand for all `beam` copies. A sentence
+        inside its `prefix` (a `TargetPrefix`) is extended by its forced token only.
 
         Returns:
-            `(candidates, new_state, alignment)`: dict of `log_probs`, `parents`, `ids`, `is_eos`, each
-            `[active, 2 * beam]`, best first; the state after the step of every alive hypothesis
-            `[active * beam, ...]`; the model's per-step output (α for RNNsearch).
+            `(candidates, new_state, alignment, best_logits)`: dict of `log_probs`, `parents`, `ids`,
+            `is_eos`, each `[active, 2 * beam]`, best first; the state after the step of every alive
+            hypothesis `[active * beam, ...]`; the model's per-step output (α for RNNsearch); the logits
+            of each active sentence's best alive hypothesis `[active, vocab]`.
         """
         state = dict(loop_state["state"], **loop_state["fixed"]) if loop_state["fixed"] else loop_state["state"]
         ids = active.gather(loop_state["alive_ids"])  # [active, beam]
@@ -225,15 +257,18 @@ class BeamSearch(SearchStrategy):
         )
         if loop_state["fixed"]:
             new_state = {name: new_state[name] for name in loop_state["state"]}
+        logits = tf.cast(logits, tf.float32)  # [active * (1 or beam), vocab]
+        best_logits = logits if first else split_leading_dimension(logits, active.size, self.beam_size)[:, 0]
         if first:
             logits, new_state, alignment = repeat_rows((logits, new_state, alignment), self.beam_size)
+        forced_ids = None if prefix is None else active.gather(prefix.forced_ids(loop_state["step"]))  # [active]
         log_probs, parents, ids = top_candidates(
-            tf.cast(logits, tf.float32), active.gather(loop_state["alive_log_probs"]), 2 * self.beam_size,
-            active.gather(loop_state["step"] + 1 >= maximum_lengths), self.forbidden_ids, self.eos_id,
+            logits, active.gather(loop_state["alive_log_probs"]), 2 * self.beam_size,
+            active.gather(loop_state["step"] + 1 >= maximum_lengths), self.forbidden_ids, self.eos_id, forced_ids,
         )  # [active, 2 * beam]
         candidates = dict(log_probs=log_probs, parents=parents, ids=ids, is_eos=tf.equal(ids, self.eos_id),
                           length=loop_state["step"] + 1)
-        return candidates, new_state, alignment
+        return candidates, new_state, alignment, best_logits
 
     def _new_alive(self, candidates, new_state):
         """The `beam` best candidates that do not end with EOS (at most `beam` do: one per hypothesis),
@@ -301,13 +336,16 @@ class BeamSearch(SearchStrategy):
         )
         is_hypothesis = final["finished_log_probs"] > IMPOSSIBLE  # [batch, best]
         negative_infinity = tf.fill(tf.shape(is_hypothesis), float("-inf"))
-        return {
+        result = {
             "ids": ids,
             "lengths": final["finished_lengths"],
             "scores": tf.where(is_hypothesis, final["finished_scores"], negative_infinity),
             "log_probs": tf.where(is_hypothesis, final["finished_log_probs"], negative_infinity),
             "alignments": alignments,
         }
+        if "alternatives" in final:
+            result["alternative_log_probs"], result["alternative_ids"] = final["alternatives"]
+        return result
 
     def _backtrack(self, tokens, parents, alignments, lengths, end_parents):
         """Follows the back-pointers from each finished hypothesis's EOS to its first token.

@@ -16,7 +16,8 @@ class GreedySearch(SearchStrategy):
     one hypothesis per sentence (`n = 1`); equals `BeamSearch(beam_size=1)` with no length
     normalisation. Forbidden tokens are never chosen, and EOS is the only possible token at a
     sentence's maximum length. `length_normalization` sets how the returned `scores` are computed; it
-    does not change the choice of tokens.
+    does not change the choice of tokens. With `prefix_ids` it equals `BeamSearch(beam_size=1)` with the
+    same prefix: the prefix, then the most probable token at every step.
 
     Example:
     >>> state, fixed_state = model.encode_for_search(source_ids)
@@ -24,8 +25,10 @@ class GreedySearch(SearchStrategy):
     >>> result["ids"][:, 0]  # [batch, max_length]
     """
 
-    def search(self, initial_state, maximum_lengths, fixed_state=None):
-        return self.search_independently(initial_state, maximum_lengths, fixed_state, 1, self.choose_ids)
+    def search(self, initial_state, maximum_lengths, fixed_state=None, prefix_ids=None, num_alternatives=0):
+        return self.search_independently(
+            initial_state, maximum_lengths, fixed_state, 1, self.choose_ids, prefix_ids, num_alternatives
+        )
 
     @staticmethod
     def choose_ids(logits, step):

@@ -18,7 +18,8 @@ class Sampler(SearchStrategy):
     `tf.function`. Forbidden tokens are never drawn and EOS is the only possible token at a sentence's
     maximum length. The returned `log_probs` are those of the model itself (temperature 1), and the
     samples of each sentence are sorted by `scores` (the log-probability, under the default
-    `length_normalization="none"`). Duplicate samples are kept.
+    `length_normalization="none"`). Duplicate samples are kept. With `prefix_ids` every sample starts
+    with its sentence's prefix and is drawn after it (the draws of a step use the same seed either way).
 
     Args:
         symbols_to_logits_fn: as `SearchStrategy`, with `num_samples` hypotheses per sentence.
@@ -45,9 +46,10 @@ class Sampler(SearchStrategy):
         self.temperature = temperature
         self.seed = seed
 
-    def search(self, initial_state, maximum_lengths, fixed_state=None):
+    def search(self, initial_state, maximum_lengths, fixed_state=None, prefix_ids=None, num_alternatives=0):
         return self.search_independently(
-            initial_state, maximum_lengths, fixed_state, self.num_samples, self.choose_ids
+            initial_state, maximum_lengths, fixed_state, self.num_samples, self.choose_ids, prefix_ids,
+            num_alternatives,
         )
 
     def choose_ids(self, logits, step):

@@ -1,8 +1,9 @@
 """What the search strategies share: impossible-token masks, length penalties, fixed state, shapes, and
-the loop of the strategies whose hypotheses are never reordered (greedy search and sampling)."""
+the next-word alternatives offered after a forced target prefix."""
 
 import tensorflow as tf
 
+from data_pipeline import constants
 
 # Log-probability of an impossible hypothesis. Finite (as in Model Garden) so that sums and length
 # normalisation never produce NaN; anything below `IMPOSSIBLE` counts as impossible.
@@ -68,6 +69,56 @@ def impossible_tokens(token_ids, is_last_step, forbidden_ids, eos_id):
     is_forbidden = tf.reduce_any(tf.equal(token_ids[..., None], forbidden), axis=-1)  # like token_ids
     is_last_step = tf.reshape(is_last_step, [-1] + [1] * (token_ids.shape.rank - 1))  # [batch, 1, ...]
     return tf.logical_or(is_forbidden, tf.logical_and(is_last_step, tf.not_equal(token_ids, eos_id)))
+
+
+def next_word_alternatives(logits, k, forbidden_ids):
+    """The k most probable next tokens of each row of `logits`, with their log-probabilities.
+
+    What a user is offered after a forced prefix (`TargetPrefix`): the model's own log p (not renormalised
+    without the forbidden tokens, as the search scores them), forbidden tokens left out, EOS included.
+
+    Args:
+        logits: float32 `[rows, vocab]`, unnormalised.
+        k: int, tokens returned per row (more than the vocabulary holds is allowed).
+        forbidden_ids: tuple of token ids never returned.
+
+    Returns:
+        `(log_probs, ids)`: float32 and int32 `[rows, k]`, best first; `-inf` and `PAD_ID` where fewer
+        than k tokens are possible.
+    """
+    log_probs = tf.nn.log_softmax(logits, axis=-1)  # [rows, vocab]
+    impossible = impossible_tokens(
+        tf.range(tf.shape(logits)[-1])[None, :], tf.constant([False]), forbidden_ids, constants.EOS_ID
+    )  # [1, vocab]
+    log_probs = tf.where(impossible, float("-inf"), log_probs)
+    padded = tf.pad(log_probs, [[0, 0], [0, k]], constant_values=float("-inf"))  # [rows, vocab + k]
+    top_log_probs, ids = tf.math.top_k(padded, k=k)  # [rows, k]
+    possible = top_log_probs > IMPOSSIBLE  # [rows, k]
+    return tf.where(possible, top_log_probs, float("-inf")), tf.where(possible, ids, constants.PAD_ID)
+
+
+def no_alternatives(batch_size, k):
+    """`(log_probs, ids)` `[batch, k]` before any sentence reaches its first free position: `-inf`, `PAD_ID`."""
+    return tf.fill([batch_size, k], float("-inf")), tf.fill([batch_size, k], constants.PAD_ID)
+
+
+def updated_alternatives(alternatives, at_first_free, compute):
+    """The alternatives of the sentences at their first free position replaced by `compute()`'s.
+
+    Args:
+        alternatives: `(log_probs, ids)` `[batch, k]` so far.
+        at_first_free: bool `[batch]` (`TargetPrefix.is_first_free`).
+        compute: `fn() -> (log_probs, ids)` `[batch, k]` (`next_word_alternatives` of each sentence's
+            best hypothesis), run only at a step where some sentence is at its first free position.
+
+    Returns:
+        `(log_probs, ids)` `[batch, k]`.
+    """
+
+    def replaced():
+        return tuple(tf.where(at_first_free[:, None], new, old) for new, old in zip(compute(), alternatives))
+
+    return tf.cond(tf.reduce_any(at_first_free), replaced, lambda: tuple(alternatives))
 
 
 def check_search_options(length_normalization, forbidden_ids, eos_id):

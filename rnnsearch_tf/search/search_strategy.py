@@ -8,11 +8,15 @@ from rnnsearch_tf.search.search_helpers import (
     broadcast_mask,
     check_search_options,
     length_penalty,
+    next_word_alternatives,
+    no_alternatives,
     repeat_rows,
     restrict_log_probs,
     split_leading_dimension,
+    updated_alternatives,
     with_fixed_state,
 )
+from rnnsearch_tf.search.target_prefix import TargetPrefix
 
 
 class SearchStrategy:
@@ -39,16 +43,34 @@ class SearchStrategy:
         fixed_state: optional dict of tensors `[batch, ...]` that the step function reads but never
             changes, one row per sentence whatever the hypotheses per sentence
             (`search_helpers.with_fixed_state`); `initial_state` must then be a dict too.
+        prefix_ids: optional int32 `[batch, prefix_len]`, target ids right-padded with `PAD_ID`: every
+            hypothesis of sentence b starts with its prefix, the only possible token at each of its
+            first steps, forbidden or not (`TargetPrefix`); the search is free after it. A sentence's
+            maximum length is raised to its prefix length + 1 where it is smaller. Rows of padding only
+            give the unconstrained search's hypotheses and scores, bit for bit.
+        num_alternatives: int k: also return, at each sentence's first free position (step 0 without a
+            prefix), the k most probable next tokens of its best hypothesis
+            (`search_helpers.next_word_alternatives`).
 
     Returns:
         dict, a sentence's hypotheses sorted best-first, `max_length` the largest maximum length
-        (static when `maximum_lengths` is an int):
+        (static when `maximum_lengths` is an int; with a prefix, when `prefix_len` is static too, and
+        then at least `prefix_len + 1`):
         - `ids`: int32 `[batch, n, max_length]`, EOS included, then PAD.
         - `lengths`: int32 `[batch, n]`, EOS included.
         - `scores`: float32 `[batch, n]`, `log_probs / length_penalty(lengths)`.
         - `log_probs`: float32 `[batch, n]`, sum of the token log-probabilities.
         - `alignments`: float32 `[batch, n, max_length, ...]`, the model's per-step output that came
           with each token (α for RNNsearch), zeros after EOS.
+        - with `num_alternatives` k > 0: `alternative_ids` int32 `[batch, k]` and
+          `alternative_log_probs` float32 `[batch, k]`, log p(y_{P+1} | prefix, x) of each sentence's k
+          most probable next tokens after its P-token prefix, best first (`-inf` and `PAD_ID` where
+          fewer are possible, or where a forced EOS ended every hypothesis inside the prefix).
+
+    Example (interactive translation: the user typed the first two words):
+    >>> result = search.search(state, maximum_lengths, fixed_state, prefix_ids=[[7, 12]], num_alternatives=10)
+    >>> result["ids"][0, 0, :2]  # [7, 12]
+    >>> result["alternative_ids"][0]  # the 10 words the model finds most probable after them
     """
 
     def __init__(
@@ -71,42 +93,57 @@ class SearchStrategy:
     def __call__(self, initial_state, maximum_lengths):
         return self.search(initial_state, maximum_lengths)
 
-    def search(self, initial_state, maximum_lengths, fixed_state=None):
+    def search(self, initial_state, maximum_lengths, fixed_state=None, prefix_ids=None, num_alternatives=0):
         raise NotImplementedError
 
     def penalty(self, lengths):
         """The divisor of a hypothesis's log-probability (`search_helpers.length_penalty`)."""
         return length_penalty(lengths, self.length_normalization, self.length_penalty_alpha)
 
-    def prepare(self, initial_state, maximum_lengths, fixed_state, copies):
+    def prepare(self, initial_state, maximum_lengths, fixed_state, copies, prefix_ids=None, num_alternatives=0):
         """The set-up of every search.
 
         Returns:
-            `(batch_size, maximum_lengths, length_bound, step_fn, state)`: see
-            `batch_size_and_maximum_lengths`; the step function over the changing state only; the
-            initial state tiled to `[batch * copies, ...]`, a sentence's copies adjacent.
+            `(batch_size, maximum_lengths, length_bound, step_fn, state, prefix)`: see
+            `batch_size_and_maximum_lengths` (the lengths raised to hold a prefix,
+            `TargetPrefix.with_room`); the step function over the changing state only; the initial state
+            tiled to `[batch * copies, ...]`, a sentence's copies adjacent; the `TargetPrefix` of
+            `prefix_ids` (an empty one when only alternatives are asked for), or None.
         """
+        if num_alternatives < 0:
+            raise ValueError(f"num_alternatives must be at least 0, got {num_alternatives}")
         batch_size, maximum_lengths, length_bound = batch_size_and_maximum_lengths(initial_state, maximum_lengths)
+        prefix = None
+        if prefix_ids is not None:
+            prefix = TargetPrefix(prefix_ids)
+        elif num_alternatives:
+            prefix = TargetPrefix.empty(batch_size)
+        if prefix is not None:
+            maximum_lengths, length_bound = prefix.with_room(maximum_lengths, length_bound)
         step_fn = with_fixed_state(self.symbols_to_logits_fn, fixed_state)
         state = repeat_rows(initial_state, copies)  # [batch * copies, ...]
-        return batch_size, maximum_lengths, length_bound, step_fn, state
+        return batch_size, maximum_lengths, length_bound, step_fn, state, prefix
 
-    def search_independently(self, initial_state, maximum_lengths, fixed_state, count, choose_ids):
+    def search_independently(self, initial_state, maximum_lengths, fixed_state, count, choose_ids, prefix_ids=None,
+                             num_alternatives=0):
         """`count` hypotheses per sentence that are never reordered, each token picked by `choose_ids`.
 
         Each hypothesis keeps its row of the flattened `[batch * count]` state, so the loop records
-        tokens and alignments only (in `tf.TensorArray`s of the maximum length, static for XLA).
+        tokens and alignments only (in `tf.TensorArray`s of the maximum length, static for XLA). Inside a
+        sentence's prefix the forced token replaces the one chosen; the alternatives come from the
+        sentence's first hypothesis (all of them hold the same prefix there).
 
         Args:
             count: hypotheses per sentence.
             choose_ids: `fn(restricted_logits [batch * count, vocab], step) -> ids [batch * count]`;
                 impossible tokens are at `LARGE_NEGATIVE` in the logits it gets.
+            prefix_ids, num_alternatives: as `search`.
 
         Returns:
             the dict of `search`, `n = count`, sorted by score (stable).
         """
-        batch_size, maximum_lengths, length_bound, step_fn, state = self.prepare(
-            initial_state, maximum_lengths, fixed_state, count
+        batch_size, maximum_lengths, length_bound, step_fn, state, prefix = self.prepare(
+            initial_state, maximum_lengths, fixed_state, count, prefix_ids, num_alternatives
         )
         flat_size = batch_size * count
         loop_state = dict(
@@ -119,6 +156,8 @@ class SearchStrategy:
             tokens=tf.TensorArray(tf.int32, size=length_bound),
             alignments=tf.TensorArray(tf.float32, size=length_bound),
         )
+        if num_alternatives:
+            loop_state["alternatives"] = no_alternatives(batch_size, num_alternatives)
 
         def condition(loop_state):
             still_searching = tf.logical_not(tf.reduce_all(loop_state["finished"]))
@@ -133,13 +172,16 @@ class SearchStrategy:
                 self.eos_id,
             )  # [batch, count, vocab]
             ids = choose_ids(tf.reshape(restricted, tf.shape(logits)), step)  # [batch * count]
+            if prefix is not None:
+                forced_ids = tf.repeat(prefix.forced_ids(step), count)  # [batch * count]
+                ids = tf.where(forced_ids >= 0, forced_ids, ids)
             token_log_probs = tf.gather(logits, ids, batch_dims=1) - tf.reduce_logsumexp(
                 logits, axis=-1
             )  # [batch * count]: log p of the chosen token, without normalising every token
             ids = tf.where(finished, constants.PAD_ID, ids)
             alignment = tf.cast(alignment, tf.float32)  # [batch * count, ...]
             alignment = tf.where(broadcast_mask(finished, alignment), tf.zeros_like(alignment), alignment)
-            return [dict(
+            new_loop_state = dict(
                 step=step + 1,
                 ids=ids,
                 log_probs=loop_state["log_probs"] + tf.where(finished, 0.0, token_log_probs),
@@ -148,7 +190,16 @@ class SearchStrategy:
                 state=new_state,
                 tokens=loop_state["tokens"].write(step, ids),
                 alignments=loop_state["alignments"].write(step, alignment),
-            )]
+            )
+            if num_alternatives:
+                new_loop_state["alternatives"] = updated_alternatives(
+                    loop_state["alternatives"],
+                    prefix.is_first_free(step) & tf.logical_not(tf.reshape(finished, [batch_size, count])[:, 0]),
+                    lambda: next_word_alternatives(
+                        split_leading_dimension(logits, batch_size, count)[:, 0], num_alternatives, self.forbidden_ids
+                    ),  # of each sentence's first hypothesis, [batch, vocab]
+                )
+            return [new_loop_state]
 
         final = tf.while_loop(condition, body, [loop_state], maximum_iterations=length_bound)[0]
         return self._sorted_by_score(final, batch_size, count)
@@ -168,4 +219,7 @@ class SearchStrategy:
         scores = log_probs / self.penalty(lengths)
         order = tf.argsort(scores, axis=1, direction="DESCENDING", stable=True)  # [batch, count]
         result = dict(ids=ids, lengths=lengths, scores=scores, log_probs=log_probs, alignments=alignments)
-        return {name: tf.gather(value, order, batch_dims=1) for name, value in result.items()}
+        result = {name: tf.gather(value, order, batch_dims=1) for name, value in result.items()}
+        if "alternatives" in final:
+            result["alternative_log_probs"], result["alternative_ids"] = final["alternatives"]
+        return result

@@ -16,7 +16,7 @@ def _chunk_size(vocab_size):
     return 64
 
 
-def top_candidates(logits, alive_log_probs, k, is_last_step, forbidden_ids, eos_id):
+def top_candidates(logits, alive_log_probs, k, is_last_step, forbidden_ids, eos_id, forced_ids=None):
     """The k best one-token extensions of each sentence's hypotheses, in `top_k` order.
 
     Equals `tf.math.top_k(tf.reshape(alive_log_probs[:, :, None] + restrict_log_probs(log_softmax(
@@ -34,6 +34,10 @@ def top_candidates(logits, alive_log_probs, k, is_last_step, forbidden_ids, eos_
         is_last_step: bool `[batch]`: EOS is the only possible token of the sentence.
         forbidden_ids: tuple of token ids that are never possible.
         eos_id: the end-of-sentence id, never forbidden.
+        forced_ids: optional int32 `[batch]`, the token every hypothesis of a sentence must take (a
+            forbidden one too), or -1 where the sentence is free (`TargetPrefix.forced_ids`). A forced
+            sentence's candidates are its hypotheses extended by that token, best first, then
+            `LARGE_NEGATIVE` ones; their log-probabilities are computed as a free candidate's would be.
 
     Returns:
         `(log_probs, hypotheses, ids)`: float32, int32, int32 `[batch, k]`, best first: the candidate's
@@ -99,4 +103,26 @@ def top_candidates(logits, alive_log_probs, k, is_last_step, forbidden_ids, eos_
     top_log_probs, positions = tf.math.top_k(tf.reshape(candidates, [batch_size, -1]), k=k)  # [batch, k]
     top_hypotheses = tf.gather(best_hypotheses, positions // size, batch_dims=1)  # [batch, k]
     top_ids = tf.gather(tf.reshape(ids, [batch_size, -1]), positions, batch_dims=1)  # [batch, k]
-    return top_log_probs, top_hypotheses, top_ids
+    if forced_ids is None:
+        return top_log_probs, top_hypotheses, top_ids
+    forced = _forced_candidates(logits, log_normalizer, alive_log_probs, k, forced_ids)
+    is_forced = forced_ids[:, None] >= 0  # [batch, 1]
+    return tuple(
+        tf.where(is_forced, forced_value, free_value)
+        for forced_value, free_value in zip(forced, (top_log_probs, top_hypotheses, top_ids))
+    )
+
+
+def _forced_candidates(logits, log_normalizer, alive_log_probs, k, forced_ids):
+    """`(log_probs, hypotheses, ids)` `[batch, k]`: each hypothesis extended by its sentence's forced token,
+    best first, padded with `LARGE_NEGATIVE` candidates; `forced_ids` -1 (free) reads token 0."""
+    batch_size = tf.shape(alive_log_probs)[0]
+    beam = alive_log_probs.shape[1] or tf.shape(alive_log_probs)[1]
+    row_ids = tf.repeat(tf.maximum(forced_ids, 0), beam)  # [batch * beam]
+    values = tf.reshape(tf.gather(logits, row_ids[:, None], batch_dims=1), [batch_size, beam])  # [batch, beam]
+    log_probs = alive_log_probs + (values - log_normalizer)  # [batch, beam], the sum of a free candidate
+    count = min(k, beam) if isinstance(beam, int) else tf.minimum(k, beam)
+    best_log_probs, hypotheses = tf.math.top_k(log_probs, k=count)  # [batch, count]
+    best_log_probs = tf.pad(best_log_probs, [[0, 0], [0, k - count]], constant_values=LARGE_NEGATIVE)  # [batch, k]
+    hypotheses = tf.pad(hypotheses, [[0, 0], [0, k - count]])  # [batch, k]
+    return best_log_probs, hypotheses, tf.broadcast_to(forced_ids[:, None], tf.shape(hypotheses))
