@@ -3,9 +3,10 @@
     python -m serving.export --model_dir=models/rnnsearch50 --export_dir=exports/rnnsearch \
         --beam_size=12 --length_normalization=length
 
-writes `exports/rnnsearch/<version>/` (integer versions, the newest is served) with the signatures
-`serving_default` and `translate` (raw text), `translate_ids`, `score` and `settings` (the search
-options fixed here); see `rnnsearch_tf.inference.translator.Translator` for their inputs and outputs.
+writes `exports/rnnsearch/<version>/` (integer versions, the newest is served) with the signatures of
+`Translator.serving_signatures`: `serving_default` and `translate` (raw text), `translate_ids`, `score`
+and `settings` (the search options fixed here); see `rnnsearch_tf.inference.translator.Translator` for
+their inputs and outputs.
 Each version holds TF Serving's warm-up requests (`assets.extra/tf_serving_warmup_requests`), which
 `tensorflow_model_server` and `serving/local_server.py` replay before they serve it, and the base path
 holds `batching_parameters.txt` for `--enable_batching --batching_parameters_file=` of either server.
@@ -23,6 +24,7 @@ from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
 from data_pipeline.constants import RESERVED_TOKENS
 from rnnsearch_tf.cli import search_flags
 from rnnsearch_tf.inference.translator import Translator
+from rnnsearch_tf.utils.exports import newest_version
 from serving.batching import BatchingParameters
 from serving.servable import WARMUP_FILE
 
@@ -38,19 +40,22 @@ _MAXIMUM_BATCH_SIZE = flags.DEFINE_integer("maximum_batch_size", 1000, "Larger r
 
 
 def next_version(export_dir):
-    """One more than the largest integer subfolder of `export_dir` (1 when there is none)."""
-    if not tf.io.gfile.isdir(export_dir):
+    """One more than the newest version of `export_dir` (`newest_version`'s rule); 1 when it has none."""
+    try:
+        return newest_version(export_dir)[0] + 1
+    except FileNotFoundError:
         return 1
-    versions = [int(name.strip("/")) for name in tf.io.gfile.listdir(export_dir) if name.strip("/").isdigit()]
-    return max(versions, default=0) + 1
 
 
 def export(translator, export_dir, version=None):
     """Saves `translator` as `export_dir/<version>/`, written aside and renamed into place when complete.
 
+    The signatures are `translator.serving_signatures(version)`; the version folder also holds the
+    recorded settings (`SETTINGS_FILE`) and the warm-up requests, and the base path a
+    `batching_parameters.txt` unless it has one.
+
     Args:
-        translator: the `Translator` to serve; its `checkpoint_path` is recorded in the `settings`
-            signature and `assets.extra/export_settings.json`.
+        translator: the `Translator` to serve.
         export_dir: the model base path of TF Serving.
         version: int; default `next_version(export_dir)`.
 
@@ -61,39 +66,15 @@ def export(translator, export_dir, version=None):
     final_path = os.path.join(export_dir, str(version))
     if tf.io.gfile.exists(final_path):
         raise FileExistsError(f"{final_path} exists: versions are never overwritten, pick another --version")
-    settings = dict(translator.settings(), checkpoint=translator.checkpoint_path, version=version)
-
-    @tf.function
-    def export_settings(description):
-        del description  # shown by `saved_model_cli show --all`, which prints Python argument values
-        return {name: tf.constant(value) for name, value in settings.items()}
-
-    # The `settings` signature returns the settings to clients; the function's one Python argument,
-    # "name=value, ...", lists them in `saved_model_cli show --all` under "Concrete Functions".
-    settings_function = export_settings.get_concrete_function(
-        ", ".join(f"{name}={value}" for name, value in settings.items())
-    )
-
-    signatures = {
-        "serving_default": translator.translate.get_concrete_function(),
-        "translate": translator.translate.get_concrete_function(),
-        "translate_ids": translator.translate_ids.get_concrete_function(),
-        "score": translator.score.get_concrete_function(),
-        "settings": settings_function,
-    }
     temporary_path = os.path.join(export_dir, f".incomplete-{version}")
     if tf.io.gfile.exists(temporary_path):
         shutil.rmtree(temporary_path)
-    translator.export_settings = export_settings
-    try:
-        # A serving graph is never differentiated: the encoder's custom gradient is not saved with it.
-        options = tf.saved_model.SaveOptions(experimental_custom_gradients=False)
-        tf.saved_model.save(translator, temporary_path, signatures=signatures, options=options)
-    finally:
-        del translator.export_settings
+    # A serving graph is never differentiated: the encoder's custom gradient is not saved with it.
+    options = tf.saved_model.SaveOptions(experimental_custom_gradients=False)
+    tf.saved_model.save(translator, temporary_path, signatures=translator.serving_signatures(version), options=options)
     tf.io.gfile.makedirs(os.path.join(temporary_path, os.path.dirname(SETTINGS_FILE)))
     with tf.io.gfile.GFile(os.path.join(temporary_path, SETTINGS_FILE), "w") as stream:
-        json.dump(settings, stream, indent=2, sort_keys=True)
+        json.dump(translator.recorded_settings(version), stream, indent=2, sort_keys=True)
         stream.write("\n")
     write_warmup_requests(os.path.join(temporary_path, WARMUP_FILE), warmup_sentences(translator))
     tf.io.gfile.rename(temporary_path, final_path)

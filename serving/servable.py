@@ -9,22 +9,11 @@ from google.protobuf import message
 from tensorflow.core.protobuf import saved_model_pb2
 from tensorflow_serving.apis import prediction_log_pb2
 
+from rnnsearch_tf.utils.exports import newest_version, read_settings
 from serving.batching import RequestBatcher
 
 # TF Serving's warm-up file inside a version folder: PredictionLog records replayed before serving.
 WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
-
-
-def newest_version(model_base_path):
-    """(version, path) of the largest integer subfolder holding a saved_model.pb, as TF Serving picks it."""
-    versions = []
-    for name in tf.io.gfile.listdir(model_base_path):
-        name = name.strip("/")
-        if name.isdigit() and tf.io.gfile.exists(os.path.join(model_base_path, name, "saved_model.pb")):
-            versions.append(int(name))
-    if not versions:
-        raise FileNotFoundError(f"no version folder (an integer name with a saved_model.pb) in {model_base_path}")
-    return max(versions), os.path.join(model_base_path, str(max(versions)))
 
 
 class Servable:
@@ -35,7 +24,8 @@ class Servable:
     first run.
 
     Args:
-        model_base_path: folder of integer version subfolders (`serving/export.py` writes them).
+        model_base_path: folder of integer version subfolders (`serving/export.py` writes them); the
+            newest is served (`rnnsearch_tf.utils.exports.newest_version`).
         model_name: the name requests must use.
         batching: `serving.batching.BatchingParameters` to join concurrent requests of signatures
             whose inputs are all vectors of rows (`translate`, `score`) into batches; None: each
@@ -56,7 +46,7 @@ class Servable:
         self.signature_defs = saved_model.meta_graphs[0].signature_def
         self.maximum_batch_size = None
         if "settings" in self.loaded.signatures:  # written by serving/export.py
-            self.maximum_batch_size = int(self.loaded.signatures["settings"]()["maximum_batch_size"].numpy())
+            self.maximum_batch_size = read_settings(self.loaded)["maximum_batch_size"]
         self.batcher = RequestBatcher(self._run, batching) if batching else None
         self.warmup_requests = self._warm_up()
 

@@ -84,7 +84,7 @@ def fresh_process(exported, tmp_path_factory):
 def test_layout_and_settings(exported):
     model_dir, export_dir, version_path = exported
     assert version_path == os.path.join(export_dir, "1")
-    assert sorted(os.listdir(export_dir)) == ["1"]
+    assert sorted(os.listdir(export_dir)) == ["1", export.BATCHING_PARAMETERS_FILE]
     assert sorted(os.listdir(os.path.join(version_path, "assets"))) == ["source_vocab.tsv", "target_vocab.tsv"]
     with open(os.path.join(version_path, export.SETTINGS_FILE)) as stream:
         settings = json.load(stream)
@@ -108,9 +108,11 @@ def test_saved_model_cli_shows_the_search_settings(exported):
 
 def test_next_version_is_one_more_than_the_newest(tmp_path):
     assert export.next_version(str(tmp_path / "missing")) == 1
-    for name in ("1", "7", "notes", ".incomplete-9"):
+    for name in ("1", "7", "9", "notes", ".incomplete-12"):
         (tmp_path / name).mkdir()
-    assert export.next_version(str(tmp_path)) == 8
+    for name in ("1", "7"):
+        (tmp_path / name / "saved_model.pb").touch()
+    assert export.next_version(str(tmp_path)) == 8  # the servers' rule: 9 holds no saved_model.pb
 
 
 def _saved_model_ops(version_path):

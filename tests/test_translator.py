@@ -6,7 +6,6 @@ import tensorflow as tf
 
 from data_pipeline.moses_tokenizer import MosesTokenizer
 from data_pipeline.vocabulary import Vocabulary
-from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.inference.translator import Translator
 from serving_test_utils import BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, write_model_dir
 
@@ -103,12 +102,20 @@ def test_misuse_is_refused(translator, model_dir):
     target = Vocabulary(model_dir / "target_vocab.tsv")
     with pytest.raises(ValueError, match="vocabularies of the model directory"):
         Translator(model, target, target, "en", "fr")
-    with pytest.raises(ValueError, match="length_normalization must be one of"):
-        SearchConfig(length_normalization="max")
-    with pytest.raises(ValueError, match="num_hypotheses must be between 1 and beam_size=2"):
-        SearchConfig(beam_size=2, num_hypotheses=3)
     with pytest.raises(ValueError, match="maximum_batch_size must be at least 1"):
         Translator(model, translator.source_vocabulary, translator.target_vocabulary, "en", "fr", maximum_batch_size=0)
+
+
+def test_serving_signatures_and_their_settings(translator):
+    signatures = translator.serving_signatures(version=4)
+    assert {"score", "serving_default", "settings", "translate", "translate_ids"} <= set(signatures)
+    assert signatures["serving_default"] is signatures["translate"]
+    settings = {name: value.numpy() for name, value in signatures["settings"]().items()}
+    recorded = translator.recorded_settings(4)
+    assert sorted(settings) == sorted(recorded) and settings["version"] == 4
+    assert settings["beam_size"] == SEARCH_OPTIONS["beam_size"] and settings["forbid_unk"]
+    assert settings["checkpoint"].decode() == translator.checkpoint_path == recorded["checkpoint"]
+    assert settings["length_normalization"] == b"none"
 
 
 def test_rnnencdec_translates_with_zero_alignment(tmp_path):

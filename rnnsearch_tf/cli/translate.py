@@ -81,7 +81,7 @@ def main(argv):
     truncated = [str(index + 1) for index, result in enumerate(results) if result["truncated"]]
     if truncated:
         print(
-            f"{len(truncated)} lines were longer than {translator.settings['maximum_source_length']} tokens and "
+            f"{len(truncated)} lines were longer than {translator.search_config.maximum_source_length} tokens and "
             f"were translated from their first tokens only: lines {', '.join(truncated[:20])}"
             + (" ..." if len(truncated) > 20 else ""),
             file=sys.stderr,

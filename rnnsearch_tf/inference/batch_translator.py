@@ -9,7 +9,9 @@ import tensorflow as tf
 
 from data_pipeline.moses_tokenizer import MosesTokenizer
 from data_pipeline import constants
+from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.inference.translator import Translator
+from rnnsearch_tf.utils.exports import newest_version, read_settings
 
 DECODE_WORKERS = 2  # batches in flight at once (`--decode_workers`)
 
@@ -29,8 +31,8 @@ class BatchTranslator:
         module: a `Translator`, or a SavedModel written by `serving/export.py` and loaded with
             `tf.saved_model.load` (its `translate` and `score` signatures are used).
         settings: the translator's options by name (`Translator.settings()`; the `settings` signature of
-            an export): `target_language`, `maximum_batch_size`, `maximum_source_length`,
-            `maximum_length_a`, `maximum_length_b` are read.
+            an export, `utils.exports.read_settings`): its `target_language`, `maximum_batch_size` and its
+            `SearchConfig` (`SearchConfig.from_settings`) are used.
         batch_size: sentences per batch, at most the translator's `maximum_batch_size`.
         workers: batches translated at once, each in its own thread (TensorFlow runs a graph without
             holding the GIL). A beam search step is many small ops that leave cores idle; a second batch
@@ -51,7 +53,7 @@ class BatchTranslator:
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
         self.module = module
-        self.settings = settings
+        self.search_config = SearchConfig.from_settings(settings)
         self.batch_size = min(batch_size, int(settings["maximum_batch_size"]))
         self.workers = workers
         self.unk_replacer = unk_replacer
@@ -76,22 +78,14 @@ class BatchTranslator:
         `loaded_from` is the version folder loaded."""
         path = os.fspath(path)
         if not tf.io.gfile.exists(os.path.join(path, "saved_model.pb")):
-            versions = [name.strip("/") for name in tf.io.gfile.listdir(path) if name.strip("/").isdigit()]
-            if not versions:
-                raise FileNotFoundError(f"{path} holds neither saved_model.pb nor numbered version folders")
-            path = os.path.join(path, max(versions, key=int))
+            _, path = newest_version(path)
         module = tf.saved_model.load(path)
-        settings = {
-            name: value.numpy().decode("utf-8") if value.dtype == tf.string else value.numpy().item()
-            for name, value in module.signatures["settings"]().items()
-        }
-        return cls(module, settings, batch_size, unk_replacer, path, workers)
+        return cls(module, read_settings(module), batch_size, unk_replacer, path, workers)
 
     @property
     def maximum_target_length(self):
         """Most target tokens, EOS included, the translator scores (`Translator.maximum_target_length`)."""
-        settings = self.settings
-        return int(settings["maximum_length_a"] * settings["maximum_source_length"]) + settings["maximum_length_b"]
+        return self.search_config.maximum_target_length(self.search_config.maximum_source_length)
 
     def translate(self, sentences, progress=None):
         """Translates sentences.

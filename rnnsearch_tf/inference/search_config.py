@@ -2,6 +2,8 @@
 
 import dataclasses
 
+import tensorflow as tf
+
 from data_pipeline import constants
 from rnnsearch_tf.search.beam_search import BeamSearch
 from rnnsearch_tf.search.greedy_search import GreedySearch
@@ -64,6 +66,22 @@ class SearchConfig:
         """Translations returned per sentence: `num_samples` with sampling, else `num_hypotheses`."""
         return self.num_samples if self.sampling else self.num_hypotheses
 
+    def maximum_target_length(self, source_length):
+        """floor(maximum_length_a * source_length) + maximum_length_b: the most target tokens, EOS included,
+        searched for a source of `source_length` tokens (EOS excluded).
+
+        Args:
+            source_length: a Python int, or an integer tensor of any shape (e.g. `[batch]`).
+
+        Returns:
+            a Python int, or an int32 tensor of the same shape (the product taken in float32).
+        """
+        if tf.is_tensor(source_length):
+            return (
+                tf.cast(self.maximum_length_a * tf.cast(source_length, tf.float32), tf.int32) + self.maximum_length_b
+            )
+        return int(self.maximum_length_a * source_length) + self.maximum_length_b
+
     def strategy(self, symbols_to_logits_fn):
         """The search strategy these settings ask for, over `symbols_to_logits_fn`.
 
@@ -84,3 +102,10 @@ class SearchConfig:
 
     def to_dict(self):
         return dataclasses.asdict(self)
+
+    @classmethod
+    def from_settings(cls, settings):
+        """The config of a translator's settings by name (`Translator.settings()`, or the `settings`
+        signature of an export as Python values), which hold other options too; a field they lack (an
+        export older than the field) keeps its default."""
+        return cls(**{field.name: settings[field.name] for field in dataclasses.fields(cls) if field.name in settings})

@@ -23,7 +23,8 @@ class Translator(tf.Module):
     tokens. `translate_ids` starts after the lookup; `score` gives log p(y | x) of given pairs.
 
     The three methods are `tf.function`s with named `TensorSpec`s: the same object answers the Python
-    path and, saved with `tf.saved_model.save`, TensorFlow Serving (see `serving/export.py`). They are
+    path and, saved with `tf.saved_model.save` under the names of `serving_signatures` (the one list of
+    the SavedModel's signatures; `serving/export.py` saves it), TensorFlow Serving. They are
     traced without AutoGraph: all control flow below them is written as `tf.cond` and `tf.while_loop`,
     and converting the search code's Python source would cost most of a command's start-up. Every search
     option is fixed at construction. Every output is a dense tensor; strings are padded with "" and
@@ -120,17 +121,53 @@ class Translator(tf.Module):
     @property
     def maximum_target_length(self):
         """Most target tokens, EOS included, of any translation (and of a scored target)."""
-        search = self.search_config
-        return int(search.maximum_length_a * search.maximum_source_length) + search.maximum_length_b
+        return self.search_config.maximum_target_length(self.maximum_source_length)
 
     def settings(self):
-        """The options fixed at construction, by name (what `serving/export.py` records)."""
+        """The options fixed at construction, by name (`SearchConfig.from_settings` reads them back)."""
         return dict(
             source_language=self.source_language,
             target_language=self.target_language,
             maximum_batch_size=self.maximum_batch_size,
             **self.search_config.to_dict(),
         )
+
+    def recorded_settings(self, version):
+        """What an export of version `version` records: `settings()`, the checkpoint and the version."""
+        return dict(self.settings(), checkpoint=self.checkpoint_path, version=version)
+
+    def serving_signatures(self, version):
+        """The signatures of this translator's SavedModel by name, as `serving/export.py` saves them.
+
+        `serving_default` and `translate` (both the method `translate`), `translate_ids` and `score` (the
+        methods of those names), and `settings`, which takes no input and returns
+        `recorded_settings(version)` as tensors (`export_settings`). A new signature is added here.
+
+        Args:
+            version: the version number of the export.
+
+        Returns:
+            dict of signature name -> concrete function.
+        """
+        settings = self.recorded_settings(version)
+        description = ", ".join(f"{name}={value}" for name, value in settings.items())
+        return {
+            "serving_default": self.translate.get_concrete_function(),
+            "translate": self.translate.get_concrete_function(),
+            "translate_ids": self.translate_ids.get_concrete_function(),
+            "score": self.score.get_concrete_function(),
+            "settings": self.export_settings.get_concrete_function(description, version),
+        }
+
+    @tf.function(autograph=False)
+    def export_settings(self, description, version):
+        """`recorded_settings(version)` as constant tensors (the `settings` signature).
+
+        `description` ("name=value, ...") is not used: `saved_model_cli show --all` prints the Python
+        arguments of a SavedModel's functions, so the settings are listed there under "Concrete Functions".
+        """
+        del description
+        return {name: tf.constant(value) for name, value in self.recorded_settings(version).items()}
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")], autograph=False)
     def translate(self, text):
@@ -307,10 +344,7 @@ class Translator(tf.Module):
         """
         source_ids = self._with_eos(token_ids)  # [batch, src_len]
         source_lengths = tf.cast(token_ids.row_lengths(), tf.int32)  # [batch], EOS excluded
-        maximum_lengths = (
-            tf.cast(self.search_config.maximum_length_a * tf.cast(source_lengths, tf.float32), tf.int32)
-            + self.search_config.maximum_length_b
-        )  # [batch]
+        maximum_lengths = self.search_config.maximum_target_length(source_lengths)  # [batch]
         n = self.search_config.hypotheses
 
         def search():
