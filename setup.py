@@ -8,6 +8,7 @@ setuptools.setup(
     description="Neural machine translation by jointly learning to align and translate, in TensorFlow/Keras",
     python_requires=">=3.10,<3.14",
     packages=setuptools.find_packages(include=["rnnsearch_tf*", "data_pipeline*", "serving*"]),
+    package_data={"serving": ["static/*"]},  # the translation page of `rnnsearch serve` (serving/page.py)
     install_requires=[
         "tensorflow==2.21.*",
         "tensorflow-text==2.21.*",  # must match TensorFlow's minor version
@@ -24,7 +25,8 @@ setuptools.setup(
     entry_points={"console_scripts": ["rnnsearch = rnnsearch_tf.cli.main:main"]},
     extras_require={
         # sacremoses is the test-only reference for the TF Moses-style tokenizer; import-linter keeps the
-        # packages layered (tests/test_architecture.py); pytest-xdist runs test files on every core.
-        "test": ["pytest>=8", "pytest-xdist>=3.5", "sacremoses==0.2.0", "import-linter>=2.1"],
+        # packages layered (tests/test_architecture.py); pytest-xdist runs test files on every core;
+        # selenium drives headless Chromium through the translation page (tests/test_page.py).
+        "test": ["pytest>=8", "pytest-xdist>=3.5", "sacremoses==0.2.0", "import-linter>=2.1", "selenium>=4.20"],
     },
 )

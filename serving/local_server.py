@@ -5,7 +5,8 @@
 
 Implements PredictionService.Predict and GetModelMetadata, and TF Serving's REST API (model status,
 metadata, predict in row and columnar format) served by waitress, so `serving/client.py` and the tests
-talk to it exactly as to TF Serving. Binds 127.0.0.1 unless told.
+talk to it exactly as to TF Serving; the REST port also serves the translation page at `/`
+(`serving/page.py`). Binds 127.0.0.1 unless told.
 """
 
 import concurrent.futures
@@ -139,6 +140,8 @@ def main(argv):
         servable.warmup_requests, batching or "off",
     )
     print(f"ready grpc={server.port} rest={server.rest_api_port or 0}", flush=True)
+    if server.rest_api_port:
+        print(f"page: open http://{server.host}:{server.rest_api_port}/ in a browser", flush=True)
     try:
         server.wait()
     except KeyboardInterrupt:

@@ -10,7 +10,7 @@ Endpoints and formats as TF Serving documents them (https://www.tensorflow.org/t
 - `POST /v1/models/<name>[/versions/<v>]:predict` with `{"signature_name", "inputs"}` (columnar:
   answered `{"outputs": ...}`) or `{"signature_name", "instances"}` (row: answered `{"predictions": [...]}`).
 Errors are `{"error": "..."}` with 400 (bad request), 404 (unknown model, version or path), 503 (the
-batch queue is full: retry later) or 500.
+batch queue is full: retry later) or 500. `GET /` is the translation page (`serving/page.py`).
 """
 
 import base64
@@ -20,6 +20,8 @@ import re
 import numpy as np
 import tensorflow as tf
 from google.protobuf import json_format
+
+from serving.page import Page
 
 _MODEL_PATH = re.compile(r"^/v1/models/([^/:]+)(?:/versions/(\d+))?(/metadata|:predict)?$")
 _STATUS_TEXT = {200: "200 OK", 400: "400 Bad Request", 404: "404 Not Found", 405: "405 Method Not Allowed",
@@ -52,6 +54,8 @@ def _from_json(value, dtype):
 
 
 def _to_json(array):
+    if isinstance(array, bytes):  # a scalar string output, e.g. of `settings`
+        return array.decode("utf-8", errors="replace")
     if array.dtype == object:
         return np.vectorize(lambda item: item.decode("utf-8", errors="replace"), otypes=[object])(array).tolist()
     return array.tolist()
@@ -82,8 +86,11 @@ class RestApp:
 
     def __init__(self, servable):
         self.servable = servable
+        self.page = Page(servable)
 
     def __call__(self, environ, start_response):
+        if self.page.serves(environ.get("PATH_INFO", "")):
+            return self.page(environ, start_response)
         try:
             status, body = self._route(environ)
         except RequestError as error:

@@ -1,0 +1,110 @@
+"""The translation page on the REST port of `serving/local_server.py`: `GET /` in a browser.
+
+The page is three static files in `serving/static/` (plain HTML, CSS and JavaScript: no build step,
+nothing fetched from anywhere but this server) that call the server's own TF Serving REST API
+(`translate`, `settings`, and `translate_prefix` when the export has it). `Page` answers:
+- `GET /` (or `/index.html`): index.html, with the model name written into its
+  `<meta name="model-name">` (HTML-escaped), so the page knows which `/v1/models/<name>` to call;
+- `GET /static/page.js`, `GET /static/page.css`;
+- `POST /page/unknown_words` with `{"tokens": [[token, ...], ...]}` (the `source_tokens` of `translate`),
+  answered `{"unknown": [[bool, ...], ...]}`: whether each token is outside the export's source
+  vocabulary, i.e. read as `<unk>`; the page marks them.
+Every answer forbids scripts, styles and requests from anywhere else (Content-Security-Policy).
+"""
+
+import html
+import json
+import os
+
+import tensorflow as tf
+
+STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
+_FILES = {
+    "/": ("index.html", "text/html; charset=utf-8"),
+    "/index.html": ("index.html", "text/html; charset=utf-8"),
+    "/static/page.js": ("page.js", "text/javascript; charset=utf-8"),
+    "/static/page.css": ("page.css", "text/css; charset=utf-8"),
+}
+_UNKNOWN_WORDS = "/page/unknown_words"
+_SECURITY_HEADERS = [
+    ("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+                                "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
+    ("X-Content-Type-Options", "nosniff"),
+    ("Referrer-Policy", "no-referrer"),
+    ("Cache-Control", "no-cache"),
+]
+_STATUS_TEXT = {200: "200 OK", 400: "400 Bad Request", 404: "404 Not Found", 405: "405 Method Not Allowed"}
+
+
+class Page:
+    """WSGI application of the translation page for one `Servable` (see the module docstring).
+
+    Args:
+        servable: the `serving.servable.Servable` the page translates with.
+
+    Example:
+    >>> page = Page(servable)
+    >>> page.serves("/")
+    True
+    """
+
+    def __init__(self, servable):
+        self.servable = servable
+        self._source_vocabulary = None
+
+    @staticmethod
+    def serves(path):
+        """Whether `path` is one of the page's (the rest is TF Serving's API)."""
+        return path in _FILES or path == _UNKNOWN_WORDS
+
+    def __call__(self, environ, start_response):
+        path, method = environ.get("PATH_INFO", ""), environ["REQUEST_METHOD"]
+        if path == _UNKNOWN_WORDS:
+            status, content_type, payload = self._unknown_words(method, environ)
+        elif method not in ("GET", "HEAD"):
+            status, content_type, payload = 405, "application/json", _error(f"{path} takes GET, not {method}")
+        else:
+            status, (file_name, content_type) = 200, _FILES[path]
+            with open(os.path.join(STATIC_DIR, file_name), "rb") as stream:
+                payload = stream.read()
+            if file_name == "index.html":
+                name = html.escape(self.servable.model_name, quote=True)
+                payload = payload.replace(b"{{model_name}}", name.encode("utf-8"))
+        start_response(_STATUS_TEXT[status], [("Content-Type", content_type),
+                                              ("Content-Length", str(len(payload))), *_SECURITY_HEADERS])
+        return [b""] if method == "HEAD" else [payload]
+
+    def _unknown_words(self, method, environ):
+        if method != "POST":
+            return 405, "application/json", _error(f"{_UNKNOWN_WORDS} takes POST, not {method}")
+        try:
+            request = json.loads(environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0)))
+            sentences = request["tokens"]
+            if not isinstance(sentences, list) or not all(
+                isinstance(tokens, list) and all(isinstance(token, str) for token in tokens) for tokens in sentences
+            ):
+                raise ValueError('"tokens" must be a list of lists of strings')
+        except (ValueError, KeyError, TypeError) as error:
+            return 400, "application/json", _error(f'the body must be {{"tokens": [[token, ...], ...]}}: {error}')
+        try:
+            vocabulary = self.source_vocabulary()
+        except AttributeError:  # not an export of serving/export.py
+            return 404, "application/json", _error("this export has no source vocabulary the page can read")
+        unknown = [[token not in vocabulary for token in tokens] for tokens in sentences]
+        return 200, "application/json", json.dumps({"unknown": unknown}).encode("utf-8")
+
+    def source_vocabulary(self):
+        """The set of tokens of the export's source vocabulary (its SavedModel asset), read once.
+
+        The asset is the file of the `TextFileInitializer` of `Translator.source_vocabulary`'s table;
+        AttributeError when the SavedModel holds no such object.
+        """
+        if self._source_vocabulary is None:
+            path = self.servable.loaded.source_vocabulary._token_to_id._initializer._filename.asset_path.numpy()
+            with tf.io.gfile.GFile(path.decode("utf-8")) as lines:
+                self._source_vocabulary = frozenset(line.split("\t")[0] for line in lines.read().splitlines())
+        return self._source_vocabulary
+
+
+def _error(message):
+    return json.dumps({"error": message}).encode("utf-8")

@@ -1,0 +1,397 @@
+// The translation page of `rnnsearch serve`: calls the server's own TensorFlow Serving REST API
+// (`translate`, `settings`, `translate_prefix` when the export has it) and shows each sentence's
+// translation, n-best list and attention matrix (Bahdanau et al. 2014, Figure 3).
+// Every text from the user or the server is set with textContent, never parsed as HTML.
+"use strict";
+
+(function () {
+  const SPECIAL_TOKENS = new Set(["<pad>", "<s>", "</s>", "<unk>"]);
+  const EOS = "</s>";
+  const UNK = "<unk>";
+  const ALIGNED = 0.2; // a word is highlighted as aligned from this α on (and the largest α always)
+
+  const modelName = document.querySelector('meta[name="model-name"]').content;
+  const modelPath = "v1/models/" + encodeURIComponent(modelName);
+  const page = {
+    status: document.getElementById("status"),
+    results: document.getElementById("results"),
+    input: document.getElementById("input"),
+    button: document.getElementById("translate"),
+  };
+  let hasPrefixSignature = false;
+  let openMenu = null;
+
+  // A new element: `options` may hold className, text (set as textContent), title and attributes.
+  function element(tag, options, children) {
+    const node = document.createElement(tag);
+    options = options || {};
+    if (options.className) node.className = options.className;
+    if (options.text !== undefined) node.textContent = String(options.text);
+    if (options.title !== undefined) node.title = String(options.title);
+    for (const [name, value] of Object.entries(options.attributes || {})) node.setAttribute(name, String(value));
+    for (const child of children || []) node.appendChild(child);
+    return node;
+  }
+
+  function showStatus(message, isError) {
+    page.status.textContent = message;
+    page.status.className = "status" + (isError ? " error" : "");
+  }
+
+  window.addEventListener("error", (event) => showStatus("The page failed: " + event.message, true));
+  window.addEventListener("unhandledrejection", (event) => showStatus("The page failed: " + event.reason, true));
+
+  // GET (body undefined) or POST JSON to the server; resolves with the parsed answer, rejects with a
+  // readable Error (the server's {"error": ...} message when it gave one).
+  async function call(path, body) {
+    let response;
+    try {
+      response = await fetch(path, body === undefined ? {} : {
+        method: "POST",
+        headers: {"Content-Type": "application/json"},
+        body: JSON.stringify(body),
+      });
+    } catch (error) {
+      throw new Error("Cannot reach the server (" + error.message + "). Is `rnnsearch serve` still running?");
+    }
+    const text = await response.text();
+    let answer = null;
+    try {
+      answer = JSON.parse(text);
+    } catch (error) {
+      answer = null;
+    }
+    if (!response.ok) {
+      let reason = answer && typeof answer.error === "string" ? answer.error : text.slice(0, 500);
+      // A failed graph assertion: its message, without TensorFlow's node names and stack.
+      const assertion = /assertion failed: \[([^\]]*)\]/.exec(reason);
+      if (assertion) reason = assertion[1];
+      throw new Error("The server answered " + response.status + " " + response.statusText + ": " + reason);
+    }
+    if (answer === null) throw new Error("The server's answer is not JSON: " + text.slice(0, 200));
+    return answer;
+  }
+
+  function predict(signatureName, instances) {
+    return call(modelPath + ":predict", {signature_name: signatureName, instances: instances})
+      .then((answer) => answer.predictions);
+  }
+
+  function formatScore(value) {
+    return Number(value).toFixed(3);
+  }
+
+  // ---- The model and its search settings ----
+
+  const SETTING_LABELS = [
+    ["source_language", "source"], ["target_language", "target"], ["beam_size", "beam"],
+    ["num_hypotheses", "n-best"], ["length_normalization", "length normalisation"],
+    ["length_penalty_alpha", "length penalty α"], ["maximum_length_a", "max length a"],
+    ["maximum_length_b", "max length b"], ["maximum_source_length", "max source tokens"],
+    ["early_stopping", "early stopping"], ["forbid_unk", "forbid <unk>"], ["sampling", "sampling"],
+    ["num_samples", "samples"], ["sampling_temperature", "temperature"], ["maximum_batch_size", "max batch"],
+  ];
+
+  async function showModel() {
+    const metadata = await call(modelPath + "/metadata");
+    const signatures = metadata.metadata.signature_def.signature_def;
+    const version = metadata.model_spec.version;
+    hasPrefixSignature = Object.prototype.hasOwnProperty.call(signatures, "translate_prefix");
+    document.getElementById("prefix-hint").hidden = !hasPrefixSignature;
+    document.getElementById("model").textContent = "Model " + modelName + ", version " + version;
+    if (!Object.prototype.hasOwnProperty.call(signatures, "settings")) return;
+    const settings = await call(modelPath + ":predict", {signature_name: "settings", inputs: {}});
+    const values = settings.outputs;
+    const box = document.getElementById("settings");
+    box.textContent = "";
+    box.appendChild(element("span", {className: "settings-title", text: "Search settings of the export"}));
+    for (const [name, label] of SETTING_LABELS) {
+      if (!(name in values)) continue;
+      if (!values.sampling && ["num_samples", "sampling_temperature"].includes(name)) continue;
+      if (values.length_normalization !== "gnmt" && name === "length_penalty_alpha") continue;
+      box.appendChild(element("span", {className: "setting", title: name},
+        [element("span", {className: "setting-name", text: label}), element("span", {text: values[name]})]));
+    }
+    if (values.checkpoint) {
+      box.appendChild(element("span", {className: "setting", title: values.checkpoint},
+        [element("span", {className: "setting-name", text: "checkpoint"}),
+         element("span", {text: values.checkpoint.split("/").pop()})]));
+    }
+  }
+
+  // ---- One sentence's result ----
+
+  // The words of a padded row (strings after the last one are "").
+  function words(row) {
+    const end = row.indexOf("");
+    return end < 0 ? row.slice() : row.slice(0, end);
+  }
+
+  function largestIndex(values) {
+    let best = 0;
+    values.forEach((value, index) => { if (value > values[best]) best = index; });
+    return best;
+  }
+
+  // Sentence view: `prediction` is one row of translate (or translate_prefix); `forced` the number of
+  // target words the user chose (shown as such).
+  function renderSentence(section, text, prediction, unknown, forced) {
+    const view = element("div", {className: "sentence-view"});
+    section.replaceChildren(view);
+    const sourceWords = words(prediction.source_tokens);  // ends with </s>
+    const targetWords = words(prediction.tokens);  // ends with </s> unless empty
+    const alignment = prediction.alignment.slice(0, targetWords.length)
+      .map((row) => row.slice(0, sourceWords.length));  // [tgt_len, src_len]
+
+    view.appendChild(element("h2", {className: "source-text", text: text}));
+    const badges = element("div", {className: "badges"});
+    if (prediction.truncated) {
+      badges.appendChild(element("span", {className: "badge truncated",
+        text: "truncated: only the first " + (sourceWords.length - 1) + " words were translated"}));
+    }
+    const unknownCount = sourceWords.filter((_, j) => unknown && unknown[j]).length;
+    if (unknownCount) {
+      badges.appendChild(element("span", {className: "badge unknown",
+        text: unknownCount + " source word" + (unknownCount > 1 ? "s" : "") + " outside the vocabulary (<unk>)"}));
+    }
+    if (forced) {
+      badges.appendChild(element("span", {className: "badge forced",
+        text: "the first " + forced + " word" + (forced > 1 ? "s were" : " was") + " chosen by you"}));
+    }
+    if (badges.childNodes.length) view.appendChild(badges);
+
+    if (!targetWords.length) {
+      view.appendChild(element("p", {className: "translation empty", text: "(no words to translate)"}));
+      return;
+    }
+    const translation = element("p", {className: "translation"}, [
+      element("span", {className: "translation-text", text: prediction.translation}),
+      element("span", {className: "score", text: "score " + formatScore(prediction.score),
+        title: "the beam search score of this translation (log p(y | x), length-normalised as the settings say)"}),
+    ]);
+    view.appendChild(translation);
+
+    // Tokens of both sides: hovering one highlights the words it is aligned with.
+    const sourceLine = element("div", {className: "tokens source-tokens"},
+      [element("span", {className: "side", text: "source"})]);
+    const targetLine = element("div", {className: "tokens target-tokens"},
+      [element("span", {className: "side", text: "target"})]);
+    const sourceChips = sourceWords.map((word, j) => element("span", {
+      className: "token" + (unknown && unknown[j] ? " unknown" : "") + (word === EOS ? " eos" : ""),
+      text: word, title: unknown && unknown[j] ? "not in the source vocabulary: read as <unk>" : undefined,
+      attributes: {"data-side": "source", "data-index": j},
+    }));
+    const targetChips = targetWords.map((word, i) => element(hasPrefixSignature ? "button" : "span", {
+      className: "token" + (word === UNK ? " unknown" : "") + (word === EOS ? " eos" : "") +
+        (i < (forced || 0) ? " forced" : "") + (hasPrefixSignature ? " choosable" : ""),
+      text: word, title: word === UNK ? "an unknown word: the model's <unk>" : undefined,
+      attributes: Object.assign({"data-side": "target", "data-index": i}, hasPrefixSignature ? {type: "button"} : {}),
+    }));
+    sourceChips.forEach((chip) => sourceLine.appendChild(chip));
+    targetChips.forEach((chip) => targetLine.appendChild(chip));
+    view.appendChild(sourceLine);
+    view.appendChild(targetLine);
+
+    if (prediction.nbest_translations) {
+      const list = element("ol", {className: "nbest"});
+      prediction.nbest_translations.forEach((candidate, index) => {
+        list.appendChild(element("li", {className: index === 0 ? "best" : ""}, [
+          element("span", {className: "nbest-text", text: candidate}),
+          element("span", {className: "score", text: formatScore(prediction.nbest_scores[index])}),
+        ]));
+      });
+      view.appendChild(element("details", {className: "nbest-box"}, [
+        element("summary", {text: prediction.nbest_translations.length + " best translations"}), list]));
+      view.lastChild.open = true;
+    }
+
+    const table = heatmap(sourceWords, targetWords, alignment, unknown, forced);
+    view.appendChild(element("div", {className: "heatmap-box"}, [table]));
+
+    const highlight = (side, index, on) => {
+      const rowHeads = table.querySelectorAll("tbody th");
+      const columnHeads = table.querySelectorAll("thead th.source-word");
+      const mark = (node, weight, aligned) => {
+        node.classList.toggle("aligned", on && aligned);
+        node.style.setProperty("--weight", on ? weight.toFixed(3) : "0");
+      };
+      if (side === "target") {
+        const row = alignment[index];
+        const best = largestIndex(row);
+        sourceChips.forEach((chip, j) => mark(chip, row[j], row[j] >= ALIGNED || j === best));
+        columnHeads.forEach((head, j) => mark(head, row[j], row[j] >= ALIGNED || j === best));
+        targetChips[index].classList.toggle("active", on);
+        rowHeads[index].classList.toggle("active", on);
+      } else {
+        const column = alignment.map((row) => row[index]);
+        const best = largestIndex(column);
+        targetChips.forEach((chip, i) => mark(chip, column[i], column[i] >= ALIGNED || i === best));
+        rowHeads.forEach((head, i) => mark(head, column[i], column[i] >= ALIGNED || i === best));
+        sourceChips[index].classList.toggle("active", on);
+        columnHeads[index].classList.toggle("active", on);
+      }
+    };
+    view.addEventListener("mouseover", (event) => {
+      const word = event.target.closest("[data-side]");
+      if (word) highlight(word.dataset.side, Number(word.dataset.index), true);
+    });
+    view.addEventListener("mouseout", (event) => {
+      const word = event.target.closest("[data-side]");
+      if (word) highlight(word.dataset.side, Number(word.dataset.index), false);
+    });
+    if (hasPrefixSignature) {
+      view.addEventListener("click", (event) => {
+        const word = event.target.closest('[data-side="target"]');
+        if (word) chooseWord(section, text, unknown, targetWords, Number(word.dataset.index), word);
+      });
+    }
+  }
+
+  // The attention matrix as a table: a row per target word, a column per source word (both with </s>),
+  // each cell shaded by α_ij, its value in the title.
+  function heatmap(sourceWords, targetWords, alignment, unknown, forced) {
+    const head = element("tr", {}, [element("th", {className: "corner", text: "α"})]);
+    sourceWords.forEach((word, j) => head.appendChild(element("th", {
+      className: "source-word" + (unknown && unknown[j] ? " unknown" : ""), text: word,
+      attributes: {"data-side": "source", "data-index": j, scope: "col"},
+    })));
+    const body = element("tbody");
+    targetWords.forEach((word, i) => {
+      const row = element("tr", {}, [element("th", {
+        className: "target-word" + (word === UNK ? " unknown" : "") + (i < (forced || 0) ? " forced" : "") +
+          (hasPrefixSignature ? " choosable" : ""),
+        text: word, attributes: {"data-side": "target", "data-index": i, scope: "row"},
+      })]);
+      sourceWords.forEach((sourceWord, j) => {
+        const weight = alignment[i][j];
+        const cell = element("td", {
+          title: word + " ← " + sourceWord + ": α = " + weight.toFixed(3),
+          attributes: {"data-alpha": weight},
+        });
+        cell.style.setProperty("--alpha", weight.toFixed(4));
+        if (weight >= 0.5) cell.classList.add("strong");
+        row.appendChild(cell);
+      });
+      body.appendChild(row);
+    });
+    return element("table", {className: "heatmap", attributes: {"aria-label": "attention weights: rows are target words, columns source words"}},
+      [element("thead", {}, [head]), body]);
+  }
+
+  // ---- Interactive translation (the translate_prefix signature) ----
+
+  function closeMenu() {
+    if (openMenu) openMenu.remove();
+    openMenu = null;
+  }
+
+  document.addEventListener("keydown", (event) => { if (event.key === "Escape") closeMenu(); });
+  document.addEventListener("click", (event) => {
+    if (openMenu && !openMenu.contains(event.target) && !event.target.closest('[data-side="target"]')) closeMenu();
+  });
+
+  // Asks the server which words could stand at position `index` after the words before it.
+  async function chooseWord(section, text, unknown, targetWords, index, anchor) {
+    closeMenu();
+    const prefix = targetWords.slice(0, index);
+    const menu = element("div", {className: "alternatives", attributes: {role: "menu"}});
+    menu.appendChild(element("div", {className: "alternatives-title",
+      text: index ? "After “" + prefix.join(" ") + "”:" : "First word:"}));
+    menu.appendChild(element("div", {className: "alternatives-loading", text: "asking the model…"}));
+    const box = anchor.getBoundingClientRect();
+    menu.style.left = (box.left + window.scrollX) + "px";
+    menu.style.top = (box.bottom + window.scrollY + 4) + "px";
+    openMenu = menu;
+    document.body.appendChild(menu);
+    let prediction;
+    try {
+      [prediction] = await predict("translate_prefix", [{text: text, prefix: prefix.join(" ")}]);
+    } catch (error) {
+      menu.lastChild.textContent = error.message;
+      menu.lastChild.className = "error";
+      return;
+    }
+    if (openMenu !== menu) return;
+    menu.lastChild.remove();
+    const choices = prediction.alternatives.map((word, k) => [word, prediction.alternative_scores[k]])
+      .filter(([word]) => word !== "" && !SPECIAL_TOKENS.has(word));
+    if (!choices.length) menu.appendChild(element("div", {text: "no other word"}));
+    for (const [word, score] of choices) {
+      const option = element("button", {className: "alternative" + (word === targetWords[index] ? " current" : ""),
+        attributes: {type: "button", role: "menuitem"}},
+        [element("span", {className: "alternative-word", text: word}),
+         element("span", {className: "score", text: formatScore(score)})]);
+      option.addEventListener("click", (event) => {
+        event.stopPropagation();
+        closeMenu();
+        forcePrefix(section, text, unknown, prefix.concat([word]));
+      });
+      menu.appendChild(option);
+    }
+  }
+
+  // Translates `text` again with `prefix` (words) forced, and shows the result in place.
+  async function forcePrefix(section, text, unknown, prefix) {
+    showStatus("Translating with “" + prefix.join(" ") + "” forced…");
+    try {
+      const [prediction] = await predict("translate_prefix", [{text: text, prefix: prefix.join(" ")}]);
+      renderSentence(section, text, prediction, unknown, prefix.length);
+      showStatus("");
+    } catch (error) {
+      showStatus(error.message, true);
+    }
+  }
+
+  // ---- Translating the text area ----
+
+  // Which source tokens are outside the source vocabulary (POST page/unknown_words); null if unknown.
+  async function unknownWords(predictions) {
+    try {
+      const answer = await call("page/unknown_words",
+        {tokens: predictions.map((prediction) => words(prediction.source_tokens))});
+      return answer.unknown;
+    } catch (error) {
+      return predictions.map(() => null);
+    }
+  }
+
+  async function translate() {
+    closeMenu();
+    const lines = page.input.value.split("\n").map((line) => line.trim()).filter((line) => line);
+    if (!lines.length) {
+      showStatus("Type a sentence to translate.", true);
+      return;
+    }
+    page.button.disabled = true;
+    showStatus("Translating " + lines.length + " sentence" + (lines.length > 1 ? "s" : "") + "…");
+    const started = performance.now();
+    try {
+      const predictions = await predict("translate", lines.map((line) => ({text: line})));
+      const unknown = await unknownWords(predictions);
+      page.results.textContent = "";
+      predictions.forEach((prediction, index) => {
+        const section = element("section", {className: "sentence"});
+        page.results.appendChild(section);
+        renderSentence(section, lines[index], prediction, unknown[index], 0);
+      });
+      showStatus("Translated " + lines.length + " sentence" + (lines.length > 1 ? "s" : "") + " in " +
+        ((performance.now() - started) / 1000).toFixed(2) + " s.");
+    } catch (error) {
+      showStatus(error.message, true);
+    } finally {
+      page.button.disabled = false;
+    }
+  }
+
+  document.getElementById("form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    translate();
+  });
+  page.input.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      translate();
+    }
+  });
+  showModel().catch((error) => showStatus(error.message, true));
+})();

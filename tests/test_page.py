@@ -1,0 +1,242 @@
+"""The translation page of the local server (`serving/page.py`, `serving/static/`), in a real browser:
+headless Chromium driven by Selenium against `LocalServer` serving the tiny export."""
+
+import json
+import os
+import re
+import shutil
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import numpy as np
+import pytest
+
+from serving.local_server import LocalServer
+from serving.page import STATIC_DIR
+from serving.rest_app import RestApp
+from serving.servable import Servable
+from helpers.serving_test_utils import SEARCH_OPTIONS, exported_model
+
+MODEL_NAME = "rnnsearch"
+MAX_REQUEST_BYTES = 64 << 10  # the server's limit in these tests
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--window-size=1200,1000")
+SENTENCES = ["the cat sees the big dog .", "the zyzzyva sees a cat, the dog sees a house."]  # lower case: the vocabulary's
+HOSTILE = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>"]
+WAIT = 30  # seconds any page state may take to appear
+
+
+@pytest.fixture(scope="module")
+def servable(tmp_path_factory):
+    _, export_dir, _ = exported_model(tmp_path_factory)
+    servable = Servable(str(export_dir), MODEL_NAME)
+    yield servable
+    servable.close()
+
+
+@pytest.fixture(scope="module")
+def server(servable):
+    running = LocalServer(servable, rest_api_port=0, max_request_bytes=MAX_REQUEST_BYTES).start()
+    running.url = f"http://127.0.0.1:{running.rest_api_port}/"
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    missing = [package for package, path in (("chromium", CHROMIUM), ("chromium-driver", CHROMEDRIVER))
+               if not os.access(path, os.X_OK)]
+    if missing:
+        pytest.skip(f"no browser: the Debian package(s) {' and '.join(missing)} are not installed "
+                    f"(apt-get install -y chromium chromium-driver; .ci/run does it when it runs as root)")
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed: pip install -e '.[test]'")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in CHROMIUM_FLAGS + (f"--user-data-dir={tmp_path_factory.mktemp('chromium_profile')}",):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
+    yield driver
+    driver.quit()
+
+
+def _wait(driver, condition, message):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, WAIT).until(lambda _: condition(), message)
+
+
+def _open_and_translate(driver, server, lines, typed=True):
+    """Opens the page, enters `lines` (typed, or set at once when long) and translates them."""
+    from selenium.webdriver.common.by import By
+
+    driver.get(server.url)
+    _wait(driver, lambda: "version" in driver.find_element(By.ID, "model").text, "the model's version never showed")
+    if typed:
+        driver.find_element(By.ID, "input").send_keys("\n".join(lines))
+    else:
+        driver.execute_script("document.getElementById('input').value = arguments[0]", "\n".join(lines))
+    driver.find_element(By.ID, "translate").click()
+    _wait(driver, lambda: driver.find_element(By.ID, "status").text.startswith(("Translated", "The server")),
+          "no translation and no error")
+    return driver.find_elements(By.CSS_SELECTOR, "section.sentence")
+
+
+def _cells(section):
+    from selenium.webdriver.common.by import By
+
+    return section.find_elements(By.CSS_SELECTOR, "table.heatmap tbody tr")
+
+
+def _target_words(section):
+    from selenium.webdriver.common.by import By
+
+    return [chip.text for chip in section.find_elements(By.CSS_SELECTOR, ".target-tokens .token")]
+
+
+def test_two_sentences_with_heatmap_nbest_unknown_words_and_settings(browser, server, servable, tmp_path):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    sections = _open_and_translate(browser, server, SENTENCES)
+    expected = servable.predict("translate", {"text": np.array([s.encode() for s in SENTENCES], object)})
+    assert len(sections) == 2
+    for index, section in enumerate(sections):
+        translation = section.find_element(By.CSS_SELECTOR, ".translation-text").text
+        assert translation == expected["translation"][index].decode("utf-8")
+        score = section.find_element(By.CSS_SELECTOR, ".translation .score").text
+        assert score == f"score {expected['score'][index]:.3f}"
+        source = [chip.text for chip in section.find_elements(By.CSS_SELECTOR, ".source-tokens .token")]
+        target = _target_words(section)
+        assert source == [t.decode() for t in expected["source_tokens"][index] if t] and source[-1] == "</s>"
+        assert target == [t.decode() for t in expected["tokens"][index] if t] and target[-1] == "</s>"
+        rows = _cells(section)
+        assert len(rows) == len(target)  # target words + 1 (</s>)
+        for row in rows:
+            alphas = [float(cell.get_attribute("data-alpha")) for cell in row.find_elements(By.TAG_NAME, "td")]
+            assert len(alphas) == len(source)  # source words + 1 (</s>)
+            assert sum(alphas) == pytest.approx(1.0, abs=1e-4)  # RNNsearch: a softmax over the source
+        first_cell = rows[0].find_element(By.TAG_NAME, "td")
+        assert re.fullmatch(rf"{re.escape(target[0])} ← {re.escape(source[0])}: α = \d\.\d{{3}}",
+                            first_cell.get_attribute("title"))
+        nbest = section.find_elements(By.CSS_SELECTOR, ".nbest li")
+        assert len(nbest) == SEARCH_OPTIONS["num_hypotheses"]
+        assert nbest[0].find_element(By.CSS_SELECTOR, ".nbest-text").text == translation
+    unknown = [chip.text for chip in sections[1].find_elements(By.CSS_SELECTOR, ".source-tokens .token.unknown")]
+    assert unknown == ["zyzzyva"]
+    assert "outside the vocabulary" in sections[1].find_element(By.CSS_SELECTOR, ".badge.unknown").text
+    settings = {setting.get_attribute("title"): setting.find_elements(By.TAG_NAME, "span")[1].text
+                for setting in browser.find_elements(By.CSS_SELECTOR, "#settings .setting")}
+    assert {name: settings.get(name) for name in ("beam_size", "num_hypotheses", "forbid_unk")} == {
+        "beam_size": "3", "num_hypotheses": "2", "forbid_unk": "true"}
+
+    # Hovering a target word highlights the source words it attends to (the largest α at least).
+    first = sections[0]
+    alignment = expected["alignment"][0]
+    ActionChains(browser).move_to_element(first.find_elements(By.CSS_SELECTOR, ".target-tokens .token")[0]).perform()
+    aligned = [int(chip.get_attribute("data-index"))
+               for chip in first.find_elements(By.CSS_SELECTOR, ".source-tokens .token.aligned")]
+    assert int(np.argmax(alignment[0])) in aligned
+    assert all(alignment[0][j] >= 0.2 or j == np.argmax(alignment[0]) for j in aligned)
+    browser.save_screenshot(str(tmp_path / "page.png"))
+    assert (tmp_path / "page.png").stat().st_size > 10_000
+
+
+def test_choosing_an_alternative_forces_the_prefix(browser, server, servable, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    if "translate_prefix" not in servable.signature_defs:
+        section = _open_and_translate(browser, server, SENTENCES[:1])[0]
+        assert not section.find_elements(By.CSS_SELECTOR, ".choosable")
+        assert not browser.find_element(By.ID, "prefix-hint").is_displayed()
+        pytest.skip("interactive translation not tested: the export has no translate_prefix signature "
+                    "(the page hides the feature, as checked)")
+    section = _open_and_translate(browser, server, SENTENCES[:1])[0]
+    before = _target_words(section)
+    position = min(1, len(before) - 1)
+    section.find_elements(By.CSS_SELECTOR, ".target-tokens .token")[position].click()
+    options = _wait(browser, lambda: browser.find_elements(By.CSS_SELECTOR, ".alternatives .alternative"),
+                    "no alternatives appeared")
+    others = [option for option in options
+              if option.find_element(By.CSS_SELECTOR, ".alternative-word").text != before[position]]
+    chosen = (others or options)[0]
+    word = chosen.find_element(By.CSS_SELECTOR, ".alternative-word").text
+    chosen.click()
+    _wait(browser, lambda: browser.find_elements(By.CSS_SELECTOR, "section.sentence .badge.forced"),
+          "the sentence was not translated again")
+    section = browser.find_element(By.CSS_SELECTOR, "section.sentence")
+    after = _target_words(section)
+    assert after[: position + 1] == before[:position] + [word], (before, word, after)
+    rows = _cells(section)
+    assert len(rows) == len(after)
+    browser.save_screenshot(str(tmp_path / "page_prefix.png"))
+
+
+def test_hostile_input_is_shown_literally_and_runs_nothing(browser, server):
+    from selenium.common.exceptions import NoAlertPresentException
+    from selenium.webdriver.common.by import By
+
+    sections = _open_and_translate(browser, server, HOSTILE)
+    assert [section.find_element(By.CSS_SELECTOR, "h2").text for section in sections] == HOSTILE
+    with pytest.raises(NoAlertPresentException):
+        browser.switch_to.alert.text
+    assert browser.execute_script("return document.querySelectorAll('img, iframe, object, embed').length") == 0
+    scripts = browser.execute_script("return [...document.scripts].map((script) => script.src)")
+    assert scripts == [server.url + "static/page.js"]
+
+
+def test_every_request_goes_to_the_server_only(browser, server):
+    browser.get_log("performance")  # drops what the browser loaded before (its own new-tab page)
+    _open_and_translate(browser, server, SENTENCES[:1])
+    origin = server.url.rstrip("/")
+    entries = browser.execute_script(
+        "return performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))"
+        ".map((entry) => entry.name)")
+    requested = [json.loads(entry["message"])["message"] for entry in browser.get_log("performance")]
+    requested = [message["params"]["request"]["url"] for message in requested
+                 if message["method"] == "Network.requestWillBeSent"]
+    assert len(entries) >= 4 and len(requested) >= 4  # the page, its script and style, the API calls
+    for url in entries + requested:
+        if not url.startswith("data:"):  # the empty favicon, written into the page
+            parts = urllib.parse.urlsplit(url)
+            assert f"{parts.scheme}://{parts.netloc}" == origin, url
+
+
+def test_server_errors_are_shown_in_the_page(browser, server):
+    from selenium.webdriver.common.by import By
+
+    _open_and_translate(browser, server, ["cat"] * 1001, typed=False)  # more than the export's maximum batch (1000)
+    status = browser.find_element(By.ID, "status")
+    assert "error" in status.get_attribute("class")
+    assert status.text == "The server answered 400 Bad Request: a request holds at most 1000 sentences; split the batch"
+    _open_and_translate(browser, server, ["cat " * (MAX_REQUEST_BYTES // 4)], typed=False)  # waitress refuses the body
+    assert "The server answered 413" in browser.find_element(By.ID, "status").text
+
+
+def test_page_files_headers_and_the_model_name(servable, server):
+    class Named:
+        model_name = 'x"><script>alert(1)</script>'
+
+    answers = []
+    body = b"".join(RestApp(Named())({"PATH_INFO": "/", "REQUEST_METHOD": "GET"},
+                                     lambda status, headers: answers.append((status, dict(headers)))))
+    status, headers = answers[0]
+    assert status == "200 OK" and headers["Content-Type"].startswith("text/html")
+    assert "script-src 'self'" in headers["Content-Security-Policy"]
+    assert b'content="x&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"' in body and b"{{" not in body
+    for name in re.findall(rb'(?:src|href)="(static/[^"]+)"', body):
+        assert os.path.exists(os.path.join(STATIC_DIR, os.path.basename(name.decode())))
+    assert server.host == "127.0.0.1"
+    with urllib.request.urlopen(server.url + "static/page.js", timeout=WAIT) as response:
+        assert response.headers["Content-Type"].startswith("text/javascript")
+    request = urllib.request.Request(server.url + "page/unknown_words",
+                                     data=json.dumps({"tokens": [["the", "zyzzyva", "</s>"], []]}).encode())
+    with urllib.request.urlopen(request, timeout=WAIT) as response:
+        assert json.load(response) == {"unknown": [[False, True, False], []]}
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(urllib.request.Request(server.url + "page/unknown_words", data=b"[1]"), timeout=WAIT)
+    assert refused.value.code == 400
