@@ -3,7 +3,7 @@
 # 2 idle CPU cores, 8 of them training): installs into .venv, builds Multi30k En->Fr, trains
 # configs/quickstart.flags, exports a SavedModel (the newest 3 versions are kept), serves it with the
 # local TF-Serving-compatible server, translates sentences over gRPC, prints their attention alignments
-# and the test BLEU.
+# and the test BLEU, and says how to serve the translation page.
 #
 # Settings (environment): RNNSEARCH_DATA (corpora; default ../shared/data beside the checkout),
 # QUICKSTART_DIR (outputs; default work_dirs), QUICKSTART_TRAIN_STEPS (default: the flagfile's),
@@ -103,3 +103,5 @@ COMPARE
 echo
 echo "Done. Report: $MODEL_DIR/eval_test2016/report.md"
 echo "TensorBoard: .venv/bin/tensorboard --logdir $MODEL_DIR"
+echo "Translation page: .venv/bin/rnnsearch serve --model_base_path=$EXPORT_DIR --rest_api_port=8501"
+echo "                  then open http://127.0.0.1:8501/ (translations, n-best lists, attention heatmaps)"

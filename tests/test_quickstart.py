@@ -29,3 +29,4 @@ def test_quickstart_runs_every_stage(data_root, tmp_path):
     assert "quickstart: BLEU" in result.stdout and (model / "eval_test2016" / "report.md").exists()
     assert "this run: test_2016 BLEU" in result.stdout and "README row:" in result.stdout
     assert "tensorboard --logdir" in result.stdout
+    assert "rnnsearch serve" in result.stdout and "http://127.0.0.1:8501/" in result.stdout  # the page
