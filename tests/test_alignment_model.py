@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from layer_test_case import run_layer_test
+from helpers.layer_test_case import run_layer_test
 from rnnsearch_tf.layers import AlignmentModel
 
 

@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 import tensorflow as tf
-from search_test_models import (
+from helpers.search_test_models import (
     GREEDY_IS_NOT_BEST,
     UNIFORM,
     BigramModel,
@@ -287,7 +287,7 @@ def test_int_maximum_length_needs_a_state_to_read_the_batch_size():
 @pytest.mark.parametrize("model_class", ["RNNSearch", "RNNEncDec"])
 def test_fixed_state_gives_the_same_hypotheses(model_class):
     import rnnsearch_tf
-    from model_test_utils import padded_batch, randomize_weights, small_config
+    from helpers.model_test_utils import padded_batch, randomize_weights, small_config
     from rnnsearch_tf.search.greedy_search import GreedySearch
 
     model = getattr(rnnsearch_tf, model_class)(small_config())
@@ -309,7 +309,7 @@ def test_fixed_state_gives_the_same_hypotheses(model_class):
 @pytest.mark.parametrize("model_class", ["RNNSearch", "RNNEncDec"])
 def test_dropping_finished_sentences_changes_no_hypothesis(model_class):
     import rnnsearch_tf
-    from model_test_utils import padded_batch, randomize_weights, small_config
+    from helpers.model_test_utils import padded_batch, randomize_weights, small_config
 
     model = getattr(rnnsearch_tf, model_class)(small_config())
     randomize_weights(model, seed=8)

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import numpy_reference
-from layer_test_case import run_layer_test
+from helpers import numpy_reference
+from helpers.layer_test_case import run_layer_test
 from rnnsearch_tf.layers import BidirectionalEncoder
 
 

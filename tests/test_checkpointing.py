@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from model_test_utils import randomize_weights, small_config
+from helpers.model_test_utils import randomize_weights, small_config
 from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.models.rnn_search import RNNSearch
 from rnnsearch_tf.training.checkpointing import Checkpointing

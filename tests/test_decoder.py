@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from layer_test_case import run_layer_test
+from helpers.layer_test_case import run_layer_test
 from rnnsearch_tf.layers import Decoder
 
 CONFIG = {"vocab_size": 11, "embedding_dim": 4, "units": 3, "maxout_dim": 2}

@@ -8,14 +8,14 @@ import pytest
 import tensorflow as tf
 
 from conftest import REPO_ROOT
-from model_test_utils import padded_batch, randomize_weights, small_config
+from helpers.model_test_utils import padded_batch, randomize_weights, small_config
 from rnnsearch_tf import RNNEncDec, RNNSearch
 from rnnsearch_tf.training.checkpoint_averaging import average_checkpoints, checkpoints_to_average
 from rnnsearch_tf.models.ensemble import Ensemble
 from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.inference.translator import Translator
 from serving import export
-from serving_test_utils import SEARCH_OPTIONS, SENTENCES, write_model_dir
+from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES, write_model_dir
 
 
 def log_softmax(x):

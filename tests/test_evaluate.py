@@ -11,7 +11,7 @@ import sacrebleu
 from conftest import REPO_ROOT
 from rnnsearch_tf.evaluation.evaluator import Evaluator
 from rnnsearch_tf.inference.search_config import SearchConfig
-from serving_test_utils import write_model_dir
+from helpers.serving_test_utils import write_model_dir
 
 # Source words of serving_test_utils: lower case only ("The" is outside the shortlist).
 SOURCES = [

@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 
 from rnnsearch_tf.utils.exports import newest_version, read_settings
-from serving_test_utils import SEARCH_OPTIONS, exported_model
+from helpers.serving_test_utils import SEARCH_OPTIONS, exported_model
 
 
 def test_the_newest_version_is_the_largest_integer_folder_with_a_saved_model(tmp_path):

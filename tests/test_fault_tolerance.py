@@ -18,7 +18,7 @@ from rnnsearch_tf import ModelConfig
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.training.trainer import Trainer
 from rnnsearch_tf.training.training_config import TrainingConfig
-from toy_translation import build_toy_data
+from helpers.toy_translation import build_toy_data
 
 TINY_MODEL = dict(embedding_dim=16, hidden_dim=24, maxout_dim=12, alignment_dim=24)
 needs_strace = pytest.mark.skipif(shutil.which("strace") is None, reason="strace injects the faults")

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from model_test_utils import small_config
+from helpers.model_test_utils import small_config
 from rnnsearch_tf import RNNSearch
 from rnnsearch_tf.layers.initializers import Blockwise, initializer
 

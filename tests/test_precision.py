@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from model_test_utils import padded_batch, randomize_weights, small_config
+from helpers.model_test_utils import padded_batch, randomize_weights, small_config
 from rnnsearch_tf.models.rnn_enc_dec import RNNEncDec
 from rnnsearch_tf.models.rnn_search import RNNSearch
 from rnnsearch_tf.search.beam_search import BeamSearch

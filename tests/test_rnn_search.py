@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import numpy_reference
-from model_test_utils import pad, padded_batch, randomize_weights, small_config
+from helpers import numpy_reference
+from helpers.model_test_utils import pad, padded_batch, randomize_weights, small_config
 from rnnsearch_tf import ModelConfig, RNNSearch
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import tensorflow as tf
-from search_test_models import (
+from helpers.search_test_models import (
     GREEDY_IS_NOT_BEST,
     BigramModel,
     HashModel,

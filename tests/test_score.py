@@ -15,7 +15,7 @@ from data_pipeline import constants
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.inference.output_formats import nbest_line, parse_nbest_line
-from serving_test_utils import SENTENCES, write_model_dir
+from helpers.serving_test_utils import SENTENCES, write_model_dir
 
 TARGETS = ["le chat voit le grand chien.", "une petite maison verte ?", "", "la zyzzyva voit un chat, le chien voit"]
 

@@ -18,7 +18,7 @@ from serving.grpc_client import GrpcClient
 from serving.local_server import LocalServer
 from serving.rest_client import RestClient
 from serving.servable import WARMUP_FILE, Servable
-from serving_test_utils import SOURCE_WORDS, exported_model
+from helpers.serving_test_utils import SOURCE_WORDS, exported_model
 
 # 64 different sentences of the tiny model's source words, of 1 to 6 words.
 SENTENCES = [" ".join(words) for words in itertools.islice(

@@ -13,7 +13,7 @@ from tensorflow.core.protobuf import saved_model_pb2
 
 from rnnsearch_tf.inference.translator import Translator
 from serving import export
-from serving_test_utils import BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, exported_model
+from helpers.serving_test_utils import BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, exported_model
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIGNATURES = ("serving_default", "translate", "translate_ids", "score", "settings")

@@ -8,7 +8,7 @@ from tensorboard.backend.event_processing import event_accumulator
 from data_pipeline.constants import RESERVED_TOKENS
 from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.training.summaries import TrainingSummaries, markdown_table
-from serving_test_utils import write_model_dir
+from helpers.serving_test_utils import write_model_dir
 
 VALIDATION = dict(
     nll_per_sentence=41.5,

@@ -18,7 +18,7 @@ from rnnsearch_tf import TrainingDivergedError
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.training.trainer import Trainer
 from rnnsearch_tf.training.training_config import TrainingConfig
-from toy_translation import build_toy_data
+from helpers.toy_translation import build_toy_data
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 TINY_MODEL = dict(embedding_dim=24, hidden_dim=48, maxout_dim=24, alignment_dim=48)

@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 from absl import flags
 
-from model_test_utils import padded_batch, randomize_weights, small_config
+from helpers.model_test_utils import padded_batch, randomize_weights, small_config
 from rnnsearch_tf import ModelConfig, RNNEncDec, RNNSearch
 from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags, field_helps
 from rnnsearch_tf.training.learning_rate_schedule import LearningRateSchedule

@@ -13,7 +13,7 @@ from conftest import REPO_ROOT
 from rnnsearch_tf.inference import output_formats
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.unk_replacer import UnkReplacer
-from serving_test_utils import BAD_SENTENCES, SEARCH_OPTIONS, SENTENCES, exported_model, write_model_dir
+from helpers.serving_test_utils import BAD_SENTENCES, SEARCH_OPTIONS, SENTENCES, exported_model, write_model_dir
 
 LONG_LINE = " ".join(["cat"] * 30)  # more than SEARCH_OPTIONS["maximum_source_length"] = 12 tokens
 INPUT = SENTENCES + ["", LONG_LINE, " \t  "] + BAD_SENTENCES[2:4]  # one sentence per line
