@@ -13,7 +13,7 @@ _LINES_NAMED = 5  # first line numbers of each repair kept for the metadata
 
 
 @contextlib.contextmanager
-def _open_binary(path):
+def open_binary(path):
     """A plain or gzip file (told by its first bytes, whatever its name) whose read errors name it."""
     with open(path, "rb") as probe:
         compressed = probe.read(2) == _GZIP_MAGIC
@@ -27,7 +27,7 @@ def _open_binary(path):
 def count_lines(path):
     """Number of lines in a plain or gzip text file (a last line without newline counts)."""
     lines, last = 0, b"\n"
-    with _open_binary(path) as opened:
+    with open_binary(path) as opened:
         for chunk in iter(lambda: opened.read(1 << 20), b""):
             lines += chunk.count(b"\n")
             last = chunk[-1:]
@@ -98,12 +98,12 @@ class PairReader:
     def _raw_pairs(self):
         """(source bytes, target bytes) per line, without the line break."""
         if len(self.paths) == 2:
-            with _open_binary(self.paths[0]) as sources, _open_binary(self.paths[1]) as targets:
+            with open_binary(self.paths[0]) as sources, open_binary(self.paths[1]) as targets:
                 for source, target in itertools.zip_longest(sources, targets, fillvalue=b""):
                     yield source.rstrip(b"\r\n"), target.rstrip(b"\r\n")
             return
         source_column, target_column = self.part.tsv_columns
-        with _open_binary(self.paths[0]) as lines:
+        with open_binary(self.paths[0]) as lines:
             for number, line in enumerate(lines, start=1):
                 columns = line.rstrip(b"\r\n").split(b"\t")
                 if len(columns) <= max(source_column, target_column):

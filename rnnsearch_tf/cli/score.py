@@ -12,16 +12,28 @@ each hypothesis of line i is scored against source line i; the feature `log_prob
 total becomes `total + weight * X`; each list is sorted again by the new total. Output is the rescored
 n-best list; `--best_output` also gets the new 1-best translation of every source line (an empty line
 where the list has no entry).
+
+Phrase-table scoring (`--phrase_table`, Cho et al. 2014, Section 4.1): a Moses phrase table (plain or gzip)
+is written to `--output` (gzip if it ends in `.gz`) with log p(target | source) and its value per target
+token (`</s>` included) appended to each pair's scores, everything else unchanged
+(`inference.phrase_table.PhraseTableScorer`), `--lines_per_chunk` lines at a time. A line of fewer than
+three fields is named on stderr with its number and, by default (`--on_bad_line=pass`), written unchanged,
+so that the output keeps every line of the input and hours of scoring are not lost to one line;
+`--on_bad_line=stop` ends the run there instead.
+
+    rnnsearch score --model_dir=models/rnnencdec50 --phrase_table=phrase-table.gz --output=phrase-table.rnn.gz
 """
 
 import collections
 import json
+import sys
 
 from absl import app, flags
 
 from rnnsearch_tf.cli import search_flags
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.output_formats import nbest_line, parse_nbest_line
+from rnnsearch_tf.inference.phrase_table import LINES_PER_CHUNK, ON_BAD_LINE, PhraseTableScorer
 from data_pipeline.progress_line import ProgressLine
 from rnnsearch_tf.utils.text_files import open_output, read_lines
 
@@ -29,13 +41,24 @@ _MODEL_DIR = flags.DEFINE_string(
     "model_dir", None, "Model directory written by training; several joined by + decode as an ensemble."
 )
 _SAVED_MODEL = flags.DEFINE_string("saved_model", None, "Instead of --model_dir: an export of serving/export.py.")
-_SOURCE = flags.DEFINE_string("source", None, "Source sentences, one per line.", required=True)
+_SOURCE = flags.DEFINE_string("source", None, "Source sentences, one per line (with --target or --nbest).")
 _TARGET = flags.DEFINE_string("target", None, "Target sentences, line-aligned with --source.")
 _NBEST = flags.DEFINE_string("nbest", None, "Instead of --target: a Moses n-best list to rescore.")
 _OUTPUT = flags.DEFINE_string("output", "-", 'Scores or the rescored n-best list ("-": stdout).')
 _OUTPUT_FORMAT = flags.DEFINE_enum("output_format", "sentence", ["sentence", "json"], "Format of pair scores.")
 _WEIGHT = flags.DEFINE_float("weight", 1.0, "Weight of log_prob added to an n-best total.")
 _BEST_OUTPUT = flags.DEFINE_string("best_output", None, "With --nbest: file of the new 1-best translations.")
+_PHRASE_TABLE = flags.DEFINE_string("phrase_table", None, "Instead of --source: a Moses phrase table to score.")
+_ON_BAD_LINE = flags.DEFINE_enum(
+    "on_bad_line", "pass", list(ON_BAD_LINE), "A phrase-table line of fewer than 3 fields: written unscored "
+    "(pass) or the run stops (stop); named on stderr either way.",
+)
+_LINES_PER_CHUNK = flags.DEFINE_integer(
+    "lines_per_chunk", LINES_PER_CHUNK, "Phrase-table lines read, scored and written at a time.", lower_bound=1
+)
+_PHRASE_TABLE_PROBABILITIES = flags.DEFINE_boolean(
+    "phrase_table_probabilities", False, "Append exp of the scores (Moses takes the log of phrase-table scores).",
+)
 _PROGRESS = flags.DEFINE_boolean("progress", True, "Draw a progress bar on stderr.")
 
 
@@ -61,12 +84,30 @@ def _rescore(scorer, sources, nbest_lines, output_path, best_path):
                 output.write((lists[index][0][1] if lists[index] else "") + "\n")
 
 
+def _score_phrase_table(scorer):
+    if _PHRASE_TABLE.value == _OUTPUT.value:
+        raise app.UsageError("--output must not be the --phrase_table it is read from")
+    progress = ProgressLine("scored", unit="lines") if _PROGRESS.value else None
+    counts = PhraseTableScorer(
+        scorer, _LINES_PER_CHUNK.value, _ON_BAD_LINE.value, _PHRASE_TABLE_PROBABILITIES.value
+    ).score_file(_PHRASE_TABLE.value, _OUTPUT.value, progress)
+    if progress is not None:
+        progress(counts["lines"], final=True)
+    print(f"{counts['scored']} phrase pairs scored, {counts['bad_lines']} bad lines written unscored",
+          file=sys.stderr)
+
+
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     if (_MODEL_DIR.value is None) == (_SAVED_MODEL.value is None):
         raise app.UsageError("give exactly one of --model_dir and --saved_model")
-    if (_TARGET.value is None) == (_NBEST.value is None):
+    if _PHRASE_TABLE.value is not None:
+        if _SOURCE.value or _TARGET.value or _NBEST.value:
+            raise app.UsageError("--phrase_table takes no --source, --target or --nbest")
+    elif _SOURCE.value is None:
+        raise app.UsageError("give --source (with --target or --nbest) or --phrase_table")
+    elif (_TARGET.value is None) == (_NBEST.value is None):
         raise app.UsageError("give exactly one of --target (scoring) and --nbest (rescoring)")
     workers = search_flags.decode_workers()
     if _SAVED_MODEL.value:
@@ -76,6 +117,9 @@ def main(argv):
             _MODEL_DIR.value, search_flags.CHECKPOINT.value, search_flags.BATCH_SIZE.value, workers=workers,
             precision=search_flags.PRECISION.value, **search_flags.search_config().to_dict(),
         )
+    if _PHRASE_TABLE.value:
+        _score_phrase_table(scorer)
+        return
     sources = read_lines(_SOURCE.value)
     if _NBEST.value:
         _rescore(scorer, sources, read_lines(_NBEST.value), _OUTPUT.value, _BEST_OUTPUT.value)

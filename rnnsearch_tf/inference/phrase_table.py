@@ -1,0 +1,165 @@
+"""Scores the phrase pairs of a Moses phrase table with log p(target | source): Cho et al. 2014, Section 4.1.
+
+Cho et al. (2014) trained the RNN Encoder-Decoder on the phrase pairs of a phrase-based system and added
+its score of every pair of the phrase table as a feature of the log-linear model. `PhraseTableScorer`
+does the scoring: it reads a Moses phrase table, `source ||| target ||| scores ||| alignment ||| counts`
+(three fields or more; plain or gzip, told by its first bytes), and writes it back with two scores
+appended to the third field: log p(target | source) and that divided by the number of target tokens
+scored (`</s>` included), a per-word score that does not favour short phrases. Every other byte of a
+line stays as it was (the other fields, the `|||` separators and their spacing, the line end).
+"""
+
+import contextlib
+import gzip
+import math
+import sys
+
+from data_pipeline.pair_reader import open_binary
+
+FIELD_SEPARATOR = b"|||"
+ON_BAD_LINE = ("pass", "stop")
+LINES_PER_CHUNK = 10_000
+
+
+class BadPhraseTableLine(ValueError):
+    """A line of a phrase table with fewer than three `|||`-separated fields, under `on_bad_line="stop"`."""
+
+
+class PhraseTableScorer:
+    """Appends the model's scores of each phrase pair to a Moses phrase table, streaming.
+
+    The table is read `lines_per_chunk` lines at a time; the pairs of a chunk are scored with
+    `scorer.score(sources, targets)` (`BatchTranslator.score`, which cuts them into its own batches of
+    similar length) and the chunk is written before the next is read, so a table of any size passes in
+    the memory of one chunk.
+
+    A pair's phrases are the first two fields, stripped of surrounding spaces and decoded as UTF-8
+    (invalid bytes as U+FFFD, for scoring only). The two new scores are written with 6 significant
+    digits (`%g`, as Moses writes its scores) after the last score of the third field, one space
+    before each; the spaces around the field stay. With `probabilities`, exp of each is written instead:
+    Moses' decoder takes the log of every phrase-table score, so it then sees log p(target | source).
+
+    Args:
+        scorer: an object with `score(sources, targets)` -> list of dicts with `log_prob` (float) and
+            `tokens` (the target tokens scored, `</s>` included): a `BatchTranslator`.
+        lines_per_chunk: lines read, scored and written at a time.
+        on_bad_line: what to do with a line of fewer than three fields: `"pass"` writes it unchanged
+            (unscored) and reports it, `"stop"` raises `BadPhraseTableLine` naming it.
+        probabilities: write exp of the scores (see above).
+        report: callable given one message per bad line (default: print to stderr).
+
+    Example:
+    >>> scorer = PhraseTableScorer(BatchTranslator.from_model_dir("models/rnnencdec50"))
+    >>> scorer.score_file("phrase-table.gz", "phrase-table.rnn.gz")
+    {'lines': 1203, 'scored': 1202, 'bad_lines': 1}
+    """
+
+    def __init__(self, scorer, lines_per_chunk=LINES_PER_CHUNK, on_bad_line="pass", probabilities=False,
+                 report=None):
+        if lines_per_chunk < 1:
+            raise ValueError(f"lines_per_chunk must be at least 1, got {lines_per_chunk}")
+        if on_bad_line not in ON_BAD_LINE:
+            raise ValueError(f"on_bad_line must be one of {ON_BAD_LINE}, got {on_bad_line!r}")
+        self.scorer = scorer
+        self.lines_per_chunk = lines_per_chunk
+        self.on_bad_line = on_bad_line
+        self.probabilities = probabilities
+        self.report = report or (lambda message: print(message, file=sys.stderr))
+
+    def score_file(self, input_path, output_path, progress=None):
+        """Scores the table at `input_path` into `output_path` (gzip when it ends in `.gz`, "-": stdout).
+
+        Returns: dict of counts, `lines`, `scored` and `bad_lines`.
+        """
+        with open_binary(input_path) as lines, _open_output(output_path) as output:
+            return self.score_lines(lines, output, name=input_path, progress=progress)
+
+    def score_lines(self, lines, output, name="<phrase table>", progress=None):
+        """Scores an iterable of phrase-table lines (bytes, each with its line end) into a binary stream.
+
+        `name` names the table in the messages about bad lines; `progress`, if given, is called with the
+        number of lines written after each chunk. Returns the counts of `score_file`.
+        """
+        counts = dict(lines=0, scored=0, bad_lines=0)
+        chunk = []
+        for line in lines:
+            counts["lines"] += 1
+            chunk.append((counts["lines"], line))
+            if len(chunk) == self.lines_per_chunk:
+                self._write_chunk(chunk, output, name, counts)
+                chunk = []
+                if progress is not None:
+                    progress(counts["lines"])
+        if chunk:
+            self._write_chunk(chunk, output, name, counts)
+            if progress is not None:
+                progress(counts["lines"])
+        return counts
+
+    def _write_chunk(self, chunk, output, name, counts):
+        pairs = {}  # line number -> (fields, line end)
+        for number, line in chunk:
+            body, line_end = _split_line_end(line)
+            fields = body.split(FIELD_SEPARATOR)
+            if len(fields) < 3:
+                message = (f"{name}:{number}: not a phrase-table line (fewer than 3 fields separated by "
+                           f"'|||'): {body.decode('utf-8', 'replace')[:80]!r}")
+                if self.on_bad_line == "stop":
+                    raise BadPhraseTableLine(message)
+                self.report(message + " (written unscored)")
+                counts["bad_lines"] += 1
+                continue
+            pairs[number] = (fields, line_end)
+        numbers = list(pairs)
+        scores = self.scorer.score(
+            [_phrase(pairs[number][0][0]) for number in numbers], [_phrase(pairs[number][0][1]) for number in numbers]
+        )
+        scores = dict(zip(numbers, scores))
+        for number, line in chunk:
+            if number not in scores:
+                output.write(line)
+                continue
+            fields, line_end = pairs[number]
+            log_prob = scores[number]["log_prob"]
+            new_scores = [log_prob, log_prob / len(scores[number]["tokens"])]
+            if self.probabilities:
+                new_scores = [math.exp(score) for score in new_scores]
+            new_scores = " ".join(f"{score:g}" for score in new_scores).encode()
+            fields[2] = _append_scores(fields[2], new_scores, last=len(fields) == 3)
+            output.write(FIELD_SEPARATOR.join(fields) + line_end)
+            counts["scored"] += 1
+
+
+def _split_line_end(line):
+    """`(body, line end)` of a line of bytes: the end is b"\\r\\n", b"\\n" or b"" (a last line without one)."""
+    for line_end in (b"\r\n", b"\n"):
+        if line.endswith(line_end):
+            return line[: -len(line_end)], line_end
+    return line, b""
+
+
+def _phrase(field):
+    return field.strip().decode("utf-8", "replace")
+
+
+def _append_scores(field, new_scores, last):
+    """The scores field with `new_scores` after its last score, its spaces around kept (a field of no
+    scores becomes " NEW ", or " NEW" when it ends the line)."""
+    if not field.strip():
+        return b" " + new_scores + (b"" if last else b" ")
+    end = len(field.rstrip())
+    return field[:end] + b" " + new_scores + field[end:]
+
+
+@contextlib.contextmanager
+def _open_output(path):
+    """A binary stream writing `path`: gzip when it ends in `.gz`, stdout for "-"."""
+    if path == "-":
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+    elif str(path).endswith(".gz"):
+        with gzip.open(path, "wb") as stream:
+            yield stream
+    else:
+        with open(path, "wb") as stream:
+            yield stream
