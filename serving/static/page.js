@@ -5,7 +5,7 @@
 "use strict";
 
 (function () {
-  const SPECIAL_TOKENS = new Set(["<pad>", "<s>", "</s>", "<unk>"]);
+  const NOT_CHOOSABLE = new Set(["", "<pad>", "<s>", "</s>"]);  // a prefix of raw text cannot force </s>
   const EOS = "</s>";
   const UNK = "<unk>";
   const ALIGNED = 0.2; // a word is highlighted as aligned from this α on (and the largest α always)
@@ -89,7 +89,8 @@
     ["length_penalty_alpha", "length penalty α"], ["maximum_length_a", "max length a"],
     ["maximum_length_b", "max length b"], ["maximum_source_length", "max source tokens"],
     ["early_stopping", "early stopping"], ["forbid_unk", "forbid <unk>"], ["sampling", "sampling"],
-    ["num_samples", "samples"], ["sampling_temperature", "temperature"], ["maximum_batch_size", "max batch"],
+    ["num_samples", "samples"], ["sampling_temperature", "temperature"], ["num_alternatives", "alternatives"],
+    ["maximum_batch_size", "max batch"],
   ];
 
   async function showModel() {
@@ -192,6 +193,13 @@
     view.appendChild(sourceLine);
     view.appendChild(targetLine);
 
+    // The attention matrix, with the n-best list beside it where the export returns one.
+    const table = heatmap(sourceWords, targetWords, alignment, unknown, forced);
+    const analysis = element("div", {className: "analysis"}, [element("figure", {className: "heatmap-box"}, [
+      element("figcaption", {text: "Attention α: row i holds target word i's weights over the source words " +
+        "(each row sums to 1); hover a cell for its value."}),
+      table,
+    ])]);
     if (prediction.nbest_translations) {
       const list = element("ol", {className: "nbest"});
       prediction.nbest_translations.forEach((candidate, index) => {
@@ -200,13 +208,10 @@
           element("span", {className: "score", text: formatScore(prediction.nbest_scores[index])}),
         ]));
       });
-      view.appendChild(element("details", {className: "nbest-box"}, [
-        element("summary", {text: prediction.nbest_translations.length + " best translations"}), list]));
-      view.lastChild.open = true;
+      analysis.appendChild(element("div", {className: "nbest-box"}, [
+        element("h3", {text: prediction.nbest_translations.length + " best translations"}), list]));
     }
-
-    const table = heatmap(sourceWords, targetWords, alignment, unknown, forced);
-    view.appendChild(element("div", {className: "heatmap-box"}, [table]));
+    view.appendChild(analysis);
 
     const highlight = (side, index, on) => {
       const rowHeads = table.querySelectorAll("tbody th");
@@ -314,7 +319,7 @@
     if (openMenu !== menu) return;
     menu.lastChild.remove();
     const choices = prediction.alternatives.map((word, k) => [word, prediction.alternative_scores[k]])
-      .filter(([word]) => word !== "" && !SPECIAL_TOKENS.has(word));
+      .filter(([word]) => !NOT_CHOOSABLE.has(word));
     if (!choices.length) menu.appendChild(element("div", {text: "no other word"}));
     for (const [word, score] of choices) {
       const option = element("button", {className: "alternative" + (word === targetWords[index] ? " current" : ""),
