@@ -4,7 +4,6 @@
 import concurrent.futures
 import json
 import os
-import re
 import shutil
 import socket
 import subprocess
@@ -198,19 +197,11 @@ def test_bad_requests_are_invalid_argument_and_the_server_lives(server):
         _expect_error(
             grpc.StatusCode.RESOURCE_EXHAUSTED, "", lambda: client.translate(["x" * (MAX_REQUEST_BYTES + 10)])
         )
-        huge = tf.make_tensor_proto(np.array([b"a"], object))
-        huge.tensor_shape.dim[0].size = 10**12  # a few bytes that declare a terabyte
-        _expect_error(invalid, "elements", lambda: client.predict({"text": huge}, "translate"))
         copies = tf.make_tensor_proto(np.array([b"x" * 1024], object))
         copies.tensor_shape.dim[0].size = 200_000  # about 1 KB on the wire, 200 MB once expanded
         resident = server.resident_bytes()
         _expect_error(invalid, "bytes in all", lambda: client.predict({"text": copies}, "translate"))
         assert server.resident_bytes() - resident < 100 << 20
-        channel = grpc.insecure_channel(server.address)
-        raw_predict = channel.unary_unary("/tensorflow.serving.PredictionService/Predict",
-                                          request_serializer=lambda data: data, response_deserializer=lambda data: data)
-        _expect_error(invalid, "not a valid PredictRequest", lambda: raw_predict(b"\xff\xff\xff\xff", timeout=60))
-        channel.close()
     assert server.alive()
     assert client.translate(["the dog"])["translation"].shape == (1,)
 
@@ -241,13 +232,6 @@ def test_rest_api_equals_grpc(server):
     assert client.score(["the cat"], ["le chat"])["log_prob"].shape == (1,)
     with pytest.raises(RuntimeError, match="HTTP 400"):
         client.translate_ids([[4, 1000]])
-    if server.kind == "local_server":  # client mistakes are 400 with the reason, never 500
-        for body, reason in (
-            ('{"inputs": {"text": ' + "[" * 5000 + "]" * 5000 + "}}", "RecursionError|recursion"),
-            ('{"signature_name": "translate_ids", "inputs": {"source_ids": [[1e30]]}}', "int"),
-        ):
-            status, text = _post(f"{server.rest_url}/v1/models/{MODEL_NAME}:predict", body)
-            assert status == 400 and re.search(reason, text), (status, text[:500])
     assert server.alive()
 
 

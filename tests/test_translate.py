@@ -1,4 +1,4 @@
-"""BatchTranslator, the output formats and `python -m rnnsearch_tf.translate`, on a tiny random model."""
+"""BatchTranslator and `python -m rnnsearch_tf.translate`, on a tiny random model."""
 
 import json
 import os
@@ -129,35 +129,6 @@ def test_unk_replacement_in_batches(tmp_path):
     dictionary = UnkReplacer({"Zyzzyva": "zyzzyva du Brésil"})
     result = BatchTranslator(_FakeExport(), settings, unk_replacer=dictionary).translate(["the big Zyzzyva"])[0]
     assert result["translation"] == "le zyzzyva du Brésil, grand"
-
-
-def test_nbest_format_is_exact_and_parses(results):
-    result = dict(results[0], nbest=[("le chat", -1.25), ("", -3.0)])
-    text = output_formats.format_translation(7, result, "nbest")
-    assert text == "7 ||| le chat ||| beam_score= -1.250000 ||| -1.250000\n7 |||  ||| beam_score= -3.000000 ||| -3.000000\n"
-    assert [output_formats.parse_nbest_line(line) for line in text.splitlines()] == [
-        (7, "le chat", {"beam_score": -1.25}, -1.25),
-        (7, "", {"beam_score": -3.0}, -3.0),
-    ]
-
-
-def test_alignment_format_is_exact_and_parses():
-    result = dict(
-        translation="le chat",
-        score=-2.0,
-        source_tokens=["the", "cat"],
-        tokens=["le", "chat"],
-        alignment=np.array([[0.75, 0.125, 0.125], [0.25, 0.5, 0.25], [0.0, 0.0, 1.0]], dtype=np.float32),
-        truncated=False,
-        unks_replaced=0,
-    )
-    text = output_formats.format_translation(3, result, "alignment")
-    assert text == (
-        '{"index": 3, "translation": "le chat", "score": -2.0, "source_tokens": ["the", "cat"], '
-        '"target_tokens": ["le", "chat"], "alignment": [[0.75, 0.125, 0.125], [0.25, 0.5, 0.25], [0.0, 0.0, 1.0]], '
-        '"hard_alignment": "0-0 1-1", "truncated": false, "unks_replaced": 0}\n'
-    )
-    assert json.loads(text)["alignment"][1] == [0.25, 0.5, 0.25]
 
 
 def test_saved_model_translates_like_the_model_dir(tmp_path_factory, model_dir):

@@ -1,0 +1,139 @@
+"""serving/rest_app.py: RestApp called as a WSGI application over a real Servable of the tiny export.
+
+The same API through real servers, and against `tensorflow_model_server`, is tests/test_serving_client.py.
+"""
+
+import base64
+import io
+import json
+import re
+
+import numpy as np
+import pytest
+
+from serving.rest_app import RestApp
+from serving.servable import Servable
+from helpers.serving_test_utils import SENTENCES, exported_model
+
+MODEL = "/v1/models/rnnsearch"
+
+
+@pytest.fixture(scope="module")
+def servable(tmp_path_factory):
+    return Servable(exported_model(tmp_path_factory)[1], "rnnsearch")
+
+
+@pytest.fixture(scope="module")
+def rest_app(servable):
+    return RestApp(servable)
+
+
+def call(rest_app, method, path, body=None):
+    """(status code, decoded JSON answer) of one request; `body` is a JSON value or raw bytes."""
+    if body is not None and not isinstance(body, bytes):
+        body = json.dumps(body).encode("utf-8")
+    body = body or b""
+    environ = {"REQUEST_METHOD": method, "PATH_INFO": path, "CONTENT_LENGTH": str(len(body)),
+               "wsgi.input": io.BytesIO(body)}
+    started = {}
+
+    def start_response(status, headers):
+        started.update(status=status, headers=dict(headers))
+
+    payload = b"".join(rest_app(environ, start_response))
+    assert started["headers"]["Content-Type"] == "application/json"
+    assert int(started["headers"]["Content-Length"]) == len(payload)
+    return int(started["status"].split()[0]), json.loads(payload)
+
+
+def test_model_status_of_the_newest_version(rest_app):
+    for path in (MODEL, f"{MODEL}/versions/1"):
+        status, answer = call(rest_app, "GET", path)
+        assert status == 200
+        assert answer == {"model_version_status": [
+            {"version": "1", "state": "AVAILABLE", "status": {"error_code": "OK", "error_message": ""}}]}
+
+
+def test_metadata_lists_every_signature(rest_app, servable):
+    status, answer = call(rest_app, "GET", f"{MODEL}/metadata")
+    assert status == 200
+    assert answer["model_spec"] == {"name": "rnnsearch", "signature_name": "", "version": "1"}
+    signatures = answer["metadata"]["signature_def"]["signature_def"]
+    assert sorted(signatures) == sorted(servable.signature_defs)
+    assert {"score", "serving_default", "settings", "translate", "translate_ids"} <= set(signatures)
+    assert signatures["translate"]["inputs"]["text"]["dtype"] == "DT_STRING"
+    assert signatures["translate_ids"]["inputs"]["source_ids"]["dtype"] == "DT_INT32"
+    assert {"translation", "score", "alignment"} <= set(signatures["translate"]["outputs"])
+
+
+def test_columnar_predict_equals_the_servable(rest_app, servable):
+    expected = servable.predict("translate", {"text": np.array([s.encode() for s in SENTENCES], object)})
+    for inputs in ({"text": SENTENCES}, SENTENCES):  # one input may be given without its name
+        status, answer = call(rest_app, "POST", f"{MODEL}:predict", {"signature_name": "translate", "inputs": inputs})
+        assert status == 200
+        outputs = answer["outputs"]
+        assert sorted(outputs) == sorted(expected)
+        assert outputs["translation"] == [text.decode("utf-8") for text in expected["translation"]]
+        np.testing.assert_allclose(outputs["score"], expected["score"], rtol=1e-6)
+        np.testing.assert_allclose(outputs["alignment"], expected["alignment"], rtol=1e-6)
+    raw = {"b64": base64.b64encode(SENTENCES[0].encode("utf-8")).decode("ascii")}
+    status, answer = call(rest_app, "POST", f"{MODEL}/versions/1:predict", {"inputs": {"text": [raw]}})
+    assert status == 200 and answer["outputs"]["translation"] == [expected["translation"][0].decode("utf-8")]
+
+
+def test_row_predict_answers_a_prediction_per_instance(rest_app, servable):
+    status, answer = call(rest_app, "POST", f"{MODEL}:predict", {"instances": SENTENCES[:2]})  # serving_default
+    expected = servable.predict("translate", {"text": np.array([s.encode() for s in SENTENCES[:2]], object)})
+    assert status == 200 and len(answer["predictions"]) == 2
+    for row, prediction in enumerate(answer["predictions"]):
+        assert sorted(prediction) == sorted(expected)
+        assert prediction["translation"] == expected["translation"][row].decode("utf-8")
+        assert prediction["tokens"] == [token.decode("utf-8") for token in expected["tokens"][row]]
+    pairs = [{"source": "the cat", "target": "le chat"}, {"source": "a dog", "target": ""}]
+    status, answer = call(rest_app, "POST", f"{MODEL}:predict", {"signature_name": "score", "instances": pairs})
+    scored = servable.predict("score", {"source": np.array([b"the cat", b"a dog"], object),
+                                        "target": np.array([b"le chat", b""], object)})
+    assert status == 200
+    np.testing.assert_allclose([row["log_prob"] for row in answer["predictions"]], scored["log_prob"], rtol=1e-6)
+
+
+@pytest.mark.parametrize("body, reason", [
+    (b"{not json", "not JSON"),
+    ({"inputs": {"text": ["a"]}, "instances": ["a"]}, re.escape('"inputs": ...} or')),
+    ({"instances": []}, "non-empty list"),
+    ({"signature_name": "score", "instances": ["the cat"]},
+     re.escape("an object with the inputs ['source', 'target']")),
+    ({"signature_name": "score", "inputs": ["the cat"]}, "must name the inputs"),
+    ({"signature_name": "no_such_signature", "inputs": {"text": ["a"]}}, "no_such_signature"),
+    ({"inputs": {"sentences": ["a"]}}, re.escape("takes inputs ['text']")),
+    ({"inputs": {"text": [1, 2]}}, "a string input holds int"),
+    ({"inputs": {"text": [["a"]]}}, re.escape("must be string of shape (None,)")),
+    ({"signature_name": "translate_ids", "inputs": {"source_ids": [[4, 1000]]}}, "vocabulary ids"),
+    ({"signature_name": "translate_ids", "inputs": {"source_ids": [[1e30]]}}, "int"),
+    (b'{"inputs": {"text": ' + b"[" * 5000 + b"]" * 5000 + b"}}", "RecursionError|recursion"),
+])
+def test_client_mistakes_are_400_with_the_reason(rest_app, body, reason):
+    status, answer = call(rest_app, "POST", f"{MODEL}:predict", body)
+    assert status == 400 and re.search(reason, answer["error"]), (status, answer)
+
+
+def test_unknown_model_version_or_path_is_404_and_a_wrong_method_405(rest_app):
+    status, answer = call(rest_app, "GET", "/v1/models/other_model")
+    assert status == 404 and "Latest(other_model)" in answer["error"]
+    status, answer = call(rest_app, "GET", f"{MODEL}/versions/2/metadata")
+    assert status == 404 and "Specific(rnnsearch, 2)" in answer["error"]
+    status, answer = call(rest_app, "GET", "/v1/nothing_here")
+    assert status == 404 and "unknown path" in answer["error"]
+    assert call(rest_app, "GET", f"{MODEL}:predict")[0] == 405
+    assert call(rest_app, "POST", f"{MODEL}/metadata", {})[0] == 405
+
+
+def test_a_failure_of_the_server_is_500_and_the_app_goes_on(rest_app, servable, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(servable, "predict", broken)
+    status, answer = call(rest_app, "POST", f"{MODEL}:predict", {"instances": ["the cat"]})
+    assert status == 500 and answer["error"] == "RuntimeError: disk on fire"
+    monkeypatch.undo()
+    assert call(rest_app, "POST", f"{MODEL}:predict", {"instances": ["the cat"]})[0] == 200

@@ -1,0 +1,20 @@
+"""rnnsearch_tf/utils/text_files.py: the lines the command-line tools read, and what they write."""
+
+from rnnsearch_tf.utils.text_files import open_output, read_lines
+
+
+def test_lines_end_at_newline_only_and_bad_bytes_are_replaced(tmp_path):
+    path = tmp_path / "input.txt"
+    path.write_bytes(b"dos line\r\nunix line\nin\xe2\x80\xa8side\x0bone\n\ncaf\xc3 \xff\nlast without end")
+    assert read_lines(str(path)) == [
+        "dos line", "unix line", "in\u2028side\x0bone", "", "caf\ufffd \ufffd", "last without end"]
+    (tmp_path / "empty.txt").write_bytes(b"")
+    assert read_lines(str(tmp_path / "empty.txt")) == []
+
+
+def test_output_is_utf8_with_newline_ends(tmp_path):
+    path = tmp_path / "output.txt"
+    with open_output(str(path)) as stream:
+        stream.write("le café\nest là\n")
+    assert path.read_bytes() == "le café\nest là\n".encode("utf-8")
+    assert read_lines(str(path)) == ["le café", "est là"]
