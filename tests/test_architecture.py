@@ -1,10 +1,13 @@
 """The house plan holds: every package imports only the packages below it (`.importlinter`)."""
 
+import configparser
+import importlib.util
 import pathlib
 import subprocess
 import sys
 
 from conftest import REPO_ROOT
+from rnnsearch_tf.cli.main import COMMANDS
 
 
 def test_imports_point_down():
@@ -12,3 +15,29 @@ def test_imports_point_down():
     result = subprocess.run([str(lint_imports), "--no-cache"], cwd=REPO_ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     assert "1 kept, 0 broken" in result.stdout
+
+
+def _layers():
+    """The layers of the contract, top first, each a list of the modules or packages it joins with "|"."""
+    contract = configparser.ConfigParser()
+    contract.read(REPO_ROOT / ".importlinter")
+    lines = contract["importlinter:contract:layers"]["layers"].strip().splitlines()
+    return [[name.strip() for name in line.split("|")] for line in lines]
+
+
+def test_the_commands_main_imports_by_name_are_below_it():
+    """import-linter does not see `importlib.import_module(name)`: the contract puts `rnnsearch_tf.cli.main`
+    on top, and each module it runs by name must exist in a layer below it."""
+    top, *below = _layers()
+    assert top == ["rnnsearch_tf.cli.main"]
+    names = [name for layer in below for name in layer]
+    for module_name, _ in COMMANDS.values():
+        assert importlib.util.find_spec(module_name) is not None, module_name
+        assert any(module_name == name or module_name.startswith(f"{name}.") for name in names), module_name
+
+
+def test_every_module_of_the_command_line_is_a_layer():
+    """The contract names the modules of rnnsearch_tf/cli one by one: a new one must be placed too."""
+    names = {name for layer in _layers() for name in layer}
+    modules = {f"rnnsearch_tf.cli.{path.stem}" for path in (REPO_ROOT / "rnnsearch_tf" / "cli").glob("*.py")}
+    assert modules - {"rnnsearch_tf.cli.__init__"} <= names
