@@ -1,5 +1,6 @@
 import pytest
 
+from helpers.model_test_utils import small_config
 from rnnsearch_tf import ModelConfig
 
 
@@ -30,3 +31,13 @@ def test_bad_values_name_the_field(tmp_path):
     path.write_text("{not json")
     with pytest.raises(ValueError, match="broken.json: not a JSON model config"):
         ModelConfig.load(path)
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("initializer", "normal", "initializer must be one of"),
+    ("hidden_dropout", 1.0, r"hidden_dropout must be a rate in \[0, 1\)"),
+    ("embedding_dropout", -0.1, r"embedding_dropout must be a rate"),
+])
+def test_bad_model_options_name_the_field(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        small_config(**{field: value})

@@ -1,10 +1,12 @@
-"""The training update: with XLA (`jit_compile`) and length buckets it equals the plain update."""
+"""rnnsearch_tf/training/train_step.py: the loss (label smoothing, normalisation by tokens or sentences), and
+the update, which with XLA (`jit_compile`) and length buckets equals the plain update."""
 
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from helpers.model_test_utils import padded_batch, randomize_weights, small_config
 from rnnsearch_tf import ModelConfig
 from rnnsearch_tf.models.rnn_enc_dec import RNNEncDec
 from rnnsearch_tf.models.rnn_search import RNNSearch
@@ -60,3 +62,39 @@ def test_update_is_the_per_token_gradient_clipped_to_clip_norm(clip_norm):
     assert (norm.numpy() > clip_norm) == (clip_norm < 1)  # clipped only at the small clip_norm
     for variable, old, gradient in zip(model.trainable_variables, before, expected):
         np.testing.assert_allclose(old - variable.numpy(), gradient.numpy(), rtol=1e-4, atol=1e-8)
+
+
+def test_label_smoothing_matches_numpy():
+    model = RNNSearch(small_config())
+    randomize_weights(model, seed=5)
+    _, _, source_ids, target_ids = padded_batch()
+    logits = model.teacher_forcing(source_ids, target_ids)[0].numpy().astype("float64")
+    log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    is_token = target_ids > 0
+    nll = -np.take_along_axis(log_probs, target_ids[..., None], -1)[..., 0]
+    epsilon = 0.1
+    smoothed = (1 - epsilon) * nll - epsilon * log_probs.mean(-1)
+    nll_sum, loss_sum = training_loss(model, source_ids, target_ids, label_smoothing=epsilon)
+    np.testing.assert_allclose(float(nll_sum), nll[is_token].sum(), rtol=1e-5)
+    np.testing.assert_allclose(float(loss_sum), smoothed[is_token].sum(), rtol=1e-5)
+    plain_nll, plain_loss = training_loss(model, source_ids, target_ids)
+    assert float(plain_nll) == float(plain_loss) == pytest.approx(nll[is_token].sum(), rel=1e-5)
+
+
+def gradient_norm(loss_normalization):
+    keras.utils.set_random_seed(3)
+    model = RNNSearch(small_config())
+    optimizer = keras.optimizers.SGD(0.0)
+    optimizer.build(model.trainable_variables)
+    _, _, source_ids, target_ids = padded_batch()
+    batch = {"source_ids": tf.constant(source_ids), "target_ids": tf.constant(target_ids)}
+    step = make_train_step(model, optimizer, lambda: batch, tf.distribute.get_strategy(), clip_norm=1e9,
+                           loss_normalization=loss_normalization)
+    return {name: float(value) for name, value in step().items()}
+
+
+def test_loss_normalization_divides_by_tokens_or_sentences():
+    by_tokens, by_sentences = gradient_norm("tokens"), gradient_norm("sentences")
+    assert by_tokens["target_tokens"] == 10 and by_tokens["sentences"] == 3
+    assert by_sentences["nll_sum"] == pytest.approx(by_tokens["nll_sum"])
+    assert by_sentences["gradient_norm"] == pytest.approx(by_tokens["gradient_norm"] * 10 / 3, rel=1e-5)

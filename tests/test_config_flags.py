@@ -1,0 +1,33 @@
+"""rnnsearch_tf/cli/config_flags.py: the flags generated from the config dataclasses."""
+
+import pytest
+from absl import flags
+
+from rnnsearch_tf import ModelConfig
+from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags, field_helps
+from rnnsearch_tf.training.training_config import TrainingConfig
+
+
+def test_flags_are_generated_from_the_config_fields():
+    flag_values = flags.FlagValues()
+    holders = define_config_flags(ModelConfig, skip=("source_vocab_size", "target_vocab_size"),
+                                  flag_values=flag_values)
+    flag_values(["test", "--hidden_dim=7", "--initializer=xavier", "--hidden_dropout=0.25"])
+    config = config_from_flags(ModelConfig, holders, source_vocab_size=10, target_vocab_size=12)
+    assert config == ModelConfig(source_vocab_size=10, target_vocab_size=12, hidden_dim=7, initializer="xavier",
+                                 hidden_dropout=0.25)
+    assert flag_values["embedding_dim"].default == ModelConfig.embedding_dim
+    assert flag_values["initializer"].help.startswith('<paper|uniform|xavier>: "paper" (Appendix B.1)')
+    with pytest.raises(flags.IllegalFlagValueError):
+        flag_values["initializer"].parse("normal")
+
+
+def test_every_training_field_has_a_documented_flag():
+    helps = field_helps(TrainingConfig)
+    flag_values = flags.FlagValues()
+    holders = define_config_flags(TrainingConfig, flag_values=flag_values)
+    for name, holder in holders.items():
+        assert name in helps, f"TrainingConfig's docstring does not document {name}"
+        assert flag_values[name].help.endswith(helps[name])  # enum flags put their choices first
+    assert flag_values["adadelta_epsilon"].help == flag_values["adadelta_rho"].help
+    assert flag_values["data_dir"].default is None

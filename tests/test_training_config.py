@@ -1,0 +1,17 @@
+"""rnnsearch_tf/training/training_config.py: bad options name the field."""
+
+import pytest
+
+from rnnsearch_tf.training.training_config import TrainingConfig
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("label_smoothing", 1.0, r"label_smoothing must be in \[0, 1\)"),
+    ("loss_normalization", "words", "loss_normalization must be one of"),
+    ("learning_rate_decay", 0.0, r"learning_rate_decay must be in \(0, 1\]"),
+    ("warmup_steps", -1, "warmup_steps must be at least 0"),
+    ("model", "transformer", "model must be one of"),
+])
+def test_bad_training_options_name_the_field(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        TrainingConfig(data_dir="d", model_dir="m", **{field: value})
