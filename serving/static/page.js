@@ -247,7 +247,7 @@
     if (hasPrefixSignature) {
       view.addEventListener("click", (event) => {
         const word = event.target.closest('[data-side="target"]');
-        if (word) chooseWord(section, text, unknown, targetWords, Number(word.dataset.index), word);
+        if (word) chooseWord(section, text, unknown, targetWords, Number(word.dataset.index));
       });
     }
   }
@@ -295,44 +295,48 @@
     if (openMenu && !openMenu.contains(event.target) && !event.target.closest('[data-side="target"]')) closeMenu();
   });
 
-  // Asks the server which words could stand at position `index` after the words before it.
-  async function chooseWord(section, text, unknown, targetWords, index, anchor) {
+  // Asks the server which words could stand at position `index` after the words before it, and lists
+  // them under the sentence's target words.
+  async function chooseWord(section, text, unknown, targetWords, index) {
     closeMenu();
     const prefix = targetWords.slice(0, index);
-    const menu = element("div", {className: "alternatives", attributes: {role: "menu"}});
-    menu.appendChild(element("div", {className: "alternatives-title",
-      text: index ? "After “" + prefix.join(" ") + "”:" : "First word:"}));
-    menu.appendChild(element("div", {className: "alternatives-loading", text: "asking the model…"}));
-    const box = anchor.getBoundingClientRect();
-    menu.style.left = (box.left + window.scrollX) + "px";
-    menu.style.top = (box.bottom + window.scrollY + 4) + "px";
+    const close = element("button", {className: "alternatives-close", text: "×", title: "close (Esc)",
+      attributes: {type: "button"}});
+    close.addEventListener("click", closeMenu);
+    const menu = element("div", {className: "alternatives", attributes: {role: "menu"}}, [
+      element("span", {className: "side", text: "instead"}),
+      element("span", {className: "alternatives-title",
+        text: (index ? "after “" + prefix.join(" ") + "”" : "as the first word") + ", log p:"}),
+      element("span", {className: "alternatives-loading", text: "asking the model…"}),
+      close,
+    ]);
     openMenu = menu;
-    document.body.appendChild(menu);
+    section.querySelector(".target-tokens").insertAdjacentElement("afterend", menu);
     let prediction;
     try {
       [prediction] = await predict("translate_prefix", [{text: text, prefix: prefix.join(" ")}]);
     } catch (error) {
-      menu.lastChild.textContent = error.message;
-      menu.lastChild.className = "error";
+      menu.querySelector(".alternatives-loading").textContent = error.message;
+      menu.querySelector(".alternatives-loading").className = "error";
       return;
     }
     if (openMenu !== menu) return;
-    menu.lastChild.remove();
     const choices = prediction.alternatives.map((word, k) => [word, prediction.alternative_scores[k]])
       .filter(([word]) => !NOT_CHOOSABLE.has(word));
-    if (!choices.length) menu.appendChild(element("div", {text: "no other word"}));
-    for (const [word, score] of choices) {
+    const options = choices.map(([word, score]) => {
       const option = element("button", {className: "alternative" + (word === targetWords[index] ? " current" : ""),
         attributes: {type: "button", role: "menuitem"}},
         [element("span", {className: "alternative-word", text: word}),
-         element("span", {className: "score", text: formatScore(score)})]);
+         element("span", {className: "score", text: Number(score).toFixed(2)})]);
       option.addEventListener("click", (event) => {
         event.stopPropagation();
         closeMenu();
         forcePrefix(section, text, unknown, prefix.concat([word]));
       });
-      menu.appendChild(option);
-    }
+      return option;
+    });
+    menu.querySelector(".alternatives-loading").replaceWith(
+      ...(options.length ? options : [element("span", {text: "no other word"})]));
   }
 
   // Translates `text` again with `prefix` (words) forced, and shows the result in place.
