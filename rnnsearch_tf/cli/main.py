@@ -37,6 +37,12 @@ COMMANDS = {
 }
 
 
+# Commands that end their process without the interpreter's teardown once they have written and flushed
+# everything: unloading TensorFlow's modules and graphs takes most of a second, longer than translating
+# one sentence. Commands with background writers (train's TensorBoard files) end the ordinary way.
+QUICK_EXIT = ("rnnsearch_tf.cli.translate", "rnnsearch_tf.cli.score", "serving.client", "data_pipeline.tokenize")
+
+
 def run_command(module_name, argv=None):
     """Runs a command module's `main` under absl, its docstring as the `--help` text."""
     verbose = _asks_for_verbosity(sys.argv if argv is None else argv)
@@ -47,7 +53,26 @@ def run_command(module_name, argv=None):
     if not verbose:
         _quiet_python_loggers()
     sys.modules["__main__"].__doc__ = module.__doc__
-    app.run(_with_one_line_errors(module.main), argv=argv)
+    try:
+        app.run(_with_one_line_errors(module.main), argv=argv)
+    except SystemExit as exit_request:
+        if module_name not in QUICK_EXIT:
+            raise
+        _exit_now(exit_request.code)
+
+
+def _exit_now(code):
+    """Flushes what the command wrote and ends the process with `code` (SystemExit's rules)."""
+    if code is not None and not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe or stream: nothing more can reach it
+            pass
+    absl_logging.flush()
+    os._exit(code or 0)
 
 
 def _asks_for_verbosity(argv):
