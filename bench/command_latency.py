@@ -30,8 +30,7 @@ import time
 
 from absl import app, flags
 
-# --workdir and --data_dir are peer_comparison's flags: this bench reads what that one wrote.
-from bench.peer_comparison import _DATA_DIR, _WORKDIR, PEER_VENV, peer_environment, peer_translate_argv, read_peer_report
+from bench.peer import PEER_VENV, peer_environment, peer_translate_argv, read_peer_report
 from bench.provenance import provenance
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -39,6 +38,8 @@ RNNSEARCH = [sys.executable, "-m", "rnnsearch_tf.cli.main"]
 # The peer's search (its bench's settings), for ours.
 PEER_SEARCH = ["--beam_size=5", "--length_normalization=length", "--maximum_length_a=1.25", "--maximum_length_b=5"]
 
+_WORKDIR = flags.DEFINE_string("workdir", "work_dirs/peer_comparison", "A bench.peer_comparison workdir.")
+_DATA_DIR = flags.DEFINE_string("data_dir", "work_dirs/data/multi30k", "Our built Multi30k En-Fr.")
 _ROUNDS = flags.DEFINE_integer("rounds", 3, "Runs of every case, interleaved.", lower_bound=1)
 _CLIENT = flags.DEFINE_boolean("client", True, "Also time the REST client against `rnnsearch serve`.")
 

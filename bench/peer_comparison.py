@@ -39,6 +39,7 @@ from absl import app, flags
 from tensorboard.backend.event_processing import event_accumulator
 
 # --precision (ours, in training and decoding) is train_throughput's flag, defined once per process.
+from bench.peer import PEER, PEER_VENV, peer_environment, peer_translate_argv, read_peer_report
 from bench.train_throughput import _PRECISION, PRESETS, _seconds_per_matmul, forward_matmuls
 from data_pipeline import data_files
 from rnnsearch_tf.inference.batch_translator import DECODE_WORKERS, BatchTranslator
@@ -46,7 +47,6 @@ from rnnsearch_tf.utils.precision import dtype_policy
 from rnnsearch_tf.utils.threads import share_cores
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
-PEER = REPO_ROOT.parent / "shared" / "peer"
 SIZES = {name: PRESETS["peer"][name] for name in ("embedding_dim", "hidden_dim", "maxout_dim", "alignment_dim",
                                                    "batch_size")}  # the trainer flags of train_throughput's preset
 
@@ -77,14 +77,6 @@ def run_peer(workdir, steps):
     return read_peer_report(workdir)
 
 
-def read_peer_report(workdir):
-    """The JSON of a finished peer run in `workdir`, with its detokenized BLEU."""
-    output = (workdir / "report.txt").read_text().splitlines()
-    report = json.loads(next(line for line in output if line.startswith("{")))
-    report["detokenized_bleu"] = float(next(line for line in output if "BLEU" in line).split()[-1])
-    return report
-
-
 # The peer's decoding again, as its bench (../shared/peer/onmt_bench.py) times it: the decoding call only.
 PEER_DECODE = """
 import json, os, sys, time
@@ -105,29 +97,6 @@ InferenceEnginePY.infer_file = timed
 onmt_translate.translate(onmt_translate._get_parser().parse_args(argv))
 print(json.dumps({"seconds": seconds[0]}))
 """
-
-
-PEER_VENV = pathlib.Path(os.environ.get("PEER_VENV", pathlib.Path.home() / ".cache" / "rnnsearch-peer"))  # install.sh's
-
-
-def peer_translate_argv(workdir, report, source, output):
-    """`onmt_translate` arguments decoding `source` into `output` with the peer's trained model
-    (`workdir`: a `multi30k.sh` WORKDIR) and its bench's settings (`report`: its JSON)."""
-    config = report["config"]
-    return [
-        "-model", str(workdir / "onmt" / f"model_step_{config['steps']}.pt"), "-src", str(source),
-        "-output", str(output), "-beam_size", str(config["beam"]), "-n_best", "1", "-batch_type", "sents",
-        "-batch_size", str(config["translate_batch"]), "-max_length", str(config["max_length"]),
-        "-max_length_ratio", str(config["max_length_ratio"]), "-length_penalty", config["length_penalty"],
-        "-seed", str(config["seed"]), "-gpu", "-1", "-log_file", str(workdir / "onmt" / "translate.again.log"),
-        *config["extra_translate"].split(),
-    ]
-
-
-def peer_environment(report):
-    """The environment the peer's bench runs torch in (its thread count)."""
-    threads = str(report["torch_threads"])
-    return dict(os.environ, OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
 
 
 def decode_peer(workdir, report):
