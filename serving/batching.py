@@ -30,14 +30,16 @@ class BatchingParameters:
     Args:
         max_batch_size: most rows (sentences) run at once; a larger request runs alone.
         batch_timeout_micros: how long the first request of a batch waits for others to join.
-        num_batch_threads: batches run at once.
+        num_batch_threads: batches run at once. One batch uses every core already (a batch of 32
+            one-sentence requests is decoded as fast by one thread as by two on 2 cores, see
+            docs/serving.md); more threads pay where there are many cores.
         max_enqueued_batches: batches waiting at most; a request that would open one more is refused
             with UNAVAILABLE (gRPC) or 503 (REST) instead of waiting without bound.
     """
 
     max_batch_size: int = 32
-    batch_timeout_micros: int = 2000
-    num_batch_threads: int = 2
+    batch_timeout_micros: int = 5000
+    num_batch_threads: int = 1
     max_enqueued_batches: int = 16
 
     def __post_init__(self):

@@ -27,7 +27,10 @@ _HOST = flags.DEFINE_string("host", "127.0.0.1", "Address to bind; 0.0.0.0 expos
 _PORT = flags.DEFINE_integer("port", 8500, "gRPC port.")
 _REST_API_PORT = flags.DEFINE_integer("rest_api_port", 0, "REST port (8501 in TF Serving); 0 for none.")
 _MAX_REQUEST_BYTES = flags.DEFINE_integer("max_request_bytes", 4 << 20, "Larger requests are refused.")
-_WORKERS = flags.DEFINE_integer("workers", 8, "Requests answered concurrently (each of gRPC and REST).")
+_WORKERS = flags.DEFINE_integer(
+    "workers", 64, "Requests held at once (each of gRPC and REST); with --enable_batching also the largest "
+    "number of requests that can share a batch. Waiting requests cost a thread each, not a core."
+)
 _ENABLE_BATCHING = flags.DEFINE_boolean(
     "enable_batching", False, "Decode concurrent requests together (TF Serving's flag; serving/batching.py)."
 )
@@ -62,7 +65,7 @@ class LocalServer:
         port=0,
         rest_api_port=None,
         max_request_bytes=4 << 20,
-        workers=8,
+        workers=64,
         rest_channel_timeout=30,
         rest_connection_limit=1000,
     ):

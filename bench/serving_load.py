@@ -1,0 +1,137 @@
+"""The local server as its clients see it: first request, one client, 32 concurrent clients, with and
+without batching, beside the offline decoding rate of the same export.
+
+    RNNSEARCH_DATA=../shared/data python -m bench.serving_load --export_dir=work_dirs/peer_comparison/ours_export \
+        > bench/results/serving_load.json
+
+For each server setting (`rnnsearch serve` as a user starts it: warm-up replayed, batching off or
+`--enable_batching` with the export's `batching_parameters.txt`), a fresh server process:
+- `first_request_ms`: the first one-sentence REST request after the server reports ready;
+- `one_client`: `--requests` one-sentence requests one after the other: p50 and p99 in ms;
+- `clients_32`: 32 threads sending 10 one-sentence requests each (320 different sentences of
+  test_2016_flickr): sentences/s over the whole burst, p50 and p99 latency;
+and once `cold_first_request_ms`: the first request of a server over a copy of the export without its
+warm-up file. `offline_sents_per_s`: `BatchTranslator.from_saved_model` decoding the same 320 sentences
+in batches of 80, in a process of its own, the decoding call alone. Prints one JSON object.
+"""
+
+import concurrent.futures
+import json
+import pathlib
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+from absl import app, flags
+
+from bench.provenance import provenance
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+WARMUP_FILE = pathlib.Path("assets.extra") / "tf_serving_warmup_requests"  # serving.servable.WARMUP_FILE
+
+_EXPORT_DIR = flags.DEFINE_string("export_dir", None, "A model base path written by rnnsearch export.", required=True)
+_DATA_DIR = flags.DEFINE_string("data_dir", "work_dirs/data/multi30k", "Our built Multi30k En-Fr.")
+_REQUESTS = flags.DEFINE_integer("requests", 50, "Requests of the one-client case.")
+
+OFFLINE = """
+import json, sys, time
+from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.utils.threads import share_cores
+share_cores(2)
+sentences = json.load(open(sys.argv[2]))
+translator = BatchTranslator.from_saved_model(sys.argv[1], batch_size=80)
+translator.translate(sentences[:80])
+started = time.perf_counter()
+translator.translate(sentences)
+print(json.dumps({"offline_sents_per_s": round(len(sentences) / (time.perf_counter() - started), 1)}))
+"""
+
+
+def _free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Server:
+    """`rnnsearch serve` over REST on a free port, ready when constructed."""
+
+    def __init__(self, export_dir, *flags_):
+        port = _free_port()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "rnnsearch_tf.cli.main", "serve", f"--model_base_path={export_dir}",
+             "--port=0", f"--rest_api_port={port}", *flags_],
+            cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )
+        if not any(line.startswith("ready") for line in self.process.stdout):
+            raise RuntimeError("rnnsearch serve ended before it was ready")
+        self.url = f"http://127.0.0.1:{port}/v1/models/rnnsearch:predict"
+
+    def translate(self, sentence):
+        """Seconds one request took."""
+        body = json.dumps({"signature_name": "translate", "instances": [{"text": sentence}]}).encode()
+        started = time.perf_counter()
+        with urllib.request.urlopen(urllib.request.Request(self.url, body), timeout=120) as response:
+            json.load(response)
+        return time.perf_counter() - started
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait()
+
+
+def _percentiles(seconds):
+    ordered = sorted(seconds)
+    return dict(p50_ms=round(1000 * statistics.median(ordered), 1),
+                p99_ms=round(1000 * ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))], 1))
+
+
+def measure(export_dir, sentences, *server_flags):
+    server = Server(export_dir, *server_flags)
+    try:
+        result = dict(first_request_ms=round(1000 * server.translate(sentences[0]), 1))
+        result["one_client"] = _percentiles([server.translate(sentence) for sentence in sentences[:_REQUESTS.value]])
+        with concurrent.futures.ThreadPoolExecutor(32) as pool:
+            started = time.perf_counter()
+            seconds = list(pool.map(server.translate, sentences))
+            wall = time.perf_counter() - started
+        result["clients_32"] = dict(sents_per_s=round(len(sentences) / wall, 1), **_percentiles(seconds))
+    finally:
+        server.stop()
+    return result
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    export_dir = pathlib.Path(_EXPORT_DIR.value).resolve()
+    sentences = (pathlib.Path(_DATA_DIR.value) / "test.source.txt").read_text(encoding="utf-8").splitlines()[:320]
+    report = dict(provenance=provenance(), export_dir=str(export_dir))
+    with tempfile.TemporaryDirectory() as scratch:
+        cold = pathlib.Path(scratch) / "export"
+        shutil.copytree(export_dir, cold)
+        for warmup in cold.glob(f"*/{WARMUP_FILE}"):
+            warmup.unlink()
+        server = Server(cold)
+        report["cold_first_request_ms"] = round(1000 * server.translate(sentences[0]), 1)
+        server.stop()
+        (pathlib.Path(scratch) / "sentences.json").write_text(json.dumps(sentences))
+        report.update(json.loads(subprocess.run(
+            [sys.executable, "-c", OFFLINE, str(export_dir), str(pathlib.Path(scratch) / "sentences.json")],
+            cwd=REPO_ROOT, check=True, capture_output=True, text=True).stdout.splitlines()[-1]))
+    report["unbatched"] = measure(export_dir, sentences)
+    report["batched"] = measure(export_dir, sentences, "--enable_batching",
+                                f"--batching_parameters_file={export_dir / 'batching_parameters.txt'}")
+    for setting in ("unbatched", "batched"):
+        report[setting]["clients_32"]["of_offline"] = round(
+            report[setting]["clients_32"]["sents_per_s"] / report["offline_sents_per_s"], 2)
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    app.run(main)
