@@ -54,6 +54,10 @@ def _kind(path):
         return "data_pipeline"
     if path.name.startswith("search_sweep"):
         return "search_sweep"
+    if path.name.startswith("command_latency"):
+        return "command_latency"
+    if path.name.startswith("serving_load"):
+        return "serving_load"
     return None
 
 
@@ -199,3 +203,24 @@ def test_every_relative_link_points_at_an_existing_file(page):
             elif anchor and linked.suffix == ".md" and anchor not in _anchors(linked):
                 broken.append(f"{target} (no such heading)")
     assert not broken, f"{page.relative_to(ROOT)}: broken links {broken}"
+
+
+@pytest.mark.parametrize("path", _of_kind("command_latency"), ids=_ids)
+def test_command_rows_show_the_bench_json(path):
+    for case, result in _load(path)["cases"].items():
+        values = [f"{result['ours']['wall_s']:.2f}", str(result["ours"]["peak_mib"])]
+        if "peer" in result:
+            values += [f"{result['peer']['wall_s']:.2f}", f"{result['ratio_ours_over_peer']:.2f}"]
+        assert _row_with(*values, rows=PERFORMANCE_ROWS), f"{path.name}: no row shows {case}: {values}"
+
+
+@pytest.mark.parametrize("path", _of_kind("serving_load"), ids=_ids)
+def test_serving_rows_show_the_bench_json(path):
+    report = _load(path)
+    assert _row_with(f"{report['cold_first_request_ms']:.1f}", rows=PERFORMANCE_ROWS), f"{path.name}: cold start"
+    for setting in ("unbatched", "batched"):
+        result = report[setting]
+        values = [f"{result['first_request_ms']:.1f}", f"{result['clients_32']['sents_per_s']:.1f}",
+                  f"{result['clients_32']['of_offline']:.2f}",
+                  f"{result['clients_32']['p50_ms']:.1f} / {result['clients_32']['p99_ms']:.1f}"]
+        assert _row_with(*values, rows=PERFORMANCE_ROWS), f"{path.name}: no row shows {setting}: {values}"
