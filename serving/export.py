@@ -4,9 +4,10 @@
         --beam_size=12 --length_normalization=length
 
 writes `exports/rnnsearch/<version>/` (integer versions, the newest is served) with the signatures of
-`Translator.serving_signatures`: `serving_default` and `translate` (raw text), `translate_ids`, `score`
-and `settings` (the search options fixed here); see `rnnsearch_tf.inference.translator.Translator` for
-their inputs and outputs.
+`Translator.serving_signatures`: `serving_default` and `translate` (raw text), `translate_prefix` (raw
+text and the start of its translation: the rest, and the `--num_alternatives` most probable next words),
+`translate_ids`, `score` and `settings` (the search options fixed here); see
+`rnnsearch_tf.inference.translator.Translator` for their inputs and outputs.
 Each version holds TF Serving's warm-up requests (`assets.extra/tf_serving_warmup_requests`), which
 `tensorflow_model_server` and `serving/local_server.py` replay before they serve it, and the base path
 holds `batching_parameters.txt` for `--enable_batching --batching_parameters_file=` of either server.
@@ -37,6 +38,9 @@ _MODEL_DIR = flags.DEFINE_string(
 _EXPORT_DIR = flags.DEFINE_string("export_dir", None, "Model base path; versions go in subfolders.", required=True)
 _VERSION = flags.DEFINE_integer("version", None, "Version number; default: one more than the newest.")
 _MAXIMUM_BATCH_SIZE = flags.DEFINE_integer("maximum_batch_size", 1000, "Larger requests are refused.")
+_NUM_ALTERNATIVES = flags.DEFINE_integer(
+    "num_alternatives", 10, "Next words the translate_prefix signature offers after each prefix.", lower_bound=1
+)
 
 
 def next_version(export_dir):
@@ -95,9 +99,10 @@ def warmup_sentences(translator, words=12):
 
 def write_warmup_requests(path, sentences):
     """TF Serving's warm-up file: PredictionLog records of `translate` (one sentence, then all of them
-    in one batch) and `score`, which a server runs once before it answers clients."""
+    in one batch), `score` and `translate_prefix`, which a server runs once before it answers clients."""
     requests = [("translate", {"text": sentences[:1]}), ("translate", {"text": sentences}),
-                ("score", {"source": sentences[:1], "target": sentences[:1]})]
+                ("score", {"source": sentences[:1], "target": sentences[:1]}),
+                ("translate_prefix", {"text": sentences[:1], "prefix": [""]})]
     with tf.io.TFRecordWriter(path) as writer:
         for signature_name, inputs in requests:
             request = predict_pb2.PredictRequest()
@@ -116,6 +121,7 @@ def main(argv):
         search_flags.CHECKPOINT.value,
         maximum_batch_size=_MAXIMUM_BATCH_SIZE.value,
         precision=search_flags.PRECISION.value,
+        num_alternatives=_NUM_ALTERNATIVES.value,
         **search_flags.search_config().to_dict(),
     )
     path = export(translator, _EXPORT_DIR.value, _VERSION.value)

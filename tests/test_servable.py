@@ -33,7 +33,7 @@ def export_dir(tmp_path_factory):
 
 def test_the_export_warms_up_the_servable(export_dir):
     servable = Servable(export_dir, "rnnsearch")
-    assert servable.warmup_requests == 3  # translate 1 sentence, translate 2, score 1 (serving/export.py)
+    assert servable.warmup_requests == 4  # translate 1 sentence, translate 2, score 1, translate_prefix 1 (export.py)
 
 
 def test_a_broken_warmup_file_is_named(export_dir, tmp_path):

@@ -16,16 +16,18 @@ from serving import export
 from helpers.serving_test_utils import BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, exported_model
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SIGNATURES = ("serving_default", "translate", "translate_ids", "score", "settings")
+SIGNATURES = ("serving_default", "translate", "translate_prefix", "translate_ids", "score", "settings")
 SOURCE_IDS = np.array([[4, 6, 9, 0], [7, 0, 0, 0], [0, 0, 0, 0]], np.int32)
 
 
 def signature_inputs():
     text = np.array([s.encode("utf-8") for s in SENTENCES + BAD_SENTENCES] + [INVALID_UTF8], dtype=object)
     targets = np.array([b"le chat voit", b"", b"la la", b"une maison"] + [b"chat"] * (len(text) - 4), dtype=object)
+    prefixes = np.array([b"le chat", b"", b"zyzzyva", b"la <unk> la"] + [b""] * (len(text) - 4), dtype=object)
     return {
         "serving_default": {"text": text},
         "translate": {"text": text},
+        "translate_prefix": {"text": text, "prefix": prefixes},
         "translate_ids": {"source_ids": SOURCE_IDS},
         "score": {"source": text, "target": targets},
         "settings": {},
@@ -104,6 +106,7 @@ def test_saved_model_cli_shows_the_search_settings(exported):
     for name, value in SEARCH_OPTIONS.items():
         assert f"{name}={value}" in settings, (name, settings[:2000])
     assert "signature_def['settings']" in shown
+    assert "signature_def['translate_prefix']" in shown
 
 
 def test_next_version_is_one_more_than_the_newest(tmp_path):
@@ -144,6 +147,7 @@ def test_fresh_process_signatures_equal_the_python_path(exported, fresh_process)
     inputs = signature_inputs()
     expected = {
         "translate": translator.translate(**inputs["translate"]),
+        "translate_prefix": translator.translate_prefix(**inputs["translate_prefix"]),
         "translate_ids": translator.translate_ids(**inputs["translate_ids"]),
         "score": translator.score(**inputs["score"]),
     }

@@ -134,3 +134,111 @@ def test_decoding_precision_overrides_the_models(model_dir, translator):
     outputs = mixed.translate(tf.constant(SENTENCES))
     assert outputs["score"].dtype == tf.float32 and np.all(np.isfinite(outputs["score"].numpy()))
     assert outputs["translation"].shape == (len(SENTENCES),)
+
+
+# translate_prefix: the start of each translation given (interactive translation).
+
+PREFIX_TEXT = SENTENCES + ["", "the cat"]
+
+
+@pytest.fixture(scope="module")
+def prefix_translators(model_dir, tmp_path_factory):
+    encdec_dir = write_model_dir(tmp_path_factory.mktemp("prefix") / "encdec", "rnnencdec", seed=4)
+    return {
+        name: Translator.from_model_dir(path, num_alternatives=5, **SEARCH_OPTIONS)
+        for name, path in (
+            ("rnnsearch", model_dir), ("rnnencdec", encdec_dir), ("ensemble", f"{model_dir}+{encdec_dir}")
+        )
+    }
+
+
+def _numpy(outputs):
+    return {name: value.numpy() for name, value in outputs.items()}
+
+
+def _check_alternatives(translator, text, prefixes, outputs):
+    """Each alternative's score is log p(word | prefix, x) as `score` computes it (teacher forcing)."""
+    for row, (sentence, prefix) in enumerate(zip(text, prefixes)):
+        words, scores = _strings(outputs["alternatives"][row]), outputs["alternative_scores"][row]
+        if not sentence.strip():
+            assert words == [""] * 5 and np.all(scores == -np.inf)  # nothing translated, nothing offered
+            continue
+        assert all(words) and np.all(np.diff(scores) <= 0) and np.all(np.isfinite(scores))
+        assert "<unk>" not in words and "<s>" not in words and "<pad>" not in words  # forbidden
+        typed = " ".join("zyzzyva" if word == "<unk>" else word for word in prefix.split())  # score() splits <unk>
+        position = len(prefix.split())
+        for word, score in zip(words, scores):
+            if word == "</s>":
+                continue
+            scored = translator.score(tf.constant([sentence]), tf.constant([f"{typed} {word}"]))
+            np.testing.assert_allclose(scored["token_log_probs"][0, position], score, atol=1e-5, err_msg=word)
+
+
+@pytest.mark.parametrize("name", ["rnnsearch", "rnnencdec", "ensemble"])
+def test_an_empty_prefix_gives_the_translation_of_translate(prefix_translators, name):
+    translator = prefix_translators[name]
+    free = _numpy(translator.translate(tf.constant(PREFIX_TEXT)))
+    prefixed = _numpy(translator.translate_prefix(tf.constant(PREFIX_TEXT), tf.constant([""] * len(PREFIX_TEXT))))
+    assert sorted(prefixed) == sorted(list(free) + ["alternatives", "alternative_scores", "prefix_truncated"])
+    for key, value in free.items():
+        np.testing.assert_array_equal(prefixed[key], value, err_msg=key)
+    assert prefixed["alternatives"].shape == prefixed["alternative_scores"].shape == (len(PREFIX_TEXT), 5)
+    assert not prefixed["prefix_truncated"].any()
+    _check_alternatives(translator, PREFIX_TEXT, [""] * len(PREFIX_TEXT), prefixed)
+
+
+@pytest.mark.parametrize("name", ["rnnsearch", "rnnencdec", "ensemble"])
+def test_a_prefix_of_the_translation_gives_the_same_translation_and_score(prefix_translators, name):
+    translator = prefix_translators[name]
+    free = _numpy(translator.translate(tf.constant(PREFIX_TEXT)))
+    words = [_strings(free["tokens"][row]) for row in range(len(PREFIX_TEXT))]
+    words = [row[: row.index("</s>")] if "</s>" in row else [] for row in words]
+    assert max(len(row) for row in words) >= 2
+    prefixes = [" ".join(row[:count]) for row, count in zip(words, [1, 2, 3, 1, 0, 2])]
+    prefixed = _numpy(translator.translate_prefix(tf.constant(PREFIX_TEXT), tf.constant(prefixes)))
+    np.testing.assert_array_equal(prefixed["translation"], free["translation"])
+    np.testing.assert_array_equal(prefixed["tokens"], free["tokens"])
+    np.testing.assert_allclose(prefixed["score"], free["score"], rtol=1e-5)
+    _check_alternatives(translator, PREFIX_TEXT, prefixes, prefixed)
+
+
+@pytest.mark.parametrize("name", ["rnnsearch", "ensemble"])
+def test_forced_words_appear_verbatim_and_unknown_ones_as_unk(prefix_translators, name):
+    translator = prefix_translators[name]
+    text = SENTENCES[:3] + ["the cat", "a dog"]
+    # "zyzzyva", "Chat" and "!" are not target words; the text <unk> is the unknown word.
+    prefixes = ["vert vert une", "zyzzyva le", "", "la Chat !", "le <unk> chat"]
+    outputs = _numpy(translator.translate_prefix(tf.constant(text), tf.constant(prefixes)))
+    expected_starts = [["vert", "vert", "une"], ["<unk>", "le"], [], ["la", "<unk>", "<unk>"], ["le", "<unk>", "chat"]]
+    for row, start in enumerate(expected_starts):
+        tokens = _strings(outputs["tokens"][row])
+        tokens = tokens[: tokens.index("</s>")]
+        assert tokens[: len(start)] == start
+        assert "<unk>" not in tokens[len(start):]  # forbid_unk holds after the prefix
+        assert outputs["translation"][row].decode("utf-8") == MosesTokenizer("fr").detokenize(
+            tf.ragged.constant([tokens], dtype=tf.string)).numpy()[0].decode("utf-8")
+        # The score is the sum of the log-probabilities, the forced words' included: teacher forcing of the
+        # prefix as typed (unknown words looked up as <unk>) and the rest of the translation.
+        typed = ["zyzzyva" if word == "<unk>" else word for word in prefixes[row].split()]  # score() splits <unk>
+        target = " ".join(typed + tokens[len(start):])
+        scored = translator.score(tf.constant([text[row]]), tf.constant([target]))
+        np.testing.assert_allclose(outputs["score"][row], scored["log_prob"][0], rtol=1e-5)
+    assert outputs["translation"][1].decode("utf-8").startswith("<unk> le")
+    _check_alternatives(translator, text, prefixes, outputs)
+
+
+def test_a_long_prefix_is_cut_and_flagged(prefix_translators):
+    translator = prefix_translators["rnnsearch"]
+    prefixes = tf.constant([" ".join(["chat"] * 200), "chat"])
+    outputs = _numpy(translator.translate_prefix(tf.constant(["dog", "dog"]), prefixes))
+    assert list(outputs["prefix_truncated"]) == [True, False]
+    assert _strings(outputs["tokens"][0]) == ["chat"] * (translator.maximum_target_length - 1) + ["</s>"]
+    assert _strings(outputs["tokens"][1])[0] == "chat"
+
+
+def test_prefix_misuse_is_refused(prefix_translators, model_dir):
+    translator = prefix_translators["rnnsearch"]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="as many sentences"):
+        translator.translate_prefix(tf.constant(["a", "b"]), tf.constant(["la"]))
+    with pytest.raises(ValueError, match="num_alternatives must be at least 1"):
+        Translator.from_model_dir(model_dir, num_alternatives=0)

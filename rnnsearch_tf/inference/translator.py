@@ -9,6 +9,9 @@ from rnnsearch_tf.models.ensemble import Ensemble
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.models.model_dir import ModelDir
 
+# Stands for the text `<unk>` of a prefix while it is tokenized: a private-use character, a token of its own.
+_UNK_PLACEHOLDER = "\ue000"
+
 
 class Translator(tf.Module):
     """Raw sentences -> beam search -> detokenized translations, entirely in TensorFlow ops.
@@ -20,10 +23,12 @@ class Translator(tf.Module):
     maximum_length_b` target tokens (EOS included, `source_length` without EOS), target tokens,
     Moses detokenization. Invalid UTF-8 bytes become U+FFFD before tokenization; a sentence with no
     tokens (empty, whitespace or control characters only) gets the empty translation, score 0 and no
-    tokens. `translate_ids` starts after the lookup; `score` gives log p(y | x) of given pairs.
+    tokens. `translate_ids` starts after the lookup; `score` gives log p(y | x) of given pairs;
+    `translate_prefix` translates with the start of each translation given (interactive translation).
 
-    The three methods are `tf.function`s with named `TensorSpec`s: the same object answers the Python
-    path and, saved with `tf.saved_model.save` under the names of `serving_signatures` (the one list of
+    `translate`, `translate_prefix`, `translate_ids` and `score` are `tf.function`s with named
+    `TensorSpec`s: the same object answers the Python path and, saved with `tf.saved_model.save` under
+    the names of `serving_signatures` (the one list of
     the SavedModel's signatures; `serving/export.py` saves it), TensorFlow Serving. They are
     traced without AutoGraph: all control flow below them is written as `tf.cond` and `tf.while_loop`,
     and converting the search code's Python source would cost most of a command's start-up. Every search
@@ -41,6 +46,7 @@ class Translator(tf.Module):
         maximum_batch_size: larger batches are refused with `InvalidArgumentError`.
         checkpoint_path: where the weights come from (recorded by `serving/export.py`); `from_model_dir`
             sets it.
+        num_alternatives: next words `translate_prefix` offers after each prefix.
 
     Example:
     >>> translator = Translator.from_model_dir("models/rnnsearch50", beam_size=12)
@@ -58,6 +64,7 @@ class Translator(tf.Module):
         search_config=None,
         maximum_batch_size=1000,
         checkpoint_path="",
+        num_alternatives=10,
         name=None,
     ):
         super().__init__(name=name)
@@ -72,6 +79,8 @@ class Translator(tf.Module):
                 )
         if maximum_batch_size < 1:
             raise ValueError(f"maximum_batch_size must be at least 1, got {maximum_batch_size}")
+        if num_alternatives < 1:
+            raise ValueError(f"num_alternatives must be at least 1, got {num_alternatives}")
         self.model = model
         self.source_vocabulary = source_vocabulary
         self.target_vocabulary = target_vocabulary
@@ -82,11 +91,13 @@ class Translator(tf.Module):
         self.search_config = search_config = search_config or SearchConfig()
         self.maximum_batch_size = maximum_batch_size
         self.checkpoint_path = checkpoint_path
+        self.num_alternatives = num_alternatives
         self.maximum_source_length = search_config.maximum_source_length
         self.search_strategy = search_config.strategy(model.symbols_to_logits_fn)
 
     @classmethod
-    def from_model_dir(cls, model_dir, checkpoint="best", maximum_batch_size=1000, precision=None, **search_options):
+    def from_model_dir(cls, model_dir, checkpoint="best", maximum_batch_size=1000, precision=None, num_alternatives=10,
+                       **search_options):
         """The translator of a model directory (`ModelDir`): its model, vocabularies and languages.
 
         Args:
@@ -96,6 +107,7 @@ class Translator(tf.Module):
                 same for every model.
             maximum_batch_size: as `Translator`.
             precision: `ModelConfig.precision` to decode with; None: each model's own (model.json).
+            num_alternatives: as `Translator`.
             **search_options: fields of `SearchConfig`.
 
         Returns:
@@ -116,6 +128,7 @@ class Translator(tf.Module):
             SearchConfig(**search_options),
             maximum_batch_size,
             "+".join(path for _, path in loaded),
+            num_alternatives,
         )
 
     @property
@@ -129,6 +142,7 @@ class Translator(tf.Module):
             source_language=self.source_language,
             target_language=self.target_language,
             maximum_batch_size=self.maximum_batch_size,
+            num_alternatives=self.num_alternatives,
             **self.search_config.to_dict(),
         )
 
@@ -139,8 +153,9 @@ class Translator(tf.Module):
     def serving_signatures(self, version):
         """The signatures of this translator's SavedModel by name, as `serving/export.py` saves them.
 
-        `serving_default` and `translate` (both the method `translate`), `translate_ids` and `score` (the
-        methods of those names), and `settings`, which takes no input and returns
+        `serving_default` and `translate` (both the method `translate`), `translate_prefix`,
+        `translate_ids` and `score` (the methods of those names), and `settings`, which takes no input and
+        returns
         `recorded_settings(version)` as tensors (`export_settings`). A new signature is added here.
 
         Args:
@@ -154,6 +169,7 @@ class Translator(tf.Module):
         return {
             "serving_default": self.translate.get_concrete_function(),
             "translate": self.translate.get_concrete_function(),
+            "translate_prefix": self.translate_prefix.get_concrete_function(),
             "translate_ids": self.translate_ids.get_concrete_function(),
             "score": self.score.get_concrete_function(),
             "settings": self.export_settings.get_concrete_function(description, version),
@@ -188,9 +204,77 @@ class Translator(tf.Module):
               `nbest_scores` float32 `[batch, n]`, best first.
         """
         self._check_batch_size(text)
+        return self._translate_text(text)[0]
+
+    @tf.function(
+        input_signature=[
+            tf.TensorSpec([None], tf.string, name="text"),
+            tf.TensorSpec([None], tf.string, name="prefix"),
+        ],
+        autograph=False,
+    )
+    def translate_prefix(self, text, prefix):
+        """Translates raw sentences whose translations must start with given words (interactive translation).
+
+        Each prefix is tokenized with the target language's Moses rules, looked up in the target
+        vocabulary and cut to `maximum_target_length - 1` tokens; the search is forced through its tokens
+        (their log-probabilities count in the score as those of any word), then free (`TargetPrefix`).
+        A prefix word outside the target vocabulary becomes `<unk>`: it is forced as `<unk>` (also with
+        `forbid_unk`) and appears as `<unk>` in `tokens` and in the translation; the text `<unk>` in a
+        prefix is that word too, so a translation's tokens can be sent back as a prefix. An empty prefix
+        gives `translate`'s result. A sentence's length bound is raised to its prefix and `</s>` where it is
+        smaller.
+
+        Args:
+            text: tf.string `[batch]`, untokenized sentences in the source language.
+            prefix: tf.string `[batch]`, the start of each translation, untokenized target-language text
+                ("" for none).
+
+        Returns:
+            `translate`'s dict, and (`k` is `num_alternatives`):
+            - `alternatives`: string `[batch, k]`, the k most probable next words after the prefix (at
+              the first free position), best first; `</s>` among them means "end here". "" where there
+              is none (a sentence without source tokens gets none).
+            - `alternative_scores`: float32 `[batch, k]`, their log p(word | prefix, x); `-inf` for "".
+            - `prefix_truncated`: bool `[batch]`, whether the prefix was cut.
+        """
+        self._check_batch_size(text)
+        checks = [
+            tf.debugging.assert_equal(
+                tf.shape(text)[0], tf.shape(prefix)[0], message="text and prefix must hold as many sentences"
+            )
+        ]
+        with tf.control_dependencies(checks):
+            prefix_tokens = self._prefix_tokens(prefix)  # [batch, None]
+        prefix_tokens, prefix_truncated = self._truncate(prefix_tokens, self.maximum_target_length - 1)
+        prefix_ids = self.target_vocabulary.lookup(prefix_tokens).to_tensor(
+            default_value=constants.PAD_ID
+        )  # [batch, prefix_len]
+        outputs, result = self._translate_text(text, prefix_ids)
+        alternative_ids = result["alternative_ids"]  # [batch, k]
+        alternatives = self.target_vocabulary.tokens(alternative_ids)  # [batch, k]
+        outputs.update(
+            alternatives=tf.where(tf.equal(alternative_ids, constants.PAD_ID), "", alternatives),
+            alternative_scores=result["alternative_log_probs"],
+            prefix_truncated=prefix_truncated,
+        )
+        return outputs
+
+    def _prefix_tokens(self, prefix):
+        """The target-language Moses tokens of raw prefixes `[batch]` -> ragged `[batch, None]`; the text
+        `<unk>` (which the tokenizer would split at its brackets) stays the one token `<unk>`."""
+        prefix = tf.strings.regex_replace(self._valid_utf8(prefix), constants.UNK_TOKEN, f" {_UNK_PLACEHOLDER} ")
+        tokens = self.target_tokenizer.tokenize(prefix)  # [batch, None]
+        return tf.ragged.map_flat_values(
+            lambda flat: tf.where(tf.equal(flat, _UNK_PLACEHOLDER), constants.UNK_TOKEN, flat), tokens
+        )
+
+    def _translate_text(self, text, prefix_ids=None):
+        """`translate`'s outputs, and `_search`'s result, with an optional forced prefix (int32
+        `[batch, prefix_len]`, right-padded with `PAD_ID`)."""
         tokens = self.source_tokenizer.tokenize(self._valid_utf8(text))  # [batch, None]
         tokens, truncated = self._truncate(tokens, self.maximum_source_length)
-        result = self._search(self.source_vocabulary.lookup(tokens))
+        result = self._search(self.source_vocabulary.lookup(tokens), prefix_ids)
         eos_token = tf.fill([tokens.nrows(), 1], constants.EOS_TOKEN)  # [batch, 1]
         source_tokens = tf.concat([tokens, tf.RaggedTensor.from_tensor(eos_token)], axis=1)
         ids, lengths = result["ids"], result["lengths"]  # [batch, n, steps], [batch, n]
@@ -216,7 +300,7 @@ class Translator(tf.Module):
         )
         if self.search_config.hypotheses > 1:
             outputs.update(nbest_translations=translations, nbest_scores=result["scores"])
-        return outputs
+        return outputs, result
 
     @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name="source_ids")], autograph=False)
     def translate_ids(self, source_ids):
@@ -334,40 +418,56 @@ class Translator(tf.Module):
         with_eos = tf.concat([token_ids, tf.RaggedTensor.from_tensor(eos)], axis=1)  # [batch, None]
         return with_eos.to_tensor(default_value=constants.PAD_ID)
 
-    def _search(self, token_ids):
-        """Beam search from ragged source ids `[batch, None]` (no EOS).
+    def _search(self, token_ids, prefix_ids=None):
+        """Beam search from ragged source ids `[batch, None]` (no EOS), through `prefix_ids` if given.
 
         Returns:
             dict: `ids` int32 `[batch, n, steps]`, `lengths` int32 `[batch, n]`, `scores` float32
-            `[batch, n]`, `alignment` float32 `[batch, n, steps, src_len]`. Sentences without tokens get
-            length 0 and score 0.
+            `[batch, n]`, `alignment` float32 `[batch, n, steps, src_len]`; with `prefix_ids`
+            `alternative_ids` int32 and `alternative_log_probs` float32 `[batch, num_alternatives]`.
+            Sentences without tokens get length 0, score 0 and no alternatives (`PAD_ID`, `-inf`).
         """
         source_ids = self._with_eos(token_ids)  # [batch, src_len]
         source_lengths = tf.cast(token_ids.row_lengths(), tf.int32)  # [batch], EOS excluded
         maximum_lengths = self.search_config.maximum_target_length(source_lengths)  # [batch]
         n = self.search_config.hypotheses
 
+        names = ["ids", "lengths", "scores", "alignments"]
+        options = {}
+        if prefix_ids is not None:
+            names += ["alternative_ids", "alternative_log_probs"]
+            options = dict(prefix_ids=prefix_ids, num_alternatives=self.num_alternatives)
+
         def search():
             state, fixed_state = self.model.encode_for_search(source_ids)
-            result = self.search_strategy.search(state, maximum_lengths, fixed_state)
-            return result["ids"], result["lengths"], result["scores"], result["alignments"]
+            result = self.search_strategy.search(state, maximum_lengths, fixed_state, **options)
+            return {name: result[name] for name in names}
 
         def nothing_to_search():
-            src_len = tf.shape(source_ids)[1]
-            return (
-                tf.zeros([0, n, 0], tf.int32),
-                tf.zeros([0, n], tf.int32),
-                tf.zeros([0, n]),
-                tf.zeros([0, n, 0, src_len]),
-            )
+            src_len, k = tf.shape(source_ids)[1], self.num_alternatives
+            return {name: value for name, value in dict(
+                ids=tf.zeros([0, n, 0], tf.int32),
+                lengths=tf.zeros([0, n], tf.int32),
+                scores=tf.zeros([0, n]),
+                alignments=tf.zeros([0, n, 0, src_len]),
+                alternative_ids=tf.zeros([0, k], tf.int32),
+                alternative_log_probs=tf.zeros([0, k]),
+            ).items() if name in names}
 
-        ids, lengths, scores, alignment = tf.cond(tf.shape(source_ids)[0] > 0, search, nothing_to_search)
+        result = tf.cond(tf.shape(source_ids)[0] > 0, search, nothing_to_search)
+        ids, alignment = result["ids"], result["alignments"]
         if not self.model.uses_attention:  # RNNencdec aligns nothing: zeros of the same shape
             alignment = tf.zeros(tf.concat([tf.shape(ids), tf.shape(source_ids)[1:]], axis=0))
         is_empty = tf.equal(source_lengths, 0)  # [batch]
-        return dict(
+        searched = dict(
             ids=tf.where(is_empty[:, None, None], constants.PAD_ID, ids),
-            lengths=tf.where(is_empty[:, None], 0, lengths),
-            scores=tf.where(is_empty[:, None], 0.0, scores),
+            lengths=tf.where(is_empty[:, None], 0, result["lengths"]),
+            scores=tf.where(is_empty[:, None], 0.0, result["scores"]),
             alignment=tf.where(is_empty[:, None, None, None], 0.0, alignment),
         )
+        if prefix_ids is not None:
+            searched.update(
+                alternative_ids=tf.where(is_empty[:, None], constants.PAD_ID, result["alternative_ids"]),
+                alternative_log_probs=tf.where(is_empty[:, None], float("-inf"), result["alternative_log_probs"]),
+            )
+        return searched
