@@ -125,7 +125,7 @@ def test_unk_replacement_in_batches(tmp_path):
     result = BatchTranslator(_FakeExport(), settings, unk_replacer=UnkReplacer()).translate(["the big Zyzzyva"])[0]
     assert result["tokens"] == ["le", "Zyzzyva", ",", "grand"] and result["unks_replaced"] == 1
     assert result["translation"] == "le Zyzzyva, grand"
-    assert result["nbest"] == [("le <unk>, grand", -1.5)]  # as searched
+    assert result["nbest"] == [("le Zyzzyva, grand", -1.5)]  # the one hypothesis, replaced too
     dictionary = UnkReplacer({"Zyzzyva": "zyzzyva du Brésil"})
     result = BatchTranslator(_FakeExport(), settings, unk_replacer=dictionary).translate(["the big Zyzzyva"])[0]
     assert result["translation"] == "le zyzzyva du Brésil, grand"

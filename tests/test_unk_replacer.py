@@ -1,9 +1,16 @@
-"""UnkReplacer: the most-attended source word, the dictionary, and the edge cases."""
+"""UnkReplacer: the most-attended source word, the dictionary, the edge cases, and every hypothesis of an n-best list."""
+
+import json
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
+from rnnsearch_tf.inference import output_formats
+from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.inference.translator import Translator
 from rnnsearch_tf.inference.unk_replacer import UnkReplacer
+from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES, write_model_dir
 
 SOURCE = ["Mr", "Zyzzyva", "loves", "Quetzalcoatl", "</s>", ""]
 TARGET = ["M.", "<unk>", "aime", "<unk>", "</s>"]
@@ -53,3 +60,75 @@ def test_bad_dictionary_line_is_named(tmp_path):
     path.write_text("chat\tcat\nno tab here\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"dictionary.tsv:2: expected 'source word<TAB>target text'"):
         UnkReplacer.from_file(path)
+
+
+class _NbestExport:
+    """A loaded SavedModel's stand-in with 2 hypotheses for "the big Zyzzyva", each with an `<unk>` aligned
+    to a different source word (hypothesis 1's to "big", hypothesis 0's to "Zyzzyva")."""
+
+    def __init__(self):
+        self.signatures = {"translate": self._translate, "score": None}
+
+    @staticmethod
+    def _translate(text):
+        del text
+        alignments = np.array(
+            [
+                [[0.8, 0.1, 0.1, 0.0], [0.1, 0.2, 0.6, 0.1], [0.0, 0.0, 0.0, 1.0]],  # le <unk> </s>
+                [[0.1, 0.6, 0.2, 0.1], [0.7, 0.1, 0.1, 0.1], [0.0, 0.0, 0.0, 1.0]],  # <unk> le </s>
+            ],
+            dtype=np.float32,
+        )  # [n, tgt_len, src_len]
+        tokens = [[b"le", b"<unk>", b"</s>"], [b"<unk>", b"le", b"</s>"]]
+        return {name: tf.constant(value) for name, value in dict(
+            translation=[b"le <unk>"],
+            score=[-1.5],
+            tokens=[tokens[0]],
+            alignment=alignments[None, 0],
+            source_tokens=[[b"the", b"big", b"Zyzzyva", b"</s>"]],
+            truncated=[False],
+            nbest_translations=[[b"le <unk>", b"<unk> le"]],
+            nbest_scores=[[-1.5, -2.25]],
+            nbest_tokens=[tokens],
+            nbest_alignment=alignments[None],
+        ).items()}
+
+
+def test_every_hypothesis_of_an_nbest_list_is_replaced():
+    settings = dict(target_language="fr", maximum_batch_size=10)
+    result = BatchTranslator(_NbestExport(), settings, unk_replacer=UnkReplacer()).translate(["the big Zyzzyva"])[0]
+    assert result["translation"] == "le Zyzzyva"
+    assert result["nbest"] == [("le Zyzzyva", -1.5), ("big le", -2.25)]
+    assert [hypothesis["unks_replaced"] for hypothesis in result["hypotheses"]] == [1, 1]
+    assert output_formats.format_translation(4, result, "nbest") == (
+        "4 ||| le Zyzzyva ||| beam_score= -1.500000 ||| -1.500000\n"
+        "4 ||| big le ||| beam_score= -2.250000 ||| -2.250000\n"
+    )
+    record = json.loads(output_formats.format_translation(4, result, "alignment"))
+    assert [hypothesis["translation"] for hypothesis in record["nbest"]] == ["le Zyzzyva", "big le"]
+    assert [hypothesis["target_tokens"] for hypothesis in record["nbest"]] == [["le", "Zyzzyva"], ["big", "le"]]
+    assert [hypothesis["hard_alignment"] for hypothesis in record["nbest"]] == ["0-0 2-1", "1-0 0-1"]
+    assert record["nbest"][1]["alignment"][0] == pytest.approx([0.1, 0.6, 0.2, 0.1])
+    without = BatchTranslator(_NbestExport(), settings).translate(["the big Zyzzyva"])[0]
+    assert without["nbest"] == [("le <unk>", -1.5), ("<unk> le", -2.25)]  # as searched
+
+
+def test_translator_returns_every_hypothesis_tokens_and_alignment(tmp_path):
+    model_dir = write_model_dir(tmp_path / "model")
+    options = dict(SEARCH_OPTIONS, forbid_unk=False)
+    translator = Translator.from_model_dir(model_dir, **options)  # held: its tf.functions refer to it weakly
+    outputs = translator.translate(tf.constant(SENTENCES))
+    batch, n = len(SENTENCES), options["num_hypotheses"]
+    assert outputs["nbest_tokens"].shape[:2] == (batch, n)
+    assert outputs["nbest_alignment"].shape[:2] == (batch, n)
+    np.testing.assert_array_equal(outputs["nbest_tokens"][:, 0], outputs["tokens"])
+    np.testing.assert_array_equal(outputs["nbest_alignment"][:, 0], outputs["alignment"])
+    results = BatchTranslator.from_model_dir(model_dir, **options).translate(SENTENCES)
+    for row, result in enumerate(results):
+        assert [hypothesis["translation"] for hypothesis in result["hypotheses"]] == [
+            text.decode() for text in outputs["nbest_translations"][row].numpy()
+        ]
+        assert result["hypotheses"][0]["tokens"] == result["tokens"]
+    translator = Translator.from_model_dir(model_dir, **dict(options, num_hypotheses=1))
+    single = translator.translate(tf.constant(SENTENCES))
+    assert "nbest_tokens" not in single and "nbest_alignment" not in single

@@ -38,7 +38,9 @@ class BatchTranslator:
             holding the GIL). A beam search step is many small ops that leave cores idle; a second batch
             in flight fills them. Give each worker its share of the cores (`utils.threads.share_cores`,
             done by the command-line tools) for the most of it. The results do not depend on it.
-        unk_replacer: optional `UnkReplacer` applied to the best translation of each sentence.
+        unk_replacer: optional `UnkReplacer` applied to the best translation of each sentence and, where
+            the translator returns every hypothesis' tokens and alignment (`num_hypotheses > 1`), to each
+            hypothesis of the n-best list.
         loaded_from: the checkpoint or SavedModel translating (set by `from_model_dir`, `from_saved_model`).
 
     Example:
@@ -106,8 +108,11 @@ class BatchTranslator:
             - `truncated`: bool, whether the source was cut to `maximum_source_length`.
             - `unks_replaced`: int, `<unk>`s replaced (0 without an `unk_replacer`).
             - `nbest`: list of `(translation, score)`, best first, `num_hypotheses` items: the beam's
-              translations as searched, without `<unk>` replacement (`nbest[0][0]` is `translation`
-              before replacement).
+              translations, each after `<unk>` replacement (`nbest[0]` is `(translation, score)`); from
+              an export older than `nbest_tokens`, as searched.
+            - with `num_hypotheses > 1`, `hypotheses`: list of dicts, one per item of `nbest`, each with
+              the `translation`, `score`, `tokens`, `alignment` and `unks_replaced` of that hypothesis
+              (as above; not from an export older than `nbest_tokens`).
         """
         def translate_batch(batch):
             outputs = self._translate(text=tf.constant([sentences[i] for i in batch]))
@@ -199,39 +204,63 @@ class BatchTranslator:
     def _translation(self, outputs, row):
         """One sentence's result (see `translate`) from the batch outputs of `Translator.translate`."""
         source_tokens = _until_padding(outputs["source_tokens"][row])  # words, then </s>
-        target_tokens = _until_padding(outputs["tokens"][row])  # words, then </s> (unless cut)
-        alignment = outputs["alignment"][row, : len(target_tokens), : len(source_tokens)]
-        words = target_tokens[:-1] if target_tokens[-1:] == [constants.EOS_TOKEN] else target_tokens
-        unks_replaced = 0
-        if self.unk_replacer is not None:
-            words, unks_replaced = self.unk_replacer.replace(words, source_tokens, alignment)
         translation = outputs["translation"][row].decode("utf-8")
-        if "nbest_translations" in outputs:
+        best = self._hypothesis(
+            translation, outputs["score"][row], outputs["tokens"][row], outputs["alignment"][row], source_tokens
+        )
+        hypotheses = None
+        if "nbest_tokens" in outputs:
+            hypotheses = [
+                self._hypothesis(text.decode("utf-8"), score, tokens, alignment, source_tokens)
+                for text, score, tokens, alignment in zip(
+                    outputs["nbest_translations"][row], outputs["nbest_scores"][row],
+                    outputs["nbest_tokens"][row], outputs["nbest_alignment"][row],
+                )
+            ]
+            nbest = [(hypothesis["translation"], hypothesis["score"]) for hypothesis in hypotheses]
+        elif "nbest_translations" in outputs:
             nbest = [
                 (text.decode("utf-8"), float(score))
                 for text, score in zip(outputs["nbest_translations"][row], outputs["nbest_scores"][row])
             ]
         else:
-            nbest = [(translation, float(outputs["score"][row]))]
-        return dict(
-            translation=translation,
-            score=float(outputs["score"][row]),
+            nbest = [(translation, best["score"])]
+        result = dict(
+            best,
             source_tokens=source_tokens[:-1],
-            tokens=words,
-            alignment=alignment,
             truncated=bool(outputs["truncated"][row]),
-            unks_replaced=unks_replaced,
             nbest=nbest,
         )
+        if hypotheses is not None:
+            result["hypotheses"] = hypotheses
+        return result
+
+    def _hypothesis(self, translation, score, tokens, alignment, source_tokens):
+        """`translation`, `score`, `tokens`, `alignment`, `unks_replaced` of one hypothesis (see `translate`;
+        the translation is detokenized again by `_detokenize_replaced`) from its row of the outputs."""
+        target_tokens = _until_padding(tokens)  # words, then </s> (unless cut)
+        alignment = alignment[: len(target_tokens), : len(source_tokens)]
+        words = target_tokens[:-1] if target_tokens[-1:] == [constants.EOS_TOKEN] else target_tokens
+        unks_replaced = 0
+        if self.unk_replacer is not None:
+            words, unks_replaced = self.unk_replacer.replace(words, source_tokens, alignment)
+        return dict(translation=translation, score=float(score), tokens=words, alignment=alignment,
+                    unks_replaced=unks_replaced)
 
     def _detokenize_replaced(self, results):
-        """Detokenizes again the translations whose `<unk>`s were replaced."""
-        replaced = [result for result in results if result["unks_replaced"]]
-        if not replaced:
-            return
-        tokens = tf.ragged.constant([result["tokens"] for result in replaced], dtype=tf.string)
-        for result, text in zip(replaced, self.target_tokenizer.detokenize(tokens).numpy()):
-            result["translation"] = text.decode("utf-8")
+        """Detokenizes again the translations (best and n-best) whose `<unk>`s were replaced."""
+        replaced = [
+            item for result in results for item in [result, *result.get("hypotheses", [])] if item["unks_replaced"]
+        ]
+        if replaced:
+            tokens = tf.ragged.constant([item["tokens"] for item in replaced], dtype=tf.string)
+            for item, text in zip(replaced, self.target_tokenizer.detokenize(tokens).numpy()):
+                item["translation"] = text.decode("utf-8")
+        for result in results:
+            if "hypotheses" in result:
+                result["nbest"] = [(hypothesis["translation"], hypothesis["score"]) for hypothesis in result["hypotheses"]]
+            elif len(result["nbest"]) == 1:  # num_hypotheses 1: the best is the list
+                result["nbest"] = [(result["translation"], result["score"])]
 
 
 def _until_padding(tokens):

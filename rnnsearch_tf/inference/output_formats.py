@@ -2,15 +2,17 @@
 
 - `text`: one detokenized translation per input line (after `<unk>` replacement when asked).
 - `nbest`: the Moses n-best format, `num_hypotheses` lines per input line, best first:
-  `INDEX ||| TRANSLATION ||| beam_score= SCORE ||| SCORE`, INDEX the 0-based input line. The
-  translations are the beam's, before `<unk>` replacement. An input line whose translation is empty
-  still has its lines (with an empty translation).
+  `INDEX ||| TRANSLATION ||| beam_score= SCORE ||| SCORE`, INDEX the 0-based input line. Each
+  translation after `<unk>` replacement when asked (by its own alignment). An input line whose
+  translation is empty still has its lines (with an empty translation).
 - `alignment`: one JSON object per input line: `index`, `translation`, `score`, `source_tokens`,
   `target_tokens` (neither with `</s>`), `alignment` (α_ij rounded to 6 decimals, `len(target_tokens) + 1`
   rows by `len(source_tokens) + 1` columns: the `</s>` of both sides included; `[]` for an empty
   line; the last row is missing when the search stopped at its length bound), `hard_alignment` (the
   Pharaoh format `j-i ...`: for each target word i its most-attended source word j, both 0-based,
-  `</s>` excluded), `truncated`, `unks_replaced`.
+  `</s>` excluded), `truncated`, `unks_replaced`; with `num_hypotheses > 1` also `nbest`: a list of one
+  object per hypothesis, best first, each with its `translation`, `score`, `target_tokens`, `alignment`,
+  `hard_alignment` and `unks_replaced` as above (the first repeats the best's).
 """
 
 import json
@@ -34,22 +36,36 @@ def format_translation(index, result, output_format):
 
 def alignment_record(index, result):
     """The JSON object of the `alignment` format (see the module docstring)."""
-    alignment = np.asarray(result["alignment"], dtype=np.float64)  # [target + 1, source + 1]
-    words = len(result["source_tokens"])
-    hard_alignment = []
-    if words:
-        for target_position in range(min(len(result["tokens"]), alignment.shape[0])):
-            hard_alignment.append(f"{int(np.argmax(alignment[target_position, :words]))}-{target_position}")
-    return dict(
+    record = dict(
         index=index,
         translation=result["translation"],
         score=result["score"],
         source_tokens=result["source_tokens"],
-        target_tokens=result["tokens"],
-        alignment=np.round(alignment, 6).tolist(),
-        hard_alignment=" ".join(hard_alignment),
+        **_aligned_translation(result, len(result["source_tokens"])),
         truncated=result["truncated"],
         unks_replaced=result["unks_replaced"],
+    )
+    if len(result.get("hypotheses", [])) > 1:
+        record["nbest"] = [
+            dict(translation=hypothesis["translation"], score=hypothesis["score"],
+                 **_aligned_translation(hypothesis, len(result["source_tokens"])),
+                 unks_replaced=hypothesis["unks_replaced"])
+            for hypothesis in result["hypotheses"]
+        ]
+    return record
+
+
+def _aligned_translation(hypothesis, words):
+    """`target_tokens`, `alignment` and `hard_alignment` of one hypothesis of a source of `words` words."""
+    alignment = np.asarray(hypothesis["alignment"], dtype=np.float64)  # [target + 1, source + 1]
+    hard_alignment = []
+    if words:
+        for target_position in range(min(len(hypothesis["tokens"]), alignment.shape[0])):
+            hard_alignment.append(f"{int(np.argmax(alignment[target_position, :words]))}-{target_position}")
+    return dict(
+        target_tokens=hypothesis["tokens"],
+        alignment=np.round(alignment, 6).tolist(),
+        hard_alignment=" ".join(hard_alignment),
     )
 
 

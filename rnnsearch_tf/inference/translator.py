@@ -200,8 +200,10 @@ class Translator(tf.Module):
             - `alignment`: float32 `[batch, tgt_len, src_len]`, α_ij of token i on source token j.
             - `source_tokens`: string `[batch, src_len]`, the source tokens searched, then `</s>`, then "".
             - `truncated`: bool `[batch]`, whether the source was cut to `maximum_source_length`.
-            - with `num_hypotheses > 1` also `nbest_translations` string `[batch, n]` and
-              `nbest_scores` float32 `[batch, n]`, best first.
+            - with `num_hypotheses > 1` also `nbest_translations` string `[batch, n]`,
+              `nbest_scores` float32 `[batch, n]`, `nbest_tokens` string `[batch, n, tgt_len]` and
+              `nbest_alignment` float32 `[batch, n, tgt_len, src_len]`, best first (index 0 is the
+              best's `translation`, `score`, `tokens`, `alignment`).
         """
         self._check_batch_size(text)
         return self._translate_text(text)[0]
@@ -299,7 +301,12 @@ class Translator(tf.Module):
             truncated=truncated,
         )
         if self.search_config.hypotheses > 1:
-            outputs.update(nbest_translations=translations, nbest_scores=result["scores"])
+            outputs.update(
+                nbest_translations=translations,
+                nbest_scores=result["scores"],
+                nbest_tokens=target_tokens,  # [batch, n, steps]
+                nbest_alignment=result["alignment"],  # [batch, n, steps, src_len]
+            )
         return outputs, result
 
     @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name="source_ids")], autograph=False)
