@@ -86,6 +86,18 @@ def test_bleu_by_length(evaluated):
     assert bins[0]["bleu"] == expected
 
 
+def test_longest_sentences(evaluated):
+    metrics, output_dir = evaluated
+    translations = _lines(output_dir / "translations.txt")
+    assert [sentence["line"] for sentence in metrics["longest_sentences"]] == [5, 1, 2, 3, 6]
+    assert [sentence["source_length"] for sentence in metrics["longest_sentences"]] == [24, 7, 6, 5, 1]
+    for sentence in metrics["longest_sentences"]:
+        line = sentence["line"]
+        assert sentence["source"] == SOURCES[line - 1] and sentence["reference"] == REFERENCES[line - 1]
+        assert sentence["translation"] == translations[line - 1]
+        assert sentence["sentence_bleu"] == sacrebleu.sentence_bleu(translations[line - 1], [REFERENCES[line - 1]]).score
+
+
 def test_heatmaps_and_training_state(evaluated):
     metrics, output_dir = evaluated
     assert metrics["heatmaps"] == ["alignment_1.png", "alignment_2.png"]
@@ -125,3 +137,14 @@ def test_command_line_two_models(model_dir, tmp_path):
     assert "| model | 1200 | 2.50 | 0.75 | 41.50 | 44.00 | 3.10 | 1000 | 3.40 |" in report
     assert "No `training_state.json` in the model directory of second" in report
     assert "![model alignment_1.png](model/alignment_1.png)" in report
+    assert "## Long sentences (Appendix C, Table 3)" in report
+    section = report.split("## Long sentences")[1].split("\n## ")[0]
+    longest = [5, 1, 2, 3, 6]  # by source tokens (24, 7, 6, 5, 1; "dog" before the empty line 4)
+    assert [int(heading.split()[1]) for heading in section.split("### ")[1:]] == longest
+    for line in longest:
+        block = section.split(f"### Line {line} ")[1].split("### ")[0]
+        assert f"| Source | {SOURCES[line - 1]} | |" in block and f"| Reference | {REFERENCES[line - 1]} | |" in block
+        for name in ("model", "second"):
+            translation = _lines(output / name / "translations.txt")[line - 1]
+            bleu = sacrebleu.sentence_bleu(translation, [REFERENCES[line - 1]]).score
+            assert f"| {name} | {translation} | {bleu:.2f} |" in block

@@ -97,7 +97,7 @@ class _NbestExport:
 def test_every_hypothesis_of_an_nbest_list_is_replaced():
     settings = dict(target_language="fr", maximum_batch_size=10)
     result = BatchTranslator(_NbestExport(), settings, unk_replacer=UnkReplacer()).translate(["the big Zyzzyva"])[0]
-    assert result["translation"] == "le Zyzzyva"
+    assert result["translation"] == "le Zyzzyva" and result["searched_translation"] == "le <unk>"
     assert result["nbest"] == [("le Zyzzyva", -1.5), ("big le", -2.25)]
     assert [hypothesis["unks_replaced"] for hypothesis in result["hypotheses"]] == [1, 1]
     assert output_formats.format_translation(4, result, "nbest") == (

@@ -32,6 +32,9 @@ _SOURCE = flags.DEFINE_string("source", None, "Raw source sentences, one per lin
 _REFERENCE = flags.DEFINE_string("reference", None, "Raw references, line-aligned with --source.")
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", None, "Where the report and files are written.")
 _NUM_HEATMAPS = flags.DEFINE_integer("num_heatmaps", 3, "Alignment figures per model.")
+_NUM_LONGEST = flags.DEFINE_integer(
+    "num_longest", 5, "Longest test sentences shown with every model's translation (Appendix C).", lower_bound=0
+)
 _PROGRESS = flags.DEFINE_boolean("progress", True, "Draw progress bars on stderr.")
 flags.mark_flags_as_required(["model_dir", "source", "reference", "output_dir"])
 
@@ -59,6 +62,7 @@ def main(argv):
         search_config=search_flags.search_config(),
         unk_replacer=UnkReplacer.from_file(unk_dictionary) if unk_dictionary else None,
         num_heatmaps=_NUM_HEATMAPS.value,
+        num_longest=_NUM_LONGEST.value,
         progress=_PROGRESS.value,
         precision=search_flags.PRECISION.value,
     )

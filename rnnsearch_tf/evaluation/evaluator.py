@@ -35,6 +35,9 @@ class Evaluator:
     - By length (Figure 2): "All" BLEU of the sentences in each bin of source length (Moses tokens):
       `[0, 10)`, `[10, 20)`, ..., `[60, ∞)` for the default `length_bins`.
     - Alignments (Figure 3): heatmaps of the first `num_heatmaps` non-empty test sentences.
+    - Long sentences (Appendix C, Table 3): the `num_longest` test sentences of most source Moses tokens
+      (the first line wins a tie), each with its "All" translation and sentence BLEU
+      (`sacrebleu.sentence_bleu`, the corpus BLEU's defaults).
     - Training (Table 2): `training_state.json` of the model directory (its `history` is the learning
       curve), or None when it is missing or the model is an ensemble.
 
@@ -47,6 +50,7 @@ class Evaluator:
         unk_replacer: the `UnkReplacer` of `bleu_unk_replaced` (default: copy the source word).
         length_bins: increasing upper bounds of the length bins; one more bin holds the longer ones.
         num_heatmaps: alignment figures written per model.
+        num_longest: longest test sentences listed with their translations.
         progress: whether to draw progress bars on stderr.
         precision: `ModelConfig.precision` to decode with; None: each model's own.
     """
@@ -61,6 +65,7 @@ class Evaluator:
         unk_replacer=None,
         length_bins=LENGTH_BINS,
         num_heatmaps=3,
+        num_longest=5,
         progress=False,
         precision=None,
     ):
@@ -74,6 +79,7 @@ class Evaluator:
         self.unk_replacer = unk_replacer or UnkReplacer()
         self.length_bins = tuple(length_bins)
         self.num_heatmaps = num_heatmaps
+        self.num_longest = num_longest
         self.progress = progress
         self.precision = precision
 
@@ -86,8 +92,9 @@ class Evaluator:
             dict with `model_dir`, `checkpoint`, `sentences`, `bleu`, `signature`, `bleu_unk_replaced`,
             `bleu_no_unk`, `no_unk_sentences`, `truncated_sentences`, `bleu_by_length` (list of
             `{"bin", "minimum", "maximum", "sentences", "bleu"}`, `maximum` None for the last bin and
-            `bleu` None for an empty bin), `heatmaps` (file names in `output_dir`), `training` (the
-            training state dict or None).
+            `bleu` None for an empty bin), `heatmaps` (file names in `output_dir`), `longest_sentences`
+            (list of `{"line", "source_length", "source", "reference", "translation", "sentence_bleu"}`,
+            `line` 1-based, longest first), `training` (the training state dict or None).
         """
         os.makedirs(output_dir, exist_ok=True)
         translator = BatchTranslator.from_model_dir(
@@ -95,7 +102,7 @@ class Evaluator:
             **self.search_config.to_dict(),
         )
         results = translator.translate(self.sources, self._progress_line("translated", len(self.sources)))
-        hypotheses = [result["nbest"][0][0] for result in results]  # as searched, <unk>s kept
+        hypotheses = [result["searched_translation"] for result in results]  # <unk>s kept
         replaced = [result["translation"] for result in results]
         bleu = sacrebleu.BLEU()
         all_score = bleu.corpus_score(hypotheses, [self.references]).score
@@ -140,6 +147,7 @@ class Evaluator:
             truncated_sentences=sum(result["truncated"] for result in results),
             bleu_by_length=self._bleu_by_length(hypotheses, source_lengths),
             heatmaps=self._heatmaps(results, output_dir),
+            longest_sentences=self._longest_sentences(hypotheses, source_lengths),
             training=_training_state(model_directory) if len(members) == 1 else None,
         )
         with open(os.path.join(output_dir, "metrics.json"), "w", encoding="utf-8") as stream:
@@ -175,6 +183,20 @@ class Evaluator:
             label = f"{minimum}-{maximum}" if maximum is not None else f"{minimum}+"
             bins.append(dict(bin=label, minimum=minimum, maximum=maximum, sentences=len(members), bleu=score))
         return bins
+
+    def _longest_sentences(self, hypotheses, source_lengths):
+        longest = sorted(range(len(source_lengths)), key=lambda i: -source_lengths[i])[: self.num_longest]
+        return [
+            dict(
+                line=i + 1,
+                source_length=source_lengths[i],
+                source=self.sources[i],
+                reference=self.references[i],
+                translation=hypotheses[i],
+                sentence_bleu=sacrebleu.sentence_bleu(hypotheses[i], [self.references[i]]).score,
+            )
+            for i in longest
+        ]
 
     def _heatmaps(self, results, output_dir):
         names = []

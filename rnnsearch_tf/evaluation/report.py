@@ -38,6 +38,7 @@ def write_report(path, metrics_by_model, source, reference, bleu_by_length_figur
     for name, metrics in metrics_by_model.items():
         for heatmap in metrics["heatmaps"]:
             lines.append(f"![{name} {heatmap}]({os.path.join(name, heatmap)})")
+    lines += _longest_sentences(metrics_by_model)
     lines += _training_table(metrics_by_model)
     lines += [
         "",
@@ -86,6 +87,44 @@ def _length_table(metrics_by_model, bleu_by_length_figure):
         cells = [f"{_number(item['bleu'])} ({item['sentences']})" for item in metrics["bleu_by_length"]]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines + ["", "BLEU (sentences) per bin of source Moses tokens; a bin `a-b` holds lengths a to b - 1.", ""]
+
+
+def _longest_sentences(metrics_by_model):
+    """Appendix C / Table 3 of Bahdanau et al.: the longest test sentences and every model's translation."""
+    first = next(iter(metrics_by_model.values())).get("longest_sentences")
+    if not first:
+        return []
+    lines = [
+        "",
+        "## Long sentences (Appendix C, Table 3)",
+        "",
+        f"The {len(first)} test sentences of most source tokens, each model's translation (\"All\": `<unk>` kept) "
+        "and its sentence BLEU (sacreBLEU's `sentence_bleu`).",
+    ]
+    translations = {
+        name: {sentence["line"]: sentence for sentence in metrics.get("longest_sentences", [])}
+        for name, metrics in metrics_by_model.items()
+    }
+    for sentence in first:
+        lines += [
+            "",
+            f"### Line {sentence['line']} ({sentence['source_length']} source tokens)",
+            "",
+            "| | Text | Sentence BLEU |",
+            "|---|---|---|",
+            f"| Source | {_cell(sentence['source'])} | |",
+            f"| Reference | {_cell(sentence['reference'])} | |",
+        ]
+        for name in metrics_by_model:
+            translated = translations[name].get(sentence["line"])
+            if translated is not None:
+                lines.append(f"| {name} | {_cell(translated['translation'])} | {_number(translated['sentence_bleu'])} |")
+    return lines
+
+
+def _cell(text):
+    """Text as one Markdown table cell: `|` escaped."""
+    return text.replace("|", "\\|")
 
 
 def _training_table(metrics_by_model):

@@ -99,6 +99,7 @@ class BatchTranslator:
         Returns:
             list of dicts, one per sentence in input order:
             - `translation`: str, the best translation, detokenized (after `<unk>` replacement).
+            - `searched_translation`: str, the best translation as searched (before `<unk>` replacement).
             - `score`: float, its beam-search score.
             - `source_tokens`: list of str, the source tokens searched (after truncation), no `</s>`.
             - `tokens`: list of str, the translation's tokens (after `<unk>` replacement), no `</s>`.
@@ -227,6 +228,7 @@ class BatchTranslator:
             nbest = [(translation, best["score"])]
         result = dict(
             best,
+            searched_translation=translation,
             source_tokens=source_tokens[:-1],
             truncated=bool(outputs["truncated"][row]),
             nbest=nbest,
