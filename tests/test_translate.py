@@ -188,3 +188,72 @@ def test_command_line_sampling_draws_reproducible_ranked_translations(model_dir)
         totals = [line[3] for line in lines if line[0] == index]
         assert totals == sorted(totals, reverse=True)  # best sample first
     assert first == again and first != other
+
+
+# Prefixes (`--prefix_file`): each translation starts with the words of its line.
+
+PREFIXES = ["le", "", "chat chien", "zyzzyva la", "la", "", "vert", "vert", ""]  # one per line of INPUT
+
+
+def test_prefixes_start_the_translations(batch_translator, results):
+    prefixed = batch_translator.translate(INPUT, prefixes=PREFIXES)
+    for sentence, prefix, result, free in zip(INPUT, PREFIXES, prefixed, results, strict=True):
+        single = batch_translator.module.translate_prefix(tf.constant([sentence]), tf.constant([prefix]))
+        assert result["translation"] == single["translation"].numpy()[0].decode()
+        assert result["alternatives"] == [
+            (word.decode(), float(score))
+            for word, score in zip(single["alternatives"].numpy()[0], single["alternative_scores"].numpy()[0]) if word
+        ]
+        if not sentence.strip():  # nothing to translate, nothing offered
+            assert result["translation"] == "" and result["tokens"] == [] and result["alternatives"] == []
+            continue
+        assert len(result["alternatives"]) == 10  # the Translator's default num_alternatives
+        expected_start = ["<unk>" if word == "zyzzyva" else word for word in prefix.split()]
+        assert result["tokens"][: len(expected_start)] == expected_start
+        if not prefix:
+            assert result["translation"] == free["translation"]
+            assert result["score"] == pytest.approx(free["score"], rel=1e-5)
+    with pytest.raises(ValueError, match="got 9 sentences but 8 prefixes"):
+        batch_translator.translate(INPUT, prefixes=PREFIXES[:-1])
+    settings = dict(target_language="fr", maximum_batch_size=10)
+    with pytest.raises(ValueError, match="no translate_prefix signature"):
+        BatchTranslator(_FakeExport(), settings).translate(["the big Zyzzyva"], prefixes=["le"])
+
+
+def test_saved_model_translates_prefixes_like_the_model_dir(tmp_path_factory):
+    export_model_dir, export_dir, _ = exported_model(tmp_path_factory)
+    from_export = BatchTranslator.from_saved_model(export_dir, batch_size=3).translate(INPUT, prefixes=PREFIXES)
+    direct = BatchTranslator.from_model_dir(export_model_dir, batch_size=3, **SEARCH_OPTIONS).translate(
+        INPUT, prefixes=PREFIXES
+    )
+    for exported, expected in zip(from_export, direct, strict=True):
+        assert exported["translation"] == expected["translation"] and exported["tokens"] == expected["tokens"]
+        assert [word for word, _ in exported["alternatives"]] == [word for word, _ in expected["alternatives"]]
+        np.testing.assert_allclose([score for _, score in exported["alternatives"]],
+                                   [score for _, score in expected["alternatives"]], rtol=1e-5)
+
+
+def test_command_line_prefix_file(model_dir, tmp_path_factory, tmp_path):
+    (tmp_path / "input.txt").write_text("\n".join(INPUT) + "\n", encoding="utf-8")
+    (tmp_path / "prefixes.txt").write_text("\n".join(PREFIXES) + "\n", encoding="utf-8")
+    files = [f"--input={tmp_path / 'input.txt'}", f"--prefix_file={tmp_path / 'prefixes.txt'}", "--noprogress"]
+    stdout, _ = _run([f"--model_dir={model_dir}", *files, *_options()])
+    expected = BatchTranslator.from_model_dir(model_dir, beam_size=3, maximum_source_length=12).translate(
+        INPUT, prefixes=PREFIXES
+    )
+    assert stdout.splitlines() == [result["translation"] for result in expected]
+    _, export_dir, _ = exported_model(tmp_path_factory)
+    stdout, _ = _run([f"--saved_model={export_dir}", *files])
+    from_export = BatchTranslator.from_saved_model(export_dir).translate(INPUT, prefixes=PREFIXES)
+    assert stdout.splitlines() == [result["translation"] for result in from_export]
+
+    (tmp_path / "short.txt").write_text("le\nla\n", encoding="utf-8")
+    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
+    failed = subprocess.run(
+        [sys.executable, "-m", "rnnsearch_tf.translate", f"--model_dir={model_dir}",
+         f"--input={tmp_path / 'input.txt'}", f"--prefix_file={tmp_path / 'short.txt'}"],
+        capture_output=True, env=environment, cwd=REPO_ROOT,
+    )
+    assert failed.returncode == 1
+    assert f"--prefix_file {tmp_path / 'short.txt'} has 2 lines but --input {tmp_path / 'input.txt'} has 9" in (
+        failed.stderr.decode())

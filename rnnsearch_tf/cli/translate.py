@@ -2,10 +2,12 @@
 
     python -m rnnsearch_tf.translate --model_dir=models/rnnsearch50 --input=test.en --output=test.fr
     python -m rnnsearch_tf.translate --saved_model=exports/rnnsearch --output_format=nbest < test.en
+    python -m rnnsearch_tf.translate --model_dir=models/rnnsearch50 --input=test.en --prefix_file=starts.fr
 
 Sentences are translated in batches of similar length and written in input order. An empty input line
 gives an empty output line; a line of more than `--maximum_source_length` Moses tokens is translated
-from its first tokens only, and its line number is reported on stderr. Output formats: see
+from its first tokens only, and its line number is reported on stderr. With `--prefix_file` each
+translation starts with the words of its line there (`Translator.translate_prefix`). Output formats: see
 `rnnsearch_tf.inference.output_formats`.
 """
 
@@ -30,6 +32,10 @@ _SAVED_MODEL = flags.DEFINE_string(
     "its search options are those fixed at export, the search flags here are ignored."
 )
 _INPUT = flags.DEFINE_string("input", "-", 'Source sentences, one per line ("-": stdin).')
+_PREFIX_FILE = flags.DEFINE_string(
+    "prefix_file", None, "Target-language text each translation must start with, one line per input line (an "
+    "empty line: no prefix); words outside the target vocabulary are forced, and output, as <unk>."
+)
 _OUTPUT = flags.DEFINE_string("output", "-", 'Where translations go ("-": stdout).')
 _OUTPUT_FORMAT = flags.DEFINE_enum(
     "output_format", "text", output_formats.FORMATS, "See rnnsearch_tf.inference.output_formats."
@@ -40,11 +46,27 @@ _REPLACE_UNK = flags.DEFINE_boolean(
 _PROGRESS = flags.DEFINE_boolean("progress", True, "Draw a progress bar on stderr.")
 
 
+def read_input():
+    """The lines of --input, and those of --prefix_file (None without it), as many."""
+    sentences = read_lines(_INPUT.value)
+    if _PREFIX_FILE.value is None:
+        return sentences, None
+    prefixes = read_lines(_PREFIX_FILE.value)
+    if len(prefixes) != len(sentences):
+        input_name = "stdin" if _INPUT.value == "-" else _INPUT.value
+        raise app.UsageError(
+            f"--prefix_file {_PREFIX_FILE.value} has {len(prefixes)} lines but --input {input_name} has "
+            f"{len(sentences)}: give one prefix line (possibly empty) per input line"
+        )
+    return sentences, prefixes
+
+
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     if (_MODEL_DIR.value is None) == (_SAVED_MODEL.value is None):
         raise app.UsageError("give exactly one of --model_dir and --saved_model")
+    sentences, prefixes = read_input()
     workers = search_flags.decode_workers()
     unk_replacer = None
     if _REPLACE_UNK.value:
@@ -65,9 +87,8 @@ def main(argv):
             **search_flags.search_config().to_dict(),
         )
     print(f"translating with {translator.loaded_from}", file=sys.stderr)
-    sentences = read_lines(_INPUT.value)
     progress = ProgressLine("translated", len(sentences)) if _PROGRESS.value and sentences else None
-    results = translator.translate(sentences, progress)
+    results = translator.translate(sentences, progress, prefixes)
     with open_output(_OUTPUT.value) as output:
         for index, result in enumerate(results):
             output.write(output_formats.format_translation(index, result, _OUTPUT_FORMAT.value))

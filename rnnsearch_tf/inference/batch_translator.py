@@ -29,7 +29,8 @@ class BatchTranslator:
 
     Args:
         module: a `Translator`, or a SavedModel written by `serving/export.py` and loaded with
-            `tf.saved_model.load` (its `translate` and `score` signatures are used).
+            `tf.saved_model.load` (its `translate` and `score` signatures are used, and `translate_prefix`
+            for prefixes).
         settings: the translator's options by name (`Translator.settings()`; the `settings` signature of
             an export, `utils.exports.read_settings`): its `target_language`, `maximum_batch_size` and its
             `SearchConfig` (`SearchConfig.from_settings`) are used.
@@ -63,8 +64,10 @@ class BatchTranslator:
         self.target_tokenizer = MosesTokenizer(settings["target_language"])
         if isinstance(module, Translator):
             self._translate, self._score = module.translate, module.score
+            self._translate_prefix = module.translate_prefix
         else:
             self._translate, self._score = module.signatures["translate"], module.signatures["score"]
+            self._translate_prefix = module.signatures.get("translate_prefix")  # absent from older exports
 
     @classmethod
     def from_model_dir(cls, model_dir, checkpoint="best", batch_size=64, unk_replacer=None, workers=DECODE_WORKERS,
@@ -89,12 +92,15 @@ class BatchTranslator:
         """Most target tokens, EOS included, the translator scores (`Translator.maximum_target_length`)."""
         return self.search_config.maximum_target_length(self.search_config.maximum_source_length)
 
-    def translate(self, sentences, progress=None):
+    def translate(self, sentences, progress=None, prefixes=None):
         """Translates sentences.
 
         Args:
             sentences: list of str, raw source sentences.
             progress: optional callable, called with the number of sentences done after each batch.
+            prefixes: optional list of str, as many as `sentences`: raw target-language text each
+                translation must start with ("" for none), through `Translator.translate_prefix` (words
+                outside the target vocabulary are forced, and output, as `<unk>`).
 
         Returns:
             list of dicts, one per sentence in input order:
@@ -114,9 +120,21 @@ class BatchTranslator:
             - with `num_hypotheses > 1`, `hypotheses`: list of dicts, one per item of `nbest`, each with
               the `translation`, `score`, `tokens`, `alignment` and `unks_replaced` of that hypothesis
               (as above; not from an export older than `nbest_tokens`).
+            - with `prefixes`, `alternatives`: list of `(word, log_prob)`, the most probable next words
+              after the prefix, best first (`Translator.translate_prefix`).
         """
+        if prefixes is not None:
+            if len(prefixes) != len(sentences):
+                raise ValueError(f"got {len(sentences)} sentences but {len(prefixes)} prefixes")
+            if self._translate_prefix is None:
+                raise ValueError(f"{self.loaded_from} has no translate_prefix signature: export the model again")
+
         def translate_batch(batch):
-            outputs = self._translate(text=tf.constant([sentences[i] for i in batch]))
+            text = tf.constant([sentences[i] for i in batch])
+            if prefixes is None:
+                outputs = self._translate(text=text)
+            else:
+                outputs = self._translate_prefix(text=text, prefix=tf.constant([prefixes[i] for i in batch]))
             return {name: value.numpy() for name, value in outputs.items()}
 
         results, done = [None] * len(sentences), 0
@@ -235,6 +253,12 @@ class BatchTranslator:
         )
         if hypotheses is not None:
             result["hypotheses"] = hypotheses
+        if "alternatives" in outputs:
+            result["alternatives"] = [
+                (word.decode("utf-8"), float(log_prob))
+                for word, log_prob in zip(outputs["alternatives"][row], outputs["alternative_scores"][row])
+                if word
+            ]
         return result
 
     def _hypothesis(self, translation, score, tokens, alignment, source_tokens):
