@@ -146,16 +146,11 @@ def test_two_sentences_with_heatmap_nbest_unknown_words_and_settings(browser, se
     assert (tmp_path / "page.png").stat().st_size > 10_000
 
 
-def test_choosing_an_alternative_forces_the_prefix(browser, server, servable, tmp_path):
+def test_choosing_an_alternative_forces_the_prefix(browser, server, tmp_path):
     from selenium.webdriver.common.by import By
 
-    if "translate_prefix" not in servable.signature_defs:
-        section = _open_and_translate(browser, server, SENTENCES[:1])[0]
-        assert not section.find_elements(By.CSS_SELECTOR, ".choosable")
-        assert not browser.find_element(By.ID, "prefix-hint").is_displayed()
-        pytest.skip("interactive translation not tested: the export has no translate_prefix signature "
-                    "(the page hides the feature, as checked)")
     section = _open_and_translate(browser, server, SENTENCES[:1])[0]
+    assert browser.find_element(By.ID, "prefix-hint").is_displayed()
     before = _target_words(section)
     position = min(1, len(before) - 1)
     section.find_elements(By.CSS_SELECTOR, ".target-tokens .token")[position].click()
@@ -174,6 +169,33 @@ def test_choosing_an_alternative_forces_the_prefix(browser, server, servable, tm
     rows = _cells(section)
     assert len(rows) == len(after)
     browser.save_screenshot(str(tmp_path / "page_prefix.png"))
+
+
+class _WithoutPrefixSignature:
+    """The servable as an older export shows it: its metadata lists no `translate_prefix`."""
+
+    def __init__(self, servable):
+        self._servable = servable
+        self.signature_defs = {name: signature for name, signature in servable.signature_defs.items()
+                               if name != "translate_prefix"}
+
+    def __getattr__(self, name):
+        return getattr(self._servable, name)
+
+
+def test_without_translate_prefix_the_words_are_not_clickable(browser, servable):
+    from selenium.webdriver.common.by import By
+
+    older = LocalServer(_WithoutPrefixSignature(servable), rest_api_port=0).start()
+    older.url = f"http://127.0.0.1:{older.rest_api_port}/"
+    try:
+        section = _open_and_translate(browser, older, SENTENCES[:1])[0]
+        assert not browser.find_element(By.ID, "prefix-hint").is_displayed()
+        assert not section.find_elements(By.CSS_SELECTOR, ".choosable, button.token")
+        section.find_elements(By.CSS_SELECTOR, ".target-tokens .token")[0].click()
+        assert not browser.find_elements(By.CSS_SELECTOR, ".alternatives")
+    finally:
+        older.stop()
 
 
 def test_hostile_input_is_shown_literally_and_runs_nothing(browser, server):
