@@ -11,7 +11,9 @@ import pytest
 
 from conftest import REPO_ROOT
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
-from rnnsearch_tf.inference.phrase_table import BadPhraseTableLine, PhraseTableScorer
+from rnnsearch_tf.inference.phrase_table import (
+    BadPhraseTableLine, PhraseTableScorer, comparison_table, table_candidates,
+)
 from helpers.serving_test_utils import write_model_dir
 
 # Each line as (before the new scores, after them, source phrase, target phrase): the output line must be
@@ -134,3 +136,53 @@ def test_command_stops_at_a_bad_line_when_asked(model_dir, tmp_path):
                    f"--output={tmp_path / 'scored'}", "--on_bad_line=stop"])
     assert result.returncode == 1
     assert f"error: {tmp_path / 'table'}:3: not a phrase-table line" in result.stderr.decode()
+
+
+TABLE_2 = (
+    b"the cat ||| le chat ||| 0.1 0.1 0.5 0.1\n"
+    b"the cat ||| chat ||| 0.1 0.1 0.25 0.1\n"
+    b"the cat ||| un chat ||| 0.1 0.1 0.75 0.1\n"
+    b"the cat ||| la maison\n"
+    b"dog ||| chien ||| 1 1 1 1\n"
+    b"the dog ||| le chien ||| 1 1 1 1\n"
+)
+
+
+def test_table_candidates_of_given_phrases(tmp_path):
+    with gzip.open(tmp_path / "table.gz", "wb") as stream:
+        stream.write(TABLE_2)
+    candidates = table_candidates(tmp_path / "table.gz", [" the cat", "dog", "house"])
+    assert candidates == {
+        "the cat": [("un chat", 0.75), ("le chat", 0.5), ("chat", 0.25)], "dog": [("chien", 1.0)], "house": []
+    }
+    assert table_candidates(tmp_path / "table.gz", ["the cat"], table_score=5) == {"the cat": []}
+
+
+def test_comparison_table_is_cho_et_al_table_2():
+    text = comparison_table("the cat", 2, [("le chat", 0.5), ("un chat", 0.75)], [("le chat", -3.0)],
+                            [("le chat", -1.5), ("le | chien", -2.0)])
+    assert text == (
+        "### the cat\n\n"
+        "| Rank | Table, by its score | Table, by the model's log p | The model's n-best |\n"
+        "|---|---|---|---|\n"
+        "| 1 | un chat (0.75) | le chat (-3) | le chat (-1.5) |\n"
+        "| 2 | le chat (0.5) |  | le \\| chien (-2) |\n\n"
+    )
+
+
+def test_command_shows_table_2(model_dir, tmp_path):
+    (tmp_path / "table").write_bytes(TABLE_2)
+    (tmp_path / "phrases").write_text("the cat\ndog\n", encoding="utf-8")
+    result = _run([f"--model_dir={model_dir}", f"--phrase_table={tmp_path / 'table'}",
+                   f"--source={tmp_path / 'phrases'}", "--phrase_table_top=2", "--beam_size=2",
+                   f"--output={tmp_path / 'table2.md'}"])
+    assert result.returncode == 0, result.stderr.decode()
+    scorer = BatchTranslator.from_model_dir(model_dir, beam_size=2, num_hypotheses=2)
+    targets = ["un chat", "le chat", "chat"]
+    by_model = [(target, score["log_prob"]) for target, score in zip(targets, scorer.score(["the cat"] * 3, targets))]
+    dog = [("chien", scorer.score(["dog"], ["chien"])[0]["log_prob"])]
+    generated = scorer.translate(["the cat", "dog"])
+    expected = comparison_table(
+        "the cat", 2, [("un chat", 0.75), ("le chat", 0.5), ("chat", 0.25)], by_model, generated[0]["nbest"]
+    ) + comparison_table("dog", 2, [("chien", 1.0)], dog, generated[1]["nbest"])
+    assert (tmp_path / "table2.md").read_text(encoding="utf-8") == expected

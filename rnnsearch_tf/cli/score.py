@@ -22,6 +22,14 @@ so that the output keeps every line of the input and hours of scoring are not lo
 `--on_bad_line=stop` ends the run there instead.
 
     rnnsearch score --model_dir=models/rnnencdec50 --phrase_table=phrase-table.gz --output=phrase-table.rnn.gz
+
+The view of Cho et al.'s Table 2 (`--phrase_table_top=K` with `--source=PHRASES`, one source phrase per
+line): for each phrase, a Markdown table of its K best targets in the phrase table by the table's own score
+(`--table_score`, 0-based in the scores field: 2 is Moses' p(e|f)), the table's targets by the model's
+log p(target | source), and the model's own K best translations (beam search with `--num_hypotheses=K`).
+
+    rnnsearch score --model_dir=models/rnnencdec50 --phrase_table=phrase-table.gz --source=phrases.en \
+        --phrase_table_top=5 --output=table2.md
 """
 
 import collections
@@ -33,7 +41,9 @@ from absl import app, flags
 from rnnsearch_tf.cli import search_flags
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.output_formats import nbest_line, parse_nbest_line
-from rnnsearch_tf.inference.phrase_table import LINES_PER_CHUNK, ON_BAD_LINE, PhraseTableScorer
+from rnnsearch_tf.inference.phrase_table import (
+    LINES_PER_CHUNK, ON_BAD_LINE, PhraseTableScorer, comparison_table, table_candidates,
+)
 from data_pipeline.progress_line import ProgressLine
 from rnnsearch_tf.utils.text_files import open_output, read_lines
 
@@ -58,6 +68,14 @@ _LINES_PER_CHUNK = flags.DEFINE_integer(
 )
 _PHRASE_TABLE_PROBABILITIES = flags.DEFINE_boolean(
     "phrase_table_probabilities", False, "Append exp of the scores (Moses takes the log of phrase-table scores).",
+)
+_PHRASE_TABLE_TOP = flags.DEFINE_integer(
+    "phrase_table_top", None, "With --phrase_table and --source (source phrases): Cho et al.'s Table 2, the K "
+    "best targets of each phrase by the table, by the model, and the model's own.", lower_bound=1,
+)
+_TABLE_SCORE = flags.DEFINE_integer(
+    "table_score", 2, "With --phrase_table_top: the table score (0-based) ranking its targets; 2: Moses' p(e|f).",
+    lower_bound=0,
 )
 _PROGRESS = flags.DEFINE_boolean("progress", True, "Draw a progress bar on stderr.")
 
@@ -97,26 +115,50 @@ def _score_phrase_table(scorer):
           file=sys.stderr)
 
 
+def _phrase_table_top(scorer, k):
+    phrases = list(dict.fromkeys(line.strip() for line in read_lines(_SOURCE.value) if line.strip()))
+    candidates = table_candidates(_PHRASE_TABLE.value, phrases, _TABLE_SCORE.value)
+    pairs = [(phrase, target) for phrase in phrases for target, _ in candidates[phrase]]
+    scores = scorer.score([phrase for phrase, _ in pairs], [target for _, target in pairs]) if pairs else []
+    by_model = collections.defaultdict(list)
+    for (phrase, target), score in zip(pairs, scores):
+        by_model[phrase].append((target, score["log_prob"]))
+    generated = scorer.translate(phrases)
+    with open_output(_OUTPUT.value) as output:
+        for phrase, result in zip(phrases, generated):
+            output.write(comparison_table(phrase, k, candidates[phrase], by_model[phrase], result["nbest"][:k]))
+
+
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     if (_MODEL_DIR.value is None) == (_SAVED_MODEL.value is None):
         raise app.UsageError("give exactly one of --model_dir and --saved_model")
+    if _PHRASE_TABLE_TOP.value and _PHRASE_TABLE.value is None:
+        raise app.UsageError("--phrase_table_top needs --phrase_table")
     if _PHRASE_TABLE.value is not None:
-        if _SOURCE.value or _TARGET.value or _NBEST.value:
-            raise app.UsageError("--phrase_table takes no --source, --target or --nbest")
+        if _TARGET.value or _NBEST.value or (_SOURCE.value is None) != (_PHRASE_TABLE_TOP.value is None):
+            raise app.UsageError("--phrase_table takes --source (the phrases) with --phrase_table_top only")
     elif _SOURCE.value is None:
         raise app.UsageError("give --source (with --target or --nbest) or --phrase_table")
     elif (_TARGET.value is None) == (_NBEST.value is None):
         raise app.UsageError("give exactly one of --target (scoring) and --nbest (rescoring)")
+    search_options = search_flags.search_config().to_dict()
+    if _PHRASE_TABLE_TOP.value and not search_options["sampling"]:
+        search_options.update(
+            num_hypotheses=_PHRASE_TABLE_TOP.value, beam_size=max(search_options["beam_size"], _PHRASE_TABLE_TOP.value)
+        )
     workers = search_flags.decode_workers()
     if _SAVED_MODEL.value:
         scorer = BatchTranslator.from_saved_model(_SAVED_MODEL.value, search_flags.BATCH_SIZE.value, workers=workers)
     else:
         scorer = BatchTranslator.from_model_dir(
             _MODEL_DIR.value, search_flags.CHECKPOINT.value, search_flags.BATCH_SIZE.value, workers=workers,
-            precision=search_flags.PRECISION.value, **search_flags.search_config().to_dict(),
+            precision=search_flags.PRECISION.value, **search_options,
         )
+    if _PHRASE_TABLE_TOP.value:
+        _phrase_table_top(scorer, _PHRASE_TABLE_TOP.value)
+        return
     if _PHRASE_TABLE.value:
         _score_phrase_table(scorer)
         return

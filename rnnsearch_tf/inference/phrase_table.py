@@ -130,6 +130,59 @@ class PhraseTableScorer:
             counts["scored"] += 1
 
 
+def table_candidates(path, source_phrases, table_score=2):
+    """The target phrases a Moses phrase table holds for each of `source_phrases`, with one of its scores.
+
+    The table is read once, line by line; only the lines of the given phrases are kept (compared with
+    their surrounding spaces stripped). Lines of fewer than three fields, or without score number
+    `table_score`, are skipped.
+
+    Args:
+        path: a Moses phrase table, plain or gzip.
+        source_phrases: iterable of str.
+        table_score: which score of the third field ranks the table's targets, 0-based: 2, the default, is
+            the direct phrase translation probability p(e|f) of Moses' order `p(f|e) lex(f|e) p(e|f)
+            lex(e|f)`, the "translation model" column of Cho et al. 2014, Table 2.
+
+    Returns:
+        dict source phrase -> list of `(target phrase, table score)`, best first (a phrase without a line
+        in the table maps to an empty list).
+    """
+    candidates = {phrase.strip(): [] for phrase in source_phrases}
+    with open_binary(path) as lines:
+        for line in lines:
+            fields = _split_line_end(line)[0].split(FIELD_SEPARATOR)
+            if len(fields) < 3:
+                continue
+            source = _phrase(fields[0])
+            scores = fields[2].split()
+            if source in candidates and table_score < len(scores):
+                candidates[source].append((_phrase(fields[1]), float(scores[table_score])))
+    for targets in candidates.values():
+        targets.sort(key=lambda target: -target[1])
+    return candidates
+
+
+def comparison_table(source_phrase, k, by_table, by_model, generated):
+    """Cho et al. 2014, Table 2 for one source phrase, as Markdown: rank 1 to k of three lists of
+    `(target phrase, score)`, best first: the table's targets by the table's score, the same targets by the
+    model's log p(target | source), and the model's own n-best translations with their search scores."""
+    lines = [
+        f"### {source_phrase}",
+        "",
+        "| Rank | Table, by its score | Table, by the model's log p | The model's n-best |",
+        "|---|---|---|---|",
+    ]
+    columns = [sorted(by_table, key=lambda item: -item[1]), sorted(by_model, key=lambda item: -item[1]), generated]
+    for rank in range(k):
+        cells = [
+            f"{column[rank][0].replace('|', chr(92) + '|')} ({column[rank][1]:.4g})" if rank < len(column) else ""
+            for column in columns
+        ]
+        lines.append(f"| {rank + 1} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n\n"
+
+
 def _split_line_end(line):
     """`(body, line end)` of a line of bytes: the end is b"\\r\\n", b"\\n" or b"" (a last line without one)."""
     for line_end in (b"\r\n", b"\n"):
