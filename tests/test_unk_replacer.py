@@ -1,4 +1,4 @@
-"""UnkReplacer: the most-attended source word, the dictionary, the edge cases, and every hypothesis of an n-best list."""
+"""UnkReplacer: the most-attended source word, the dictionary, the edge cases, every hypothesis of an n-best."""
 
 import json
 

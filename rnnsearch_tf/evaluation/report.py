@@ -118,7 +118,8 @@ def _longest_sentences(metrics_by_model):
         for name in metrics_by_model:
             translated = translations[name].get(sentence["line"])
             if translated is not None:
-                lines.append(f"| {name} | {_cell(translated['translation'])} | {_number(translated['sentence_bleu'])} |")
+                bleu = _number(translated["sentence_bleu"])
+                lines.append(f"| {name} | {_cell(translated['translation'])} | {bleu} |")
     return lines
 
 

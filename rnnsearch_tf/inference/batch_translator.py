@@ -284,7 +284,7 @@ class BatchTranslator:
                 item["translation"] = text.decode("utf-8")
         for result in results:
             if "hypotheses" in result:
-                result["nbest"] = [(hypothesis["translation"], hypothesis["score"]) for hypothesis in result["hypotheses"]]
+                result["nbest"] = [(item["translation"], item["score"]) for item in result["hypotheses"]]
             elif len(result["nbest"]) == 1:  # num_hypotheses 1: the best is the list
                 result["nbest"] = [(result["translation"], result["score"])]
 
