@@ -97,6 +97,14 @@ def test_row_predict_answers_a_prediction_per_instance(rest_app, servable):
     np.testing.assert_allclose([row["log_prob"] for row in answer["predictions"]], scored["log_prob"], rtol=1e-6)
 
 
+def test_the_settings_signature_answers_its_scalars(rest_app, servable):
+    expected = servable.predict("settings", {})
+    status, answer = call(rest_app, "POST", f"{MODEL}:predict", {"signature_name": "settings", "inputs": {}})
+    assert status == 200 and sorted(answer["outputs"]) == sorted(expected)
+    assert answer["outputs"]["target_language"] == "fr" and answer["outputs"]["beam_size"] == 3
+    assert answer["outputs"]["checkpoint"] == expected["checkpoint"].decode("utf-8")
+
+
 @pytest.mark.parametrize("body, reason", [
     (b"{not json", "not JSON"),
     ({"inputs": {"text": ["a"]}, "instances": ["a"]}, re.escape('"inputs": ...} or')),
