@@ -211,6 +211,16 @@ def test_hostile_input_is_shown_literally_and_runs_nothing(browser, server):
     assert scripts == [server.url + "static/page.js"]
 
 
+def test_a_truncated_source_is_marked(browser, server):
+    from selenium.webdriver.common.by import By
+
+    section = _open_and_translate(browser, server, ["the cat sees " * 6])[0]  # 18 words, 12 translated
+    badge = section.find_element(By.CSS_SELECTOR, ".badge.truncated")
+    assert badge.text == "truncated: only the first 12 words were translated"
+    assert len(section.find_elements(By.CSS_SELECTOR, ".source-tokens .token")) == SEARCH_OPTIONS[
+        "maximum_source_length"] + 1
+
+
 def test_every_request_goes_to_the_server_only(browser, server):
     browser.get_log("performance")  # drops what the browser loaded before (its own new-tab page)
     _open_and_translate(browser, server, SENTENCES[:1])
