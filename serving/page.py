@@ -18,6 +18,8 @@ import os
 
 import tensorflow as tf
 
+from data_pipeline.constants import SOURCE_VOCABULARY_FILE
+
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 _FILES = {
     "/": ("index.html", "text/html; charset=utf-8"),
@@ -88,20 +90,21 @@ class Page:
             return 400, "application/json", _error(f'the body must be {{"tokens": [[token, ...], ...]}}: {error}')
         try:
             vocabulary = self.source_vocabulary()
-        except AttributeError:  # not an export of serving/export.py
+        except OSError:  # not an export of serving/export.py
             return 404, "application/json", _error("this export has no source vocabulary the page can read")
         unknown = [[token not in vocabulary for token in tokens] for tokens in sentences]
         return 200, "application/json", json.dumps({"unknown": unknown}).encode("utf-8")
 
     def source_vocabulary(self):
-        """The set of tokens of the export's source vocabulary (its SavedModel asset), read once.
-
-        The asset is the file of the `TextFileInitializer` of `Translator.source_vocabulary`'s table;
-        AttributeError when the SavedModel holds no such object.
+        """The set of tokens of the export's source vocabulary, read once from the version's SavedModel
+        assets (`rnnsearch export` copies the model directory's `source_vocab.tsv` there); OSError when
+        the export has none.
         """
         if self._source_vocabulary is None:
-            path = self.servable.loaded.source_vocabulary._token_to_id._initializer._filename.asset_path.numpy()
-            with tf.io.gfile.GFile(path.decode("utf-8")) as lines:
+            path = os.path.join(self.servable.path, "assets", SOURCE_VOCABULARY_FILE)
+            if not tf.io.gfile.exists(path):
+                raise FileNotFoundError(f"{path} is missing")
+            with tf.io.gfile.GFile(path) as lines:
                 self._source_vocabulary = frozenset(line.split("\t")[0] for line in lines.read().splitlines())
         return self._source_vocabulary
 
