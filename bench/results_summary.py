@@ -1,11 +1,11 @@
-"""The README's results table as JSON: what `evaluate` measured on each test set, per model.
+"""The results table of the README and docs/results.md as JSON: what `evaluate` measured on each test set, per model.
 
     python -m bench.results_summary --eval_dirs=test_2016:work_dirs/eval/test2016,test_2017:work_dirs/eval/test2017 \
         --output=bench/results/multi30k.json
 
 Reads each `evaluate` output folder's `metrics.json` and writes, per model name, the training it had
 (updates, epochs, hours, best dev BLEU) and per test set BLEU All / No UNK / UNK replaced, with the date
-and this machine's CPU. `tests/test_readme.py` checks that the README's rows show these numbers.
+and this machine's CPU. `tests/test_readme.py` checks that the tables of the README and docs/ show these numbers.
 """
 
 import json

@@ -10,7 +10,7 @@ from data_pipeline import nonbreaking_prefixes
 _WHITESPACE = (
     r"[\t-\r\x{1c}-\x{20}\x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]"
 )
-# Perl's IsAlpha / IsAlnum / IsN / IsLower, as Unicode general categories (see README for the gaps).
+# Perl's IsAlpha / IsAlnum / IsN / IsLower, as Unicode general categories (docs/data.md names the gaps).
 _ALPHA = r"\p{L}\p{Nl}\p{Mn}\p{Mc}"
 _ALNUM = _ALPHA + r"\p{Nd}"
 _NUMBER = r"\p{N}"

@@ -1,1 +1,1 @@
-"""SavedModel export and TensorFlow Serving client (see README)."""
+"""SavedModel export and TensorFlow Serving client (see docs/serving.md)."""

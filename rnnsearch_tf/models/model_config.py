@@ -15,7 +15,7 @@ class ModelConfig:
     """Hyperparameters shared by `RNNSearch` and `RNNEncDec`.
 
     Defaults are the paper's (Bahdanau et al. 2014, Appendix A.2.3 and B.1; Section 4.1); the CPU
-    configs deviate where measurements said so (README, "Training recipe").
+    configs deviate where measurements said so (docs/training.md, "The CPU recipe").
 
     Args:
         source_vocab_size: K_x, shortlist size of the source language plus reserved tokens.

@@ -24,8 +24,7 @@ def top_candidates(logits, alive_log_probs, k, is_last_step, forbidden_ids, eos_
     are returned with the same value, possibly for other tokens), without writing or sorting a
     `[batch * beam, vocab]` tensor: a k-th best candidate lies in one of the k chunks of the vocabulary
     with the best maxima, so only the log-sum-exp and the chunk maxima read every logit, and the final
-    top-k reads k chunks per sentence. Beam 12, 64 sentences, 2 CPU cores: 36 -> 23 ms per step with
-    10k target words, 114 -> 62 ms with 30k; the log-sum-exp is most of what remains.
+    top-k reads k chunks per sentence (docs/performance.md, "In the code", has the gain).
 
     Args:
         logits: float32 `[batch * beam, vocab]`, the hypotheses of a sentence adjacent.
@@ -53,8 +52,7 @@ def top_candidates(logits, alive_log_probs, k, is_last_step, forbidden_ids, eos_
     chunk_maxima = tf.reduce_max(chunked, axis=-1)  # [batch, beam * chunks]
     # log Σ_k exp(logit_k) = m - log max_k softmax_k, m the row maximum: the largest probability is
     # exp(m - log Σ_k exp(logit_k)) ≥ 1 / vocab, and it lies in the chunk of the largest logit. One fused
-    # softmax and a max over one chunk instead of a subtraction, an exp and a sum over the row: [400, 10004]
-    # on one core 3.6 against 6.9-7.1 ms.
+    # softmax and a max over one chunk instead of a subtraction, an exp and a sum over the row.
     row_chunk_maxima = tf.reshape(chunk_maxima, [batch_size * beam, chunks])  # [batch * beam, chunks]
     row_maxima = tf.reduce_max(row_chunk_maxima, axis=-1)  # [batch * beam]
     top_chunks = tf.argmax(row_chunk_maxima, axis=-1, output_type=tf.int32)  # [batch * beam]

@@ -124,8 +124,7 @@ def training_loss(model, source_ids, target_ids, label_smoothing=0.0):
     target_ids = tf.cast(target_ids, tf.int32)
     log_normalizer = tf.reduce_logsumexp(logits, axis=-1)  # [batch, tgt_len]
     # The target logits as a product with one-hot rows, not a gather: a gather back-propagates through a
-    # segment sum over all the logits (measured: 54 against 61 ms per update for 1280 tokens x 10k words,
-    # and TensorFlow's fused cross-entropy kernels took 76).
+    # segment sum over all the logits, which is slower (docs/performance.md, "In the code").
     target_logits = tf.reduce_sum(logits * tf.one_hot(target_ids, tf.shape(logits)[-1]), axis=-1)  # [batch, tgt_len]
     nll = log_normalizer - target_logits  # [batch, tgt_len]
     is_token = tf.cast(tf.not_equal(target_ids, PAD_ID), tf.float32)  # [batch, tgt_len]

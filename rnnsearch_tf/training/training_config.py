@@ -51,9 +51,9 @@ class TrainingConfig:
         attention_sentences: fixed dev sentences whose attention and translation go to TensorBoard.
         cpu_replicas: split the CPU into this many logical devices, one replica each (tests, and
             checking multi-replica behaviour without GPUs); None uses all local GPUs, or the CPU.
-        jit_compile: compile the forward and backward pass with XLA. On 2 CPU cores: 1.4x the target
-            tokens/s of the Multi30k model (n = 256) after ~9 s of compilation per length bucket; slower
-            for the tiny model (n = 64); the paper-size model then needs more than 8 GiB of RAM.
+        jit_compile: compile the forward and backward pass with XLA: one compilation per length bucket,
+            faster for mid-size models, slower for tiny ones, and more memory (its measurements are in
+            docs/performance.md, "Tried and not kept").
         jit_length_multiple: with `jit_compile`, source and target lengths are padded up to a multiple
             of this, so XLA compiles one program per length bucket rather than per batch.
     """

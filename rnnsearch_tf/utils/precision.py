@@ -36,8 +36,8 @@ def _matmul_seconds(dtype, size=768, repeats=8):
 
 @functools.lru_cache(maxsize=None)
 def bfloat16_speedup():
-    """How many times faster a bf16 matmul runs than float32 here: measured on a CPU with bf16
-    instructions (about 0.1 s; some of them run TensorFlow's bf16 kernels at half float32's speed),
+    """How many times faster a bf16 matmul runs than float32 here: timed on a CPU with bf16
+    instructions (a short test: some such CPUs run TensorFlow's bf16 kernels slower than float32),
     assumed 2 on a GPU, 0 without bf16 hardware."""
     if not has_bfloat16_hardware():
         return 0.0
