@@ -40,6 +40,21 @@ def test_logits_match_numpy_maxout_over_adjacent_pairs():
     np.testing.assert_allclose(projected.numpy(), logits, atol=1e-5)
 
 
+def test_output_columns_give_those_words_logits():
+    readout = DeepOutput(maxout_dim=3, vocab_size=7)
+    rng = np.random.default_rng(2)
+    data = {name: value[:, 0] for name, value in inputs(3).items()}  # one decoding step: [batch, ...]
+    readout(**data)
+    for variable in readout.weights:
+        variable.assign(rng.normal(0, 0.5, size=variable.shape).astype("float32"))
+    ids = np.array([0, 2, 3, 6], np.int32)
+    logits = readout(**data).numpy()  # [2, 7]
+    restricted = readout(**data, output_columns=readout.output_columns(ids)).numpy()  # [2, 4]
+    np.testing.assert_allclose(restricted, logits[:, ids], atol=1e-6)
+    everything = readout(**data, output_columns=readout.output_columns(np.arange(7, dtype=np.int32))).numpy()
+    np.testing.assert_array_equal(everything, logits)
+
+
 def test_misuse():
     readout = DeepOutput(maxout_dim=3, vocab_size=7)
     data = inputs()

@@ -206,10 +206,10 @@ class Decoder(keras.layers.Layer):
         shape = tf.concat([tf.shape(alignment_weights)[:2], tf.shape(readout_context)[2:]], axis=0)
         return tf.broadcast_to(readout_context, shape)  # [batch, tgt_len, 2l] (tf.repeat's gradient defeats XLA)
 
-    def step(self, previous_ids, state):
+    def step(self, previous_ids, state, output_columns=None):
         """One target position: y_{i-1} `(rows,)` and the state -> `(logits, new_state, α_i)`.
 
-        logits `(rows, K_y)`, new_state the same dict with s_i, α_i `(rows, src_len)`, where rows = batch *
+        logits `(rows, K_y)` (`(rows, len(ids))` with `output_columns`, `DeepOutput.output_columns(ids)`), new_state the same dict with s_i, α_i `(rows, src_len)`, where rows = batch *
         copies (s `(rows, n)`; the rest of the state one row per sentence). This is the
         `symbols_to_logits_fn` of the search strategies.
         """
@@ -227,7 +227,7 @@ class Decoder(keras.layers.Layer):
         )  # C_o c_i: [rows, 2l]
         readout_state = new_decoder_state if self.readout_state == "current" else state["s"]
         logits = self.deep_output(
-            readout_state, previous_embedding, projected_context=readout_context
+            readout_state, previous_embedding, projected_context=readout_context, output_columns=output_columns
         )  # [rows, K_y]
         return logits, dict(state, s=new_decoder_state), alignment_weights
 

@@ -30,9 +30,11 @@ class DeepOutput(keras.layers.Layer):
         training: whether dropout is applied.
         projected_context: optional C_o c_i, float `(..., 2l)`, instead of c_i: a decoder that averages
             C_o h with α_i (`project_context` once per sentence) reads a `2l`-wide context per position.
+        output_columns: optional `(W_o[:, ids], b_W_o[ids])` of `output_columns(ids)`: the logits of
+            those words only, `(..., len(ids))` (a vocabulary shortlist, Jean et al. 2015).
 
     Returns:
-        logits: `(..., vocab_size)`.
+        logits: `(..., vocab_size)`, or `(..., len(ids))` with `output_columns`.
 
     Example:
     >>> readout = DeepOutput(maxout_dim=3, vocab_size=7)
@@ -63,7 +65,15 @@ class DeepOutput(keras.layers.Layer):
         """C_o c for any number of leading dimensions: `(..., context_dim)` -> `(..., 2l)`."""
         return self.context_projection(context)
 
-    def call(self, state, previous_embedding, context=None, training=None, projected_context=None):
+    def output_columns(self, ids):
+        """The columns of W_o `[l, len(ids)]` and entries of b_W_o `[len(ids)]` of the words `ids` (int32
+        `[len(ids)]`), in the compute dtype: gathered once per batch for `call`'s `output_columns`."""
+        kernel = tf.gather(self.output_projection.kernel, ids, axis=1)  # [l, len(ids)]
+        bias = tf.gather(self.output_projection.bias, ids)  # [len(ids)]
+        return tf.cast(kernel, self.compute_dtype), tf.cast(bias, self.compute_dtype)
+
+    def call(self, state, previous_embedding, context=None, training=None, projected_context=None,
+             output_columns=None):
         if projected_context is None:
             if context is None:
                 raise ValueError("DeepOutput needs the context c_i or its projection C_o c_i (projected_context)")
@@ -76,8 +86,11 @@ class DeepOutput(keras.layers.Layer):
         )  # [..., l, 2]
         # The maximum of each pair by tf.maximum, whose gradient is one select: tf.reduce_max's shares
         # ties and is slower (docs/performance.md, "In the code").
-        maxout = tf.maximum(*tf.unstack(pairs, axis=-1))  # t: [..., l]
-        return self.output_projection(self.maxout_dropout(maxout, training=training))  # [..., K_y]
+        maxout = self.maxout_dropout(tf.maximum(*tf.unstack(pairs, axis=-1)), training=training)  # t: [..., l]
+        if output_columns is None:
+            return self.output_projection(maxout)  # [..., K_y]
+        kernel, bias = output_columns  # [l, ids], [ids]
+        return tf.matmul(maxout, kernel) + bias  # [..., ids] (rank 2: the decoder's step)
 
     def compute_output_shape(self, state_shape, previous_embedding_shape=None, context_shape=None):
         return (*state_shape[:-1], self.vocab_size)

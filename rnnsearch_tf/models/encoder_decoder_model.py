@@ -144,10 +144,11 @@ class EncoderDecoderModel(keras.Model):
         fixed_state = self.encode(source_ids)
         return {"s": fixed_state.pop("s")}, fixed_state
 
-    def step(self, previous_ids, state):
+    def step(self, previous_ids, state, output_columns=None):
         """One decoding step: y_{i-1} `(batch,)` -> `(logits (batch, K_y), new_state, α_i)`, logits and α in
-        float32 whatever the precision."""
-        logits, state, alignment = self.decoder.step(previous_ids, state)
+        float32 whatever the precision; with `output_columns` (`restricted_symbols_to_logits_fn`) the logits
+        of those words only."""
+        logits, state, alignment = self.decoder.step(previous_ids, state, output_columns)
         return tf.cast(logits, tf.float32), state, tf.cast(alignment, tf.float32)
 
     def symbols_to_logits_fn(self, ids, step, state):
@@ -157,6 +158,23 @@ class EncoderDecoderModel(keras.Model):
         """
         del step  # the recurrent state carries the position
         return self.step(ids, state)
+
+    def restricted_symbols_to_logits_fn(self, candidate_ids):
+        """`symbols_to_logits_fn` over the words `candidate_ids` only (a vocabulary shortlist).
+
+        The search runs in the reduced id space: its ids are positions in `candidate_ids` (int32 `[V']`,
+        sorted, unique, starting with the reserved ids 0-3 so that they keep their positions), mapped to
+        vocabulary ids before the embedding lookup; the logits are `(batch, V')`, W_o's columns and b_W_o's
+        entries gathered once here, not at every step. Map the search's ids back with
+        `tf.gather(candidate_ids, ids)`.
+        """
+        output_columns = self.decoder.deep_output.output_columns(candidate_ids)  # [l, V'], [V']
+
+        def restricted_symbols_to_logits_fn(ids, step, state):
+            del step
+            return self.step(tf.gather(candidate_ids, ids), state, output_columns)  # logits [batch, V']
+
+        return restricted_symbols_to_logits_fn
 
     def dropout_random_states(self):
         """The random-number states of the dropout layers (variables outside `weights`, which Keras leaves
