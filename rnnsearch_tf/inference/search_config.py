@@ -34,6 +34,8 @@ class SearchConfig:
         num_samples: translations drawn per sentence with sampling.
         sampling_temperature: temperature of the sampling distribution.
         sampling_seed: seed of the sampling draws (the same seed gives the same samples).
+        shortlist: decode each batch over the target words of the model directory's vocabulary shortlist
+            only (`Shortlist`, written by `rnnsearch shortlist`), not the whole vocabulary.
     """
 
     beam_size: int = 12
@@ -49,6 +51,7 @@ class SearchConfig:
     num_samples: int = 1
     sampling_temperature: float = 1.0
     sampling_seed: int = 0
+    shortlist: bool = False
 
     def __post_init__(self):
         check_choices(self)

@@ -7,6 +7,7 @@ from data_pipeline.vocabulary import Vocabulary
 from data_pipeline import constants
 from rnnsearch_tf.models.ensemble import Ensemble
 from rnnsearch_tf.inference.search_config import SearchConfig
+from rnnsearch_tf.inference.shortlist import SHORTLIST_FILE, Shortlist
 from rnnsearch_tf.models.model_dir import ModelDir
 
 # Stands for the text `<unk>` of a prefix while it is tokenized: a private-use character, a token of its own.
@@ -47,6 +48,9 @@ class Translator(tf.Module):
         checkpoint_path: where the weights come from (recorded by `serving/export.py`); `from_model_dir`
             sets it.
         num_alternatives: next words `translate_prefix` offers after each prefix.
+        shortlist: the `Shortlist` decoded over with `search_config.shortlist` (`from_model_dir` reads the
+            model directory's); each batch is searched over its `candidate_ids`, a forced prefix's words
+            added to them, and needs a single model (not an `Ensemble`).
 
     Example:
     >>> translator = Translator.from_model_dir("models/rnnsearch50", beam_size=12)
@@ -65,6 +69,7 @@ class Translator(tf.Module):
         maximum_batch_size=1000,
         checkpoint_path="",
         num_alternatives=10,
+        shortlist=None,
         name=None,
     ):
         super().__init__(name=name)
@@ -94,6 +99,17 @@ class Translator(tf.Module):
         self.num_alternatives = num_alternatives
         self.maximum_source_length = search_config.maximum_source_length
         self.search_strategy = search_config.strategy(model.symbols_to_logits_fn)
+        self.shortlist = shortlist if search_config.shortlist else None
+        if search_config.shortlist:
+            if shortlist is None:
+                raise ValueError("SearchConfig.shortlist needs a Shortlist: build one with `rnnsearch shortlist`")
+            if not hasattr(model, "restricted_symbols_to_logits_fn"):
+                raise ValueError("a vocabulary shortlist decodes a single model, not an ensemble")
+            if shortlist.source_vocab_size != model.config.source_vocab_size:
+                raise ValueError(
+                    f"the shortlist has {shortlist.source_vocab_size} source words but the model "
+                    f"{model.config.source_vocab_size}: rebuild it with `rnnsearch shortlist`"
+                )
 
     @classmethod
     def from_model_dir(cls, model_dir, checkpoint="best", maximum_batch_size=1000, precision=None, num_alternatives=10,
@@ -119,6 +135,15 @@ class Translator(tf.Module):
         loaded = [directory.load_model(checkpoint, precision) for directory in model_dirs]
         models = [model for model, _ in loaded]
         data_info = model_dirs[0].read_json("data.json")
+        shortlist = None
+        if search_options.get("shortlist"):
+            path = model_dirs[0].file(SHORTLIST_FILE)
+            try:
+                shortlist = Shortlist.from_file(path)
+            except FileNotFoundError:
+                raise FileNotFoundError(
+                    f"--shortlist needs {path}: build it with `rnnsearch shortlist --model_dir={model_dirs[0].path}`"
+                ) from None
         return cls(
             models[0] if len(models) == 1 else Ensemble(models),
             Vocabulary(model_dirs[0].source_vocabulary_file),
@@ -129,6 +154,7 @@ class Translator(tf.Module):
             maximum_batch_size,
             "+".join(path for _, path in loaded),
             num_alternatives,
+            shortlist,
         )
 
     @property
@@ -447,8 +473,10 @@ class Translator(tf.Module):
 
         def search():
             state, fixed_state = self.model.encode_for_search(source_ids)
-            result = self.search_strategy.search(state, maximum_lengths, fixed_state, **options)
-            return {name: result[name] for name in names}
+            if self.shortlist is None:
+                result = self.search_strategy.search(state, maximum_lengths, fixed_state, **options)
+                return {name: result[name] for name in names}
+            return self._search_shortlist(source_ids, state, maximum_lengths, fixed_state, options, names)
 
         def nothing_to_search():
             src_len, k = tf.shape(source_ids)[1], self.num_alternatives
@@ -478,3 +506,16 @@ class Translator(tf.Module):
                 alternative_log_probs=tf.where(is_empty[:, None], float("-inf"), result["alternative_log_probs"]),
             )
         return searched
+
+    def _search_shortlist(self, source_ids, state, maximum_lengths, fixed_state, options, names):
+        """`_search`'s search over the batch's shortlist (`Shortlist.candidate_ids`, with the prefix words):
+        in the reduced id space (position in the candidate ids), its ids mapped back to vocabulary ids."""
+        candidate_ids = self.shortlist.candidate_ids(source_ids, options.get("prefix_ids"))  # [V']
+        strategy = self.search_config.strategy(self.model.restricted_symbols_to_logits_fn(candidate_ids))
+        if "prefix_ids" in options:  # PAD_ID stays PAD_ID: the reserved ids keep their positions
+            prefix_ids = options["prefix_ids"]  # [batch, prefix_len]
+            reduced_prefix = tf.searchsorted(candidate_ids, tf.reshape(prefix_ids, [-1]))  # [batch * prefix_len]
+            options = dict(options, prefix_ids=tf.reshape(reduced_prefix, tf.shape(prefix_ids)))
+        result = strategy.search(state, maximum_lengths, fixed_state, **options)
+        reduced_ids = ("ids", "alternative_ids")
+        return {name: tf.gather(candidate_ids, result[name]) if name in reduced_ids else result[name] for name in names}

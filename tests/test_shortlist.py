@@ -1,0 +1,186 @@
+"""The vocabulary shortlist: how it is built, which ids a batch is decoded over, and decoding with it."""
+
+import os
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from data_pipeline import constants
+from rnnsearch_tf.inference.shortlist import SHORTLIST_FILE, Shortlist
+from rnnsearch_tf.inference.translator import Translator
+from serving import export
+from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES, write_model_dir
+from test_serving_export import _FRESH_PROCESS, _saved_model_ops
+
+# Ids 4.. are words; 0-3 (PAD, BOS, EOS, UNK) are ignored by the counts.
+TINY_CORPUS = [
+    ([4, 5, 6, 2], [4, 7, 2]),
+    ([4, 4, 7, 2], [4, 5, 5, 2]),
+    ([5, 3, 2], [6, 7, 8, 2]),
+    ([6, 8, 2], [8, 2]),
+    ([4, 8, 5, 2], [4, 8, 3, 2]),
+]
+SOURCE_VOCAB, TARGET_VOCAB = 10, 9
+
+
+def brute_force(corpus, per_source_word, frequent):
+    """Dense sentence-level counts and Dice, ranked by Dice then id: the definition `Shortlist.build` keeps."""
+    joint = np.zeros((SOURCE_VOCAB, TARGET_VOCAB))
+    source_counts, target_counts = np.zeros(SOURCE_VOCAB), np.zeros(TARGET_VOCAB)
+    for source_ids, target_ids in corpus:
+        source_words = {s for s in source_ids if s >= 4}
+        target_words = {t for t in target_ids if t >= 4}
+        for s in source_words:
+            source_counts[s] += 1
+            for t in target_words:
+                joint[s, t] += 1
+        for t in target_words:
+            target_counts[t] += 1
+    candidates = np.zeros((SOURCE_VOCAB, per_source_word), np.int32)
+    for s in range(SOURCE_VOCAB):
+        scored = [(-2 * joint[s, t] / (source_counts[s] + target_counts[t]), t) for t in range(TARGET_VOCAB) if joint[s, t]]
+        ranked = [t for _, t in sorted(scored)][:per_source_word]
+        candidates[s, : len(ranked)] = ranked
+    return candidates, np.arange(4, min(4 + frequent, TARGET_VOCAB))
+
+
+@pytest.mark.parametrize("per_source_word, frequent", [(1, 0), (2, 3), (5, 100)])
+def test_build_equals_a_brute_force_count(per_source_word, frequent):
+    shortlist = Shortlist.build(
+        [(np.array(s), np.array(t)) for s, t in TINY_CORPUS], SOURCE_VOCAB, TARGET_VOCAB, per_source_word, frequent
+    )
+    candidates, frequent_ids = brute_force(TINY_CORPUS, per_source_word, frequent)
+    np.testing.assert_array_equal(shortlist.candidates, candidates)
+    np.testing.assert_array_equal(shortlist.frequent, frequent_ids)
+
+
+def test_build_merges_counts_across_chunks():
+    corpus = [(np.array([4 + i % 5, 5]), np.array([4 + i % 4, 2])) for i in range(25001)]
+    shortlist = Shortlist.build(corpus, SOURCE_VOCAB, TARGET_VOCAB, 3, 0)
+    np.testing.assert_array_equal(shortlist.candidates, brute_force(corpus, 3, 0)[0])
+
+
+def test_save_and_load(tmp_path):
+    shortlist = Shortlist([[0, 0], [5, 6]], [4, 5, 6])
+    shortlist.save(tmp_path / SHORTLIST_FILE)
+    loaded = Shortlist.from_file(tmp_path / SHORTLIST_FILE)
+    np.testing.assert_array_equal(loaded.candidates, shortlist.candidates)
+    np.testing.assert_array_equal(loaded.frequent, shortlist.frequent)
+    with np.load(tmp_path / SHORTLIST_FILE) as arrays:
+        assert (arrays["per_source_word"], arrays["frequent_words"]) == (2, 3)
+
+
+def test_candidate_ids_are_the_sorted_union_with_the_reserved_ids_first():
+    shortlist = Shortlist([[0, 0], [0, 0], [0, 0], [0, 0], [9, 7], [7, 12]], [5])
+    ids = shortlist.candidate_ids(tf.constant([[4, 2, 0]]), tf.constant([[20, 0]])).numpy()
+    np.testing.assert_array_equal(ids, [0, 1, 2, 3, 5, 7, 9, 20])
+
+
+def test_misuse():
+    with pytest.raises(ValueError, match="candidates"):
+        Shortlist([1, 2], [4])
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    return write_model_dir(tmp_path_factory.mktemp("shortlist") / "model")
+
+
+def _vocabulary_sizes(model_dir):
+    return [sum(1 for _ in open(model_dir / name, encoding="utf-8")) for name in ("source.tsv", "target.tsv")]
+
+
+def _translator(model_dir, candidates, frequent, **options):
+    Shortlist(candidates, frequent).save(model_dir / SHORTLIST_FILE)
+    return Translator.from_model_dir(model_dir, shortlist=True, **dict(SEARCH_OPTIONS, **options))
+
+
+def _small_shortlist(model_dir):
+    source_size, _ = _vocabulary_sizes(model_dir)
+    candidates = np.zeros((source_size, 2), np.int32)
+    candidates[4:] = [[5, 8], [6, 9]] * ((source_size - 4) // 2) + [[5, 8]] * ((source_size - 4) % 2)
+    return candidates, [4]
+
+
+def test_a_shortlist_of_the_whole_vocabulary_changes_nothing(model_dir):
+    source_size, target_size = _vocabulary_sizes(model_dir)
+    everything = np.tile(np.arange(target_size), (source_size, 1))
+    text = tf.constant(SENTENCES)
+    prefix = tf.constant(["le chat", "", "zyzzyva", "la"])
+    for options in (SEARCH_OPTIONS, dict(beam_size=1, num_hypotheses=1), dict(sampling=True, num_samples=3)):
+        full = Translator.from_model_dir(model_dir, **dict(SEARCH_OPTIONS, **options))
+        shortlisted = _translator(model_dir, everything, [], **options)
+        for method, arguments in (("translate", (text,)), ("translate_prefix", (text, prefix))):
+            expected = getattr(full, method)(*arguments)
+            outputs = getattr(shortlisted, method)(*arguments)
+            assert sorted(outputs) == sorted(expected)
+            for key, value in expected.items():
+                np.testing.assert_array_equal(outputs[key], value, err_msg=f"{options} {method} {key}")
+
+
+def test_every_output_token_is_a_candidate(model_dir):
+    candidates, frequent = _small_shortlist(model_dir)
+    translator = _translator(model_dir, candidates, frequent, forbid_unk=False)
+    source_ids = tf.constant([[4, 6, 0], [5, 0, 0]])
+    allowed = set(translator.shortlist.candidate_ids(source_ids).numpy())
+    outputs = translator.translate_ids(source_ids)
+    assert set(outputs["nbest_target_ids"].numpy().ravel()) <= allowed
+    assert allowed == {0, 1, 2, 3, 4, 5, 8, 6, 9}
+    texts = translator.translate(tf.constant(SENTENCES))
+    words = set(translator.target_vocabulary.tokens(tf.constant(sorted(allowed))).numpy())
+    assert set(texts["nbest_tokens"].numpy().ravel()) - {b""} <= words
+
+
+def test_forced_prefix_words_join_the_candidates(model_dir):
+    candidates, frequent = _small_shortlist(model_dir)
+    translator = _translator(model_dir, candidates, frequent)
+    outputs = translator.translate_prefix(tf.constant(["the cat", "dog"]), tf.constant(["un vert", ""]))
+    tokens = outputs["tokens"].numpy()
+    assert list(tokens[0, :2]) == [b"un", b"vert"]  # ids 13 and 12: outside the small shortlist
+    assert set(outputs["alternatives"].numpy().ravel()) - {b""} <= {
+        word.encode() for word in ("</s>", "<unk>", "le", "la", "chat", "maison", "voit", "un", "vert")
+    }
+
+
+def test_a_shortlist_must_exist_and_fit(model_dir, tmp_path):
+    other = write_model_dir(tmp_path / "other")
+    with pytest.raises(FileNotFoundError, match="rnnsearch shortlist"):
+        Translator.from_model_dir(other, shortlist=True)
+    Shortlist([[0]] * 3, [4]).save(other / SHORTLIST_FILE)
+    with pytest.raises(ValueError, match="source words"):
+        Translator.from_model_dir(other, shortlist=True)
+
+
+def test_the_export_with_a_shortlist_round_trips(model_dir, tmp_path):
+    candidates, frequent = _small_shortlist(model_dir)
+    translator = _translator(model_dir, candidates, frequent)
+    version_path = export.export(translator, str(tmp_path / "exports"))
+    inputs = {
+        "translate": {"text": np.array([s.encode() for s in SENTENCES], dtype=object)},
+        "translate_prefix": {
+            "text": np.array([s.encode() for s in SENTENCES], dtype=object),
+            "prefix": np.array([b"un vert", b"", b"le", b""], dtype=object),
+        },
+        "settings": {},
+    }
+    with open(tmp_path / "inputs.pkl", "wb") as stream:
+        pickle.dump(inputs, stream)
+    subprocess.run(
+        [sys.executable, "-c", _FRESH_PROCESS, version_path, str(tmp_path / "inputs.pkl"), str(tmp_path / "outputs.pkl")],
+        check=True, cwd=tmp_path, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"), timeout=300,
+    )
+    with open(tmp_path / "outputs.pkl", "rb") as stream:
+        reloaded = pickle.load(stream)
+    assert not sorted(_saved_model_ops(version_path) - set(reloaded["registered_ops"]))
+    assert reloaded["outputs"]["settings"]["shortlist"]
+    for name in ("translate", "translate_prefix"):
+        expected = getattr(translator, name)(**inputs[name])
+        for key, value in expected.items():
+            if value.dtype.is_floating:
+                np.testing.assert_allclose(reloaded["outputs"][name][key], value, rtol=1e-5, atol=1e-6)
+            else:
+                np.testing.assert_array_equal(reloaded["outputs"][name][key], value, err_msg=f"{name}/{key}")
