@@ -29,6 +29,7 @@ COMMANDS = {
     "train": ("rnnsearch_tf.cli.train", "train RNNsearch or RNNencdec from a flagfile"),
     "average": ("rnnsearch_tf.cli.average_checkpoints", "average the last or best checkpoints of a run"),
     "translate": ("rnnsearch_tf.cli.translate", "translate a file with a model directory, an ensemble or an export"),
+    "shortlist": ("rnnsearch_tf.cli.shortlist", "build a model directory's vocabulary shortlist for --shortlist"),
     "score": ("rnnsearch_tf.cli.score", "log p(y | x) of sentence pairs; rescore Moses n-best lists"),
     "evaluate": ("rnnsearch_tf.cli.evaluate", "the paper's tables and figures for one or several models"),
     "export": ("serving.export", "write a SavedModel for TensorFlow Serving"),
