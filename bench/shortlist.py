@@ -1,0 +1,104 @@
+"""Benchmarks the vocabulary shortlist: BLEU and decoding sentences/s with and without it; prints JSON.
+
+    RNNSEARCH_DATA=/work/shared/data python -m bench.shortlist --model_dir=MODEL_DIR \
+        --shortlists=k20n500=DIR/shortlist.npz,k50n1000=OTHER/shortlist.npz --beam_size=5 \
+        --length_normalization=length --maximum_length_a=1.25 --maximum_length_b=5
+
+(Run it with -m from the repository root: as a script, this file would shadow the package.)
+
+One process, one model: the full vocabulary and each shortlist (files written by `rnnsearch shortlist`)
+decode each test set of the model's data directory (`{split}.source.txt`) with `BatchTranslator`
+(`--batch_size`, `--decode_workers` as in `rnnsearch translate`) after one untimed batch that traces the
+graph, in `--rounds` rounds that alternate the decoders (so that other work on the machine slows them
+alike); the median sentences/s per decoder and test set, and sacrebleu's BLEU of the detokenized output
+against `{split}.target.txt`, with the mean candidate ids per batch (V') of each shortlist.
+"""
+
+import dataclasses
+import json
+import os
+import statistics
+import time
+
+import sacrebleu
+import tensorflow as tf
+from absl import app, flags
+
+from bench.provenance import provenance
+from data_pipeline.data_dir import DataDir
+from rnnsearch_tf.cli import search_flags
+from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.inference.shortlist import Shortlist
+from rnnsearch_tf.inference.translator import Translator
+from rnnsearch_tf.models.model_dir import ModelDir
+from rnnsearch_tf.utils.text_files import read_lines
+
+_MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory written by training.", required=True)
+_SHORTLISTS = flags.DEFINE_list("shortlists", [], "name=path of shortlist.npz files to compare with the full vocabulary.")
+_SPLITS = flags.DEFINE_list("splits", ["test", "test2017"], "Splits of the model's data directory to translate.")
+_ROUNDS = flags.DEFINE_integer("rounds", 3, "Timed rounds per decoder and split.", lower_bound=1)
+
+
+def _mean_candidates(translator, sentences, batch_size):
+    """Mean V' of the batches of `sentences` (in input order, as a rough guide to the sorted batches)."""
+    tokens = translator.source_tokenizer.tokenize(tf.constant(sentences))
+    source_ids = translator.source_vocabulary.lookup(tokens)
+    sizes = [
+        int(tf.size(translator.shortlist.candidate_ids(source_ids[start:start + batch_size].flat_values)))
+        for start in range(0, len(sentences), batch_size)
+    ]
+    return round(statistics.mean(sizes), 1)
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    workers = search_flags.decode_workers()
+    batch_size = search_flags.BATCH_SIZE.value
+    base = Translator.from_model_dir(_MODEL_DIR.value, search_flags.CHECKPOINT.value,
+                                     **search_flags.search_config().to_dict())
+    translators = {"full vocabulary": base}
+    for entry in _SHORTLISTS.value:
+        name, path = entry.split("=", 1)
+        translators[name] = Translator(
+            base.model, base.source_vocabulary, base.target_vocabulary, base.source_language, base.target_language,
+            dataclasses.replace(base.search_config, shortlist=True), shortlist=Shortlist.from_file(path),
+        )
+    data_dir = DataDir(ModelDir(_MODEL_DIR.value).read_json("data.json")["data_dir"])
+    decoders = {name: BatchTranslator(t, t.settings(), batch_size, workers=workers) for name, t in translators.items()}
+    report = {"provenance": provenance(), "model_dir": _MODEL_DIR.value, "checkpoint": base.checkpoint_path, "cpu_cores": os.cpu_count(),
+              "batch_size": batch_size, "decode_workers": workers, "rounds": _ROUNDS.value,
+              "search": base.search_config.to_dict(), "splits": {}}
+    for split in _SPLITS.value:
+        sentences = read_lines(data_dir.text_file(split, "source"))
+        references = read_lines(data_dir.text_file(split, "target"))
+        seconds = {name: [] for name in decoders}
+        outputs = {}
+        for decoder in decoders.values():
+            decoder.translate(sentences[:batch_size])  # traces the graph
+        for _ in range(_ROUNDS.value):
+            for name, decoder in decoders.items():
+                start = time.perf_counter()
+                outputs[name] = decoder.translate(sentences)
+                seconds[name].append(time.perf_counter() - start)
+        results = report["splits"][split] = {}
+        for name, decoder in decoders.items():
+            translations = [result["translation"] for result in outputs[name]]
+            results[name] = {
+                "bleu": round(sacrebleu.corpus_bleu(translations, [references]).score, 2),
+                "sentences_per_s": round(len(sentences) / statistics.median(seconds[name]), 1),
+                "seconds": [round(value, 2) for value in seconds[name]],
+            }
+            if translators[name].shortlist is not None:
+                results[name]["mean_candidate_ids_per_batch"] = _mean_candidates(
+                    translators[name], sentences, batch_size
+                )
+                results[name]["speedup"] = round(
+                    results[name]["sentences_per_s"] / results["full vocabulary"]["sentences_per_s"], 2
+                )
+                results[name]["bleu_change"] = round(results[name]["bleu"] - results["full vocabulary"]["bleu"], 2)
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    app.run(main)
