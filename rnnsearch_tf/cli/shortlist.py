@@ -12,7 +12,7 @@ from absl import app, flags
 
 from data_pipeline import shard_files
 from data_pipeline.data_dir import DataDir
-from rnnsearch_tf.inference.shortlist import SHORTLIST_FILE, Shortlist
+from rnnsearch_tf.inference.shortlist import FREQUENT_WORDS, PER_SOURCE_WORD, SHORTLIST_FILE, Shortlist
 from rnnsearch_tf.models.model_dir import ModelDir
 
 _MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory written by training.", required=True)
@@ -20,9 +20,13 @@ _DATA_DIR = flags.DEFINE_string(
     "data_dir", None, "Data directory whose train shards are counted (default: the model's, data.json)."
 )
 _PER_SOURCE_WORD = flags.DEFINE_integer(
-    "per_source_word", 20, "K: target words kept per source word.", lower_bound=1
+    "per_source_word", PER_SOURCE_WORD, "K: target words kept per source word (docs/translating.md measures 5-50).",
+    lower_bound=1,
 )
-_FREQUENT = flags.DEFINE_integer("frequent", 500, "N: most frequent target words always kept.", lower_bound=0)
+_FREQUENT = flags.DEFINE_integer(
+    "frequent", FREQUENT_WORDS, "N: most frequent target words always kept (docs/translating.md measures 100-1000).",
+    lower_bound=0,
+)
 
 
 def main(argv):

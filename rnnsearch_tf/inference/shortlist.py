@@ -7,6 +7,9 @@ from data_pipeline import constants
 
 # The file `rnnsearch shortlist` writes into a model directory and `--shortlist` reads.
 SHORTLIST_FILE = "shortlist.npz"
+# K and N by default: measured on Multi30k En->Fr in docs/translating.md ("A vocabulary shortlist").
+PER_SOURCE_WORD = 10
+FREQUENT_WORDS = 300
 
 _RESERVED_IDS = np.arange(len(constants.RESERVED_TOKENS), dtype=np.int32)  # PAD, BOS, EOS, UNK
 
@@ -51,7 +54,7 @@ class Shortlist:
         return self.candidates.shape[0]
 
     @classmethod
-    def build(cls, pairs, source_vocab_size, target_vocab_size, per_source_word=20, frequent=500):
+    def build(cls, pairs, source_vocab_size, target_vocab_size, per_source_word=PER_SOURCE_WORD, frequent=FREQUENT_WORDS):
         """The shortlist of a training corpus.
 
         Args:
