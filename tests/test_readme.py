@@ -58,6 +58,8 @@ def _kind(path):
         return "command_latency"
     if path.name.startswith("serving_load"):
         return "serving_load"
+    if path.name.startswith("shortlist"):
+        return "shortlist"
     return None
 
 
@@ -212,6 +214,14 @@ def test_command_rows_show_the_bench_json(path):
         if "peer" in result:
             values += [f"{result['peer']['wall_s']:.2f}", f"{result['ratio_ours_over_peer']:.2f}"]
         assert _row_with(*values, rows=PERFORMANCE_ROWS), f"{path.name}: no row shows {case}: {values}"
+
+
+@pytest.mark.parametrize("path", _of_kind("shortlist"), ids=_ids)
+def test_shortlist_rows_show_the_bench_json(path):
+    for name, _ in next(iter(_load(path)["splits"].values())).items():
+        values = [f"{split[name][key]:{spec}}" for split in _load(path)["splits"].values()
+                  for key, spec in (("bleu", ".2f"), ("sentences_per_s", ".1f"))]
+        assert _row_with(*values), f"{path.name}: no table row shows {name}: {values}"
 
 
 @pytest.mark.parametrize("path", _of_kind("serving_load"), ids=_ids)
