@@ -184,3 +184,32 @@ def test_the_export_with_a_shortlist_round_trips(model_dir, tmp_path):
                 np.testing.assert_allclose(reloaded["outputs"][name][key], value, rtol=1e-5, atol=1e-6)
             else:
                 np.testing.assert_array_equal(reloaded["outputs"][name][key], value, err_msg=f"{name}/{key}")
+
+
+def test_the_command_counts_the_training_shards(tmp_path):
+    from data_pipeline import shard_files
+    from data_pipeline.data_dir import DataDir
+    from helpers.toy_translation import build_toy_data
+    from rnnsearch_tf import ModelConfig
+    from rnnsearch_tf.models.model_dir import ModelDir
+
+    data_dir = DataDir(build_toy_data(tmp_path))
+    sizes = [sum(1 for _ in open(path, encoding="utf-8"))
+             for path in (data_dir.source_vocabulary_file, data_dir.target_vocabulary_file)]
+    model_dir = ModelDir(tmp_path / "model")
+    os.makedirs(model_dir.path)
+    config = ModelConfig(source_vocab_size=sizes[0], target_vocab_size=sizes[1], embedding_dim=4, hidden_dim=4,
+                         maxout_dim=2, alignment_dim=4)
+    model_dir.write_model("rnnsearch", config, {"data_dir": data_dir.path, "source_language": "en",
+                                                "target_language": "fr"},
+                          data_dir.source_vocabulary_file, data_dir.target_vocabulary_file)
+    subprocess.run([sys.executable, "-m", "rnnsearch_tf.shortlist", f"--model_dir={model_dir.path}",
+                    "--per_source_word=3", "--frequent=7"], check=True, timeout=300,
+                   env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    written = Shortlist.from_file(model_dir.file(SHORTLIST_FILE))
+    pairs = [(example["source_ids"], example["target_ids"]) for example in shard_files.read_examples(
+        shard_files.list_shards(data_dir.shard_pattern("train"))).as_numpy_iterator()]
+    expected = Shortlist.build(pairs, sizes[0], sizes[1], 3, 7)
+    np.testing.assert_array_equal(written.candidates, expected.candidates)
+    np.testing.assert_array_equal(written.frequent, np.arange(4, 11))
+    assert written.candidates.shape == (sizes[0], 3) and written.candidates[5:].any()
