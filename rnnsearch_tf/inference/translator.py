@@ -446,8 +446,7 @@ class Translator(tf.Module):
             options = dict(prefix_ids=prefix_ids, num_alternatives=self.num_alternatives)
 
         def search():
-            state, fixed_state = self.model.encode_for_search(source_ids)
-            result = self.search_strategy.search(state, maximum_lengths, fixed_state, **options)
+            result = self.search_strategy.search(self.model.encode(source_ids), maximum_lengths, **options)
             return {name: result[name] for name in names}
 
         def nothing_to_search():
