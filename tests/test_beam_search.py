@@ -284,26 +284,55 @@ def test_int_maximum_length_needs_a_state_to_read_the_batch_size():
         search({}, 5)
 
 
+def test_fixed_entries_are_those_a_step_leaves_out_of_its_new_state():
+    from rnnsearch_tf.search.search_helpers import fixed_entries, merged_state
+
+    s, annotations = tf.zeros([6, 2]), tf.ones([3, 4])
+    state = {"s": s, "annotations": annotations}
+    fixed = fixed_entries(state, {"s": s + 1})
+    assert list(fixed) == ["annotations"] and fixed["annotations"] is annotations
+    assert fixed_entries(state, dict(state)) == {}  # returned, even unchanged: changing
+    assert fixed_entries((s, annotations), (s, annotations)) == {} == fixed_entries(state, (s,))
+    assert merged_state(state, {"s": s + 1})["annotations"] is annotations
+    assert merged_state((s,), (annotations,))[0] is annotations
+
+
 @pytest.mark.parametrize("model_class", ["RNNSearch", "RNNEncDec"])
-def test_fixed_state_gives_the_same_hypotheses(model_class):
+def test_entries_left_out_of_the_new_state_are_fixed_one_row_per_sentence(model_class):
     import rnnsearch_tf
     from helpers.model_test_utils import padded_batch, randomize_weights, small_config
     from rnnsearch_tf.search.greedy_search import GreedySearch
+    from rnnsearch_tf.search.sampler import Sampler
 
     model = getattr(rnnsearch_tf, model_class)(small_config())
     randomize_weights(model, seed=21)
     _, _, source_ids, _ = padded_batch()
     source_ids = tf.constant(source_ids)
-    state, fixed_state = model.encode_for_search(source_ids)
-    assert list(state) == ["s"] and "s" not in fixed_state
-    for search in (BeamSearch(model.symbols_to_logits_fn, beam_size=4, num_hypotheses=2),
-                   GreedySearch(model.symbols_to_logits_fn)):
-        expected = search(model.encode(source_ids), 9)
-        actual = search.search(state, 9, fixed_state)
+    rows_read = []
+
+    def fixed_step(ids, step, state):  # the model's own: new state {"s": s_i}, the rest fixed
+        rows_read.append({name: int(value.shape[0]) for name, value in state.items()})
+        return model.symbols_to_logits_fn(ids, step, state)
+
+    def every_entry_changing(ids, step, state):  # returns every entry: each hypothesis gets its own rows
+        logits, new_state, alignment = model.symbols_to_logits_fn(ids, step, state)
+        return logits, dict(state, **new_state), alignment
+
+    for make_search in (lambda fn: BeamSearch(fn, beam_size=4, num_hypotheses=2), GreedySearch,
+                        lambda fn: Sampler(fn, num_samples=3, seed=2)):
+        rows_read.clear()
+        expected = numpy_result(make_search(every_entry_changing)(model.encode(source_ids), 9))
+        actual = numpy_result(make_search(fixed_step)(model.encode(source_ids), 9))
         for name in ("ids", "lengths"):
-            np.testing.assert_array_equal(actual[name].numpy(), expected[name].numpy(), err_msg=name)
+            np.testing.assert_array_equal(actual[name], expected[name], err_msg=name)
         for name in ("scores", "log_probs", "alignments"):
-            np.testing.assert_allclose(actual[name].numpy(), expected[name].numpy(), atol=1e-5, err_msg=name)
+            np.testing.assert_allclose(actual[name], expected[name], atol=1e-5, err_msg=name)
+        hypotheses = set()
+        for rows in rows_read:  # the rest: a row per sentence (still searched); s: a row per hypothesis
+            sentences = {count for name, count in rows.items() if name != "s"}
+            assert len(sentences) == 1 and rows["s"] % min(sentences) == 0, rows
+            hypotheses.add(rows["s"] // min(sentences))
+        assert max(hypotheses) == {BeamSearch: 4, GreedySearch: 1, Sampler: 3}[type(make_search(fixed_step))]
 
 
 @pytest.mark.parametrize("model_class", ["RNNSearch", "RNNEncDec"])
@@ -317,12 +346,12 @@ def test_dropping_finished_sentences_changes_no_hypothesis(model_class):
     bias.assign(tf.tensor_scatter_nd_add(bias, [[constants.EOS_ID]], [-8.0]))
     _, _, source_ids, _ = padded_batch()
     source_ids = tf.constant(np.concatenate([source_ids, source_ids[::-1]]))  # 6 sentences
-    state, fixed_state = model.encode_for_search(source_ids)
+    state = model.encode(source_ids)
     # Four sentences stop after 2 and 3 tokens: the other two go on in a batch of two.
     maximum_lengths = tf.constant([2, 12, 3, 2, 10, 3])
     results = [
         numpy_result(BeamSearch(model.symbols_to_logits_fn, beam_size=3, num_hypotheses=2, drop_finished=drop)
-                     .search(state, maximum_lengths, fixed_state))
+                     .search(state, maximum_lengths))
         for drop in (False, True)
     ]
     for name in ("ids", "lengths"):

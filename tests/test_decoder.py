@@ -107,7 +107,8 @@ def step_by_step(decoder, previous_ids, encoder_outputs):
     """`decoder.step` at every position from `initial_state`: logits and α stacked like `call`'s."""
     state, logits, alignments = decoder.initial_state(encoder_outputs), [], []
     for position in range(previous_ids.shape[1]):
-        step_logits, state, step_alignment = decoder.step(previous_ids[:, position], state)
+        step_logits, new_state, step_alignment = decoder.step(previous_ids[:, position], state)
+        state = dict(state, **new_state)  # s_i; the rest is read only
         logits.append(step_logits)
         alignments.append(step_alignment)
     return tf.stack(logits, axis=1), tf.stack(alignments, axis=1)  # [batch, tgt_len, K_y], [batch, tgt_len, src_len]

@@ -32,8 +32,9 @@ def test_mixed_bfloat16_computes_in_bf16_and_stays_close_to_float32(model_class)
     assert log_probs.dtype == tf.float32
     np.testing.assert_allclose(log_probs, expected, atol=0.15)  # bf16 keeps 8 bits of mantissa
     assert not np.allclose(log_probs, expected, atol=1e-6)  # bf16 really was used
-    state, fixed_state = mixed.encode_for_search(tf.constant(sources))
-    result = BeamSearch(mixed.symbols_to_logits_fn, beam_size=3).search(state, tf.constant([6, 6, 6]), fixed_state)
+    result = BeamSearch(mixed.symbols_to_logits_fn, beam_size=3).search(
+        mixed.encode(tf.constant(sources)), tf.constant([6, 6, 6])
+    )
     assert result["scores"].dtype == tf.float32 and np.all(np.isfinite(result["scores"].numpy()))
 
 

@@ -74,7 +74,9 @@ def test_call_equals_stepping_by_hand(readout_state):
     state = model.encode(tf.constant(source_ids))
     previous_ids = tf.fill([source_ids.shape[0]], 1)  # BOS_ID
     for position in range(target_ids.shape[1]):
-        step_logits, state, step_alignment = model.step(previous_ids, state)
+        step_logits, new_state, step_alignment = model.step(previous_ids, state)
+        assert list(new_state) == ["s"]  # the rest of the state is read only
+        state = dict(state, **new_state)
         np.testing.assert_allclose(step_logits.numpy(), logits.numpy()[:, position], atol=1e-5)
         np.testing.assert_allclose(step_alignment.numpy(), alignment.numpy()[:, position], atol=1e-6)
         previous_ids = tf.constant(target_ids[:, position])

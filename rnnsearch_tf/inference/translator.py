@@ -472,11 +472,11 @@ class Translator(tf.Module):
             options = dict(prefix_ids=prefix_ids, num_alternatives=self.num_alternatives)
 
         def search():
-            state, fixed_state = self.model.encode_for_search(source_ids)
+            state = self.model.encode(source_ids)
             if self.shortlist is None:
-                result = self.search_strategy.search(state, maximum_lengths, fixed_state, **options)
+                result = self.search_strategy.search(state, maximum_lengths, **options)
                 return {name: result[name] for name in names}
-            return self._search_shortlist(source_ids, state, maximum_lengths, fixed_state, options, names)
+            return self._search_shortlist(source_ids, state, maximum_lengths, options, names)
 
         def nothing_to_search():
             src_len, k = tf.shape(source_ids)[1], self.num_alternatives
@@ -507,7 +507,7 @@ class Translator(tf.Module):
             )
         return searched
 
-    def _search_shortlist(self, source_ids, state, maximum_lengths, fixed_state, options, names):
+    def _search_shortlist(self, source_ids, state, maximum_lengths, options, names):
         """`_search`'s search over the batch's shortlist (`Shortlist.candidate_ids`, with the prefix words):
         in the reduced id space (position in the candidate ids), its ids mapped back to vocabulary ids."""
         candidate_ids = self.shortlist.candidate_ids(source_ids, options.get("prefix_ids"))  # [V']
@@ -516,6 +516,6 @@ class Translator(tf.Module):
             prefix_ids = options["prefix_ids"]  # [batch, prefix_len]
             reduced_prefix = tf.searchsorted(candidate_ids, tf.reshape(prefix_ids, [-1]))  # [batch * prefix_len]
             options = dict(options, prefix_ids=tf.reshape(reduced_prefix, tf.shape(prefix_ids)))
-        result = strategy.search(state, maximum_lengths, fixed_state, **options)
+        result = strategy.search(state, maximum_lengths, **options)
         reduced_ids = ("ids", "alternative_ids")
         return {name: tf.gather(candidate_ids, result[name]) if name in reduced_ids else result[name] for name in names}

@@ -209,9 +209,11 @@ class Decoder(keras.layers.Layer):
     def step(self, previous_ids, state, output_columns=None):
         """One target position: y_{i-1} `(rows,)` and the state -> `(logits, new_state, α_i)`.
 
-        logits `(rows, K_y)` (`(rows, len(ids))` with `output_columns`, `DeepOutput.output_columns(ids)`), new_state the same dict with s_i, α_i `(rows, src_len)`, where rows = batch *
-        copies (s `(rows, n)`; the rest of the state one row per sentence). This is the
-        `symbols_to_logits_fn` of the search strategies.
+        logits `(rows, K_y)` (`(rows, len(ids))` with `output_columns`, `DeepOutput.output_columns(ids)`),
+        new_state `{"s": s_i}` (what changes; the rest of the state is read only, and a
+        search keeps it one row per sentence), α_i `(rows, src_len)`, where rows = batch * copies (s
+        `(rows, n)`; the rest of the state one row per sentence). This is the `symbols_to_logits_fn` of
+        the search strategies; stepping by hand: `state = dict(state, **new_state)`.
         """
         previous_embedding = self.embed_previous(previous_ids)  # [batch, m]
         new_decoder_state, alignment_weights = self.transition(
@@ -229,7 +231,7 @@ class Decoder(keras.layers.Layer):
         logits = self.deep_output(
             readout_state, previous_embedding, projected_context=readout_context, output_columns=output_columns
         )  # [rows, K_y]
-        return logits, dict(state, s=new_decoder_state), alignment_weights
+        return logits, {"s": new_decoder_state}, alignment_weights
 
     def call(self, previous_ids, encoder_outputs, training=None):
         conditioning = "annotations" if self.uses_attention else "context"

@@ -133,28 +133,19 @@ class EncoderDecoderModel(keras.Model):
         token_log_probs = tf.gather(log_probs, target_ids, axis=-1, batch_dims=2)  # [batch, tgt_len]
         return token_log_probs * tf.cast(tf.not_equal(target_ids, PAD_ID), tf.float32)
 
-    def encode_for_search(self, source_ids):
-        """`encode` split for the search strategies: `(state, fixed_state)`.
-
-        `state` holds what changes at every step (s); `fixed_state` what the decoder only reads
-        (annotations, U_a h, C h and the source mask, or c and C c), which a search keeps at one row per
-        sentence for all of its hypotheses instead of reordering copies of it at every step:
-        `BeamSearch(model.symbols_to_logits_fn).search(state, lengths, fixed_state)`.
-        """
-        fixed_state = self.encode(source_ids)
-        return {"s": fixed_state.pop("s")}, fixed_state
-
     def step(self, previous_ids, state, output_columns=None):
         """One decoding step: y_{i-1} `(batch,)` -> `(logits (batch, K_y), new_state, α_i)`, logits and α in
-        float32 whatever the precision; with `output_columns` (`restricted_symbols_to_logits_fn`) the logits
-        of those words only."""
+        float32 whatever the precision; new_state holds s_i only (`Decoder.step`); with `output_columns`
+        (`restricted_symbols_to_logits_fn`) the logits of those words only."""
         logits, state, alignment = self.decoder.step(previous_ids, state, output_columns)
         return tf.cast(logits, tf.float32), state, tf.cast(alignment, tf.float32)
 
     def symbols_to_logits_fn(self, ids, step, state):
         """`step` in the signature the search strategies take: `(ids, step, state) -> (logits, state, α)`.
 
-        Use with `encode`: `BeamSearch(model.symbols_to_logits_fn)(model.encode(source_ids), lengths)`.
+        Use with `encode`: `BeamSearch(model.symbols_to_logits_fn)(model.encode(source_ids), lengths)`; the
+        search keeps the state entries the step leaves out of its new state (all but s: annotations, U_a h,
+        C h and the source mask, or c and C c) at one row per sentence for all of its hypotheses.
         """
         del step  # the recurrent state carries the position
         return self.step(ids, state)

@@ -15,8 +15,8 @@ class Ensemble(tf.Module):
     ensemble (`α`, for `<unk>` replacement and alignments) is the mean of its attention models' α.
 
     The ensemble has the interface the search strategies and `Translator` use: `config` (the
-    vocabulary sizes, shared by every model), `uses_attention`, `encode_for_search`,
-    `symbols_to_logits_fn` and `token_log_probs`. Each model's state entries are kept under
+    vocabulary sizes, shared by every model), `uses_attention`, `encode`, `symbols_to_logits_fn`
+    and `token_log_probs`. Each model's state entries are kept under
     "<index>/<name>".
 
     Args:
@@ -24,8 +24,7 @@ class Ensemble(tf.Module):
 
     Example:
     >>> ensemble = Ensemble([model_a, model_b])
-    >>> state, fixed_state = ensemble.encode_for_search(source_ids)
-    >>> BeamSearch(ensemble.symbols_to_logits_fn, beam_size=12).search(state, maximum_lengths, fixed_state)
+    >>> BeamSearch(ensemble.symbols_to_logits_fn, beam_size=12).search(ensemble.encode(source_ids), maximum_lengths)
     """
 
     def __init__(self, models, name=None):
@@ -44,14 +43,12 @@ class Ensemble(tf.Module):
     def uses_attention(self):
         return any(model.uses_attention for model in self.models)
 
-    def encode_for_search(self, source_ids):
-        """`(state, fixed_state)` of every model, keys prefixed by the model's index."""
-        state, fixed_state = {}, {}
+    def encode(self, source_ids):
+        """The initial state of every model (`encode`), keys prefixed by the model's index."""
+        state = {}
         for index, model in enumerate(self.models):
-            model_state, model_fixed_state = model.encode_for_search(source_ids)
-            state.update(_prefixed(index, model_state))
-            fixed_state.update(_prefixed(index, model_fixed_state))
-        return state, fixed_state
+            state.update(_prefixed(index, model.encode(source_ids)))
+        return state
 
     def symbols_to_logits_fn(self, ids, step, state):
         """`(ids, step, state) -> (mean log-probabilities (batch, K_y), new state, mean α)`."""

@@ -9,13 +9,15 @@ Performance: the `batch * beam` hypotheses are flattened into the leading dimens
 `symbols_to_logits_fn` call per step; the `2 * beam` best extensions are found without normalising
 or sorting the `beam * vocab` candidates (`top_candidates`: one max and one log-sum-exp pass over the
 logits, then a top-k over chunk maxima); the loop carries only the last token of each hypothesis and the
-model state (reordered with one `tf.gather` per state entry per step); the tokens, back-pointers and
-alignments (the model's per-step outputs) go into `tf.TensorArray`s of the maximum length and whole
-hypotheses are assembled once, after the loop, by following the back-pointers. The first step, before the loop, computes one
-hypothesis per sentence (the `beam` copies of BOS share it). The loop stops as soon as every sentence is
-done, and once a quarter of the sentences still computed are done, the step function runs on the
-others only (`drop_finished`; the bookkeeping stays batch-wide). With `drop_finished=False` and an int
-maximum length every shape is static, and the search compiles with XLA (`tf.function(jit_compile=True)`).
+model state (its changing entries reordered with one `tf.gather` per entry per step, its fixed entries
+kept one row per sentence, see `SearchStrategy`); the tokens, back-pointers and alignments (the model's
+per-step outputs) go into `tf.TensorArray`s of the maximum length and whole hypotheses are assembled
+once, after the loop, by following the back-pointers. The first step, before the loop, computes one
+hypothesis per sentence (the `beam` copies of BOS share it) and tells the fixed entries from the
+changing ones. The loop stops as soon as every sentence is done, and once a quarter of the sentences
+still computed are done, the step function runs on the others only (`drop_finished`; the bookkeeping
+stays batch-wide). With `drop_finished=False` and an int maximum length every shape is static, and the
+search compiles with XLA (`tf.function(jit_compile=True)`).
 """
 
 import tensorflow as tf
@@ -26,6 +28,7 @@ from rnnsearch_tf.search.search_helpers import (
     IMPOSSIBLE,
     LARGE_NEGATIVE,
     broadcast_mask,
+    fixed_entries,
     next_word_alternatives,
     no_alternatives,
     repeat_rows,
@@ -72,8 +75,7 @@ class BeamSearch(SearchStrategy):
 
     Example:
     >>> search = BeamSearch(model.symbols_to_logits_fn, beam_size=12, forbidden_ids=(UNK_ID,))
-    >>> state, fixed_state = model.encode_for_search(source_ids)
-    >>> result = search.search(state, 2 * source_lengths + 10, fixed_state)
+    >>> result = search.search(model.encode(source_ids), 2 * source_lengths + 10)
     >>> best_ids = result["ids"][:, 0]  # [batch, max_length]
     """
 
@@ -91,37 +93,38 @@ class BeamSearch(SearchStrategy):
         self.drop_finished = drop_finished
         self.early_stopping = early_stopping
 
-    def search(self, initial_state, maximum_lengths, fixed_state=None, prefix_ids=None, num_alternatives=0):
+    def search(self, initial_state, maximum_lengths, prefix_ids=None, num_alternatives=0):
         """The loop of Model Garden's `SequenceBeamSearch`: `_initial_loop_state`, then `_search_step` while
         `_continue_search`, then `_result`. A step has four named parts, `_grow_alive`, `_new_alive`,
         `_new_finished` and `_is_done`, then `_drop_finished` (and `_new_alternatives` when asked for).
         The first step runs before the loop: its state has one row per sentence, the loop's `beam` rows
-        per sentence."""
-        batch_size, maximum_lengths, length_bound, step_fn, state, prefix = self.prepare(
-            initial_state, maximum_lengths, None, 1, prefix_ids, num_alternatives
+        per sentence for the changing entries and one for the fixed ones, which the first step tells."""
+        batch_size, maximum_lengths, length_bound, prefix = self.prepare(
+            initial_state, maximum_lengths, prefix_ids, num_alternatives
         )
-        loop_state = self._initial_loop_state(batch_size, length_bound, state, fixed_state or {}, num_alternatives)
+        loop_state = self._initial_loop_state(batch_size, length_bound, initial_state, num_alternatives)
 
         def search_step(loop_state, first=False):
-            return [self._search_step(step_fn, loop_state, batch_size, maximum_lengths, prefix, num_alternatives,
-                                      first)]
+            return [self._search_step(loop_state, batch_size, maximum_lengths, prefix, num_alternatives, first)]
 
+        after_first_step = search_step(loop_state, first=True)
         final = tf.while_loop(
             lambda loop_state: self._continue_search(loop_state, length_bound),
             search_step,
-            search_step(loop_state, first=True),
+            after_first_step,
             maximum_iterations=length_bound - 1,
-            shape_invariants=self._shape_invariants(loop_state),
+            shape_invariants=self._shape_invariants(after_first_step[0]),
         )[0]
         return self._result(final)
 
-    def _initial_loop_state(self, batch_size, length_bound, state, fixed, num_alternatives=0):
+    def _initial_loop_state(self, batch_size, length_bound, state, num_alternatives=0):
         """The values the loop carries, before the first step.
 
-        The fixed state (one row per sentence) is carried by the loop, not closed over by the step
-        function, so that dropping finished sentences can shrink it with the state: the `active` rows.
         The state has one row per sentence until the first step, which extends only the first copy of
-        its BOS hypothesis (`_grow_alive`); every later step extends `beam` hypotheses per sentence.
+        its BOS hypothesis and splits off the fixed entries (`_grow_alive`); every later step extends
+        `beam` hypotheses per sentence. The fixed state (one row per sentence, empty until then) is
+        carried by the loop, not closed over by the step function, so that dropping finished sentences
+        can shrink it with the state: the `active` rows.
         With `num_alternatives` the loop also carries `alternatives` (`_new_alternatives`).
         """
         beam, best = self.beam_size, self.num_hypotheses
@@ -136,7 +139,7 @@ class BeamSearch(SearchStrategy):
             alive_log_probs=alive_log_probs,
             active=tf.range(batch_size),
             state=state,
-            fixed=fixed,  # [batch, ...]
+            fixed={},  # [batch, ...] after the first step
             finished_log_probs=tf.fill([batch_size, best], LARGE_NEGATIVE),
             finished_scores=tf.fill([batch_size, best], LARGE_NEGATIVE),
             finished_lengths=tf.zeros([batch_size, best], tf.int32),
@@ -169,18 +172,18 @@ class BeamSearch(SearchStrategy):
 
         return [tf.nest.map_structure(open_rows, loop_state)]
 
-    def _search_step(self, step_fn, loop_state, batch_size, maximum_lengths, prefix, num_alternatives, first=False):
+    def _search_step(self, loop_state, batch_size, maximum_lengths, prefix, num_alternatives, first=False):
         """One step of the loop: `loop_state` after extending the alive hypotheses by one token."""
         active = ActiveSentences(loop_state["active"], batch_size, every_sentence=not self.drop_finished)
-        candidates, new_state, alignment, best_logits = self._grow_alive(
-            step_fn, loop_state, active, maximum_lengths, prefix, first
+        candidates, new_state, fixed, alignment, best_logits = self._grow_alive(
+            loop_state, active, maximum_lengths, prefix, first
         )
         alive = self._new_alive(candidates, new_state)
         candidates, alive_everywhere = active.scatter_candidates(candidates, alive)
         finished = self._new_finished(candidates, loop_state)
         done = self._is_done(loop_state, candidates, alive_everywhere, finished, maximum_lengths)
         step = loop_state["step"]
-        next_active, next_state, next_fixed = self._drop_finished(active, done, alive["state"], loop_state["fixed"])
+        next_active, next_state, next_fixed = self._drop_finished(active, done, alive["state"], fixed)
         new_loop_state = dict(
             step=step + 1,
             alive_ids=alive_everywhere["ids"],
@@ -236,27 +239,28 @@ class BeamSearch(SearchStrategy):
             lambda: (active.indices, state, fixed),
         )
 
-    def _grow_alive(self, step_fn, loop_state, active, maximum_lengths, prefix=None, first=False):
+    def _grow_alive(self, loop_state, active, maximum_lengths, prefix=None, first=False):
         """The `2 * beam` best one-token extensions of the alive hypotheses of the active sentences.
 
         At the `first` step every copy of a sentence holds BOS and the same state (`[batch, ...]`, not yet
         repeated), and only the first copy is alive: the step function computes that one (a fifth of the
-        rows at beam 5), and its logits, state and alignment stand for all `beam` copies. A sentence
-        inside its `prefix` (a `TargetPrefix`) is extended by its forced token only.
+        rows at beam 5), and its logits, state and alignment stand for all `beam` copies; the entries of
+        the state it leaves out of its new state are the fixed ones (`search_helpers.fixed_entries`). A
+        sentence inside its `prefix` (a `TargetPrefix`) is extended by its forced token only.
 
         Returns:
-            `(candidates, new_state, alignment, best_logits)`: dict of `log_probs`, `parents`, `ids`,
-            `is_eos`, each `[active, 2 * beam]`, best first; the state after the step of every alive
-            hypothesis `[active * beam, ...]`; the model's per-step output (α for RNNsearch); the logits
-            of each active sentence's best alive hypothesis `[active, vocab]`.
+            `(candidates, new_state, fixed, alignment, best_logits)`: dict of `log_probs`, `parents`,
+            `ids`, `is_eos`, each `[active, 2 * beam]`, best first; the changing state after the step of
+            every alive hypothesis `[active * beam, ...]`; the fixed state `[active, ...]`; the model's
+            per-step output (α for RNNsearch); the logits of each active sentence's best alive hypothesis
+            `[active, vocab]`.
         """
         state = dict(loop_state["state"], **loop_state["fixed"]) if loop_state["fixed"] else loop_state["state"]
         ids = active.gather(loop_state["alive_ids"])  # [active, beam]
-        logits, new_state, alignment = step_fn(
+        logits, new_state, alignment = self.symbols_to_logits_fn(
             tf.reshape(ids[:, :1] if first else ids, [-1]), loop_state["step"], state  # [active * (1 or beam)]
         )
-        if loop_state["fixed"]:
-            new_state = {name: new_state[name] for name in loop_state["state"]}
+        fixed = fixed_entries(state, new_state) if first else loop_state["fixed"]
         logits = tf.cast(logits, tf.float32)  # [active * (1 or beam), vocab]
         best_logits = logits if first else split_leading_dimension(logits, active.size, self.beam_size)[:, 0]
         if first:
@@ -268,7 +272,7 @@ class BeamSearch(SearchStrategy):
         )  # [active, 2 * beam]
         candidates = dict(log_probs=log_probs, parents=parents, ids=ids, is_eos=tf.equal(ids, self.eos_id),
                           length=loop_state["step"] + 1)
-        return candidates, new_state, alignment, best_logits
+        return candidates, new_state, fixed, alignment, best_logits
 
     def _new_alive(self, candidates, new_state):
         """The `beam` best candidates that do not end with EOS (at most `beam` do: one per hypothesis),

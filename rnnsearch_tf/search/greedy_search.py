@@ -20,14 +20,13 @@ class GreedySearch(SearchStrategy):
     same prefix: the prefix, then the most probable token at every step.
 
     Example:
-    >>> state, fixed_state = model.encode_for_search(source_ids)
-    >>> result = GreedySearch(model.symbols_to_logits_fn).search(state, 2 * source_lengths + 10, fixed_state)
+    >>> result = GreedySearch(model.symbols_to_logits_fn).search(model.encode(source_ids), 2 * source_lengths + 10)
     >>> result["ids"][:, 0]  # [batch, max_length]
     """
 
-    def search(self, initial_state, maximum_lengths, fixed_state=None, prefix_ids=None, num_alternatives=0):
+    def search(self, initial_state, maximum_lengths, prefix_ids=None, num_alternatives=0):
         return self.search_independently(
-            initial_state, maximum_lengths, fixed_state, 1, self.choose_ids, prefix_ids, num_alternatives
+            initial_state, maximum_lengths, 1, self.choose_ids, prefix_ids, num_alternatives
         )
 
     @staticmethod

@@ -46,10 +46,9 @@ class Sampler(SearchStrategy):
         self.temperature = temperature
         self.seed = seed
 
-    def search(self, initial_state, maximum_lengths, fixed_state=None, prefix_ids=None, num_alternatives=0):
+    def search(self, initial_state, maximum_lengths, prefix_ids=None, num_alternatives=0):
         return self.search_independently(
-            initial_state, maximum_lengths, fixed_state, self.num_samples, self.choose_ids, prefix_ids,
-            num_alternatives,
+            initial_state, maximum_lengths, self.num_samples, self.choose_ids, prefix_ids, num_alternatives
         )
 
     def choose_ids(self, logits, step):

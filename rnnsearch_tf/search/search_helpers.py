@@ -1,5 +1,5 @@
-"""What the search strategies share: impossible-token masks, length penalties, fixed state, shapes, and
-the next-word alternatives offered after a forced target prefix."""
+"""What the search strategies share: impossible-token masks, length penalties, fixed state entries, shapes,
+and the next-word alternatives offered after a forced target prefix."""
 
 import tensorflow as tf
 
@@ -137,31 +137,31 @@ def repeat_rows(structure, copies):
     return tf.nest.map_structure(lambda t: tf.repeat(t, copies, axis=0), structure)
 
 
-def with_fixed_state(symbols_to_logits_fn, fixed_state):
-    """The step function, given state entries that never change once instead of reordering them.
+def fixed_entries(state, new_state):
+    """The entries of a search's `state` that the step function reads but never changes.
 
-    A search reorders each sentence's hypotheses among themselves, and they all share the sentence's
-    fixed entries (e.g. the encoder annotations and U_a h), so those need no gather per step and no
-    copies: they keep one row per sentence (`[batch, ...]`) while the changing state has a sentence's
-    `copies` hypotheses in adjacent rows (`[batch * copies, ...]`). They are merged into the state of
-    every call, and dropped from the state the search carries; a step function that takes a fixed state
-    reads each sentence's rows once for all of its hypotheses (`Decoder.step`).
+    The rule: they are the entries of a dict `state` whose names the step function's `new_state` (a dict)
+    leaves out. An entry returned in `new_state`, even unchanged, is changing. A state or `new_state` that
+    is not a dict has no fixed entries.
 
     Args:
-        symbols_to_logits_fn: `fn(ids, step, state) -> (logits, new_state, alignment)` over dict states.
-        fixed_state: dict of tensors `[batch, ...]`, or None.
+        state: the state a step function was called with (nested structure of tensors).
+        new_state: the state it returned.
 
     Returns:
-        the step function over the changing part of the state only.
+        dict of the fixed entries of `state` (empty when there are none).
     """
-    if not fixed_state:
-        return symbols_to_logits_fn
+    if not isinstance(state, dict) or not isinstance(new_state, dict):
+        return {}
+    return {name: value for name, value in state.items() if name not in new_state}
 
-    def step_fn(ids, step, state):
-        logits, new_state, alignment = symbols_to_logits_fn(ids, step, dict(state, **fixed_state))
-        return logits, {name: new_state[name] for name in state}, alignment
 
-    return step_fn
+def merged_state(state, new_state):
+    """The state after a step: `new_state`, with the fixed entries of a dict `state` it leaves out
+    (`fixed_entries`) kept as they are."""
+    if not isinstance(state, dict) or not isinstance(new_state, dict):
+        return new_state
+    return dict(state, **new_state)
 
 
 def batch_size_and_maximum_lengths(initial_state, maximum_lengths):

@@ -7,14 +7,15 @@ from rnnsearch_tf.search.search_helpers import (
     batch_size_and_maximum_lengths,
     broadcast_mask,
     check_search_options,
+    fixed_entries,
     length_penalty,
+    merged_state,
     next_word_alternatives,
     no_alternatives,
     repeat_rows,
     restrict_log_probs,
     split_leading_dimension,
     updated_alternatives,
-    with_fixed_state,
 )
 from rnnsearch_tf.search.target_prefix import TargetPrefix
 
@@ -26,23 +27,29 @@ class SearchStrategy:
         symbols_to_logits_fn: `fn(ids, step, state) -> (logits, new_state, alignment)`: `ids` int32
             `[batch * hypotheses]` the previous token of each hypothesis (BOS at step 0), `step` scalar
             int32, `state` a nested structure of tensors with leading dimension `batch * hypotheses`;
-            `logits` `[batch * hypotheses, vocab]` unnormalised, `new_state` same structure as `state`,
+            `logits` `[batch * hypotheses, vocab]` unnormalised, `new_state` the state after the step,
             `alignment` float `[batch * hypotheses, ...]` of static rank: the model's per-step output,
             whatever it is, recorded with each token (α_i for RNNsearch; `tf.zeros([n, 0])` to record
             nothing).
+            Fixed entries: when `state` is a dict, the entries whose names `new_state` (a dict) leaves
+            out are fixed (`search_helpers.fixed_entries`): the step function reads them but never
+            changes them, and the search keeps them as given, one row per sentence (`[batch, ...]`)
+            whatever the hypotheses per sentence, never reordered. The step function then gets the
+            changing entries with a sentence's hypotheses in adjacent rows (`[batch * hypotheses, ...]`)
+            and the fixed ones with one row per sentence (`Decoder.step` reads a sentence's annotations
+            once for all of its hypotheses). An entry returned in `new_state`, even unchanged, is
+            changing: each hypothesis has its own row of it. Every call returns the same entries.
         length_normalization: `"none"`, `"length"` or `"gnmt"`, see `search_helpers.length_penalty`.
         length_penalty_alpha: the GNMT exponent.
         forbidden_ids: token ids that never appear, e.g. `(constants.UNK_ID,)` for "No UNK".
         eos_id: end-of-sentence id; must not be forbidden.
         bos_id: the "previous word" fed at step 0.
 
-    Call arguments (`search`; `__call__` without `fixed_state`):
-        initial_state: nested structure of tensors `[batch, ...]`, tiled to every hypothesis.
+    Call arguments (`search`; `__call__` without the last two):
+        initial_state: nested structure of tensors `[batch, ...]` (`model.encode(source_ids)`): its
+            changing entries are tiled to every hypothesis, its fixed ones kept one row per sentence.
         maximum_lengths: int, or int `[batch]` tensor: most tokens per hypothesis, EOS included
             (e.g. `2 * source_length + 10`); EOS is the only possible token at the last one.
-        fixed_state: optional dict of tensors `[batch, ...]` that the step function reads but never
-            changes, one row per sentence whatever the hypotheses per sentence
-            (`search_helpers.with_fixed_state`); `initial_state` must then be a dict too.
         prefix_ids: optional int32 `[batch, prefix_len]`, target ids right-padded with `PAD_ID`: every
             hypothesis of sentence b starts with its prefix, the only possible token at each of its
             first steps, forbidden or not (`TargetPrefix`); the search is free after it. A sentence's
@@ -68,7 +75,7 @@ class SearchStrategy:
           fewer are possible, or where a forced EOS ended every hypothesis inside the prefix).
 
     Example (interactive translation: the user typed the first two words):
-    >>> result = search.search(state, maximum_lengths, fixed_state, prefix_ids=[[7, 12]], num_alternatives=10)
+    >>> result = search.search(model.encode(source_ids), maximum_lengths, prefix_ids=[[7, 12]], num_alternatives=10)
     >>> result["ids"][0, 0, :2]  # [7, 12]
     >>> result["alternative_ids"][0]  # the 10 words the model finds most probable after them
     """
@@ -93,21 +100,19 @@ class SearchStrategy:
     def __call__(self, initial_state, maximum_lengths):
         return self.search(initial_state, maximum_lengths)
 
-    def search(self, initial_state, maximum_lengths, fixed_state=None, prefix_ids=None, num_alternatives=0):
+    def search(self, initial_state, maximum_lengths, prefix_ids=None, num_alternatives=0):
         raise NotImplementedError
 
     def penalty(self, lengths):
         """The divisor of a hypothesis's log-probability (`search_helpers.length_penalty`)."""
         return length_penalty(lengths, self.length_normalization, self.length_penalty_alpha)
 
-    def prepare(self, initial_state, maximum_lengths, fixed_state, copies, prefix_ids=None, num_alternatives=0):
+    def prepare(self, initial_state, maximum_lengths, prefix_ids=None, num_alternatives=0):
         """The set-up of every search.
 
         Returns:
-            `(batch_size, maximum_lengths, length_bound, step_fn, state, prefix)`: see
-            `batch_size_and_maximum_lengths` (the lengths raised to hold a prefix,
-            `TargetPrefix.with_room`); the step function over the changing state only; the initial state
-            tiled to `[batch * copies, ...]`, a sentence's copies adjacent; the `TargetPrefix` of
+            `(batch_size, maximum_lengths, length_bound, prefix)`: see `batch_size_and_maximum_lengths`
+            (the lengths raised to hold a prefix, `TargetPrefix.with_room`); the `TargetPrefix` of
             `prefix_ids` (an empty one when only alternatives are asked for), or None.
         """
         if num_alternatives < 0:
@@ -120,15 +125,32 @@ class SearchStrategy:
             prefix = TargetPrefix.empty(batch_size)
         if prefix is not None:
             maximum_lengths, length_bound = prefix.with_room(maximum_lengths, length_bound)
-        step_fn = with_fixed_state(self.symbols_to_logits_fn, fixed_state)
-        state = repeat_rows(initial_state, copies)  # [batch * copies, ...]
-        return batch_size, maximum_lengths, length_bound, step_fn, state, prefix
+        return batch_size, maximum_lengths, length_bound, prefix
 
-    def search_independently(self, initial_state, maximum_lengths, fixed_state, count, choose_ids, prefix_ids=None,
+    def tiled_state(self, initial_state, batch_size, count):
+        """The state of `count` hypotheses per sentence: the changing entries of `initial_state` repeated,
+        `[batch * count, ...]` with a sentence's hypotheses adjacent, the fixed ones as given `[batch, ...]`.
+
+        Which entries are fixed is learnt from a probe, the step function at step 0 on one row per sentence
+        (`search_helpers.fixed_entries`), whose outputs are not used: inside a `tf.function` it is pruned
+        from the graph and never runs. With one hypothesis per sentence nothing needs repeating: the state
+        is `initial_state` itself.
+        """
+        if count == 1:
+            return initial_state
+        _, new_state, _ = self.symbols_to_logits_fn(tf.fill([batch_size], self.bos_id), tf.constant(0), initial_state)
+        fixed = fixed_entries(initial_state, new_state)
+        if not fixed:
+            return repeat_rows(initial_state, count)  # [batch * count, ...]
+        changing = {name: value for name, value in initial_state.items() if name not in fixed}
+        return dict(repeat_rows(changing, count), **fixed)  # [batch * count, ...] and [batch, ...]
+
+    def search_independently(self, initial_state, maximum_lengths, count, choose_ids, prefix_ids=None,
                              num_alternatives=0):
         """`count` hypotheses per sentence that are never reordered, each token picked by `choose_ids`.
 
-        Each hypothesis keeps its row of the flattened `[batch * count]` state, so the loop records
+        Each hypothesis keeps its row of the flattened `[batch * count]` state (`tiled_state`; the fixed
+        entries keep one row per sentence, merged back after every step), so the loop records
         tokens and alignments only (in `tf.TensorArray`s of the maximum length, static for XLA). Inside a
         sentence's prefix the forced token replaces the one chosen; the alternatives come from the
         sentence's first hypothesis (all of them hold the same prefix there).
@@ -142,9 +164,10 @@ class SearchStrategy:
         Returns:
             the dict of `search`, `n = count`, sorted by score (stable).
         """
-        batch_size, maximum_lengths, length_bound, step_fn, state, prefix = self.prepare(
-            initial_state, maximum_lengths, fixed_state, count, prefix_ids, num_alternatives
+        batch_size, maximum_lengths, length_bound, prefix = self.prepare(
+            initial_state, maximum_lengths, prefix_ids, num_alternatives
         )
+        state = self.tiled_state(initial_state, batch_size, count)
         flat_size = batch_size * count
         loop_state = dict(
             step=tf.constant(0),
@@ -165,7 +188,7 @@ class SearchStrategy:
 
         def body(loop_state):
             step, finished = loop_state["step"], loop_state["finished"]
-            logits, new_state, alignment = step_fn(loop_state["ids"], step, loop_state["state"])
+            logits, new_state, alignment = self.symbols_to_logits_fn(loop_state["ids"], step, loop_state["state"])
             logits = tf.cast(logits, tf.float32)  # [batch * count, vocab]
             restricted = restrict_log_probs(
                 split_leading_dimension(logits, batch_size, count), step, maximum_lengths, self.forbidden_ids,
@@ -187,7 +210,7 @@ class SearchStrategy:
                 log_probs=loop_state["log_probs"] + tf.where(finished, 0.0, token_log_probs),
                 lengths=loop_state["lengths"] + tf.cast(tf.logical_not(finished), tf.int32),
                 finished=finished | tf.equal(ids, self.eos_id),
-                state=new_state,
+                state=merged_state(loop_state["state"], new_state),
                 tokens=loop_state["tokens"].write(step, ids),
                 alignments=loop_state["alignments"].write(step, alignment),
             )
