@@ -14,6 +14,7 @@ each figure is the median, with every round and the peak resident memory in the 
   normalisation and bound (1.25 x source + 5).
 - `client_one_sentence`: `rnnsearch client --rest_url` of one sentence while `rnnsearch serve` runs an
   export of our model (written under the workdir once): a client that imports no TensorFlow.
+- with `--shortlist`, our two translate cases again with `--shortlist` (`ours_shortlist`).
 
 Prints one JSON object with the provenance of this checkout and machine.
 """
@@ -42,6 +43,9 @@ _WORKDIR = flags.DEFINE_string("workdir", "work_dirs/peer_comparison", "A bench.
 _DATA_DIR = flags.DEFINE_string("data_dir", "work_dirs/data/multi30k", "Our built Multi30k En-Fr.")
 _ROUNDS = flags.DEFINE_integer("rounds", 3, "Runs of every case, interleaved.", lower_bound=1)
 _CLIENT = flags.DEFINE_boolean("client", True, "Also time the REST client against `rnnsearch serve`.")
+_SHORTLIST = flags.DEFINE_boolean(
+    "shortlist", False, "Also time our translate with --shortlist (run `rnnsearch shortlist` on ours/ first)."
+)
 
 
 def timed(command, env=None):
@@ -68,7 +72,7 @@ def cases(workdir, report, scratch):
     onmt = [str(PEER_VENV / "bin" / "onmt_translate")]
     ours = [*RNNSEARCH, "translate", f"--model_dir={our_dir}", "--checkpoint=latest", "--batch_size=80",
             "--output=/dev/null", "--noprogress", *PEER_SEARCH]
-    return {
+    plan = {
         "one_sentence": {
             "peer": ([*onmt, *peer_translate_argv(peer_dir, report, scratch / "one.tok.en", "/dev/null")],
                      peer_environment(report)),
@@ -80,6 +84,10 @@ def cases(workdir, report, scratch):
             "ours": ([*ours, f"--input={data_dir / 'test.source.txt'}"], None),
         },
     }
+    if _SHORTLIST.value:
+        for case in plan.values():
+            case["ours_shortlist"] = ([*case["ours"][0], "--shortlist"], None)
+    return plan
 
 
 def serve(export_dir):
@@ -137,9 +145,10 @@ def main(argv):
                          peak_mib=round(max(m for _, m in rounds)))
             for system, rounds in systems.items()
         }
-        if "peer" in results[case]:
-            results[case]["ratio_ours_over_peer"] = round(
-                results[case]["ours"]["wall_s"] / results[case]["peer"]["wall_s"], 2)
+        for system in ("ours", "ours_shortlist"):
+            if "peer" in results[case] and system in results[case]:
+                results[case][f"ratio_{system}_over_peer"] = round(
+                    results[case][system]["wall_s"] / results[case]["peer"]["wall_s"], 2)
     print(json.dumps(dict(provenance=provenance(), rounds=_ROUNDS.value, cases=results), indent=2))
 
 
