@@ -22,7 +22,6 @@ Prints one JSON object with the provenance of this checkout and machine.
 import json
 import os
 import pathlib
-import socket
 import statistics
 import subprocess
 import sys
@@ -33,6 +32,7 @@ from absl import app, flags
 
 from bench.peer import PEER_VENV, peer_environment, peer_translate_argv, read_peer_report
 from bench.provenance import provenance
+from bench.served_model import ServedModel
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 RNNSEARCH = [sys.executable, "-m", "rnnsearch_tf.cli.main"]
@@ -90,31 +90,15 @@ def cases(workdir, report, scratch):
     return plan
 
 
-def serve(export_dir):
-    """Starts `rnnsearch serve` on free ports: (process, REST URL) once it reports ready."""
-    with socket.socket() as probe:  # its --rest_api_port=0 means "no REST"
-        probe.bind(("127.0.0.1", 0))
-        rest_port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [*RNNSEARCH, "serve", f"--model_base_path={export_dir}", "--port=0", f"--rest_api_port={rest_port}"],
-        cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )
-    for line in process.stdout:
-        if line.startswith("ready"):
-            ports = dict(field.split("=") for field in line.split()[1:])
-            return process, f"http://127.0.0.1:{ports['rest']}"
-    raise RuntimeError("rnnsearch serve ended before it was ready")
-
-
 def client_case(workdir, scratch):
     """The REST client's case, and the server process to stop afterwards."""
     export_dir = workdir / "ours_export"
     if not export_dir.exists():
         subprocess.run([*RNNSEARCH, "export", f"--model_dir={workdir / 'ours'}", "--checkpoint=latest",
                         f"--export_dir={export_dir}", *PEER_SEARCH], check=True, cwd=REPO_ROOT, capture_output=True)
-    server, url = serve(export_dir)
+    server = ServedModel(export_dir)
     sentence = (scratch / "one.en").read_text(encoding="utf-8").strip()
-    return {"ours": ([*RNNSEARCH, "client", f"--rest_url={url}", sentence], None)}, server
+    return {"ours": ([*RNNSEARCH, "client", f"--rest_url={server.rest_url}", sentence], None)}, server
 
 
 def main(argv):
@@ -135,8 +119,7 @@ def main(argv):
                         runs[case][system].append(timed(command, env))
         finally:
             if server is not None:
-                server.terminate()
-                server.wait()
+                server.stop()
     results = {}
     for case, systems in runs.items():
         results[case] = {

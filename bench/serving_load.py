@@ -19,17 +19,16 @@ import concurrent.futures
 import json
 import pathlib
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 from absl import app, flags
 
 from bench.provenance import provenance
+from bench.served_model import ServedModel
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 WARMUP_FILE = pathlib.Path("assets.extra") / "tf_serving_warmup_requests"  # serving.servable.WARMUP_FILE
@@ -52,39 +51,6 @@ print(json.dumps({"offline_sents_per_s": round(len(sentences) / (time.perf_count
 """
 
 
-def _free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-class Server:
-    """`rnnsearch serve` over REST on a free port, ready when constructed."""
-
-    def __init__(self, export_dir, *flags_):
-        port = _free_port()
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "rnnsearch_tf.cli.main", "serve", f"--model_base_path={export_dir}",
-             "--port=0", f"--rest_api_port={port}", *flags_],
-            cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        )
-        if not any(line.startswith("ready") for line in self.process.stdout):
-            raise RuntimeError("rnnsearch serve ended before it was ready")
-        self.url = f"http://127.0.0.1:{port}/v1/models/rnnsearch:predict"
-
-    def translate(self, sentence):
-        """Seconds one request took."""
-        body = json.dumps({"signature_name": "translate", "instances": [{"text": sentence}]}).encode()
-        started = time.perf_counter()
-        with urllib.request.urlopen(urllib.request.Request(self.url, body), timeout=120) as response:
-            json.load(response)
-        return time.perf_counter() - started
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait()
-
-
 def _percentiles(seconds):
     ordered = sorted(seconds)
     return dict(p50_ms=round(1000 * statistics.median(ordered), 1),
@@ -92,7 +58,7 @@ def _percentiles(seconds):
 
 
 def measure(export_dir, sentences, *server_flags):
-    server = Server(export_dir, *server_flags)
+    server = ServedModel(export_dir, *server_flags)
     try:
         result = dict(first_request_ms=round(1000 * server.translate(sentences[0]), 1))
         result["one_client"] = _percentiles([server.translate(sentence) for sentence in sentences[:_REQUESTS.value]])
@@ -117,7 +83,7 @@ def main(argv):
         shutil.copytree(export_dir, cold)
         for warmup in cold.glob(f"*/{WARMUP_FILE}"):
             warmup.unlink()
-        server = Server(cold)
+        server = ServedModel(cold)
         report["cold_first_request_ms"] = round(1000 * server.translate(sentences[0]), 1)
         server.stop()
         (pathlib.Path(scratch) / "sentences.json").write_text(json.dumps(sentences))
