@@ -91,7 +91,7 @@ class _Batch:
 
     def __init__(self, signature_name):
         self.signature_name = signature_name
-        self.requests = []  # [(inputs, _Answer)]
+        self.requests = []  # [(inputs, rows, _Answer)]
         self.rows = 0
         self.opened = time.monotonic()
 
@@ -157,7 +157,7 @@ class RequestBatcher:
                     "waiting): retry later")
             batch = _Batch(signature_name)
             self._waiting.append(batch)
-        batch.requests.append((inputs, answer))
+        batch.requests.append((inputs, rows, answer))
         batch.rows += rows
 
     @property
@@ -198,18 +198,17 @@ class RequestBatcher:
                     self._condition.wait()
 
     def _run_batch(self, batch):
-        inputs = {name: np.concatenate([request_inputs[name] for request_inputs, _ in batch.requests])
+        inputs = {name: np.concatenate([request_inputs[name] for request_inputs, _, _ in batch.requests])
                   for name in batch.requests[0][0]}
         try:
             outputs = self.run(batch.signature_name, inputs)
         except Exception as error:  # every request of the batch gets the error
-            for _, answer in batch.requests:
+            for _, _, answer in batch.requests:
                 answer.error = error
                 answer.done.set()
             return
         start = 0
-        for request_inputs, answer in batch.requests:
-            rows = len(next(iter(request_inputs.values())))
+        for _, rows, answer in batch.requests:
             answer.outputs = {name: value[start : start + rows] for name, value in outputs.items()}
             start += rows
             answer.done.set()

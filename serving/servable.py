@@ -115,18 +115,20 @@ class Servable:
                     f"input {name!r} of signature {signature_name!r} must be {spec.dtype.name} of shape "
                     f"{spec.shape}, got {tensor.dtype.name} of shape {tensor.shape}"
                 )
-            tensors[name] = tensor.numpy()
-        unknown = sorted(set(output_filter) - set(self.loaded.signatures[signature_name].structured_outputs))
+            tensors[name] = tensor
+        output_names = self.loaded.signatures[signature_name].structured_outputs
+        unknown = sorted(set(output_filter) - set(output_names))
         if unknown:
-            raise ValueError(
-                f"signature {signature_name!r} has no outputs {unknown}; it has "
-                f"{sorted(self.loaded.signatures[signature_name].structured_outputs)}"
-            )
-        batched = self.batcher is not None and specs and all(spec.shape.rank == 1 for spec in specs.values())
-        outputs = (self.batcher if batched else self._run)(signature_name, tensors)
+            raise ValueError(f"signature {signature_name!r} has no outputs {unknown}; it has {sorted(output_names)}")
+        if self.batcher is not None and specs and all(spec.shape.rank == 1 for spec in specs.values()):
+            outputs = self.batcher(signature_name, {name: tensor.numpy() for name, tensor in tensors.items()})
+        else:
+            outputs = self._run(signature_name, tensors)
         return {name: outputs[name] for name in output_filter or outputs}
 
     def _run(self, signature_name, inputs):
-        """One call of a signature: {name: array} in and out."""
-        outputs = self.loaded.signatures[signature_name](**{name: tf.constant(value) for name, value in inputs.items()})
+        """One call of a signature: {name: tensor or array} in, {name: array} out."""
+        outputs = self.loaded.signatures[signature_name](
+            **{name: tf.convert_to_tensor(value) for name, value in inputs.items()}
+        )
         return {name: value.numpy() for name, value in outputs.items()}
