@@ -38,6 +38,11 @@ def _row_with(*values, rows=TABLE_ROWS):
     return [row for row in rows if all(value in row for value in values)]
 
 
+# Results files whose kind is the start of their name (the bench that writes them).
+_KINDS_BY_NAME = ("decode_throughput", "train_throughput", "data_pipeline", "search_sweep", "command_latency",
+                  "serving_load", "shortlist")
+
+
 def _kind(path):
     report = _load(path)
     if "models" in report:
@@ -46,21 +51,7 @@ def _kind(path):
         return "peer_comparison"
     if "peer" in report and "test_2016_bleu" in report:
         return "peer_run"
-    if path.name.startswith("decode_throughput"):
-        return "decode_throughput"
-    if path.name.startswith("train_throughput"):
-        return "train_throughput"
-    if path.name.startswith("data_pipeline"):
-        return "data_pipeline"
-    if path.name.startswith("search_sweep"):
-        return "search_sweep"
-    if path.name.startswith("command_latency"):
-        return "command_latency"
-    if path.name.startswith("serving_load"):
-        return "serving_load"
-    if path.name.startswith("shortlist"):
-        return "shortlist"
-    return None
+    return next((kind for kind in _KINDS_BY_NAME if path.name.startswith(kind)), None)
 
 
 def _of_kind(kind):
