@@ -192,6 +192,26 @@ def test_command_line_sampling_draws_reproducible_ranked_translations(model_dir)
 
 # Prefixes (`--prefix_file`): each translation starts with the words of its line.
 
+def test_a_few_sentences_are_searched_without_tracing(model_dir, results, batch_translator):
+    assert len(INPUT) > BatchTranslator(batch_translator.module, batch_translator.module.settings()).eager_sentences
+    eager = BatchTranslator.from_model_dir(model_dir, batch_size=2, eager_sentences=len(INPUT), **SEARCH_OPTIONS)
+    for result, expected in zip(eager.translate(INPUT), results, strict=True):
+        assert result["translation"] == expected["translation"] and result["tokens"] == expected["tokens"]
+        assert result["nbest"][1][0] == expected["nbest"][1][0]
+        np.testing.assert_allclose(result["score"], expected["score"], rtol=1e-5)
+        np.testing.assert_allclose(result["alignment"], expected["alignment"], atol=1e-6)
+    prefixed, prefixed_traced = (bt.translate(INPUT, prefixes=PREFIXES) for bt in (eager, batch_translator))
+    assert [r["translation"] for r in prefixed] == [r["translation"] for r in prefixed_traced]
+    scored, scored_traced = (bt.score(INPUT, [r["translation"] for r in results]) for bt in (eager, batch_translator))
+    np.testing.assert_allclose([r["log_prob"] for r in scored], [r["log_prob"] for r in scored_traced], rtol=1e-5)
+    module = eager.module
+    assert [f.experimental_get_tracing_count() for f in (module.translate, module.translate_prefix, module.score)] == [
+        0, 0, 0
+    ]
+    eager.translate(INPUT + ["one more"])  # more sentences than eager_sentences: traced
+    assert module.translate.experimental_get_tracing_count() == 1
+
+
 PREFIXES = ["le", "", "chat chien", "zyzzyva la", "la", "", "vert", "vert", ""]  # one per line of INPUT
 
 

@@ -14,6 +14,9 @@ from rnnsearch_tf.inference.translator import Translator
 from rnnsearch_tf.utils.exports import newest_version, read_settings
 
 DECODE_WORKERS = 2  # batches in flight at once (`--decode_workers`)
+# A Translator given at most this many sentences runs its search op by op instead of tracing it: tracing
+# and optimizing the graph cost more than a small search (docs/performance.md, "Start-up").
+EAGER_SENTENCES = 8
 
 
 class BatchTranslator:
@@ -43,6 +46,11 @@ class BatchTranslator:
             the translator returns every hypothesis' tokens and alignment (`num_hypotheses > 1`), to each
             hypothesis of the n-best list.
         loaded_from: the checkpoint or SavedModel translating (set by `from_model_dir`, `from_saved_model`).
+        eager_sentences: a `Translator` given at most this many sentences (or pairs to score) in one call
+            runs the Python function of `translate`, `translate_prefix` or `score` eagerly instead of
+            tracing it (the same ops, the same results): for a few sentences the trace and the graph's
+            optimization cost several times the search. 0 always traces (a Translator that will be
+            called again and again, as in validation). A SavedModel is traced already.
 
     Example:
     >>> batch_translator = BatchTranslator.from_model_dir("models/rnnsearch50", beam_size=12)
@@ -50,7 +58,8 @@ class BatchTranslator:
     ['Bonjour .', '', 'Merci .']
     """
 
-    def __init__(self, module, settings, batch_size=64, unk_replacer=None, loaded_from="", workers=DECODE_WORKERS):
+    def __init__(self, module, settings, batch_size=64, unk_replacer=None, loaded_from="", workers=DECODE_WORKERS,
+                 eager_sentences=EAGER_SENTENCES):
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         if workers < 1:
@@ -61,21 +70,25 @@ class BatchTranslator:
         self.workers = workers
         self.unk_replacer = unk_replacer
         self.loaded_from = loaded_from
+        self.eager_sentences = eager_sentences if isinstance(module, Translator) else 0
         self.target_tokenizer = MosesTokenizer(settings["target_language"])
-        if isinstance(module, Translator):
-            self._translate, self._score = module.translate, module.score
-            self._translate_prefix = module.translate_prefix
-        else:
-            self._translate, self._score = module.signatures["translate"], module.signatures["score"]
-            self._translate_prefix = module.signatures.get("translate_prefix")  # absent from older exports
+
+    def _function(self, name, count):
+        """The module's `name` function (None if an older export lacks it) for a call on `count` sentences:
+        a Translator's untraced Python function for `count <= eager_sentences`."""
+        if not isinstance(self.module, Translator):
+            return self.module.signatures.get(name)
+        function = getattr(self.module, name)
+        return function.python_function if count <= self.eager_sentences else function
 
     @classmethod
     def from_model_dir(cls, model_dir, checkpoint="best", batch_size=64, unk_replacer=None, workers=DECODE_WORKERS,
-                       **options):
+                       eager_sentences=EAGER_SENTENCES, **options):
         """From a model directory (or an ensemble, "a+b") and checkpoint; `options` go to
         `Translator.from_model_dir`. `loaded_from` is the checkpoint path."""
         translator = Translator.from_model_dir(model_dir, checkpoint, **options)
-        return cls(translator, translator.settings(), batch_size, unk_replacer, translator.checkpoint_path, workers)
+        return cls(translator, translator.settings(), batch_size, unk_replacer, translator.checkpoint_path, workers,
+                   eager_sentences)
 
     @classmethod
     def from_saved_model(cls, path, batch_size=64, unk_replacer=None, workers=DECODE_WORKERS):
@@ -123,18 +136,20 @@ class BatchTranslator:
             - with `prefixes`, `alternatives`: list of `(word, log_prob)`, the most probable next words
               after the prefix, best first (`Translator.translate_prefix`).
         """
+        translate = self._function("translate", len(sentences))
         if prefixes is not None:
             if len(prefixes) != len(sentences):
                 raise ValueError(f"got {len(sentences)} sentences but {len(prefixes)} prefixes")
-            if self._translate_prefix is None:
+            translate_prefix = self._function("translate_prefix", len(sentences))
+            if translate_prefix is None:
                 raise ValueError(f"{self.loaded_from} has no translate_prefix signature: export the model again")
 
         def translate_batch(batch):
             text = tf.constant([sentences[i] for i in batch])
             if prefixes is None:
-                outputs = self._translate(text=text)
+                outputs = translate(text=text)
             else:
-                outputs = self._translate_prefix(text=text, prefix=tf.constant([prefixes[i] for i in batch]))
+                outputs = translate_prefix(text=text, prefix=tf.constant([prefixes[i] for i in batch]))
             return {name: value.numpy() for name, value in outputs.items()}
 
         results, done = [None] * len(sentences), 0
@@ -167,8 +182,10 @@ class BatchTranslator:
         """
         if len(sources) != len(targets):
             raise ValueError(f"got {len(sources)} source sentences but {len(targets)} target sentences")
+        score = self._function("score", len(sources))
+
         def score_batch(batch):
-            outputs = self._score(
+            outputs = score(
                 source=tf.constant([sources[i] for i in batch]), target=tf.constant([targets[i] for i in batch])
             )
             return {name: value.numpy() for name, value in outputs.items()}

@@ -75,7 +75,7 @@ class Validator:
             search_config,
             maximum_batch_size=batch_size,
         )
-        self.translator = BatchTranslator(translator, translator.settings(), batch_size)
+        self.translator = BatchTranslator(translator, translator.settings(), batch_size, eager_sentences=0)
 
         @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)] * 2, autograph=False)
         def negative_log_likelihood(source_ids, target_ids):
