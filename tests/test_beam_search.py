@@ -278,25 +278,6 @@ def test_misuse(kwargs, message):
         BeamSearch(BigramModel(GREEDY_IS_NOT_BEST).symbols_to_logits_fn, **kwargs)
 
 
-def test_int_maximum_length_needs_a_state_to_read_the_batch_size():
-    search = BeamSearch(BigramModel(GREEDY_IS_NOT_BEST).symbols_to_logits_fn, beam_size=2)
-    with pytest.raises(ValueError, match="batch size"):
-        search({}, 5)
-
-
-def test_fixed_entries_are_those_a_step_leaves_out_of_its_new_state():
-    from rnnsearch_tf.search.search_helpers import fixed_entries, merged_state
-
-    s, annotations = tf.zeros([6, 2]), tf.ones([3, 4])
-    state = {"s": s, "annotations": annotations}
-    fixed = fixed_entries(state, {"s": s + 1})
-    assert list(fixed) == ["annotations"] and fixed["annotations"] is annotations
-    assert fixed_entries(state, dict(state)) == {}  # returned, even unchanged: changing
-    assert fixed_entries((s, annotations), (s, annotations)) == {} == fixed_entries(state, (s,))
-    assert merged_state(state, {"s": s + 1})["annotations"] is annotations
-    assert merged_state((s,), (annotations,))[0] is annotations
-
-
 @pytest.mark.parametrize("model_class", ["RNNSearch", "RNNEncDec"])
 def test_entries_left_out_of_the_new_state_are_fixed_one_row_per_sentence(model_class):
     import rnnsearch_tf
