@@ -279,44 +279,6 @@ def test_misuse(kwargs, message):
 
 
 @pytest.mark.parametrize("model_class", ["RNNSearch", "RNNEncDec"])
-def test_entries_left_out_of_the_new_state_are_fixed_one_row_per_sentence(model_class):
-    import rnnsearch_tf
-    from helpers.model_test_utils import padded_batch, randomize_weights, small_config
-    from rnnsearch_tf.search.greedy_search import GreedySearch
-    from rnnsearch_tf.search.sampler import Sampler
-
-    model = getattr(rnnsearch_tf, model_class)(small_config())
-    randomize_weights(model, seed=21)
-    _, _, source_ids, _ = padded_batch()
-    source_ids = tf.constant(source_ids)
-    rows_read = []
-
-    def fixed_step(ids, step, state):  # the model's own: new state {"s": s_i}, the rest fixed
-        rows_read.append({name: int(value.shape[0]) for name, value in state.items()})
-        return model.symbols_to_logits_fn(ids, step, state)
-
-    def every_entry_changing(ids, step, state):  # returns every entry: each hypothesis gets its own rows
-        logits, new_state, alignment = model.symbols_to_logits_fn(ids, step, state)
-        return logits, dict(state, **new_state), alignment
-
-    for make_search in (lambda fn: BeamSearch(fn, beam_size=4, num_hypotheses=2), GreedySearch,
-                        lambda fn: Sampler(fn, num_samples=3, seed=2)):
-        rows_read.clear()
-        expected = numpy_result(make_search(every_entry_changing)(model.encode(source_ids), 9))
-        actual = numpy_result(make_search(fixed_step)(model.encode(source_ids), 9))
-        for name in ("ids", "lengths"):
-            np.testing.assert_array_equal(actual[name], expected[name], err_msg=name)
-        for name in ("scores", "log_probs", "alignments"):
-            np.testing.assert_allclose(actual[name], expected[name], atol=1e-5, err_msg=name)
-        hypotheses = set()
-        for rows in rows_read:  # the rest: a row per sentence (still searched); s: a row per hypothesis
-            sentences = {count for name, count in rows.items() if name != "s"}
-            assert len(sentences) == 1 and rows["s"] % min(sentences) == 0, rows
-            hypotheses.add(rows["s"] // min(sentences))
-        assert max(hypotheses) == {BeamSearch: 4, GreedySearch: 1, Sampler: 3}[type(make_search(fixed_step))]
-
-
-@pytest.mark.parametrize("model_class", ["RNNSearch", "RNNEncDec"])
 def test_dropping_finished_sentences_changes_no_hypothesis(model_class):
     import rnnsearch_tf
     from helpers.model_test_utils import padded_batch, randomize_weights, small_config
