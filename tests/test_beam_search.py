@@ -278,32 +278,6 @@ def test_misuse(kwargs, message):
         BeamSearch(BigramModel(GREEDY_IS_NOT_BEST).symbols_to_logits_fn, **kwargs)
 
 
-@pytest.mark.parametrize("model_class", ["RNNSearch", "RNNEncDec"])
-def test_dropping_finished_sentences_changes_no_hypothesis(model_class):
-    import rnnsearch_tf
-    from helpers.model_test_utils import padded_batch, randomize_weights, small_config
-
-    model = getattr(rnnsearch_tf, model_class)(small_config())
-    randomize_weights(model, seed=8)
-    bias = model.decoder.deep_output.output_projection.bias  # EOS improbable: long hypotheses
-    bias.assign(tf.tensor_scatter_nd_add(bias, [[constants.EOS_ID]], [-8.0]))
-    _, _, source_ids, _ = padded_batch()
-    source_ids = tf.constant(np.concatenate([source_ids, source_ids[::-1]]))  # 6 sentences
-    state = model.encode(source_ids)
-    # Four sentences stop after 2 and 3 tokens: the other two go on in a batch of two.
-    maximum_lengths = tf.constant([2, 12, 3, 2, 10, 3])
-    results = [
-        numpy_result(BeamSearch(model.symbols_to_logits_fn, beam_size=3, num_hypotheses=2, drop_finished=drop)
-                     .search(state, maximum_lengths))
-        for drop in (False, True)
-    ]
-    for name in ("ids", "lengths"):
-        np.testing.assert_array_equal(results[1][name], results[0][name], err_msg=name)
-    for name in ("scores", "log_probs", "alignments"):
-        np.testing.assert_allclose(results[1][name], results[0][name], atol=1e-5, err_msg=name)
-    assert results[0]["lengths"].max() > 3  # some sentence did go on
-
-
 # Prefix-constrained search: the first tokens of each sentence are forced (`prefix_ids`), then it is free.
 
 def _padded_prefixes(prefixes, width=None):
