@@ -29,7 +29,7 @@ class RecordingService(prediction_service_pb2_grpc.PredictionServiceServicer):
         if request.model_spec.signature_name == "refuse":
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "text must be a string vector")
         if request.model_spec.signature_name == "slow":
-            time.sleep(2.0)
+            time.sleep(1.0)  # five times the impatient client's deadline
         response = predict_pb2.PredictResponse()
         for name, proto in request.inputs.items():
             if not request.output_filter or name in request.output_filter:
