@@ -97,7 +97,8 @@ def _cell(pixels, value):
     drawn = np.all(np.abs(pixels - value) < 0.006, axis=-1)
     rows, columns = np.nonzero(drawn.sum(axis=1) > 10)[0], np.nonzero(drawn.sum(axis=0) > 10)[0]
     assert rows.size > 10 and columns.size > 10, f"no cell drawn in gray {value}"
-    return ((rows[0] + rows[-1]) / 2, (columns[0] + columns[-1]) / 2), (rows[-1] - rows[0] + 1, columns[-1] - columns[0] + 1)
+    centre = ((rows[0] + rows[-1]) / 2, (columns[0] + columns[-1]) / 2)
+    return centre, (rows[-1] - rows[0] + 1, columns[-1] - columns[0] + 1)
 
 
 def test_the_heatmap_shows_each_weight_in_gray_targets_down_sources_across(heatmap):

@@ -54,8 +54,8 @@ def test_restrict_log_probs_forbids_tokens_and_leaves_only_eos_at_the_last_step(
     log_probs = rng.normal(size=(3, 2, 7)).astype(np.float32)  # [batch, hypotheses, vocab]
     maximum_lengths = np.array([3, 4, 9])
     step = 2  # the last step of sentence 0 (3 tokens), not of the others
-    restricted = restrict_log_probs(tf.constant(log_probs), tf.constant(step), tf.constant(maximum_lengths, tf.int32), (3, 5),
-                                    EOS).numpy()
+    restricted = restrict_log_probs(tf.constant(log_probs), tf.constant(step), tf.constant(maximum_lengths, tf.int32),
+                                    (3, 5), EOS).numpy()
     expected = log_probs.copy()
     expected[:, :, [3, 5]] = LARGE_NEGATIVE
     last = step + 1 >= maximum_lengths  # [batch]
