@@ -1,7 +1,8 @@
 """Continued training on new data (`rnnsearch train --init_from`) as JSON: each model's BLEU on every test set.
 
-    python -m bench.finetune --eval_dirs=test_2016:work_dirs/finetune/eval/multi30k_test,tatoeba_test:work_dirs/finetune/eval/tatoeba_test \
-        --data_dir=work_dirs/finetune/data/tatoeba_from_multi30k --output=bench/results/finetune.json
+    python -m bench.finetune --data_dir=work_dirs/finetune/data/tatoeba_from_multi30k \
+        --eval_dirs=test_2016:work_dirs/finetune/eval/multi30k_test,tatoeba_test:work_dirs/finetune/eval/tatoeba_test \
+        --output=bench/results/finetune.json
 
 Reads the `metrics.json` of `rnnsearch evaluate` output folders (each evaluated the same models on one test
 set) and, per model, its model directory: the training it had (updates, hours, best dev BLEU of its own dev

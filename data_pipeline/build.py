@@ -98,7 +98,6 @@ def summary_line(metadata, output_dir):
             f"details in {output_dir}/metadata.json")
 
 
-
 def _outside_vocabularies(metadata):
     """"; outside the vocabularies of M: train en 1,234 tokens (567 types) of 100,000, fr ...; dev ..." for a
     build with --vocabulary_from, else ""."""

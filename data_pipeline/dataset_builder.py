@@ -93,7 +93,9 @@ class DatasetBuilder:
         self.wordpiece_vocabulary_size = wordpiece_vocabulary_size
         self.vocabulary_from = VocabularyFolder(os.path.abspath(vocabulary_from)) if vocabulary_from else None
         if self.vocabulary_from and wordpiece_vocabulary_size:
-            raise ValueError("vocabulary_from copies a model's vocabularies: wordpiece_vocabulary_size cannot be given too")
+            raise ValueError(
+                "vocabulary_from copies a model's vocabularies: wordpiece_vocabulary_size cannot be given too"
+            )
         self._source_tokenizer = MosesTokenizer(corpus.source_language)
         self._target_tokenizer = MosesTokenizer(corpus.target_language)
 

@@ -140,6 +140,9 @@ def test_vocabulary_from_refuses_other_languages_and_folders_without_vocabularie
     with pytest.raises(FileNotFoundError, match=rf"{tmp_path}/source_vocab.tsv is missing: vocabulary_from must be"):
         DatasetBuilder(corpus_registry.text_file_corpus("fr", "en", files), tmp_path / "refused",
                        show_progress=False, vocabulary_from=tmp_path).build()
+    with pytest.raises(ValueError, match="wordpiece_vocabulary_size cannot be given too"):
+        DatasetBuilder(corpus_registry.text_file_corpus("en", "fr", files), tmp_path / "refused",
+                       vocabulary_from=parent, wordpiece_vocabulary_size=100)
     assert not (tmp_path / "refused").exists()
 
 

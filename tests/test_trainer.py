@@ -253,7 +253,8 @@ def test_init_from_starts_a_new_model_with_the_parents_weights(parent_run, tmp_p
     # Killed and run again, the child resumes from its own checkpoint, not from the parent.
     config = dataclasses.replace(config, train_steps=3, learning_rate=0.01)
     resumed = make_trainer(model_config(new_data), config).train()
-    assert resumed["step"] == 3 and optimizer_iterations(resumed["latest_checkpoint"]) == {"all": 3, "keep_states": 9}[reset_optim]
+    assert resumed["step"] == 3
+    assert optimizer_iterations(resumed["latest_checkpoint"]) == {"all": 3, "keep_states": 9}[reset_optim]
 
 
 def test_init_from_trains_on_the_new_data_from_the_parents_weights(parent_run, tmp_path):
@@ -282,6 +283,11 @@ def test_init_from_refuses_a_mismatch_or_an_existing_model_dir_in_one_line(paren
     with pytest.raises(ValueError, match=rf"{parent_dir} already holds a model not started from it; --init_from "
                                          "starts a new --model_dir"):
         make_trainer(model_config(new_data), training_config(new_data, parent_dir, init_from=str(parent_dir)))
+    # A child resumes only with the parent and checkpoint it started from.
+    make_trainer(model_config(new_data), training_config(new_data, tmp_path / "child", train_steps=1,
+                                                         init_from=f"{parent_dir}:latest")).train()
+    with pytest.raises(ValueError, match=rf"child already holds a model started from {parent_dir}/checkpoints/ckpt-6"):
+        make_trainer(model_config(new_data), training_config(new_data, tmp_path / "child", init_from=str(parent_dir)))
     # The command line: one `error:` line naming the field that differs.
     command = [sys.executable, "-m", "rnnsearch_tf.train", f"--data_dir={toy_data}", f"--model_dir={tmp_path / 'b'}",
                f"--init_from={parent_dir}", *[f"--{name}={value}" for name, value in TINY_MODEL.items()],
@@ -289,4 +295,5 @@ def test_init_from_refuses_a_mismatch_or_an_existing_model_dir_in_one_line(paren
     result = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1].startswith(
-        f"error: init_from={parent_dir}: the parent's maxout_dim is 24 ({parent_dir / 'model.json'}) but this run's is 20")
+        f"error: init_from={parent_dir}: the parent's maxout_dim is 24 ({parent_dir / 'model.json'}) "
+        "but this run's is 20")

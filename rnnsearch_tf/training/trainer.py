@@ -154,11 +154,13 @@ class Trainer:
 
     def _check_same_parent(self, parent):
         """Raises ValueError when `init_from` names a parent that the existing model directory did not
-        start from: `init_from` starts a new model directory, it does not overwrite one."""
+        start from: `init_from` starts a new model directory, it does not overwrite one. The same parent
+        directory and checkpoint name resume the child, even if the parent's checkpoint has moved on since."""
         if parent is None:
             return
         recorded = self.model_dir.read_json("parent.json") if os.path.exists(self.model_dir.parent_file) else None
-        if recorded != parent:
+        same = ("model_dir", "checkpoint")
+        if recorded is None or any(recorded.get(key) != parent[key] for key in same):
             raise ValueError(
                 f"init_from={self.config.init_from}: {self.model_dir.path} already holds a model"
                 + (f" started from {recorded['checkpoint_path']}" if recorded else " not started from it")
