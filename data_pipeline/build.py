@@ -3,6 +3,8 @@
     python -m data_pipeline.build --flagfile=configs/data/multi30k.flags --output_dir=/tmp/m30k
     python -m data_pipeline.build --corpus=text_files --train_source=a.en --train_target=a.fr \
         --output_dir=/tmp/mine
+    python -m data_pipeline.build --flagfile=configs/data/tatoeba.flags --output_dir=/tmp/tatoeba \
+        --vocabulary_from=/tmp/m30k_model    # a trained model's vocabularies, to continue training it
 """
 
 import pathlib
@@ -28,6 +30,11 @@ _NUM_SHARDS = flags.DEFINE_integer("num_shards", 8, "Shards of the train split."
 _SEED = flags.DEFINE_integer("seed", 1234, "Seed of the one-time shuffle of the train split.")
 _WORDPIECE_VOCABULARY_SIZE = flags.DEFINE_integer(
     "wordpiece_vocabulary_size", None, "If set: WordPiece vocabularies of about this size instead of shortlists."
+)
+_VOCABULARY_FROM = flags.DEFINE_string(
+    "vocabulary_from", None,
+    "Model directory whose vocabularies are used instead of learning new ones (the ids are that model's, for "
+    "`rnnsearch train --init_from`); --shortlist_size is then unused. The words outside them are counted.",
 )
 _ALLOW_DOWNLOAD = flags.DEFINE_bool("allow_download", False, "Download missing corpus files.")
 _SOURCE_LANGUAGE = flags.DEFINE_enum("source_language", "en", ["en", "fr"], "Source language (text_files).")
@@ -69,6 +76,7 @@ def main(argv):
         seed=_SEED.value,
         allow_download=_ALLOW_DOWNLOAD.value,
         wordpiece_vocabulary_size=_WORDPIECE_VOCABULARY_SIZE.value,
+        vocabulary_from=_VOCABULARY_FROM.value,
     )
     metadata = builder.build()
     pathlib.Path(_OUTPUT_DIR.value, "flags.txt").write_text(flags.FLAGS.flags_into_string())
@@ -86,7 +94,25 @@ def summary_line(metadata, output_dir):
         for s in metadata["splits"].values()
         for reason, count in s["repaired"].items()
     )
-    return f"built {output_dir}: {splits}; vocabularies {vocabularies}{repairs}; details in {output_dir}/metadata.json"
+    return (f"built {output_dir}: {splits}; vocabularies {vocabularies}{_outside_vocabularies(metadata)}{repairs}; "
+            f"details in {output_dir}/metadata.json")
+
+
+def _outside_vocabularies(metadata):
+    """"; outside the vocabularies of M: train en 1,234 tokens (567 types) of 100,000, fr ...; dev ..." for a
+    build with --vocabulary_from, else ""."""
+    vocabularies = metadata["vocabularies"]
+    if "from" not in vocabularies["source"]:
+        return ""
+    splits = []
+    for split in vocabularies["source"]["outside"]:
+        sides = []
+        for vocabulary in vocabularies.values():
+            counts = vocabulary["outside"][split]
+            sides.append(f"{vocabulary['language']} {counts['tokens']:,} tokens ({counts['types']:,} types) "
+                         f"of {counts['running_tokens']:,}")
+        splits.append(f"{split} {', '.join(sides)}")
+    return f"; outside the vocabularies of {vocabularies['source']['from']}: {'; '.join(splits)}"
 
 
 if __name__ == "__main__":

@@ -16,5 +16,6 @@ EOS_ID = 2  # ends every source and target sequence
 UNK_ID = 3  # every word outside the shortlist
 
 METADATA_FILE = "metadata.json"  # `DataDir`: what the build read, kept and wrote, with shard checksums
+MODEL_DATA_FILE = "data.json"  # `ModelDir`: the languages and data directory a model was trained on
 SOURCE_VOCABULARY_FILE = "source_vocab.tsv"
 TARGET_VOCABULARY_FILE = "target_vocab.tsv"

@@ -18,6 +18,7 @@ from data_pipeline.data_dir import DataDir
 from data_pipeline.moses_tokenizer import MosesTokenizer
 from data_pipeline.progress_line import ProgressLine
 from data_pipeline.vocabulary import Vocabulary
+from data_pipeline.vocabulary_folder import VocabularyFolder
 from data_pipeline.wordpiece_tokenizer import WordPieceTokenizer
 
 _CHUNK_PAIRS = 20000  # pairs tokenized per tf.data pass
@@ -57,6 +58,11 @@ class DatasetBuilder:
         wordpiece_vocabulary_size: if set, the vocabularies are WordPiece vocabularies of about this
             size (`WordPieceTokenizer`), learned from the Moses-token counts, and the ids are pieces;
             `shortlist_size` is then unused and `max_length` still counts Moses tokens.
+        vocabulary_from: a model directory (or a data directory) whose `source_vocab.tsv` and
+            `target_vocab.tsv` are copied instead of learning vocabularies, so that the ids are that
+            model's (to continue training it on this corpus, `rnnsearch train --init_from`); its
+            languages must be the corpus's. `shortlist_size` is then unused; each vocabulary's metadata
+            adds `from` and `outside`: per split, the running tokens and the types outside it.
     """
 
     def __init__(
@@ -72,6 +78,7 @@ class DatasetBuilder:
         allow_download=False,
         show_progress=True,
         wordpiece_vocabulary_size=None,
+        vocabulary_from=None,
     ):
         self.corpus = corpus
         self.output_dir = pathlib.Path(output_dir).resolve()
@@ -84,6 +91,11 @@ class DatasetBuilder:
         self.allow_download = allow_download
         self.show_progress = show_progress
         self.wordpiece_vocabulary_size = wordpiece_vocabulary_size
+        self.vocabulary_from = VocabularyFolder(os.path.abspath(vocabulary_from)) if vocabulary_from else None
+        if self.vocabulary_from and wordpiece_vocabulary_size:
+            raise ValueError(
+                "vocabulary_from copies a model's vocabularies: wordpiece_vocabulary_size cannot be given too"
+            )
         self._source_tokenizer = MosesTokenizer(corpus.source_language)
         self._target_tokenizer = MosesTokenizer(corpus.target_language)
 
@@ -95,6 +107,8 @@ class DatasetBuilder:
         """
         if "train" not in self.corpus.splits:
             raise ValueError(f"corpus {self.corpus.name} has no train split to learn vocabularies from")
+        if self.vocabulary_from:
+            self._check_vocabulary_from()
         readers = {
             split: [
                 pair_reader.PairReader(
@@ -109,11 +123,12 @@ class DatasetBuilder:
         self._work_dir = self.output_dir.parent / f".{self.output_dir.name}.incomplete"
         shutil.rmtree(self._work_dir, ignore_errors=True)
         self._work_dir.mkdir(parents=True)
-        source_counts, target_counts = collections.Counter(), collections.Counter()
-        splits = {}
+        split_counts, splits = {}, {}
         for split, split_readers in readers.items():
-            counts = (source_counts, target_counts) if split == "train" else None
-            splits[split] = self._tokenize_split(split, split_readers, counts)
+            if split == "train" or self.vocabulary_from:  # every split's words outside a copied vocabulary
+                split_counts[split] = (collections.Counter(), collections.Counter())
+            splits[split] = self._tokenize_split(split, split_readers, split_counts.get(split))
+        source_counts, target_counts = split_counts["train"]
         if not splits["train"]["kept"]:
             files = ", ".join(str(path) for reader in readers["train"] for path in reader.paths)
             raise ValueError(
@@ -121,6 +136,8 @@ class DatasetBuilder:
                 f"dropped {splits['train']['dropped']}"
             )
         vocabularies, ids = self._write_vocabularies(source_counts, target_counts, splits["train"]["kept"])
+        if self.vocabulary_from:
+            self._count_outside_vocabularies(vocabularies, ids, split_counts)
         for split, summary in splits.items():
             summary["shards"] = self._write_shards(split, ids)
         metadata = {
@@ -158,6 +175,13 @@ class DatasetBuilder:
             if self.wordpiece_vocabulary_size:
                 written = WordPieceTokenizer.learn(counts, self.wordpiece_vocabulary_size, path, training_pairs)
                 ids[side] = _WordPieceIds(WordPieceTokenizer(language, path), path)
+            elif self.vocabulary_from:
+                shutil.copyfile(self.vocabulary_from.file(file_name), path)
+                ids[side] = _token_ids(path)
+                running = sum(counts.values())
+                covered = sum(count for token, count in counts.items() if token in ids[side])
+                written = {"size": len(ids[side]), "coverage": covered / running if running else 1.0,
+                           "from": self.vocabulary_from.path}
             else:
                 written = Vocabulary.write(path, counts, self.shortlist_size, training_pairs)
                 ids[side] = _token_ids(path)
@@ -167,6 +191,44 @@ class DatasetBuilder:
             if self.wordpiece_vocabulary_size:
                 vocabularies[side]["subword"] = "wordpiece"
         return vocabularies, ids
+
+    def _check_vocabulary_from(self):
+        """Raises ValueError unless `vocabulary_from` holds both vocabularies, for the corpus's languages
+        (read from a model directory's data.json or a data directory's metadata.json)."""
+        folder = self.vocabulary_from
+        for name in (constants.SOURCE_VOCABULARY_FILE, constants.TARGET_VOCABULARY_FILE):
+            if not os.path.isfile(folder.file(name)):
+                raise FileNotFoundError(
+                    f"{folder.file(name)} is missing: vocabulary_from must be a model directory written by "
+                    "training (or a built data directory)"
+                )
+        for name in (constants.MODEL_DATA_FILE, constants.METADATA_FILE):
+            if os.path.isfile(folder.file(name)):
+                with open(folder.file(name), encoding="utf-8") as stream:
+                    description = json.load(stream)
+                break
+        else:
+            raise FileNotFoundError(
+                f"{folder.path} has neither {constants.MODEL_DATA_FILE} (a model directory) nor "
+                f"{constants.METADATA_FILE} (a data directory): its vocabularies' languages are unknown"
+            )
+        for side in ("source", "target"):
+            theirs, ours = description.get(f"{side}_language"), getattr(self.corpus, f"{side}_language")
+            if theirs != ours:
+                raise ValueError(
+                    f"{folder.file(name)}: {side}_language is {theirs!r} but corpus {self.corpus.name}'s is "
+                    f"{ours!r}: its vocabularies do not fit this corpus"
+                )
+
+    def _count_outside_vocabularies(self, vocabularies, ids, split_counts):
+        """Adds to each vocabulary's metadata `outside`: per split, its running tokens and types outside it."""
+        for column, side in enumerate(("source", "target")):
+            outside = {}
+            for split, counts in split_counts.items():
+                unknown = {token: count for token, count in counts[column].items() if token not in ids[side]}
+                outside[split] = {"tokens": sum(unknown.values()), "types": len(unknown),
+                                  "running_tokens": sum(counts[column].values())}
+            vocabularies[side]["outside"] = outside
 
     def _tokenize_split(self, split, readers, counts):
         """Tokenizes and filters one split into a scratch file of `source<TAB>target` token lines.

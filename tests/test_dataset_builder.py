@@ -13,6 +13,7 @@ from data_pipeline import CorpusPart
 from data_pipeline import DatasetBuilder
 from data_pipeline import MissingDataError
 from data_pipeline import PairReader
+from data_pipeline import build
 from data_pipeline import corpus_registry
 from data_pipeline import data_files
 
@@ -97,6 +98,52 @@ def test_metadata_accounts_for_every_pair(toy_build):
     assert metadata["vocabularies"]["target"]["coverage"] == pytest.approx(4 / 6)
     assert metadata["filters"]["max_length"] == 4
     assert len(metadata["inputs"]) == 4 and all(len(entry["sha256"]) == 64 for entry in metadata["inputs"])
+
+
+def test_vocabulary_from_keeps_the_given_ids_and_counts_the_words_outside(toy_build, tmp_path):
+    _, parent = toy_build  # source vocabulary: <pad> <s> </s> <unk> cat the; target: ... chat le
+    corpus = corpus_registry.text_file_corpus("en", "fr", {
+        "train": (_write(tmp_path / "new.en", ["the cat ran .", "a cat ran"]),
+                  _write(tmp_path / "new.fr", ["le chat court .", "un chat"])),
+        "test": (_write(tmp_path / "test.en", ["the bird"]), _write(tmp_path / "test.fr", ["le oiseau"])),
+    })
+    output_dir = tmp_path / "new"
+    metadata = DatasetBuilder(corpus, output_dir, shortlist_size=100, num_shards=1, show_progress=False,
+                              vocabulary_from=parent).build()
+    for name in ("source_vocab.tsv", "target_vocab.tsv"):
+        assert (output_dir / name).read_bytes() == (parent / name).read_bytes()
+    assert sorted(_records(output_dir / "train-00000-of-00001.tfrecord.gz")) == [
+        ((3, 4, 3, 2), (3, 4, 2)),  # a cat ran -> un chat
+        ((5, 4, 3, 3, 2), (5, 4, 3, 3, 2)),  # the cat ran . -> le chat court .
+    ]
+    source, target = metadata["vocabularies"]["source"], metadata["vocabularies"]["target"]
+    assert source["from"] == target["from"] == str(parent)
+    assert source["size"] == 6 and source["sha256"] == json.loads((parent / "metadata.json").read_text())[
+        "vocabularies"]["source"]["sha256"]
+    # train en: ran x2, ".", "a" outside (4 of 7 tokens, 3 types); fr: court, ".", un (3 of 6, 3 types)
+    assert source["outside"] == {"train": {"tokens": 4, "types": 3, "running_tokens": 7},
+                                 "test": {"tokens": 1, "types": 1, "running_tokens": 2}}
+    assert target["outside"] == {"train": {"tokens": 3, "types": 3, "running_tokens": 6},
+                                 "test": {"tokens": 1, "types": 1, "running_tokens": 2}}
+    assert source["coverage"] == pytest.approx(3 / 7)
+    assert build.summary_line(metadata, output_dir).count(
+        f"; outside the vocabularies of {parent}: train en 4 tokens (3 types) of 7, fr 3 tokens (3 types) of 6; "
+        "test en 1 tokens (1 types) of 2, fr 1 tokens (1 types) of 2;") == 1
+
+
+def test_vocabulary_from_refuses_other_languages_and_folders_without_vocabularies(toy_build, tmp_path):
+    _, parent = toy_build
+    files = {"train": (_write(tmp_path / "t.fr", ["le chat"]), _write(tmp_path / "t.en", ["the cat"]))}
+    with pytest.raises(ValueError, match=r"metadata.json: source_language is 'en' but corpus .* is 'fr'"):
+        DatasetBuilder(corpus_registry.text_file_corpus("fr", "en", files), tmp_path / "refused",
+                       show_progress=False, vocabulary_from=parent).build()
+    with pytest.raises(FileNotFoundError, match=rf"{tmp_path}/source_vocab.tsv is missing: vocabulary_from must be"):
+        DatasetBuilder(corpus_registry.text_file_corpus("fr", "en", files), tmp_path / "refused",
+                       show_progress=False, vocabulary_from=tmp_path).build()
+    with pytest.raises(ValueError, match="wordpiece_vocabulary_size cannot be given too"):
+        DatasetBuilder(corpus_registry.text_file_corpus("en", "fr", files), tmp_path / "refused",
+                       vocabulary_from=parent, wordpiece_vocabulary_size=100)
+    assert not (tmp_path / "refused").exists()
 
 
 def test_line_count_mismatch_names_both_files_before_any_work(tmp_path):

@@ -40,7 +40,7 @@ def _row_with(*values, rows=TABLE_ROWS):
 
 # Results files whose kind is the start of their name (the bench that writes them).
 _KINDS_BY_NAME = ("decode_throughput", "train_throughput", "data_pipeline", "search_sweep", "command_latency",
-                  "serving_load", "shortlist")
+                  "serving_load", "shortlist", "finetune")
 
 
 def _kind(path):
@@ -230,3 +230,10 @@ def test_serving_rows_show_the_bench_json(path):
                   f"{result['clients_32']['of_offline']:.2f}",
                   f"{result['clients_32']['p50_ms']:.1f} / {result['clients_32']['p99_ms']:.1f}"]
         assert _row_with(*values, rows=PERFORMANCE_ROWS), f"{path.name}: no row shows {setting}: {values}"
+
+
+@pytest.mark.parametrize("path", _of_kind("finetune"), ids=_ids)
+def test_finetune_rows_show_the_bench_json(path):
+    for name, row in _load(path)["rows"].items():
+        values = [str(row["updates"])] + [f"{result['bleu']:.2f}" for result in row["bleu"].values()]
+        assert _row_with(*values), f"{path.name}: no table row shows {name}'s {values}"

@@ -13,12 +13,15 @@ import pytest
 import tensorflow as tf
 from tensorboard.backend.event_processing import event_accumulator
 
+from data_pipeline import corpus_registry
+from data_pipeline.dataset_builder import DatasetBuilder
 from rnnsearch_tf import ModelConfig
 from rnnsearch_tf import TrainingDivergedError
 from rnnsearch_tf.inference.search_config import SearchConfig
+from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.training.trainer import Trainer
 from rnnsearch_tf.training.training_config import TrainingConfig
-from helpers.toy_translation import build_toy_data
+from helpers.toy_translation import build_toy_data, write_corpus
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 TINY_MODEL = dict(embedding_dim=24, hidden_dim=48, maxout_dim=24, alignment_dim=48)
@@ -202,3 +205,95 @@ def test_two_workers_on_loopback_train_together(toy_data, tmp_path):
     for name in chief:
         np.testing.assert_array_equal(worker[name], chief[name], err_msg=name)
     assert (model_dir / "train").exists() and not (model_dir / "workers" / "1" / "train").exists()
+
+
+@pytest.fixture(scope="module")
+def parent_run(toy_data, tmp_path_factory):
+    """A tiny RNNsearch trained 6 updates on the toy corpus, and a second toy corpus (other sentences)
+    built with its vocabularies (`--vocabulary_from`)."""
+    folder = tmp_path_factory.mktemp("parent")
+    summary = make_trainer(model_config(toy_data), training_config(toy_data, folder / "model", train_steps=6,
+                                                                   checkpoint_every=6)).train()
+    corpus = corpus_registry.text_file_corpus("en", "fr", write_corpus(folder / "raw", train_pairs=800, seed=5))
+    DatasetBuilder(corpus, folder / "new_data", num_shards=1, show_progress=False,
+                   vocabulary_from=folder / "model").build()
+    return summary, folder / "model", folder / "new_data"
+
+
+def model_weights(model_dir, checkpoint_path):
+    """Every weight of the model in a checkpoint, in the model's order (`checkpoint_weights` sees only the
+    variables a checkpoint files under `model/`; most are filed under the optimizer's references)."""
+    model, _ = ModelDir(model_dir).load_model(str(checkpoint_path))
+    assert len(model.weights) > 10
+    return [variable.numpy() for variable in model.weights]
+
+
+def optimizer_iterations(path):
+    return int(tf.train.load_checkpoint(str(path)).get_tensor("optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE"))
+
+
+@pytest.mark.parametrize("reset_optim", ["all", "keep_states"])
+def test_init_from_starts_a_new_model_with_the_parents_weights(parent_run, tmp_path, reset_optim):
+    parent_summary, parent_dir, new_data = parent_run
+    # A learning rate of 0 leaves the weights as they started: the child's first checkpoint holds them.
+    config = training_config(new_data, tmp_path / "child", train_steps=1, learning_rate=0.0,
+                             init_from=f"{parent_dir}:latest", reset_optim=reset_optim)
+    summary = make_trainer(model_config(new_data), config).train()
+    assert summary["step"] == 1 and summary["latest_checkpoint"].endswith("ckpt-1")
+    expected = model_weights(parent_dir, parent_summary["latest_checkpoint"])
+    for index, (actual, parent_weight) in enumerate(zip(model_weights(tmp_path / "child", summary["latest_checkpoint"]),
+                                                        expected)):
+        np.testing.assert_array_equal(actual, parent_weight, err_msg=str(index))
+    # A fresh optimizer counts this run's one update; keep_states continues the parent's 6.
+    assert optimizer_iterations(summary["latest_checkpoint"]) == {"all": 1, "keep_states": 7}[reset_optim]
+    assert json.loads((tmp_path / "child" / "parent.json").read_text()) == {
+        "model_dir": str(parent_dir), "checkpoint": "latest", "checkpoint_path": parent_summary["latest_checkpoint"],
+        "step": 6, "reset_optim": reset_optim,
+    }
+    # Killed and run again, the child resumes from its own checkpoint, not from the parent.
+    config = dataclasses.replace(config, train_steps=3, learning_rate=0.01)
+    resumed = make_trainer(model_config(new_data), config).train()
+    assert resumed["step"] == 3
+    assert optimizer_iterations(resumed["latest_checkpoint"]) == {"all": 3, "keep_states": 9}[reset_optim]
+
+
+def test_init_from_trains_on_the_new_data_from_the_parents_weights(parent_run, tmp_path):
+    parent_summary, parent_dir, new_data = parent_run
+    child = make_trainer(model_config(new_data), training_config(new_data, tmp_path / "child", train_steps=4,
+                                                                 init_from=str(parent_dir)))
+    scratch = make_trainer(model_config(new_data), training_config(new_data, tmp_path / "scratch", train_steps=4))
+    parent_weights = model_weights(parent_dir, parent_summary["latest_checkpoint"])
+    distances = {}
+    for name, run in (("child", child), ("scratch", scratch)):
+        weights = model_weights(tmp_path / name, run.train()["latest_checkpoint"])
+        distances[name] = max(np.abs(mine - theirs).max() for mine, theirs in zip(weights, parent_weights))
+    # The scratch run starts from the parent's own initial weights (the same seed), 6 updates behind it; the
+    # child starts on the parent's weights and moves 4 updates away from them (without `init_from` it would
+    # be the scratch run).
+    assert 0 < distances["child"] < distances["scratch"] / 1.5, distances
+
+
+def test_init_from_refuses_a_mismatch_or_an_existing_model_dir_in_one_line(parent_run, toy_data, tmp_path):
+    _, parent_dir, new_data = parent_run
+    with pytest.raises(ValueError, match=r"the parent's hidden_dim is 48 .* but this run's is 40"):
+        make_trainer(model_config(new_data, hidden_dim=40),
+                     training_config(new_data, tmp_path / "a", init_from=str(parent_dir)))
+    assert not (tmp_path / "a").exists()
+    # The parent's own model directory, or a model trained from scratch, is not overwritten.
+    with pytest.raises(ValueError, match=rf"{parent_dir} already holds a model not started from it; --init_from "
+                                         "starts a new --model_dir"):
+        make_trainer(model_config(new_data), training_config(new_data, parent_dir, init_from=str(parent_dir)))
+    # A child resumes only with the parent and checkpoint it started from.
+    make_trainer(model_config(new_data), training_config(new_data, tmp_path / "child", train_steps=1,
+                                                         init_from=f"{parent_dir}:latest")).train()
+    with pytest.raises(ValueError, match=rf"child already holds a model started from {parent_dir}/checkpoints/ckpt-6"):
+        make_trainer(model_config(new_data), training_config(new_data, tmp_path / "child", init_from=str(parent_dir)))
+    # The command line: one `error:` line naming the field that differs.
+    command = [sys.executable, "-m", "rnnsearch_tf.train", f"--data_dir={toy_data}", f"--model_dir={tmp_path / 'b'}",
+               f"--init_from={parent_dir}", *[f"--{name}={value}" for name, value in TINY_MODEL.items()],
+               "--maxout_dim=20"]
+    result = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1].startswith(
+        f"error: init_from={parent_dir}: the parent's maxout_dim is 24 ({parent_dir / 'model.json'}) "
+        "but this run's is 20")

@@ -8,6 +8,10 @@ from rnnsearch_tf.utils.precision import PRECISIONS
 from rnnsearch_tf.layers.initializers import INITIALIZERS
 
 READOUT_STATES = ("current", "previous")
+# Fields that neither shape the weights nor change what trained weights compute: how they were drawn,
+# dropout in training, the arithmetic's precision. A model continued from trained weights
+# (`rnnsearch train --init_from`) may set them anew; every other field must be its parent's.
+NON_ARCHITECTURE_FIELDS = ("initializer", "embedding_dropout", "hidden_dropout", "readout_dropout", "precision")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,6 +74,15 @@ class ModelConfig:
 
     def to_dict(self):
         return dataclasses.asdict(self)
+
+    def architecture_differences(self, other):
+        """[(field, this config's value, `other`'s value)] for the fields outside `NON_ARCHITECTURE_FIELDS`
+        where the two configs differ: the weights of one do not fit the other."""
+        return [
+            (field.name, getattr(self, field.name), getattr(other, field.name))
+            for field in dataclasses.fields(self)
+            if field.name not in NON_ARCHITECTURE_FIELDS and getattr(self, field.name) != getattr(other, field.name)
+        ]
 
     @classmethod
     def from_dict(cls, values):

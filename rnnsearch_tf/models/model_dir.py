@@ -7,7 +7,7 @@ import shutil
 
 import tensorflow as tf
 
-from data_pipeline.constants import SOURCE_VOCABULARY_FILE, TARGET_VOCABULARY_FILE
+from data_pipeline.constants import MODEL_DATA_FILE, SOURCE_VOCABULARY_FILE, TARGET_VOCABULARY_FILE
 from data_pipeline.pair_reader import sha256
 from data_pipeline.vocabulary_folder import VocabularyFolder
 from rnnsearch_tf.models.model_config import ModelConfig
@@ -27,6 +27,8 @@ class ModelDir(VocabularyFolder):
           source_vocab.tsv      the vocabularies, copied from the data directory
           target_vocab.tsv
           flags.txt             resolved flags: `--flagfile=model_dir/flags.txt` reproduces the run
+          parent.json           the model it started from, if any (`--init_from`): its model_dir,
+                                checkpoint, checkpoint_path, step, and reset_optim
           training_state.json   the latest validation and every earlier one (the learning curve)
           checkpoints/ckpt-N    the last checkpoints (model, optimizer, step, data iterator)
           best/ckpt-N           the checkpoints with the best dev BLEU
@@ -67,6 +69,11 @@ class ModelDir(VocabularyFolder):
         return self.file("training_state.json")
 
     @property
+    def parent_file(self):
+        """parent.json: the trained model this one started from (`rnnsearch train --init_from`)."""
+        return self.file("parent.json")
+
+    @property
     def averaged_checkpoint_dir(self):
         return self.file("averaged")
 
@@ -78,13 +85,17 @@ class ModelDir(VocabularyFolder):
     def best_checkpoint_dir(self):
         return self.file("best")
 
-    def write_model(self, model_name, config, data_info, source_vocabulary_file, target_vocabulary_file):
-        """Writes model.json, data.json and copies of the vocabularies (before training starts)."""
+    def write_model(self, model_name, config, data_info, source_vocabulary_file, target_vocabulary_file,
+                    parent=None):
+        """Writes model.json, data.json, copies of the vocabularies and, for a model started from another
+        one's weights, `parent` (a dict) to parent.json (before training starts)."""
         if model_name not in MODEL_CLASSES:
             raise ValueError(f"model must be one of {sorted(MODEL_CLASSES)}, got {model_name!r}")
         os.makedirs(self.path, exist_ok=True)
         self._write_json("model.json", {"model": model_name, "config": config.to_dict()})
-        self._write_json("data.json", data_info)
+        self._write_json(MODEL_DATA_FILE, data_info)
+        if parent is not None:
+            self._write_json("parent.json", parent)
         for source, target in (
             (source_vocabulary_file, self.source_vocabulary_file),
             (target_vocabulary_file, self.target_vocabulary_file),

@@ -15,6 +15,7 @@ from rnnsearch_tf.training.checkpointing import Checkpointing
 from rnnsearch_tf.training.early_stopping import EarlyStopping
 from rnnsearch_tf.training.fused_optimizers import FusedAdadelta, FusedAdam
 from rnnsearch_tf.training.learning_rate_schedule import LearningRateSchedule
+from rnnsearch_tf.training.parent_model import ParentModel
 from rnnsearch_tf.training.summaries import TrainingSummaries
 from rnnsearch_tf.training.train_step import make_train_step
 from rnnsearch_tf.training.training_diverged_error import TrainingDivergedError
@@ -46,6 +47,13 @@ class Trainer:
     model and vocabularies: `ModelDir.check_model`, `ModelDir.check_vocabularies`), writes a new model
     directory's description, and creates the parts; `train()` resumes and runs the loop.
 
+    With `init_from` (`ParentModel`), a new model directory starts from a trained model's weights: the
+    parent must be the same model with the same architecture and the data must have its vocabularies
+    (checked before anything is written); `parent.json` records it; the first `train()` copies its weights
+    (and with `reset_optim="keep_states"` its optimizer state) before the first update. The step count,
+    schedule, early stopping and data iterator are this run's own; a killed child resumes from its own
+    checkpoints. A model directory that already holds another model, or a child of another parent, is refused.
+
     Args:
         model: an `EncoderDecoderModel` built under `strategy.scope()`.
         optimizer: its optimizer, built for `model.trainable_variables`, whose learning rate is
@@ -75,6 +83,9 @@ class Trainer:
         )
         self.metadata = self.data_dir.read_metadata()
         self._check_vocabulary_sizes()
+        self.parent = ParentModel(training_config.init_from) if training_config.init_from else None
+        if self.parent:
+            self.parent.check_fits(training_config.model, model.config, self.data_dir)
         self.data_dir.check_shards(["train"] + ([training_config.dev_split] if training_config.validate_every else []))
         self._prepare_model_dir()
         self.early_stopping = EarlyStopping(
@@ -128,7 +139,9 @@ class Trainer:
         if not self.is_chief:
             os.makedirs(self.worker_dir.path, exist_ok=True)
             return
+        parent = self.parent and dict(self.parent.record(), reset_optim=self.config.reset_optim)
         if self.model_dir.has_model():
+            self._check_same_parent(parent)
             self.model_dir.check_model(self.config.model, self.model.config)
             self.model_dir.check_vocabularies(self.data_dir)
             return
@@ -136,7 +149,23 @@ class Trainer:
         data_info.update(corpus=self.metadata.get("corpus"), data_dir=os.path.abspath(self.data_dir.path),
                          max_length=self.metadata["filters"]["max_length"])
         self.model_dir.write_model(self.config.model, self.model.config, data_info,
-                                   self.data_dir.source_vocabulary_file, self.data_dir.target_vocabulary_file)
+                                   self.data_dir.source_vocabulary_file, self.data_dir.target_vocabulary_file,
+                                   parent)
+
+    def _check_same_parent(self, parent):
+        """Raises ValueError when `init_from` names a parent that the existing model directory did not
+        start from: `init_from` starts a new model directory, it does not overwrite one. The same parent
+        directory and checkpoint name resume the child, even if the parent's checkpoint has moved on since."""
+        if parent is None:
+            return
+        recorded = self.model_dir.read_json("parent.json") if os.path.exists(self.model_dir.parent_file) else None
+        same = ("model_dir", "checkpoint")
+        if recorded is None or any(recorded.get(key) != parent[key] for key in same):
+            raise ValueError(
+                f"init_from={self.config.init_from}: {self.model_dir.path} already holds a model"
+                + (f" started from {recorded['checkpoint_path']}" if recorded else " not started from it")
+                + "; --init_from starts a new --model_dir"
+            )
 
     def _workers(self):
         """(number of workers, this worker's index): (1, 0) without a cluster."""
@@ -198,6 +227,10 @@ class Trainer:
         resumed_from = self.checkpointing.restore()
         if resumed_from is not None:
             logging.info("Resumed from %s at step %d", resumed_from, self.step)
+        elif self.parent:
+            self.parent.restore(self.model, self.optimizer if self.config.reset_optim == "keep_states" else None)
+            logging.info("Started from the weights of %s (step %d)%s", self.parent.checkpoint_path, self.parent.step,
+                         ", with its optimizer state" if self.config.reset_optim == "keep_states" else "")
         if self.step == 0:
             self.summaries.write_hparams(self._hparams())
         stop_reason = self._loop()

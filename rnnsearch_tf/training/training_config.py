@@ -5,6 +5,7 @@ import typing
 
 from rnnsearch_tf.utils.config_checks import check_at_least, check_choices
 from rnnsearch_tf.models.model_dir import MODEL_CLASSES
+from rnnsearch_tf.training.parent_model import RESET_OPTIM
 
 MODELS = tuple(sorted(MODEL_CLASSES))
 OPTIMIZERS = ("adadelta", "adam")
@@ -56,6 +57,14 @@ class TrainingConfig:
             docs/performance.md, "Tried and not kept").
         jit_length_multiple: with `jit_compile`, source and target lengths are padded up to a multiple
             of this, so XLA compiles one program per length bucket rather than per batch.
+        init_from: MODEL_DIR[:best|latest|averaged]: start this new model directory from that trained
+            model's weights (default checkpoint: best) instead of random ones, to continue training it on
+            new data built with `--vocabulary_from=MODEL_DIR`; its model and architecture must be this
+            run's. The step count, learning-rate schedule and early stopping start afresh; recorded in
+            model_dir/parent.json.
+        reset_optim: with `init_from`, as OpenNMT-py's -reset_optim: "all" starts a fresh optimizer;
+            "keep_states" restores the parent's optimizer state (its accumulators and update count) and
+            keeps this run's optimizer settings.
     """
 
     data_dir: str
@@ -91,6 +100,8 @@ class TrainingConfig:
     cpu_replicas: typing.Optional[int] = None
     jit_compile: bool = False
     jit_length_multiple: int = 4
+    init_from: typing.Optional[str] = None
+    reset_optim: str = dataclasses.field(default="all", metadata={"choices": RESET_OPTIM})
 
     def __post_init__(self):
         check_choices(self)

@@ -1,0 +1,73 @@
+"""Continued training on new data (`rnnsearch train --init_from`) as JSON: each model's BLEU on every test set.
+
+    python -m bench.finetune --data_dir=work_dirs/finetune/data/tatoeba_from_multi30k \
+        --eval_dirs=test_2016:work_dirs/finetune/eval/multi30k_test,tatoeba_test:work_dirs/finetune/eval/tatoeba_test \
+        --output=bench/results/finetune.json
+
+Reads the `metrics.json` of `rnnsearch evaluate` output folders (each evaluated the same models on one test
+set) and, per model, its model directory: the training it had (updates, hours, best dev BLEU of its own dev
+set), the model it started from (`parent.json`) and the flags it was trained with (`flags.txt`). Adds the
+words of the new data outside the parent's vocabularies (`--data_dir`'s `metadata.json`, built with
+`--vocabulary_from`) and `provenance()`. `tests/test_readme.py` checks that docs/training.md shows the BLEU.
+"""
+
+import json
+import pathlib
+
+from absl import app, flags
+
+from bench.provenance import provenance
+
+_EVAL_DIRS = flags.DEFINE_list("eval_dirs", None, "TEST_SET:EVALUATE_OUTPUT_DIR pairs.", required=True)
+_DATA_DIR = flags.DEFINE_string("data_dir", None, "The new data, built with --vocabulary_from (its outside counts).")
+_OUTPUT = flags.DEFINE_string("output", None, "JSON file to write.", required=True)
+
+
+def _read_json(path):
+    return json.loads(pathlib.Path(path).read_text(encoding="utf-8")) if pathlib.Path(path).exists() else None
+
+
+def model_row(metrics):
+    """What a model's evaluation and directory say of its training."""
+    model_dir = pathlib.Path(metrics["model_dir"])
+    training = metrics.get("training") or {}
+    return {
+        "model_dir": str(model_dir),
+        "checkpoint": metrics["checkpoint"],
+        "updates": training.get("step"),
+        "hours": round(training["hours"], 3) if "hours" in training else None,
+        "data_dir": (_read_json(model_dir / "data.json") or {}).get("data_dir"),
+        "best_dev_bleu": round(training["best_dev_bleu"], 2) if "best_dev_bleu" in training else None,
+        "parent": _read_json(model_dir / "parent.json"),
+        "flags": (model_dir / "flags.txt").read_text(encoding="utf-8").splitlines(),
+    }
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    models = {}
+    for entry in _EVAL_DIRS.value:
+        test_set, folder = entry.split(":", 1)
+        evaluated = json.loads((pathlib.Path(folder) / "metrics.json").read_text(encoding="utf-8"))
+        for name, metrics in evaluated["models"].items():
+            row = models.setdefault(name, model_row(metrics))
+            row.setdefault("bleu", {})[test_set] = {
+                "source": evaluated["source"],
+                "sentences": metrics["sentences"],
+                "bleu": round(metrics["bleu"], 2),
+                "bleu_unk_replaced": round(metrics["bleu_unk_replaced"], 2),
+                "signature": metrics["signature"],
+            }
+    report = {"provenance": provenance(), "rows": models}
+    if _DATA_DIR.value:
+        vocabularies = json.loads((pathlib.Path(_DATA_DIR.value) / "metadata.json").read_text())["vocabularies"]
+        report["new_data"] = {"data_dir": _DATA_DIR.value, "vocabulary_from": vocabularies["source"].get("from"),
+                              "outside_vocabulary": {side: vocabularies[side].get("outside") for side in vocabularies}}
+    pathlib.Path(_OUTPUT.value).parent.mkdir(parents=True, exist_ok=True)
+    pathlib.Path(_OUTPUT.value).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    app.run(main)
