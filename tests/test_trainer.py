@@ -51,9 +51,13 @@ def make_trainer(model, config):
 
 
 def checkpoint_weights(path):
+    """Every model weight in a checkpoint by its name there: most are filed under the optimizer's
+    references to the trainable variables, the rest under `model/`."""
     reader = tf.train.load_checkpoint(str(path))
-    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()
-            if name.startswith("model/") and "OPTIMIZER_SLOT" not in name}
+    weights = {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()
+               if name.startswith(("model/", "optimizer/_trainable_variables/")) and "OPTIMIZER_SLOT" not in name}
+    assert len(weights) > 10, sorted(weights)
+    return weights
 
 
 @pytest.fixture(scope="module")
@@ -221,8 +225,7 @@ def parent_run(toy_data, tmp_path_factory):
 
 
 def model_weights(model_dir, checkpoint_path):
-    """Every weight of the model in a checkpoint, in the model's order (`checkpoint_weights` sees only the
-    variables a checkpoint files under `model/`; most are filed under the optimizer's references)."""
+    """Every weight of the model in a checkpoint, in the model's order."""
     model, _ = ModelDir(model_dir).load_model(str(checkpoint_path))
     assert len(model.weights) > 10
     return [variable.numpy() for variable in model.weights]
