@@ -6,6 +6,8 @@ import numpy as np
 
 # Sentences joined into one pair: test sets hold a group of each size (`join-sentences --sizes`).
 JOINED_SIZES = (2, 3, 4, 5)
+# Most training pairs joined into one (`build-data --max_joined_sentences`).
+MAX_JOINED_SENTENCES = max(JOINED_SIZES)
 # Upper bounds of the source-length bins summarised (Moses tokens), as Figure 2 of Bahdanau et al. 2014.
 LENGTH_BINS = (10, 20, 30, 40, 50, 60)
 
@@ -20,7 +22,7 @@ class SentenceJoiner:
     one pair, so every sentence appears once per size, and the joined pairs of one size are as
     independent as the sentences are. Size 1 gives the pairs as they are.
 
-    Training pairs (`sample_joined_ids`): pairs of token ids are joined at random places (seeded), each of
+    Training pairs (`sample_joined_pairs`): pairs of tokens are joined at random places (seeded), each of
     2 to `max_sentences` consecutive pairs, as long as both sides stay within a maximum length.
 
     A joined pair is longer than its parts but not harder in every way: its sentences need no context from
@@ -55,8 +57,8 @@ class SentenceJoiner:
         return joined
 
     @staticmethod
-    def sample_joined_ids(pairs, count, max_length, max_sentences, seed):
-        """`count` pairs of token ids made of consecutive `pairs`, each side at most `max_length` tokens.
+    def sample_joined_pairs(pairs, count, max_length, max_sentences, seed):
+        """`count` pairs of tokens made of consecutive `pairs`, each side at most `max_length` tokens.
 
         Each joined pair starts at a random pair (seeded) and takes 2 to `max_sentences` (drawn at random)
         consecutive pairs, fewer where the next one would make a side longer than `max_length`; a start

@@ -31,7 +31,7 @@ def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="at least 1"):
         SentenceJoiner((0, 2))
     with pytest.raises(ValueError, match="max_sentences must be at least 2"):
-        SentenceJoiner.sample_joined_ids([([1], [2])] * 3, 5, 50, 1, seed=0)
+        SentenceJoiner.sample_joined_pairs([([1], [2])] * 3, 5, 50, 1, seed=0)
 
 
 def _pieces(pairs):
@@ -41,7 +41,7 @@ def _pieces(pairs):
 
 def test_sampled_training_pairs_are_consecutive_pairs_within_the_maximum_length():
     pairs = _pieces([3, 5, 2, 7, 4, 6, 3, 2, 5, 4] * 5)
-    joined = SentenceJoiner.sample_joined_ids(pairs, 40, max_length=12, max_sentences=4, seed=3)
+    joined = SentenceJoiner.sample_joined_pairs(pairs, 40, max_length=12, max_sentences=4, seed=3)
     assert len(joined) == 40
     sources = [source for source, _ in pairs]
     for source, target in joined:
@@ -58,7 +58,7 @@ def test_sampled_training_pairs_are_consecutive_pairs_within_the_maximum_length(
 
 def test_sampling_is_seeded_and_gives_fewer_pairs_when_few_fit():
     pairs = _pieces([3, 5, 2, 7, 4, 6] * 10)
-    first = SentenceJoiner.sample_joined_ids(pairs, 20, 20, 5, seed=1)
-    assert first == SentenceJoiner.sample_joined_ids(pairs, 20, 20, 5, seed=1)
-    assert first != SentenceJoiner.sample_joined_ids(pairs, 20, 20, 5, seed=2)
-    assert SentenceJoiner.sample_joined_ids(_pieces([8, 8, 8]), 5, 15, 3, seed=0) == []
+    first = SentenceJoiner.sample_joined_pairs(pairs, 20, 20, 5, seed=1)
+    assert first == SentenceJoiner.sample_joined_pairs(pairs, 20, 20, 5, seed=1)
+    assert first != SentenceJoiner.sample_joined_pairs(pairs, 20, 20, 5, seed=2)
+    assert SentenceJoiner.sample_joined_pairs(_pieces([8, 8, 8]), 5, 15, 3, seed=0) == []
