@@ -40,7 +40,7 @@ def _row_with(*values, rows=TABLE_ROWS):
 
 # Results files whose kind is the start of their name (the bench that writes them).
 _KINDS_BY_NAME = ("decode_throughput", "train_throughput", "data_pipeline", "search_sweep", "command_latency",
-                  "serving_load", "shortlist")
+                  "serving_load", "shortlist", "long_inputs")
 
 
 def _kind(path):
@@ -228,3 +228,14 @@ def test_serving_rows_show_the_bench_json(path):
                   f"{result['clients_32']['of_offline']:.2f}",
                   f"{result['clients_32']['p50_ms']:.1f} / {result['clients_32']['p99_ms']:.1f}"]
         assert _row_with(*values, rows=PERFORMANCE_ROWS), f"{path.name}: no row shows {setting}: {values}"
+
+
+@pytest.mark.parametrize("path", _of_kind("long_inputs"), ids=_ids)
+def test_long_input_rows_show_the_bench_json(path):
+    for size, entry in _load(path)["sizes"].items():
+        whole = entry["whole"]
+        values = [f"{whole['source_tokens_per_line']:.1f}", f"{whole['ms_per_output_token']:.2f}",
+                  f"{whole['ms_per_source_token']:.2f}", f"{whole['bleu']:.2f}"]
+        if "split" in entry:
+            values += [f"{entry['split']['bleu']:.2f}", f"{entry['single_joined']['bleu']:.2f}"]
+        assert _row_with(*values, rows=PERFORMANCE_ROWS), f"{path.name}: no row shows {size} joined: {values}"
