@@ -45,6 +45,15 @@ def test_lines_are_split_by_the_source_language_rules(batch_translator):
     assert ParagraphTranslator(batch_translator).split(LINES) == SPLIT
 
 
+def test_a_translator_without_a_source_language_needs_one(batch_translator):
+    settings = dict(batch_translator.module.settings())
+    del settings["source_language"]
+    without = BatchTranslator(batch_translator.module, settings)
+    with pytest.raises(ValueError, match="name no source_language"):
+        ParagraphTranslator(without)
+    assert ParagraphTranslator(without, "fr").splitter.language == "fr"
+
+
 def test_each_line_joins_the_translations_of_its_sentences_in_order(batch_translator):
     progress = []
     results = ParagraphTranslator(batch_translator).translate(SPLIT, progress.append)

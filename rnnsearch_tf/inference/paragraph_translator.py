@@ -24,8 +24,12 @@ class ParagraphTranslator:
     """
 
     def __init__(self, batch_translator, source_language=None):
+        source_language = source_language or batch_translator.source_language
+        if source_language is None:
+            raise ValueError(f"the settings of {batch_translator.loaded_from or 'the translator'} name no "
+                             "source_language: give it to ParagraphTranslator")
         self.batch_translator = batch_translator
-        self.splitter = SentenceSplitter(source_language or batch_translator.source_language)
+        self.splitter = SentenceSplitter(source_language)
 
     def split(self, lines):
         """Each line's sentences: a list of lists of str (an empty list for a blank line)."""
