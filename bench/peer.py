@@ -7,6 +7,7 @@ only this, so that a child's peak memory is not inflated by what the parent had 
 import json
 import os
 import pathlib
+import subprocess
 
 PEER = pathlib.Path(__file__).resolve().parents[2] / "shared" / "peer"
 PEER_VENV = pathlib.Path(os.environ.get("PEER_VENV", pathlib.Path.home() / ".cache" / "rnnsearch-peer"))  # install.sh's
@@ -38,3 +39,43 @@ def read_peer_report(workdir):
     report = json.loads(next(line for line in output if line.startswith("{")))
     report["detokenized_bleu"] = float(next(line for line in output if "BLEU" in line).split()[-1])
     return report
+
+
+# The peer's decoding again, as its bench (../shared/peer/onmt_bench.py) times it: the decoding call only.
+PEER_DECODE = """
+import json, os, sys, time
+os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+import torch
+threads, argv = int(sys.argv[1]), sys.argv[2:]
+torch.set_num_threads(threads)
+torch.set_num_interop_threads(threads)
+import onmt.bin.translate as onmt_translate
+from onmt.inference_engine import InferenceEnginePY
+seconds, infer_file = [], InferenceEnginePY.infer_file
+def timed(self):
+    started = time.perf_counter()
+    output = infer_file(self)
+    seconds.append(time.perf_counter() - started)
+    return output
+InferenceEnginePY.infer_file = timed
+onmt_translate.translate(onmt_translate._get_parser().parse_args(argv))
+print(json.dumps({"seconds": seconds[0]}))
+"""
+
+
+def decode_peer(workdir, report):
+    """The peer's trained model decoding test_2016_flickr again with its bench's settings: its JSON dict."""
+    hypotheses = workdir / "onmt" / "test.again.hyp"
+    argv = peer_translate_argv(workdir, report, report["config"]["src_test"], hypotheses)
+    output = subprocess.run(
+        [str(PEER_VENV / "bin" / "python"), "-c", PEER_DECODE, str(report["torch_threads"]), *argv], check=True,
+        capture_output=True, text=True, env=peer_environment(report),
+    ).stdout
+    seconds = json.loads(output.splitlines()[-1])["seconds"]
+    lines = hypotheses.read_text(encoding="utf-8").splitlines()
+    in_run = (workdir / "onmt" / "test.hyp").read_text(encoding="utf-8").splitlines()
+    return {
+        "translate_sents_per_s": round(len(lines) / seconds, 2),
+        "translate_tgt_tok_per_s": round(sum(len(line.split()) for line in lines) / seconds, 1),
+        "same_translations_as_in_run": lines == in_run,
+    }

@@ -39,7 +39,7 @@ from absl import app, flags
 from tensorboard.backend.event_processing import event_accumulator
 
 # --precision (ours, in training and decoding) is train_throughput's flag, defined once per process.
-from bench.peer import PEER, PEER_VENV, peer_environment, peer_translate_argv, read_peer_report
+from bench.peer import PEER, decode_peer, read_peer_report
 from bench.train_throughput import _PRECISION, PRESETS, _seconds_per_matmul, forward_matmuls
 from data_pipeline import data_files
 from rnnsearch_tf.inference.batch_translator import DECODE_WORKERS, BatchTranslator
@@ -75,46 +75,6 @@ def run_peer(workdir, steps):
         ).stdout
         (workdir / "report.txt").write_text(output)
     return read_peer_report(workdir)
-
-
-# The peer's decoding again, as its bench (../shared/peer/onmt_bench.py) times it: the decoding call only.
-PEER_DECODE = """
-import json, os, sys, time
-os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
-import torch
-threads, argv = int(sys.argv[1]), sys.argv[2:]
-torch.set_num_threads(threads)
-torch.set_num_interop_threads(threads)
-import onmt.bin.translate as onmt_translate
-from onmt.inference_engine import InferenceEnginePY
-seconds, infer_file = [], InferenceEnginePY.infer_file
-def timed(self):
-    started = time.perf_counter()
-    output = infer_file(self)
-    seconds.append(time.perf_counter() - started)
-    return output
-InferenceEnginePY.infer_file = timed
-onmt_translate.translate(onmt_translate._get_parser().parse_args(argv))
-print(json.dumps({"seconds": seconds[0]}))
-"""
-
-
-def decode_peer(workdir, report):
-    """The peer's trained model decoding test_2016_flickr again with its bench's settings: its JSON dict."""
-    hypotheses = workdir / "onmt" / "test.again.hyp"
-    argv = peer_translate_argv(workdir, report, report["config"]["src_test"], hypotheses)
-    output = subprocess.run(
-        [str(PEER_VENV / "bin" / "python"), "-c", PEER_DECODE, str(report["torch_threads"]), *argv], check=True,
-        capture_output=True, text=True, env=peer_environment(report),
-    ).stdout
-    seconds = json.loads(output.splitlines()[-1])["seconds"]
-    lines = hypotheses.read_text(encoding="utf-8").splitlines()
-    in_run = (workdir / "onmt" / "test.hyp").read_text(encoding="utf-8").splitlines()
-    return {
-        "translate_sents_per_s": round(len(lines) / seconds, 2),
-        "translate_tgt_tok_per_s": round(sum(len(line.split()) for line in lines) / seconds, 1),
-        "same_translations_as_in_run": lines == in_run,
-    }
 
 
 def decoding_rounds(workdir, peer, rounds):

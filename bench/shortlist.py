@@ -12,11 +12,18 @@ decode each test set of the model's data directory (`{split}.source.txt`) with `
 graph, in `--rounds` rounds that alternate the decoders (so that other work on the machine slows them
 alike); the median sentences/s per decoder and test set, and sacrebleu's BLEU of the detokenized output
 against `{split}.target.txt`, with the mean candidate ids per batch (V') of each shortlist.
+
+With `--peer_workdir` (a finished `../shared/peer/multi30k.sh DIR` run: the peer's model at the size of
+ours), every round of the `test` split (test_2016) also runs the peer's decoding call on the same sentences
+with its bench's settings (`bench.peer.decode_peer`, its own process, the call alone timed), and each of
+our decoders gets its sentences/s over the peer's median (`over_peer`). Give ours the peer's batch of 80
+(`--batch_size=80`) and its length normalisation and bound, as above.
 """
 
 import dataclasses
 import json
 import os
+import pathlib
 import statistics
 import time
 
@@ -24,6 +31,7 @@ import sacrebleu
 import tensorflow as tf
 from absl import app, flags
 
+from bench.peer import decode_peer, read_peer_report
 from bench.provenance import provenance
 from data_pipeline.data_dir import DataDir
 from rnnsearch_tf.cli import search_flags
@@ -37,6 +45,9 @@ _MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory written by 
 _SHORTLISTS = flags.DEFINE_list("shortlists", [], "name=path of shortlist.npz files to compare with the full vocabulary.")
 _SPLITS = flags.DEFINE_list("splits", ["test", "test2017"], "Splits of the model's data directory to translate.")
 _ROUNDS = flags.DEFINE_integer("rounds", 3, "Timed rounds per decoder and split.", lower_bound=1)
+_PEER_WORKDIR = flags.DEFINE_string(
+    "peer_workdir", None, "A finished peer run (`multi30k.sh DIR`): its decoding call of test_2016 in every round."
+)
 
 
 def _mean_candidates(translator, sentences, batch_size):
@@ -69,19 +80,28 @@ def main(argv):
     report = {"provenance": provenance(), "model_dir": _MODEL_DIR.value, "checkpoint": base.checkpoint_path, "cpu_cores": os.cpu_count(),
               "batch_size": batch_size, "decode_workers": workers, "rounds": _ROUNDS.value,
               "search": base.search_config.to_dict(), "splits": {}}
+    peer_workdir = pathlib.Path(_PEER_WORKDIR.value).resolve() if _PEER_WORKDIR.value else None
+    peer = read_peer_report(peer_workdir) if peer_workdir else None
+    if peer is not None:
+        report["peer_workdir"] = str(peer_workdir)
     for split in _SPLITS.value:
         sentences = read_lines(data_dir.text_file(split, "source"))
         references = read_lines(data_dir.text_file(split, "target"))
         seconds = {name: [] for name in decoders}
-        outputs = {}
+        outputs, peer_rates = {}, []
         for decoder in decoders.values():
             decoder.translate(sentences[:batch_size])  # traces the graph
         for _ in range(_ROUNDS.value):
+            if peer is not None and split == "test":
+                peer_rates.append(decode_peer(peer_workdir, peer)["translate_sents_per_s"])
             for name, decoder in decoders.items():
                 start = time.perf_counter()
                 outputs[name] = decoder.translate(sentences)
                 seconds[name].append(time.perf_counter() - start)
         results = report["splits"][split] = {}
+        if peer_rates:
+            results["peer"] = {"bleu": peer["detokenized_bleu"], "sentences_per_s": statistics.median(peer_rates),
+                               "sentences_per_s_rounds": peer_rates}
         for name, decoder in decoders.items():
             translations = [result["translation"] for result in outputs[name]]
             results[name] = {
@@ -89,6 +109,8 @@ def main(argv):
                 "sentences_per_s": round(len(sentences) / statistics.median(seconds[name]), 1),
                 "seconds": [round(value, 2) for value in seconds[name]],
             }
+            if peer_rates:
+                results[name]["over_peer"] = round(results[name]["sentences_per_s"] / statistics.median(peer_rates), 2)
             if translators[name].shortlist is not None:
                 results[name]["mean_candidate_ids_per_batch"] = _mean_candidates(
                     translators[name], sentences, batch_size

@@ -69,3 +69,21 @@ def test_a_user_error_is_one_line_and_exit_code_1(args, message):
 def test_verbosity_brings_back_the_traceback():
     result = run("translate", "--model_dir=/no/such/model", "--verbosity=1")
     assert result.returncode == 1 and "Traceback" in result.stderr
+
+
+def test_commands_import_tensorflow_without_matplotlib_which_still_works_after():
+    script = (
+        "import sys\n"
+        "from rnnsearch_tf.cli.main import import_tensorflow_without_matplotlib\n"
+        "import_tensorflow_without_matplotlib()\n"
+        "assert 'keras' in sys.modules and 'tensorflow' in sys.modules\n"
+        "print('matplotlib' in sys.modules, 'matplotlib.pyplot' in sys.modules)\n"
+        "from rnnsearch_tf.evaluation import plots\n"
+        "import matplotlib.pyplot\n"
+        "print(matplotlib.pyplot.get_backend().lower())\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True, check=True,
+        env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"},
+    )
+    assert result.stdout.split() == ["False", "False", "agg"]

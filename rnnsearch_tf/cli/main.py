@@ -44,6 +44,26 @@ COMMANDS = {
 # one sentence. Commands with background writers (train's TensorBoard files) end the ordinary way.
 QUICK_EXIT = ("rnnsearch_tf.cli.translate", "rnnsearch_tf.cli.score", "serving.client", "data_pipeline.tokenize")
 
+# Commands that never import TensorFlow (the gRPC/REST client: its start-up is all it costs).
+WITHOUT_TENSORFLOW = ("serving.client",)
+
+
+def import_tensorflow_without_matplotlib():
+    """Imports TensorFlow (and with it Keras) while `import matplotlib` fails, then lets it work again.
+
+    Keras imports matplotlib (pyplot, fonts, pyparsing) when it starts if it is installed, for its image
+    galleries (`keras.src.visualization`): 0.4-0.5 s of the 2.1 s that `import tensorflow` takes here,
+    paid by every command. Keras's galleries then do without it (we never call them); our own modules
+    import matplotlib afterwards as usual (`evaluation.plots`).
+    """
+    if "tensorflow" in sys.modules or "matplotlib" in sys.modules:
+        return
+    sys.modules["matplotlib"] = None  # `import matplotlib...` raises ImportError, which Keras expects
+    try:
+        import tensorflow  # noqa: F401
+    finally:
+        del sys.modules["matplotlib"]
+
 
 def run_command(module_name, argv=None):
     """Runs a command module's `main` under absl, its docstring as the `--help` text."""
@@ -51,6 +71,8 @@ def run_command(module_name, argv=None):
     if not verbose:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         _hide_native_stderr()
+    if module_name not in WITHOUT_TENSORFLOW:
+        import_tensorflow_without_matplotlib()
     module = importlib.import_module(module_name)
     if not verbose:
         _quiet_python_loggers()

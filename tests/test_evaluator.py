@@ -1,0 +1,137 @@
+"""rnnsearch_tf/evaluation/evaluator.py: Evaluator on a tiny random model: the numbers equal sacrebleu's on
+the files it writes, the "No UNK" subset, the length bins, the longest sentences, heatmaps, an ensemble.
+
+The command `python -m rnnsearch_tf.evaluate` over the same test set is tests/test_evaluate.py.
+"""
+
+import json
+
+import pytest
+import sacrebleu
+import tensorflow as tf
+
+from rnnsearch_tf.evaluation.evaluator import LENGTH_BINS, Evaluator
+from rnnsearch_tf.inference.search_config import SearchConfig
+from helpers.evaluation_test_data import NO_UNK_LINES, REFERENCES, SOURCES, TRAINING_STATE, write_evaluated_model_dir
+from helpers.serving_test_utils import write_model_dir
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    return write_evaluated_model_dir(tmp_path_factory.mktemp("evaluate") / "model")
+
+
+@pytest.fixture(scope="module")
+def evaluated(model_dir, tmp_path_factory):
+    output_dir = tmp_path_factory.mktemp("evaluation")
+    evaluator = Evaluator(SOURCES, REFERENCES, batch_size=4, search_config=SearchConfig(beam_size=3), num_heatmaps=2,
+                          length_bins=(10, 20))
+    return evaluator.evaluate(model_dir, output_dir), output_dir
+
+
+def _lines(path):
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def test_bleu_equals_sacrebleu_on_the_written_files(evaluated):
+    metrics, output_dir = evaluated
+    translations = _lines(output_dir / "translations.txt")
+    assert len(translations) == len(SOURCES)
+    bleu = sacrebleu.BLEU()
+    assert metrics["bleu"] == bleu.corpus_score(translations, [REFERENCES]).score
+    assert metrics["signature"] == str(bleu.get_signature())
+    replaced = sacrebleu.corpus_bleu(_lines(output_dir / "translations_unk_replaced.txt"), [REFERENCES])
+    assert metrics["bleu_unk_replaced"] == replaced.score
+
+
+def test_no_unk_subset_and_its_bleu(evaluated):
+    metrics, output_dir = evaluated
+    assert [int(line) for line in _lines(output_dir / "no_unk_lines.txt")] == NO_UNK_LINES
+    assert metrics["no_unk_sentences"] == len(NO_UNK_LINES)
+    translations = _lines(output_dir / "translations_no_unk.txt")
+    assert all("<unk>" not in translation for translation in translations)
+    references = [REFERENCES[line - 1] for line in NO_UNK_LINES]
+    assert metrics["bleu_no_unk"] == sacrebleu.corpus_bleu(translations, [references]).score
+
+
+def test_bleu_by_length(evaluated):
+    metrics, output_dir = evaluated
+    bins = metrics["bleu_by_length"]
+    assert [(item["bin"], item["sentences"]) for item in bins] == [("0-10", 5), ("10-20", 0), ("20+", 1)]
+    assert bins[1]["bleu"] is None
+    translations = _lines(output_dir / "translations.txt")
+    short = [0, 1, 2, 3, 5]
+    expected = sacrebleu.corpus_bleu([translations[i] for i in short], [[REFERENCES[i] for i in short]]).score
+    assert bins[0]["bleu"] == expected
+
+
+def test_longest_sentences(evaluated):
+    metrics, output_dir = evaluated
+    translations = _lines(output_dir / "translations.txt")
+    assert [sentence["line"] for sentence in metrics["longest_sentences"]] == [5, 1, 2, 3, 6]
+    assert [sentence["source_length"] for sentence in metrics["longest_sentences"]] == [24, 7, 6, 5, 1]
+    for sentence in metrics["longest_sentences"]:
+        line = sentence["line"]
+        assert sentence["source"] == SOURCES[line - 1] and sentence["reference"] == REFERENCES[line - 1]
+        assert sentence["translation"] == translations[line - 1]
+        bleu = sacrebleu.sentence_bleu(translations[line - 1], [REFERENCES[line - 1]]).score
+        assert sentence["sentence_bleu"] == bleu
+
+
+def test_heatmaps_and_training_state(evaluated):
+    metrics, output_dir = evaluated
+    assert metrics["heatmaps"] == ["alignment_1.png", "alignment_2.png"]
+    for name in metrics["heatmaps"]:
+        assert (output_dir / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert metrics["training"] == TRAINING_STATE
+    assert json.loads((output_dir / "metrics.json").read_text(encoding="utf-8")) == json.loads(json.dumps(metrics))
+
+
+def test_mismatched_files_are_refused():
+    with pytest.raises(ValueError, match="2 source sentences but 1 references"):
+        Evaluator(["a", "b"], ["c"])
+
+
+def test_the_metrics_name_the_model_and_the_checkpoint_translated(evaluated, model_dir):
+    metrics, _ = evaluated
+    assert metrics["model_dir"] == str(model_dir) and metrics["sentences"] == len(SOURCES)
+    assert metrics["checkpoint"] == tf.train.latest_checkpoint(str(model_dir / "checkpoints"))  # no best: latest
+    assert metrics["truncated_sentences"] == 0
+
+
+@pytest.fixture(scope="module")
+def ensemble_evaluated(model_dir, tmp_path_factory):
+    second = write_model_dir(tmp_path_factory.mktemp("second") / "model", seed=5)
+    output_dir = tmp_path_factory.mktemp("ensemble_evaluation")
+    evaluator = Evaluator(SOURCES, REFERENCES, batch_size=4, num_heatmaps=4, num_longest=2,
+                          search_config=SearchConfig(beam_size=2, maximum_source_length=10))
+    return evaluator.evaluate(f"{model_dir}+{second}", output_dir), output_dir
+
+
+def test_an_ensemble_is_evaluated_without_a_training_state(ensemble_evaluated, model_dir):
+    metrics, output_dir = ensemble_evaluated
+    assert metrics["training"] is None  # though its first model has training_state.json
+    assert metrics["model_dir"].startswith(f"{model_dir}+")
+    translations = _lines(output_dir / "translations.txt")
+    assert metrics["bleu"] == sacrebleu.corpus_bleu(translations, [REFERENCES]).score
+    assert json.loads((output_dir / "metrics.json").read_text(encoding="utf-8")) == json.loads(json.dumps(metrics))
+
+
+def test_sources_longer_than_the_search_takes_are_counted_and_keep_their_length(ensemble_evaluated):
+    metrics, _ = ensemble_evaluated
+    longer = [line for line, source in enumerate(SOURCES, 1) if len(source.split()) > 10]  # spaced tokens
+    assert metrics["truncated_sentences"] == len(longer) == 1
+    assert [sentence["line"] for sentence in metrics["longest_sentences"]] == [longer[0], 1]  # num_longest=2
+    assert metrics["longest_sentences"][0]["source_length"] == len(SOURCES[longer[0] - 1].split())
+
+
+def test_heatmaps_skip_empty_sources_and_the_default_bins_cover_every_length(ensemble_evaluated):
+    metrics, output_dir = ensemble_evaluated
+    non_empty = [line for line, source in enumerate(SOURCES, 1) if source.split()]
+    assert metrics["heatmaps"] == [f"alignment_{line}.png" for line in non_empty[:4]]
+    for name in metrics["heatmaps"]:
+        assert (output_dir / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    bins = metrics["bleu_by_length"]
+    assert [(item["minimum"], item["maximum"]) for item in bins] == list(zip((0,) + LENGTH_BINS, LENGTH_BINS + (None,)))
+    assert [item["bin"] for item in bins][-1] == f"{LENGTH_BINS[-1]}+"
+    assert sum(item["sentences"] for item in bins) == len(SOURCES)
