@@ -37,18 +37,20 @@ _DATA_DIR = flags.DEFINE_string(
 )
 flags.mark_flag_as_required("output_dir")
 _OTHER_LANGUAGE = {"en": "fr", "fr": "en"}
+_NO_LINE_LIMIT = 10**9  # test sentences are kept whatever their length (PairReader's max_line_chars)
 
 
 def read_pairs(corpus, split, data_root):
     """The (source, target) sentences of a corpus split, all its parts in order, and the files read."""
     if split not in corpus.splits:
         raise ValueError(f"corpus {corpus.name} has no split {split!r}; it has {sorted(corpus.splits)}")
-    pairs, paths = [], []
+    pairs, read = [], []
     for part in corpus.splits[split]:
-        reader = pair_reader.PairReader(part, [data_files.resolve(f, data_root, False) for f in part.files], 10**9)
+        paths = [data_files.resolve(corpus_file, data_root, False) for corpus_file in part.files]
+        reader = pair_reader.PairReader(part, paths, _NO_LINE_LIMIT)
         pairs.extend(reader)
-        paths.extend(reader.paths)
-    return pairs, paths
+        read.extend(reader.paths)
+    return pairs, read
 
 
 def length_bins(lengths):
