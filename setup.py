@@ -21,6 +21,7 @@ setuptools.setup(
         "sacrebleu>=2.4,<3",
         "matplotlib>=3.8",
         "numpy>=1.26",
+        "regex>=2023.0",  # the sentence splitter's Unicode properties (also a dependency of sacrebleu)
     ],
     entry_points={"console_scripts": ["rnnsearch = rnnsearch_tf.cli.main:main"]},
     extras_require={

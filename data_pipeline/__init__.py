@@ -9,6 +9,8 @@ from data_pipeline.missing_data_error import MissingDataError
 from data_pipeline.moses_tokenizer import MosesTokenizer
 from data_pipeline.pair_reader import PairReader
 from data_pipeline.parallel_corpus import ParallelCorpus
+from data_pipeline.sentence_joiner import SentenceJoiner
+from data_pipeline.sentence_splitter import SentenceSplitter
 from data_pipeline.training_input import TrainingInput
 from data_pipeline.vocabulary import Vocabulary
 from data_pipeline.wordpiece_tokenizer import WordPieceTokenizer
@@ -23,6 +25,8 @@ __all__ = [
     "MosesTokenizer",
     "PairReader",
     "ParallelCorpus",
+    "SentenceJoiner",
+    "SentenceSplitter",
     "TrainingInput",
     "Vocabulary",
     "WordPieceTokenizer",

@@ -15,6 +15,7 @@ from absl import flags
 from data_pipeline import corpus_registry
 from data_pipeline import data_files
 from data_pipeline.dataset_builder import DatasetBuilder
+from data_pipeline.sentence_joiner import MAX_JOINED_SENTENCES
 
 _CORPUS = flags.DEFINE_string(
     "corpus", None, f"Registered corpus ({', '.join(corpus_registry.CORPORA)}) or 'text_files'."
@@ -35,6 +36,13 @@ _VOCABULARY_FROM = flags.DEFINE_string(
     "vocabulary_from", None,
     "Model directory whose vocabularies are used instead of learning new ones (the ids are that model's, for "
     "`rnnsearch train --init_from`); --shortlist_size is then unused. The words outside them are counted.",
+)
+_JOINED_SHARE = flags.DEFINE_float(
+    "joined_share", 0.0, "Share of the training records that are 2 to --max_joined_sentences consecutive training "
+    "pairs joined into one, within --max_length (long inputs for short-sentence corpora); 0: none."
+)
+_MAX_JOINED_SENTENCES = flags.DEFINE_integer(
+    "max_joined_sentences", MAX_JOINED_SENTENCES, "Most training pairs joined into one (--joined_share)."
 )
 _ALLOW_DOWNLOAD = flags.DEFINE_bool("allow_download", False, "Download missing corpus files.")
 _SOURCE_LANGUAGE = flags.DEFINE_enum("source_language", "en", ["en", "fr"], "Source language (text_files).")
@@ -77,6 +85,8 @@ def main(argv):
         allow_download=_ALLOW_DOWNLOAD.value,
         wordpiece_vocabulary_size=_WORDPIECE_VOCABULARY_SIZE.value,
         vocabulary_from=_VOCABULARY_FROM.value,
+        joined_share=_JOINED_SHARE.value,
+        max_joined_sentences=_MAX_JOINED_SENTENCES.value,
     )
     metadata = builder.build()
     pathlib.Path(_OUTPUT_DIR.value, "flags.txt").write_text(flags.FLAGS.flags_into_string())
@@ -85,7 +95,10 @@ def main(argv):
 
 def summary_line(metadata, output_dir):
     """One line: pairs kept per split, vocabulary sizes and coverage, repairs with their first lines."""
-    splits = ", ".join(f"{name} {s['kept']:,}/{s['read']:,} pairs" for name, s in metadata["splits"].items())
+    splits = ", ".join(
+        f"{name} {s['kept']:,}/{s['read']:,} pairs" + (f" + {s['joined']:,} joined" if s.get("joined") else "")
+        for name, s in metadata["splits"].items()
+    )
     vocabularies = ", ".join(
         f"{v['language']} {v['size']:,} ({100 * v['coverage']:.1f}% of tokens)" for v in metadata["vocabularies"].values()
     )

@@ -17,6 +17,7 @@ from data_pipeline import pair_reader
 from data_pipeline.data_dir import DataDir
 from data_pipeline.moses_tokenizer import MosesTokenizer
 from data_pipeline.progress_line import ProgressLine
+from data_pipeline.sentence_joiner import MAX_JOINED_SENTENCES, SentenceJoiner
 from data_pipeline.vocabulary import Vocabulary
 from data_pipeline.vocabulary_folder import VocabularyFolder
 from data_pipeline.wordpiece_tokenizer import WordPieceTokenizer
@@ -63,6 +64,12 @@ class DatasetBuilder:
             model's (to continue training it on this corpus, `rnnsearch train --init_from`); its
             languages must be the corpus's. `shortlist_size` is then unused; each vocabulary's metadata
             adds `from` and `outside`: per split, the running tokens and the types outside it.
+        joined_share: share of the train split's records that are joined pairs, in [0, 1): 2 to
+            `max_joined_sentences` consecutive kept pairs (corpus order) joined into one, both sides within
+            `max_length` (`SentenceJoiner.sample_joined_pairs`, seeded with `seed`), added to the kept
+            pairs so that a model trained on short sentences also sees long inputs, as the paper's -50
+            models saw real ones. The vocabularies count the kept pairs only. 0 adds none.
+        max_joined_sentences: most pairs in one joined pair.
     """
 
     def __init__(
@@ -79,7 +86,13 @@ class DatasetBuilder:
         show_progress=True,
         wordpiece_vocabulary_size=None,
         vocabulary_from=None,
+        joined_share=0.0,
+        max_joined_sentences=MAX_JOINED_SENTENCES,
     ):
+        if not 0 <= joined_share < 1:
+            raise ValueError(f"joined_share must be in [0, 1), got {joined_share}")
+        if joined_share and max_joined_sentences < 2:
+            raise ValueError(f"max_joined_sentences must be at least 2, got {max_joined_sentences}")
         self.corpus = corpus
         self.output_dir = pathlib.Path(output_dir).resolve()
         self.data_root = data_root
@@ -96,6 +109,8 @@ class DatasetBuilder:
             raise ValueError(
                 "vocabulary_from copies a model's vocabularies: wordpiece_vocabulary_size cannot be given too"
             )
+        self.joined_share = joined_share
+        self.max_joined_sentences = max_joined_sentences
         self._source_tokenizer = MosesTokenizer(corpus.source_language)
         self._target_tokenizer = MosesTokenizer(corpus.target_language)
 
@@ -140,6 +155,7 @@ class DatasetBuilder:
             self._count_outside_vocabularies(vocabularies, ids, split_counts)
         for split, summary in splits.items():
             summary["shards"] = self._write_shards(split, ids)
+        splits["train"]["joined"] = sum(shard["records"] for shard in splits["train"]["shards"]) - splits["train"]["kept"]
         metadata = {
             "corpus": self.corpus.name,
             "source_language": self.corpus.source_language,
@@ -151,6 +167,8 @@ class DatasetBuilder:
                 "max_length_counts": "tokens per side, without </s>",
                 "length_filtered_splits": ["train"],
                 "max_line_chars": self.max_line_chars,
+                "joined_share": self.joined_share,
+                "max_joined_sentences": self.max_joined_sentences,
             },
             "shuffle_seed": self.seed,
             "inputs": [
@@ -323,6 +341,8 @@ class DatasetBuilder:
         """Maps the split's tokens to ids, shuffles train once, writes its shards, removes the scratch file."""
         with open(self._scratch_file(split), "rb") as scratch:
             lines = [line.rstrip(b"\n").split(b"\t") for line in scratch]
+        if split == "train" and self.joined_share:
+            lines += self._joined_lines(lines)
         for side, column in (("source", 0), ("target", 1)):
             if isinstance(ids[side], _WordPieceIds):
                 ids[side].add(token for line in lines for token in line[column].split(b" "))
@@ -341,6 +361,15 @@ class DatasetBuilder:
                 range(num_shards),
             )
             return list(shards)
+
+    def _joined_lines(self, lines):
+        """`joined_share` of the train records as joined pairs: `[source tokens, target tokens]` lines."""
+        pairs = [(source.split(b" "), target.split(b" ")) for source, target in lines]
+        count = round(self.joined_share * len(pairs) / (1 - self.joined_share))
+        joined = SentenceJoiner.sample_joined_pairs(
+            pairs, count, self.max_length, self.max_joined_sentences, self.seed
+        )
+        return [[b" ".join(source), b" ".join(target)] for source, target in joined]
 
     @staticmethod
     def _write_shard(path, pairs):

@@ -4,7 +4,9 @@
     python -m serving.client --server=localhost:8500 --input_file=newstest2014.en --output_file=out.fr
     python -m serving.client --rest_url=http://localhost:8501 "A sentence."
 
-Prints one translation per line (with `--with_scores`, a tab and the score after it).
+Prints one translation per line (with `--with_scores`, a tab and the score after it). Lines longer than
+the export's `maximum_source_length` Moses tokens are translated from their first tokens only (the
+server's rule); their line numbers are reported on stderr.
 """
 
 import sys
@@ -44,14 +46,22 @@ def main(argv):
 
         client = GrpcClient(_SERVER.value, _MODEL_NAME.value, timeout=_TIMEOUT.value)
     out = open(_OUTPUT_FILE.value, "w", encoding="utf-8") if _OUTPUT_FILE.value else sys.stdout
+    truncated = []
     try:
         for start in range(0, len(sentences), _BATCH_SIZE.value):
             outputs = client.translate(sentences[start : start + _BATCH_SIZE.value], _SIGNATURE.value)
             for translation, score in zip(outputs["translation"], outputs["score"]):
                 out.write(_text(translation) + (f"\t{float(score):.4f}" if _WITH_SCORES.value else "") + "\n")
+            truncated += [start + row + 1 for row, cut in enumerate(outputs.get("truncated", [])) if cut]
     finally:
         if out is not sys.stdout:
             out.close()
+    if truncated:
+        print(
+            f"{len(truncated)} lines were longer than the model's maximum_source_length and were translated from "
+            f"their first tokens only: lines {', '.join(map(str, truncated[:20]))}" + (" ..." if len(truncated) > 20 else ""),
+            file=sys.stderr,
+        )
 
 
 if __name__ == "__main__":

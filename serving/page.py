@@ -8,7 +8,11 @@ nothing fetched from anywhere but this server) that call the server's own TF Ser
 - `GET /static/page.js`, `GET /static/page.css`;
 - `POST /page/unknown_words` with `{"tokens": [[token, ...], ...]}` (the `source_tokens` of `translate`),
   answered `{"unknown": [[bool, ...], ...]}`: whether each token is outside the export's source
-  vocabulary, i.e. read as `<unk>`; the page marks them.
+  vocabulary, i.e. read as `<unk>`; the page marks them;
+- `POST /page/split_sentences` with `{"text": [line, ...]}`, answered `{"sentences": [[sentence, ...], ...]}`:
+  each line split into sentences by Moses' rules for the export's source language (`SentenceSplitter`);
+  with "Split lines into sentences" ticked the page translates the sentences in one request and shows
+  each line's translations joined, each sentence with its own heatmap.
 Every answer forbids scripts, styles and requests from anywhere else (Content-Security-Policy).
 """
 
@@ -19,6 +23,8 @@ import os
 import tensorflow as tf
 
 from data_pipeline.constants import SOURCE_VOCABULARY_FILE
+from data_pipeline.sentence_splitter import SentenceSplitter
+from rnnsearch_tf.utils.exports import read_settings
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 _FILES = {
@@ -28,6 +34,7 @@ _FILES = {
     "/static/page.css": ("page.css", "text/css; charset=utf-8"),
 }
 _UNKNOWN_WORDS = "/page/unknown_words"
+_SPLIT_SENTENCES = "/page/split_sentences"
 _SECURITY_HEADERS = [
     ("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
                                 "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
@@ -53,16 +60,19 @@ class Page:
     def __init__(self, servable):
         self.servable = servable
         self._source_vocabulary = None
+        self._splitter = None
 
     @staticmethod
     def serves(path):
         """Whether `path` is one of the page's (the rest is TF Serving's API)."""
-        return path in _FILES or path == _UNKNOWN_WORDS
+        return path in _FILES or path in (_UNKNOWN_WORDS, _SPLIT_SENTENCES)
 
     def __call__(self, environ, start_response):
         path, method = environ.get("PATH_INFO", ""), environ["REQUEST_METHOD"]
         if path == _UNKNOWN_WORDS:
             status, content_type, payload = self._unknown_words(method, environ)
+        elif path == _SPLIT_SENTENCES:
+            status, content_type, payload = self._split_sentences(method, environ)
         elif method not in ("GET", "HEAD"):
             status, content_type, payload = 405, "application/json", _error(f"{path} takes GET, not {method}")
         else:
@@ -94,6 +104,23 @@ class Page:
             return 404, "application/json", _error("this export has no source vocabulary the page can read")
         unknown = [[token not in vocabulary for token in tokens] for tokens in sentences]
         return 200, "application/json", json.dumps({"unknown": unknown}).encode("utf-8")
+
+    def _split_sentences(self, method, environ):
+        if method != "POST":
+            return 405, "application/json", _error(f"{_SPLIT_SENTENCES} takes POST, not {method}")
+        try:
+            request = json.loads(environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0)))
+            lines = request["text"]
+            if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
+                raise ValueError('"text" must be a list of strings')
+        except (ValueError, KeyError, TypeError) as error:
+            return 400, "application/json", _error(f'the body must be {{"text": [line, ...]}}: {error}')
+        if self._splitter is None:
+            if "settings" not in self.servable.loaded.signatures:
+                return 404, "application/json", _error("this export has no settings naming its source language")
+            self._splitter = SentenceSplitter(read_settings(self.servable.loaded)["source_language"])
+        sentences = [self._splitter.split(line) for line in lines]
+        return 200, "application/json", json.dumps({"sentences": sentences}).encode("utf-8")
 
     def source_vocabulary(self):
         """The set of tokens of the export's source vocabulary, read once from the version's SavedModel

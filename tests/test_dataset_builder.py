@@ -241,3 +241,34 @@ def test_tatoeba_split_is_disjoint_and_complete(data_root):
     assert not sources["train"] & sources["test"] and not sources["dev"] & sources["test"]
     assert not sources["train"] & sources["dev"]
     assert 2000 < len(sources["test"]) < len(sources["dev"]) * 2
+
+
+def test_joined_training_pairs_are_added_within_max_length(tmp_path):
+    # Pair i: i + 1 source tokens, i + 2 target tokens; max_length 8 lets 2 or 3 of the short ones join.
+    sources = [" ".join(f"s{i}" for _ in range(i % 3 + 1)) for i in range(30)]
+    targets = [" ".join(f"t{i}" for _ in range(i % 3 + 2)) for i in range(30)]
+    splits = {"train": (_write(tmp_path / "train.en", sources), _write(tmp_path / "train.fr", targets))}
+    corpus = corpus_registry.text_file_corpus("en", "fr", splits)
+    plain = DatasetBuilder(corpus, tmp_path / "plain", max_length=8, num_shards=1, show_progress=False).build()
+    joined = DatasetBuilder(corpus, tmp_path / "joined", max_length=8, num_shards=1, show_progress=False,
+                            joined_share=0.25, max_joined_sentences=3).build()
+    assert joined["splits"]["train"]["kept"] == 30 and joined["splits"]["train"]["joined"] == 10  # 10 of 40
+    assert plain["splits"]["train"]["joined"] == 0
+    assert joined["vocabularies"] == plain["vocabularies"]  # counted from the kept pairs only
+    assert joined["filters"]["joined_share"] == 0.25 and joined["filters"]["max_joined_sentences"] == 3
+    single = set(_records(tmp_path / "plain/train-00000-of-00001.tfrecord.gz"))
+    records = _records(tmp_path / "joined/train-00000-of-00001.tfrecord.gz")
+    assert len(records) == 40 and single <= set(records)
+    vocabulary = [line.split("\t")[0] for line in (tmp_path / "joined/source_vocab.tsv").read_text().splitlines()]
+    for source_ids, target_ids in set(records) - single:
+        assert len(source_ids) <= 9 and len(target_ids) <= 9  # max_length tokens, then EOS
+        words = [vocabulary[i] for i in source_ids[:-1]]
+        numbers = list(dict.fromkeys(int(word[1:]) for word in words))
+        assert 2 <= len(numbers) <= 3 and numbers == list(range(numbers[0], numbers[0] + len(numbers)))
+        assert words == [f"s{n}" for n in numbers for _ in range(n % 3 + 1)]
+
+
+def test_a_bad_joined_share_is_refused(tmp_path):
+    corpus = corpus_registry.text_file_corpus("en", "fr", {})
+    with pytest.raises(ValueError, match=r"joined_share must be in \[0, 1\), got 1.0"):
+        DatasetBuilder(corpus, tmp_path / "out", joined_share=1.0)

@@ -272,3 +272,36 @@ def test_page_files_headers_and_the_model_name(servable, server):
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(urllib.request.Request(server.url + "page/unknown_words", data=b"[1]"), timeout=WAIT)
     assert refused.value.code == 400
+
+
+def test_split_sentences_translates_each_sentence_and_joins_them(browser, server, servable):
+    from selenium.webdriver.common.by import By
+
+    lines = ["The cat sees the big dog. The dog sees a house.", "A small green house?"]
+    sentences = ["The cat sees the big dog.", "The dog sees a house.", "A small green house?"]
+    browser.get(server.url)
+    _wait(browser, lambda: "version" in browser.find_element(By.ID, "model").text, "the model's version never showed")
+    browser.find_element(By.ID, "split-sentences").click()
+    browser.find_element(By.ID, "input").send_keys("\n".join(lines))
+    browser.find_element(By.ID, "translate").click()
+    _wait(browser, lambda: browser.find_element(By.ID, "status").text.startswith(("Translated", "The server")),
+          "no translation and no error")
+    assert browser.find_element(By.ID, "status").text.startswith("Translated 2 lines of 3 sentences")
+    expected = [text.decode("utf-8") for text in servable.predict(
+        "translate", {"text": np.array([s.encode() for s in sentences], object)})["translation"]]
+    paragraphs = browser.find_elements(By.CSS_SELECTOR, ".paragraph")
+    assert [p.find_element(By.CSS_SELECTOR, ".paragraph-translation").text for p in paragraphs] == [
+        " ".join(text for text in expected[:2] if text), expected[2]]
+    sections = [p.find_elements(By.CSS_SELECTOR, "section.sentence") for p in paragraphs]
+    assert [len(found) for found in sections] == [2, 1]
+    for section, translation in zip(sections[0] + sections[1], expected):
+        assert section.find_element(By.CSS_SELECTOR, ".translation-text").text == translation
+        assert _cells(section)  # each sentence its own heatmap
+    request = urllib.request.Request(server.url + "page/split_sentences",
+                                     data=json.dumps({"text": ["Mr. Dog sees. The cat.", ""]}).encode())
+    with urllib.request.urlopen(request, timeout=WAIT) as response:
+        assert json.load(response) == {"sentences": [["Mr. Dog sees.", "The cat."], []]}
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(urllib.request.Request(server.url + "page/split_sentences", data=b'{"text": [1]}'),
+                               timeout=WAIT)
+    assert refused.value.code == 400

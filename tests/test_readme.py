@@ -40,7 +40,7 @@ def _row_with(*values, rows=TABLE_ROWS):
 
 # Results files whose kind is the start of their name (the bench that writes them).
 _KINDS_BY_NAME = ("decode_throughput", "train_throughput", "data_pipeline", "search_sweep", "command_latency",
-                  "serving_load", "shortlist", "finetune")
+                  "serving_load", "shortlist", "finetune", "long_inputs")
 
 
 def _kind(path):
@@ -237,3 +237,14 @@ def test_finetune_rows_show_the_bench_json(path):
     for name, row in _load(path)["rows"].items():
         values = [str(row["updates"])] + [f"{result['bleu']:.2f}" for result in row["bleu"].values()]
         assert _row_with(*values), f"{path.name}: no table row shows {name}'s {values}"
+
+
+@pytest.mark.parametrize("path", _of_kind("long_inputs"), ids=_ids)
+def test_long_input_rows_show_the_bench_json(path):
+    for size, entry in _load(path)["sizes"].items():
+        whole = entry["whole"]
+        values = [f"{whole['source_tokens_per_line']:.1f}", f"{whole['ms_per_output_token']:.2f}",
+                  f"{whole['ms_per_source_token']:.2f}", f"{whole['bleu']:.2f}"]
+        if "split" in entry:
+            values += [f"{entry['split']['bleu']:.2f}", f"{entry['single_joined']['bleu']:.2f}"]
+        assert _row_with(*values, rows=PERFORMANCE_ROWS), f"{path.name}: no row shows {size} joined: {values}"

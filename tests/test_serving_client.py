@@ -318,17 +318,20 @@ def _post(url, body):
 
 
 def test_command_line_client(server, tmp_path):
-    (tmp_path / "input.txt").write_text("the cat\n\nthe dog sees a house .\n", encoding="utf-8")
+    long_line = " ".join(["cat"] * (SEARCH_OPTIONS["maximum_source_length"] + 1))
+    inputs = ["the cat", "", "the dog sees a house .", long_line]
+    (tmp_path / "input.txt").write_text("\n".join(inputs) + "\n", encoding="utf-8")
     common = [sys.executable, "-m", "serving.client", f"--model_name={MODEL_NAME}"]
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    subprocess.run(
+    stderr = subprocess.run(
         common + [f"--server={server.address}", f"--input_file={tmp_path / 'input.txt'}",
                   f"--output_file={tmp_path / 'output.txt'}", "--batch_size=2"],
-        check=True, cwd=REPO_ROOT, env=environment, timeout=120,
-    )
+        check=True, cwd=REPO_ROOT, env=environment, timeout=120, capture_output=True, text=True,
+    ).stderr
     lines = (tmp_path / "output.txt").read_text(encoding="utf-8").split("\n")
-    expected = server.client.translate(["the cat", "", "the dog sees a house ."])["translation"]
+    expected = server.client.translate(inputs)["translation"]
     assert lines == [t.decode("utf-8") for t in expected] + [""]
+    assert "1 lines were longer than the model's maximum_source_length" in stderr and "lines 4" in stderr
     shown = subprocess.run(
         common + [f"--rest_url={server.rest_url}", "--with_scores", "the cat"],
         check=True, cwd=REPO_ROOT, env=environment, timeout=120, capture_output=True, text=True,

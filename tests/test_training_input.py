@@ -172,3 +172,19 @@ def test_corrupt_shard_is_named(many_pairs, tmp_path):
         TrainingInput(pattern)()
     with pytest.raises(CorruptShardError, match=str(shard)):
         EvaluationInput(pattern)()
+
+
+@pytest.mark.parametrize("max_tokens", [None, 808])
+def test_inputs_of_up_to_100_tokens_are_batched_whole(tmp_path, max_tokens):
+    # Joined pairs reach --max_length: 1 to 100 tokens and EOS, nothing may be cut or left out.
+    pairs = [([10 + i] * (i + 1) + [EOS_ID], [10 + i] * (100 - i) + [EOS_ID]) for i in range(100)]
+    pattern = _write_shards(tmp_path, pairs, num_shards=2, metadata=True)
+    training_input = TrainingInput(pattern, batch_size=8, sort_window=4, max_tokens=max_tokens, max_sequence_length=101,
+                                   epochs=1)
+    batches = _batches(training_input())
+    assert collections.Counter(_pairs_of(batches)) == collections.Counter((tuple(s), tuple(t)) for s, t in pairs)
+    for batch in batches:
+        if max_tokens:
+            for side in ("source_ids", "target_ids"):
+                assert len(batch[side]) * len(batch[side][0]) <= max_tokens
+    assert max(len(batch["source_ids"][0]) for batch in batches) == 101

@@ -7,6 +7,7 @@ import tensorflow as tf
 from data_pipeline.moses_tokenizer import MosesTokenizer
 from data_pipeline.vocabulary import Vocabulary
 from rnnsearch_tf.inference.translator import Translator
+from serving.export import export
 from helpers.serving_test_utils import BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, write_model_dir
 
 
@@ -242,3 +243,29 @@ def test_prefix_misuse_is_refused(prefix_translators, model_dir):
         translator.translate_prefix(tf.constant(["a", "b"]), tf.constant(["la"]))
     with pytest.raises(ValueError, match="num_alternatives must be at least 1"):
         Translator.from_model_dir(model_dir, num_alternatives=0)
+
+
+def test_inputs_of_100_tokens_are_searched_whole_and_longer_ones_cut_and_flagged(model_dir, tmp_path):
+    # The default maximum_source_length (100): a 100-token sentence is searched whole, with up to
+    # 2 * 100 + 10 target tokens; one token more is cut to 100 and flagged. The SavedModel does the same.
+    words = ["the", "cat", "sees", "a", "big", "dog", ",", "house", "small", "green"]
+    sentences = [" ".join(words[i % len(words)] for i in range(length)) for length in (100, 101, 12)]
+    translator = Translator.from_model_dir(model_dir, beam_size=3)
+    assert translator.maximum_source_length == 100 and translator.maximum_target_length == 210
+    outputs = {name: value.numpy() for name, value in translator.translate(tf.constant(sentences)).items()}
+    np.testing.assert_array_equal(outputs["truncated"], [False, True, False])
+    source_tokens = [[t for t in _strings(row) if t] for row in outputs["source_tokens"]]
+    assert source_tokens[0] == sentences[0].split() + ["</s>"]
+    assert source_tokens[1] == sentences[1].split()[:100] + ["</s>"]
+    assert outputs["alignment"].shape[2] == 101 and outputs["tokens"].shape[1] <= 210
+    for row in range(3):
+        target_length = sum(1 for token in _strings(outputs["tokens"][row]) if token)
+        alignment = outputs["alignment"][row, :target_length, : len(source_tokens[row])]
+        np.testing.assert_allclose(alignment.sum(axis=1), 1.0, rtol=1e-4)  # every column a real token
+    scored = translator.score(tf.constant(sentences[:1]), outputs["translation"][:1])
+    assert not scored["source_truncated"].numpy()[0]
+    version_path = export(translator, str(tmp_path / "export"))
+    loaded = tf.saved_model.load(version_path).signatures["translate"](text=tf.constant(sentences))
+    np.testing.assert_array_equal(loaded["translation"].numpy(), outputs["translation"])
+    np.testing.assert_array_equal(loaded["truncated"].numpy(), outputs["truncated"])
+    np.testing.assert_allclose(loaded["score"].numpy(), outputs["score"], rtol=1e-5)

@@ -26,6 +26,7 @@ NATIVE_LOG = os.path.join(tempfile.gettempdir(), f"rnnsearch-tf-{os.getuid()}.na
 COMMANDS = {
     "build-data": ("data_pipeline.build", "tokenize a parallel corpus, build vocabularies and TFRecord shards"),
     "tokenize": ("data_pipeline.tokenize", "Moses-tokenize (or detokenize) stdin to stdout"),
+    "join-sentences": ("data_pipeline.join_sentences", "a long test set: consecutive test pairs joined into one"),
     "train": ("rnnsearch_tf.cli.train", "train RNNsearch or RNNencdec from a flagfile"),
     "average": ("rnnsearch_tf.cli.average_checkpoints", "average the last or best checkpoints of a run"),
     "translate": ("rnnsearch_tf.cli.translate", "translate a file with a model directory, an ensemble or an export"),

@@ -8,7 +8,10 @@ Sentences are translated in batches of similar length and written in input order
 gives an empty output line; a line of more than `--maximum_source_length` Moses tokens is translated
 from its first tokens only, and its line number is reported on stderr. With `--prefix_file` each
 translation starts with the words of its line there (`Translator.translate_prefix`). Output formats: see
-`rnnsearch_tf.inference.output_formats`.
+`rnnsearch_tf.inference.output_formats`. With `--split_sentences` each line is split into sentences by
+Moses' sentence splitter's rules (`ParagraphTranslator`), every sentence of the input is translated in
+one batch, and each line's translations are joined with a space, in order (the `alignment` format keeps
+one matrix per sentence).
 """
 
 import sys
@@ -18,6 +21,7 @@ from absl import app, flags
 from rnnsearch_tf.cli import search_flags
 from rnnsearch_tf.inference import output_formats
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.inference.paragraph_translator import ParagraphTranslator
 from rnnsearch_tf.inference.source_coverage import oov_warning
 from rnnsearch_tf.inference.unk_replacer import UnkReplacer
 from data_pipeline.progress_line import ProgressLine
@@ -43,6 +47,9 @@ _OUTPUT_FORMAT = flags.DEFINE_enum(
 _REPLACE_UNK = flags.DEFINE_boolean(
     "replace_unk", False, "Replace each <unk> with its most-attended source word (or its --unk_dictionary entry)."
 )
+_SPLIT_SENTENCES = flags.DEFINE_boolean(
+    "split_sentences", False, "Split each line into sentences (Moses' rules), translate them, join the translations."
+)
 _PROGRESS = flags.DEFINE_boolean("progress", True, "Draw a progress bar on stderr.")
 
 
@@ -66,6 +73,8 @@ def main(argv):
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     if (_MODEL_DIR.value is None) == (_SAVED_MODEL.value is None):
         raise app.UsageError("give exactly one of --model_dir and --saved_model")
+    if _SPLIT_SENTENCES.value and (_PREFIX_FILE.value is not None or _OUTPUT_FORMAT.value == "nbest"):
+        raise app.UsageError("--split_sentences takes neither --prefix_file nor --output_format=nbest")
     sentences, prefixes = read_input()
     workers = search_flags.decode_workers()
     unk_replacer = None
@@ -87,8 +96,15 @@ def main(argv):
             **search_flags.search_config().to_dict(),
         )
     print(f"translating with {translator.loaded_from}", file=sys.stderr)
-    progress = ProgressLine("translated", len(sentences)) if _PROGRESS.value and sentences else None
-    results = translator.translate(sentences, progress, prefixes)
+    if _SPLIT_SENTENCES.value:
+        paragraphs = ParagraphTranslator(translator)
+        split_lines = paragraphs.split(sentences)
+        count = sum(len(line) for line in split_lines)
+        progress = ProgressLine("translated", count, unit="sentences") if _PROGRESS.value and count else None
+        results = paragraphs.translate(split_lines, progress)
+    else:
+        progress = ProgressLine("translated", len(sentences)) if _PROGRESS.value and sentences else None
+        results = translator.translate(sentences, progress, prefixes)
     with open_output(_OUTPUT.value) as output:
         for index, result in enumerate(results):
             output.write(output_formats.format_translation(index, result, _OUTPUT_FORMAT.value))
@@ -102,8 +118,9 @@ def main(argv):
     truncated = [str(index + 1) for index, result in enumerate(results) if result["truncated"]]
     if truncated:
         print(
-            f"{len(truncated)} lines were longer than {translator.search_config.maximum_source_length} tokens and "
-            f"were translated from their first tokens only: lines {', '.join(truncated[:20])}"
+            f"{len(truncated)} lines {'had sentences ' if _SPLIT_SENTENCES.value else 'were '}longer than "
+            f"{translator.search_config.maximum_source_length} tokens, translated from their first tokens only: "
+            f"lines {', '.join(truncated[:20])}"
             + (" ..." if len(truncated) > 20 else ""),
             file=sys.stderr,
         )

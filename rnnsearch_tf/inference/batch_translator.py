@@ -35,8 +35,8 @@ class BatchTranslator:
             `tf.saved_model.load` (its `translate` and `score` signatures are used, and `translate_prefix`
             for prefixes).
         settings: the translator's options by name (`Translator.settings()`; the `settings` signature of
-            an export, `utils.exports.read_settings`): its `target_language`, `maximum_batch_size` and its
-            `SearchConfig` (`SearchConfig.from_settings`) are used.
+            an export, `utils.exports.read_settings`): its `target_language`, `maximum_batch_size`, its
+            `SearchConfig` (`SearchConfig.from_settings`) and, where given, `source_language` are used.
         batch_size: sentences per batch, at most the translator's `maximum_batch_size`.
         workers: batches translated at once, each in its own thread (TensorFlow runs a graph without
             holding the GIL). A beam search step is many small ops that leave cores idle; a second batch
@@ -71,6 +71,7 @@ class BatchTranslator:
         self.unk_replacer = unk_replacer
         self.loaded_from = loaded_from
         self.eager_sentences = eager_sentences if isinstance(module, Translator) else 0
+        self.source_language = settings.get("source_language")  # None where settings lack it
         self.target_tokenizer = MosesTokenizer(settings["target_language"])
 
     def _function(self, name, count):

@@ -13,6 +13,10 @@
   `</s>` excluded), `truncated`, `unks_replaced`; with `num_hypotheses > 1` also `nbest`: a list of one
   object per hypothesis, best first, each with its `translation`, `score`, `target_tokens`, `alignment`,
   `hard_alignment` and `unks_replaced` as above (the first repeats the best's).
+  A line translated sentence by sentence (`translate --split_sentences`, `ParagraphTranslator`) has
+  `index`, `translation`, `score`, `source_tokens`, `target_tokens`, `truncated`, `unks_replaced` of the
+  whole line and `sentences`: one object per sentence, in order, with the fields above (`index` is its
+  0-based place in the line), so each sentence keeps its own alignment matrix.
 """
 
 import json
@@ -36,6 +40,17 @@ def format_translation(index, result, output_format):
 
 def alignment_record(index, result):
     """The JSON object of the `alignment` format (see the module docstring)."""
+    if "sentences" in result:
+        return dict(
+            index=index,
+            translation=result["translation"],
+            score=result["score"],
+            source_tokens=result["source_tokens"],
+            target_tokens=result["tokens"],
+            truncated=result["truncated"],
+            unks_replaced=result["unks_replaced"],
+            sentences=[alignment_record(number, sentence) for number, sentence in enumerate(result["sentences"])],
+        )
     record = dict(
         index=index,
         translation=result["translation"],

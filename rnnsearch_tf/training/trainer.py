@@ -251,7 +251,8 @@ class Trainer:
         return int(self.progress["step"])
 
     def _epoch(self):
-        return int(self.progress["sentences_seen"]) / self.metadata["splits"]["train"]["kept"]
+        train = self.metadata["splits"]["train"]
+        return int(self.progress["sentences_seen"]) / (train["kept"] + train.get("joined", 0))
 
     def _loop(self):
         """Appendix B.2: read a minibatch and update on it; every so many updates log, validate (early

@@ -364,6 +364,34 @@
     }
   }
 
+  // Paragraphs: each line split into sentences by the server (POST page/split_sentences, Moses' rules), all
+  // sentences translated in one request; a line shows its sentences' translations joined, then each
+  // sentence with its own heatmap.
+  async function translateParagraphs(lines, started) {
+    const split = (await call("page/split_sentences", {text: lines})).sentences;
+    const sentences = split.flat();
+    const predictions = sentences.length ?
+      await predict("translate", sentences.map((sentence) => ({text: sentence}))) : [];
+    const unknown = await unknownWords(predictions);
+    page.results.textContent = "";
+    let next = 0;
+    split.forEach((lineSentences) => {
+      const paragraph = element("div", {className: "paragraph"});
+      const translations = lineSentences.map((_, k) => predictions[next + k].translation).filter((text) => text);
+      paragraph.appendChild(element("p", {className: "paragraph-translation", text: translations.join(" ")}));
+      lineSentences.forEach((sentence) => {
+        const section = element("section", {className: "sentence"});
+        paragraph.appendChild(section);
+        renderSentence(section, sentence, predictions[next], unknown[next], 0);
+        next += 1;
+      });
+      page.results.appendChild(paragraph);
+    });
+    showStatus("Translated " + lines.length + " line" + (lines.length > 1 ? "s" : "") + " of " + sentences.length +
+      " sentence" + (sentences.length > 1 ? "s" : "") + " in " + ((performance.now() - started) / 1000).toFixed(2) +
+      " s.");
+  }
+
   async function translate() {
     closeMenu();
     const lines = page.input.value.split("\n").map((line) => line.trim()).filter((line) => line);
@@ -375,6 +403,10 @@
     showStatus("Translating " + lines.length + " sentence" + (lines.length > 1 ? "s" : "") + "…");
     const started = performance.now();
     try {
+      if (document.getElementById("split-sentences").checked) {
+        await translateParagraphs(lines, started);
+        return;
+      }
       const predictions = await predict("translate", lines.map((line) => ({text: line})));
       const unknown = await unknownWords(predictions);
       page.results.textContent = "";

@@ -1,0 +1,115 @@
+"""Writes a long test set made of real sentences: consecutive pairs of a test set joined into one pair.
+
+    rnnsearch join-sentences --corpus=multi30k_enfr --split=test --output_dir=work_dirs/long/test_2016_joined
+    rnnsearch join-sentences --corpus=wmt14_enfr --split=test --sizes=1 --output_dir=work_dirs/long/newstest2014
+    rnnsearch join-sentences --source=a.en --target=a.fr --sizes=4 --output_dir=work_dirs/long/mine_4
+
+For each size k of `--sizes` (default 2,3,4,5) the pairs are cut into consecutive groups of k (lines
+1..k, k+1..2k, ...) and each group is joined into one pair, sources with a space and targets with a
+space (`SentenceJoiner`). Writes `source.txt` and `target.txt` (for `rnnsearch evaluate --source
+--reference`), `lines.txt` (per joined pair: `FIRST-LAST` input lines, 1-based, as read after empty lines
+are dropped) and `summary.json` (inputs with sha256, pairs per size and per 10-token bin of source Moses
+tokens), and prints the bins. The same input and sizes give the same files.
+"""
+
+import json
+import pathlib
+
+import tensorflow as tf
+from absl import app
+from absl import flags
+
+from data_pipeline import corpus_registry
+from data_pipeline import data_files
+from data_pipeline import pair_reader
+from data_pipeline.moses_tokenizer import MosesTokenizer
+from data_pipeline.sentence_joiner import JOINED_SIZES, LENGTH_BINS, SentenceJoiner
+
+_CORPUS = flags.DEFINE_string("corpus", None, f"Registered corpus ({', '.join(corpus_registry.CORPORA)}).")
+_SPLIT = flags.DEFINE_string("split", "test", "Split of --corpus to join.")
+_SOURCE = flags.DEFINE_string("source", None, "Instead of --corpus: source sentences, one per line (plain or gzip).")
+_TARGET = flags.DEFINE_string("target", None, "With --source: their translations, line-aligned.")
+_SOURCE_LANGUAGE = flags.DEFINE_enum("source_language", "en", ["en", "fr"], "Source language (--source).")
+_SIZES = flags.DEFINE_list("sizes", [str(size) for size in JOINED_SIZES], "Sentences per joined pair; 1 keeps them.")
+_OUTPUT_DIR = flags.DEFINE_string("output_dir", None, "Folder for source.txt, target.txt, lines.txt, summary.json.")
+_DATA_DIR = flags.DEFINE_string(
+    "data_dir", None, f"Folder of corpus files; default: ${data_files.DATA_ENVIRONMENT_VARIABLE}."
+)
+flags.mark_flag_as_required("output_dir")
+_OTHER_LANGUAGE = {"en": "fr", "fr": "en"}
+_NO_LINE_LIMIT = 10**9  # test sentences are kept whatever their length (PairReader's max_line_chars)
+
+
+def read_pairs(corpus, split, data_root):
+    """The (source, target) sentences of a corpus split, all its parts in order, and the files read."""
+    if split not in corpus.splits:
+        raise ValueError(f"corpus {corpus.name} has no split {split!r}; it has {sorted(corpus.splits)}")
+    pairs, read = [], []
+    for part in corpus.splits[split]:
+        paths = [data_files.resolve(corpus_file, data_root, False) for corpus_file in part.files]
+        reader = pair_reader.PairReader(part, paths, _NO_LINE_LIMIT)
+        pairs.extend(reader)
+        read.extend(reader.paths)
+    return pairs, read
+
+
+def length_bins(lengths):
+    """{"0-10": n, ..., "60+": n}: how many of `lengths` fall in each bin of `LENGTH_BINS`."""
+    bins = {}
+    for minimum, maximum in zip((0,) + LENGTH_BINS, LENGTH_BINS + (None,)):
+        label = f"{minimum}-{maximum}" if maximum is not None else f"{minimum}+"
+        bins[label] = sum(1 for length in lengths if length >= minimum and (maximum is None or length < maximum))
+    return bins
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    if (_CORPUS.value is None) == (_SOURCE.value is None):
+        raise app.UsageError("give either --corpus (and --split) or --source and --target")
+    try:
+        sizes = [int(size) for size in _SIZES.value]
+    except ValueError:
+        raise app.UsageError(f"--sizes must be whole numbers, got {','.join(_SIZES.value)}") from None
+    if _CORPUS.value:
+        corpus = corpus_registry.get_corpus(_CORPUS.value)
+        data_root = pathlib.Path(_DATA_DIR.value) if _DATA_DIR.value else data_files.data_root_from_environment()
+        pairs, paths = read_pairs(corpus, _SPLIT.value, data_root)
+        source_language = corpus.source_language
+    else:
+        if _TARGET.value is None:
+            raise app.UsageError("--source needs --target")
+        corpus = corpus_registry.text_file_corpus(
+            _SOURCE_LANGUAGE.value, _OTHER_LANGUAGE[_SOURCE_LANGUAGE.value], {"test": (_SOURCE.value, _TARGET.value)}
+        )
+        pairs, paths = read_pairs(corpus, "test", None)
+        source_language = _SOURCE_LANGUAGE.value
+    joined = SentenceJoiner(sizes).join([source for source, _ in pairs], [target for _, target in pairs])
+    if not joined:
+        raise ValueError(f"{len(pairs)} sentence pairs read from {paths[0]}: too few for sizes {sizes}")
+    tokens = MosesTokenizer(source_language).tokenize(tf.constant([pair.source for pair in joined]))
+    lengths = tokens.row_lengths().numpy().tolist()
+    output_dir = pathlib.Path(_OUTPUT_DIR.value)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    for name, lines in (
+        ("source.txt", [pair.source for pair in joined]),
+        ("target.txt", [pair.target for pair in joined]),
+        ("lines.txt", [f"{pair.first_line}-{pair.first_line + pair.sentences - 1}" for pair in joined]),
+    ):
+        (output_dir / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    summary = dict(
+        inputs=[{"path": str(path), "sha256": pair_reader.sha256(path)} for path in paths],
+        sentence_pairs=len(pairs),
+        sizes=sizes,
+        pairs=len(joined),
+        pairs_per_size={str(size): sum(pair.sentences == size for pair in joined) for size in sizes},
+        pairs_per_source_length=length_bins(lengths),
+        source_length="Moses tokens of the joined source",
+    )
+    (output_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    bins = ", ".join(f"{label}: {count}" for label, count in summary["pairs_per_source_length"].items())
+    print(f"wrote {len(joined):,} pairs from {len(pairs):,} to {output_dir} (source tokens {bins})")
+
+
+if __name__ == "__main__":
+    app.run(main)

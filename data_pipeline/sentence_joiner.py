@@ -1,0 +1,96 @@
+"""Long sentence pairs made of real ones: consecutive pairs joined, both sides the same way."""
+
+import collections
+
+import numpy as np
+
+# Sentences joined into one pair: test sets hold a group of each size (`join-sentences --sizes`).
+JOINED_SIZES = (2, 3, 4, 5)
+# Most training pairs joined into one (`build-data --max_joined_sentences`).
+MAX_JOINED_SENTENCES = max(JOINED_SIZES)
+# Upper bounds of the source-length bins summarised (Moses tokens), as Figure 2 of Bahdanau et al. 2014.
+LENGTH_BINS = (10, 20, 30, 40, 50, 60)
+
+JoinedPair = collections.namedtuple("JoinedPair", ["source", "target", "first_line", "sentences"])
+
+
+class SentenceJoiner:
+    """Joins consecutive sentence pairs into one pair: the sources with a space, the targets with a space.
+
+    Test sets (`join`): for each size k of `sizes`, the pairs are cut into consecutive groups of k from the
+    first one (lines 1..k, k+1..2k, ...; a last group of fewer than k is left out) and each group becomes
+    one pair, so every sentence appears once per size, and the joined pairs of one size are as
+    independent as the sentences are. Size 1 gives the pairs as they are.
+
+    Training pairs (`sample_joined_pairs`): pairs of tokens are joined at random places (seeded), each of
+    2 to `max_sentences` consecutive pairs, as long as both sides stay within a maximum length.
+
+    A joined pair is longer than its parts but not harder in every way: its sentences need no context from
+    each other (Multi30k captions describe different images), so a model must only keep its place in a long
+    input, cover every part, and end once; long-range agreement and reordering across clauses, what
+    makes real long sentences hard, are not in it (docs/data.md, "Long sentences").
+
+    Args:
+        sizes: the group sizes of `join`, each at least 1.
+    """
+
+    def __init__(self, sizes=JOINED_SIZES):
+        sizes = tuple(sizes)
+        if not sizes or min(sizes) < 1:
+            raise ValueError(f"sizes must be sentence counts of at least 1, got {sizes}")
+        self.sizes = sizes
+
+    def join(self, sources, targets):
+        """The joined pairs of line-aligned `sources` and `targets` (lists of str): `JoinedPair`s with
+        `source`, `target`, `first_line` (1-based, of its first sentence) and `sentences`, size by size."""
+        if len(sources) != len(targets):
+            raise ValueError(f"got {len(sources)} source sentences but {len(targets)} target sentences")
+        joined = []
+        for size in self.sizes:
+            for start in range(0, len(sources) - size + 1, size):
+                joined.append(JoinedPair(
+                    " ".join(part.strip() for part in sources[start : start + size]),
+                    " ".join(part.strip() for part in targets[start : start + size]),
+                    start + 1,
+                    size,
+                ))
+        return joined
+
+    @staticmethod
+    def sample_joined_pairs(pairs, count, max_length, max_sentences, seed):
+        """`count` pairs of tokens made of consecutive `pairs`, each side at most `max_length` tokens.
+
+        Each joined pair starts at a random pair (seeded) and takes 2 to `max_sentences` (drawn at random)
+        consecutive pairs, fewer where the next one would make a side longer than `max_length`; a start
+        whose next pair does not fit is drawn again (at most `count * 10` draws in all).
+
+        Args:
+            pairs: list of (source tokens, target tokens), each a list, in corpus order.
+            count: joined pairs wanted.
+            max_length: most tokens per side of a joined pair.
+            max_sentences: most pairs joined into one, at least 2.
+            seed: seed of the draws.
+
+        Returns:
+            list of (source tokens, target tokens), at most `count` (fewer when few pairs fit).
+        """
+        if max_sentences < 2:
+            raise ValueError(f"max_sentences must be at least 2, got {max_sentences}")
+        rng = np.random.default_rng(seed)
+        joined = []
+        for _ in range(count * 10):
+            if len(joined) == count or len(pairs) < 2:
+                break
+            start = int(rng.integers(len(pairs) - 1))
+            wanted = int(rng.integers(2, max_sentences + 1))
+            source, target = list(pairs[start][0]), list(pairs[start][1])
+            taken = 1
+            for next_source, next_target in pairs[start + 1 : start + wanted]:
+                if len(source) + len(next_source) > max_length or len(target) + len(next_target) > max_length:
+                    break
+                source += next_source
+                target += next_target
+                taken += 1
+            if taken >= 2:
+                joined.append((source, target))
+        return joined

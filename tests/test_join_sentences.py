@@ -1,0 +1,62 @@
+"""`rnnsearch join-sentences`: a long test set written from a registered corpus or from text files."""
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+
+from conftest import REPO_ROOT
+
+
+def _run(*args):
+    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
+    return subprocess.run([sys.executable, "-m", "rnnsearch_tf.cli.main", "join-sentences", *args],
+                          capture_output=True, text=True, env=environment, cwd=REPO_ROOT, timeout=300)
+
+
+def _write_gzip(path, lines):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", encoding="utf-8") as stream:
+        stream.writelines(line + "\n" for line in lines)
+
+
+def test_a_registered_test_split_is_joined_into_files_for_evaluate(tmp_path):
+    english = [f"A dog number {i} runs in the park." for i in range(1, 10)]  # 9 tokens each
+    french = [f"Un chien numéro {i} court dans le parc." for i in range(1, 10)]
+    _write_gzip(tmp_path / "data/multi30k/test_2016_flickr.en.gz", english)
+    _write_gzip(tmp_path / "data/multi30k/test_2016_flickr.fr.gz", french)
+    for split in ("train", "val", "test_2017_flickr"):  # present for the registry, not read
+        _write_gzip(tmp_path / f"data/multi30k/{split}.en.gz", ["x"])
+        _write_gzip(tmp_path / f"data/multi30k/{split}.fr.gz", ["x"])
+    result = _run("--corpus=multi30k_enfr", "--split=test", "--sizes=2,4", f"--data_dir={tmp_path / 'data'}",
+                  f"--output_dir={tmp_path / 'out'}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    sources = (tmp_path / "out/source.txt").read_text(encoding="utf-8").splitlines()
+    targets = (tmp_path / "out/target.txt").read_text(encoding="utf-8").splitlines()
+    assert sources[0] == f"{english[0]} {english[1]}" and targets[0] == f"{french[0]} {french[1]}"
+    assert sources[-1] == " ".join(english[4:8]) and targets[-1] == " ".join(french[4:8])
+    assert (tmp_path / "out/lines.txt").read_text().split() == ["1-2", "3-4", "5-6", "7-8", "1-4", "5-8"]
+    summary = json.loads((tmp_path / "out/summary.json").read_text())
+    assert summary["pairs_per_size"] == {"2": 4, "4": 2}
+    assert summary["pairs_per_source_length"] == {"0-10": 0, "10-20": 4, "20-30": 0, "30-40": 2, "40-50": 0,
+                                                  "50-60": 0, "60+": 0}
+    assert summary["inputs"][0]["path"].endswith("test_2016_flickr.en.gz")
+    assert "wrote 6 pairs from 9" in result.stdout
+
+
+def test_text_files_and_bad_input(tmp_path):
+    (tmp_path / "a.en").write_text("One.\nTwo.\nThree.\n", encoding="utf-8")
+    (tmp_path / "a.fr").write_text("Un.\nDeux.\n", encoding="utf-8")
+    result = _run(f"--source={tmp_path / 'a.en'}", f"--target={tmp_path / 'a.fr'}", f"--output_dir={tmp_path}/o")
+    assert result.returncode == 1 and "line counts differ" in result.stderr and "a.fr has 2 lines" in result.stderr
+    result = _run("--corpus=multi30k_enfr", "--split=nope", f"--data_dir={tmp_path}", f"--output_dir={tmp_path}/o")
+    assert result.returncode == 1 and "has no split 'nope'" in result.stderr
+    (tmp_path / "a.fr").write_text("Un.\nDeux.\nTrois.\n", encoding="utf-8")
+    result = _run(f"--source={tmp_path / 'a.en'}", f"--target={tmp_path / 'a.fr'}", "--sizes=4",
+                  f"--output_dir={tmp_path}/o")
+    assert result.returncode == 1 and "too few for sizes [4]" in result.stderr
+    result = _run(f"--source={tmp_path / 'a.en'}", f"--target={tmp_path / 'a.fr'}", "--sizes=3",
+                  f"--output_dir={tmp_path}/o")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert (tmp_path / "o/target.txt").read_text(encoding="utf-8") == "Un. Deux. Trois.\n"

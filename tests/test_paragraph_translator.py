@@ -1,0 +1,98 @@
+"""ParagraphTranslator and `translate --split_sentences`, on a tiny random model."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import REPO_ROOT
+from rnnsearch_tf.inference import output_formats
+from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.inference.paragraph_translator import ParagraphTranslator
+from helpers.serving_test_utils import SEARCH_OPTIONS, write_model_dir
+
+OPTIONS = dict(SEARCH_OPTIONS, num_hypotheses=1)
+LONG_SENTENCE = "The " + " ".join(["cat"] * 20) + "."  # more than maximum_source_length = 12 tokens
+LINES = [
+    "The cat sees the big dog. A small green house? The dog sees a house!",
+    "",
+    "Mr. Dog sees the cat.",
+    f"The cat sleeps. {LONG_SENTENCE}",
+]
+SPLIT = [
+    ["The cat sees the big dog.", "A small green house?", "The dog sees a house!"],
+    [],
+    ["Mr. Dog sees the cat."],
+    ["The cat sleeps.", LONG_SENTENCE],
+]
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    return write_model_dir(tmp_path_factory.mktemp("paragraphs") / "model")
+
+
+@pytest.fixture(scope="module")
+def batch_translator(model_dir):
+    return BatchTranslator.from_model_dir(model_dir, batch_size=3, **OPTIONS)
+
+
+def test_lines_are_split_by_the_source_language_rules(batch_translator):
+    assert batch_translator.source_language == "en"
+    assert ParagraphTranslator(batch_translator).split(LINES) == SPLIT
+
+
+def test_a_translator_without_a_source_language_needs_one(batch_translator):
+    settings = dict(batch_translator.module.settings())
+    del settings["source_language"]
+    without = BatchTranslator(batch_translator.module, settings)
+    with pytest.raises(ValueError, match="name no source_language"):
+        ParagraphTranslator(without)
+    assert ParagraphTranslator(without, "fr").splitter.language == "fr"
+
+
+def test_each_line_joins_the_translations_of_its_sentences_in_order(batch_translator):
+    progress = []
+    results = ParagraphTranslator(batch_translator).translate(SPLIT, progress.append)
+    assert progress[-1] == 6  # sentences, not lines
+    for result, sentences in zip(results, SPLIT, strict=True):
+        alone = batch_translator.translate(sentences)
+        assert [sentence["translation"] for sentence in result["sentences"]] == [r["translation"] for r in alone]
+        assert result["translation"] == " ".join(r["translation"] for r in alone if r["translation"])
+        assert result["source_tokens"] == [token for r in alone for token in r["source_tokens"]]
+        assert result["tokens"] == [token for r in alone for token in r["tokens"]]
+        np.testing.assert_allclose(result["score"], sum(r["score"] for r in alone), rtol=1e-5)
+        assert result["nbest"] == [(result["translation"], result["score"])]
+    assert results[1]["translation"] == "" and results[1]["sentences"] == [] and results[1]["score"] == 0.0
+    assert [result["truncated"] for result in results] == [False, False, False, True]
+
+
+def test_the_alignment_format_keeps_one_matrix_per_sentence(batch_translator):
+    result = ParagraphTranslator(batch_translator).translate(SPLIT[:1])[0]
+    record = json.loads(output_formats.format_translation(7, result, "alignment"))
+    assert record["index"] == 7 and record["translation"] == result["translation"]
+    assert [sentence["index"] for sentence in record["sentences"]] == [0, 1, 2]
+    for sentence, expected in zip(record["sentences"], result["sentences"], strict=True):
+        assert np.asarray(sentence["alignment"]).shape == expected["alignment"].shape
+        assert sentence["source_tokens"] == expected["source_tokens"]
+        np.testing.assert_allclose(np.asarray(sentence["alignment"]).sum(axis=1), 1.0, atol=1e-4)
+
+
+def _run(args, stdin_text):
+    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
+    return subprocess.run([sys.executable, "-m", "rnnsearch_tf.translate", *args], input=stdin_text, text=True,
+                          capture_output=True, env=environment, cwd=REPO_ROOT, timeout=600)
+
+
+def test_command_line_split_sentences(model_dir, batch_translator):
+    options = [f"--model_dir={model_dir}", "--batch_size=3", "--beam_size=3", "--maximum_source_length=12", "--forbid_unk"]
+    result = _run([*options, "--split_sentences"], "\n".join(LINES) + "\n")
+    assert result.returncode == 0, result.stderr[-2000:]
+    expected = ParagraphTranslator(batch_translator).translate(SPLIT)
+    assert result.stdout.splitlines() == [line["translation"] for line in expected]
+    assert "1 lines had sentences longer than 12 tokens" in result.stderr and "lines 4" in result.stderr
+    result = _run([*options, "--split_sentences", "--output_format=nbest"], "A. B.\n")
+    assert result.returncode == 1 and "--split_sentences takes neither" in result.stderr

@@ -1,0 +1,107 @@
+"""SentenceSplitter: the splits of Moses' split-sentences.perl on real newstest2014 and Multi30k lines."""
+
+import pytest
+
+from data_pipeline.sentence_splitter import SentenceSplitter
+
+# Consecutive lines of newstest2014 (line numbers given) and Multi30k test_2016 joined with a space, and
+# the sentences split-sentences.perl makes of them, written from its rules (the rule deciding is named).
+_MR = (
+    "Attacked by liberals and neo-democrats in the House of Commons, Mr. Nicholson assured that, prior to their "
+    "discharge, members of the army underwent a transition plan in collaboration with their superiors."
+)  # newstest2014.en line 99
+_MR_2 = (
+    "Mr. Hawkins stressed that a soldier could be prepared for his departure, with planning and consultation "
+    "sessions, but that this was totally different than wanting to leave the army."
+)  # line 105
+_US = (
+    "The movement is also bolstered by two former U.S. Transportation secretaries, who in a 2011 report urged "
+    "Congress to move in the pay-per-mile direction."
+)  # line 33
+_US_2 = "The U.S. Senate approved a $90-million pilot project last year that would have involved about 10,000 cars."
+_QUOTE = (
+    '"And because if what is happening in Iraq is not handled, it will spread, as will what is happening in Syria.'
+)  # line 462
+_NUMBER = "Perry was one of the singers to make a guest appearance on the Rolling Stones' tour this year."  # 1505
+_NUMBER_2 = 'Her new album, "Prism," debuted at No. 1 this week.'  # 1506
+_M = (
+    "Mais il a nié avoir changé sa politique à la demande de M. Obeid qui, a reconnu M. Tripodi, réclamait un "
+    "changement de la politique gouvernementale en matière de baux."
+)  # newstest2014.fr line 1738
+_M_2 = (
+    "La transcription de conversations téléphoniques présentée à l'ICAC a montré des appels passés en août et "
+    "septembre 2007 entre M. Obeid, M. Tripodi et Steve Dunn, un haut fonctionnaire qui était arrivé au ministère "
+    "des Ports après avoir travaillé sous les ordres de M Obeid au ministère des Pêches."
+)  # line 1739
+_CAPTIONS_EN = [  # Multi30k test_2016_flickr.en lines 1-4
+    "A man in an orange hat starring at something.",
+    "A Boston Terrier is running on lush green grass in front of a white fence.",
+    "A girl in karate uniform breaking a stick with a front kick.",
+    "Five people wearing winter jackets and helmets stand in the snow, with snowmobiles in the background.",
+]
+_CAPTIONS_FR = [
+    "Un homme avec un chapeau orange regardant quelque chose.",
+    "Un terrier de Boston court sur l'herbe verdoyante devant une clôture blanche.",
+    "Une fille en tenue de karaté brisant un bâton avec un coup de pied.",
+    "Cinq personnes avec des vestes d'hiver et des casques sont debout dans la neige, avec des motoneiges en "
+    "arrière-plan.",
+]
+
+ENGLISH_CASES = [
+    # "Mr." is a non-breaking prefix; "superiors." before "Mr." breaks (the period loop).
+    (f"{_MR} {_MR_2}", [_MR, _MR_2]),
+    # "U.S." is an upper-case acronym: no break before "Transportation" nor "Senate".
+    (f"{_US} {_US_2}", [_US, _US_2]),
+    # "?" before an upper-case word breaks; the closing quote stays with its sentence.
+    (
+        f'{_QUOTE} And what happens when the virus of terrorism is alive? It spreads."',
+        [_QUOTE, "And what happens when the virus of terrorism is alive?", 'It spreads."'],
+    ),
+    # "No." is numeric-only: no break before "1".
+    (f"{_NUMBER} {_NUMBER_2}", [_NUMBER, _NUMBER_2]),
+    (" ".join(_CAPTIONS_EN), _CAPTIONS_EN),
+    # A period before a lower-case word does not end a sentence; "..." before an upper-case one does.
+    ("It ends. then goes on.", ["It ends. then goes on."]),
+    ("Wait... What now?", ["Wait...", "What now?"]),
+    # "No." before a word is not numeric-only: the period loop breaks there.
+    ("Say No. Then leave.", ["Say No.", "Then leave."]),
+    # A closing bracket after the period, then an upper-case word.
+    ("He left (for good.) Then it rained.", ["He left (for good.)", "Then it rained."]),
+    # A period, then an opening quote and an upper-case word.
+    ('It was over. "Never again," he said.', ["It was over.", '"Never again," he said.']),
+    ("  one   sentence  ", ["one sentence"]),
+    ("", []),
+    ("   ", []),
+]
+FRENCH_CASES = [
+    # "M." is a non-breaking prefix in French.
+    (f"{_M} {_M_2}", [_M, _M_2]),
+    (" ".join(_CAPTIONS_FR), _CAPTIONS_FR),
+    # Guillemets are Pi / Pf: « opens a sentence, » closes one.
+    ("Il a dit : « Non. » Puis il est parti.", ["Il a dit : « Non. »", "Puis il est parti."]),
+    ("C'est fini. « Jamais plus », dit-il.", ["C'est fini.", "« Jamais plus », dit-il."]),
+]
+
+
+@pytest.mark.parametrize("language, cases", [("en", ENGLISH_CASES), ("fr", FRENCH_CASES)])
+def test_split_matches_the_moses_splitter(language, cases):
+    splitter = SentenceSplitter(language)
+    for text, expected in cases:
+        assert splitter.split(text) == expected, text
+
+
+def test_the_prefixes_are_per_language():
+    # "Dr." keeps a sentence going in English only; French has no "Dr" prefix.
+    text = "Il a vu le Dr. Martin hier."
+    assert SentenceSplitter("en").split(text) == [text]
+    assert SentenceSplitter("fr").split(text) == ["Il a vu le Dr.", "Martin hier."]
+
+
+def test_joining_the_split_gives_the_line_with_single_spaces():
+    text = f"{_US}  {_US_2}\t{_NUMBER}"
+    assert " ".join(SentenceSplitter("en").split(text)) == " ".join(text.split())
+
+
+def test_unknown_language_is_refused():
+    with pytest.raises(ValueError, match="no non-breaking prefixes for language 'de'"):
+        SentenceSplitter("de")
