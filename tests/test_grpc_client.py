@@ -5,7 +5,6 @@ A recording PredictionService (TF Serving's API, none of our code) answers here;
 server over a real export is tests/test_prediction_service.py and tests/test_serving_client.py.
 """
 
-import concurrent.futures
 import time
 
 import grpc
@@ -16,6 +15,7 @@ from tensorflow.core.protobuf import meta_graph_pb2
 from tensorflow_serving.apis import get_model_metadata_pb2, predict_pb2, prediction_service_pb2_grpc
 
 from serving.grpc_client import GrpcClient
+from helpers.serving_test_utils import grpc_server
 
 
 class RecordingService(prediction_service_pb2_grpc.PredictionServiceServicer):
@@ -55,12 +55,9 @@ def service():
 
 @pytest.fixture(scope="module")
 def address(service):
-    server = grpc.server(concurrent.futures.ThreadPoolExecutor(max_workers=4))
-    prediction_service_pb2_grpc.add_PredictionServiceServicer_to_server(service, server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
-    yield f"127.0.0.1:{port}"
-    server.stop(grace=None).wait()
+    with grpc_server(lambda server: prediction_service_pb2_grpc.add_PredictionServiceServicer_to_server(
+            service, server)) as address:
+        yield address
 
 
 @pytest.fixture(scope="module")

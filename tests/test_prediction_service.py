@@ -3,7 +3,6 @@
 The same API through real servers, and against `tensorflow_model_server`, is tests/test_serving_client.py.
 """
 
-import concurrent.futures
 
 import grpc
 import numpy as np
@@ -14,7 +13,7 @@ from tensorflow_serving.apis import get_model_metadata_pb2, predict_pb2, predict
 from serving.grpc_client import GrpcClient
 from serving.prediction_service import PredictionService
 from serving.servable import Servable
-from helpers.serving_test_utils import SENTENCES, exported_model
+from helpers.serving_test_utils import SENTENCES, exported_model, grpc_server
 
 MAX_INPUT_BYTES = 1 << 16
 
@@ -26,12 +25,8 @@ def servable(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def address(servable):
-    server = grpc.server(concurrent.futures.ThreadPoolExecutor(max_workers=4))
-    PredictionService(servable, max_input_bytes=MAX_INPUT_BYTES).add_to_server(server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
-    yield f"127.0.0.1:{port}"
-    server.stop(grace=None).wait()
+    with grpc_server(PredictionService(servable, max_input_bytes=MAX_INPUT_BYTES).add_to_server) as address:
+        yield address
 
 
 @pytest.fixture(scope="module")

@@ -40,30 +40,26 @@ def format_translation(index, result, output_format):
 
 def alignment_record(index, result):
     """The JSON object of the `alignment` format (see the module docstring)."""
-    if "sentences" in result:
-        return dict(
-            index=index,
-            translation=result["translation"],
-            score=result["score"],
-            source_tokens=result["source_tokens"],
-            target_tokens=result["tokens"],
-            truncated=result["truncated"],
-            unks_replaced=result["unks_replaced"],
-            sentences=[alignment_record(number, sentence) for number, sentence in enumerate(result["sentences"])],
-        )
+    split = "sentences" in result  # a line translated sentence by sentence: one record per sentence inside
+    words = len(result["source_tokens"])
+    aligned = dict(target_tokens=result["tokens"]) if split else _aligned_translation(result, words)
     record = dict(
         index=index,
         translation=result["translation"],
         score=result["score"],
         source_tokens=result["source_tokens"],
-        **_aligned_translation(result, len(result["source_tokens"])),
+        **aligned,
         truncated=result["truncated"],
         unks_replaced=result["unks_replaced"],
     )
+    if split:
+        sentences = result["sentences"]
+        record["sentences"] = [alignment_record(number, sentence) for number, sentence in enumerate(sentences)]
+        return record
     if len(result.get("hypotheses", [])) > 1:
         record["nbest"] = [
             dict(translation=hypothesis["translation"], score=hypothesis["score"],
-                 **_aligned_translation(hypothesis, len(result["source_tokens"])),
+                 **_aligned_translation(hypothesis, words),
                  unks_replaced=hypothesis["unks_replaced"])
             for hypothesis in result["hypotheses"]
         ]

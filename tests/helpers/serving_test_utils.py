@@ -1,5 +1,9 @@
 """A tiny random-weight model directory and its export, shared by the translator and serving tests."""
 
+import concurrent.futures
+import contextlib
+
+import grpc
 import numpy as np
 import tensorflow as tf
 
@@ -78,3 +82,16 @@ def exported_model(tmp_path_factory):
         version_path = export.export(translator, str(export_dir))
         _EXPORTS["model"] = (model_dir, export_dir, version_path)
     return _EXPORTS["model"]
+
+
+@contextlib.contextmanager
+def grpc_server(add_servicer):
+    """A gRPC server on a free loopback port after `add_servicer(server)`; yields its address."""
+    server = grpc.server(concurrent.futures.ThreadPoolExecutor(max_workers=4))
+    add_servicer(server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        server.stop(grace=None).wait()
