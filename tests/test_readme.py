@@ -40,7 +40,7 @@ def _row_with(*values, rows=TABLE_ROWS):
 
 # Results files whose kind is the start of their name (the bench that writes them).
 _KINDS_BY_NAME = ("decode_throughput", "train_throughput", "data_pipeline", "search_sweep", "command_latency",
-                  "serving_load", "shortlist")
+                  "serving_load", "shortlist", "quickstart_curves")
 
 
 def _kind(path):
@@ -228,3 +228,14 @@ def test_serving_rows_show_the_bench_json(path):
                   f"{result['clients_32']['of_offline']:.2f}",
                   f"{result['clients_32']['p50_ms']:.1f} / {result['clients_32']['p99_ms']:.1f}"]
         assert _row_with(*values, rows=PERFORMANCE_ROWS), f"{path.name}: no row shows {setting}: {values}"
+
+
+@pytest.mark.parametrize("path", _of_kind("quickstart_curves"), ids=_ids)
+def test_quickstart_trial_rows_show_the_bench_json(path):
+    report = _load(path)
+    test_set = report["test_set"]
+    for name, trial in report["trials"].items():
+        values = [f"{point[test_set]:.2f}" for point in trial["curve"] if point[test_set] is not None]
+        values += [f"{trial['updates_per_minute_with_validation']:.1f}"]
+        assert values[:-1], f"{path.name}: {name} has no {test_set} BLEU"
+        assert _row_with(name, *values), f"{path.name}: no table row shows trial {name}: {values}"
