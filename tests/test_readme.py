@@ -40,7 +40,8 @@ def _row_with(*values, rows=TABLE_ROWS):
 
 # Results files whose kind is the start of their name (the bench that writes them).
 _KINDS_BY_NAME = ("decode_throughput", "train_throughput", "data_pipeline", "search_sweep", "command_latency",
-                  "serving_load", "shortlist", "finetune", "long_inputs")
+                  "serving_load", "shortlist", "finetune", "long_inputs",
+                  "quickstart_curves")
 
 
 def _kind(path):
@@ -248,3 +249,14 @@ def test_long_input_rows_show_the_bench_json(path):
         if "split" in entry:
             values += [f"{entry['split']['bleu']:.2f}", f"{entry['single_joined']['bleu']:.2f}"]
         assert _row_with(*values, rows=PERFORMANCE_ROWS), f"{path.name}: no row shows {size} joined: {values}"
+
+
+@pytest.mark.parametrize("path", _of_kind("quickstart_curves"), ids=_ids)
+def test_quickstart_trial_rows_show_the_bench_json(path):
+    report = _load(path)
+    test_set = report["test_set"]
+    for name, trial in report["trials"].items():
+        values = [f"{point[test_set]:.2f}" for point in trial["curve"] if point[test_set] is not None]
+        values += [f"{trial['updates_per_minute_with_validation']:.1f}"]
+        assert values[:-1], f"{path.name}: {name} has no {test_set} BLEU"
+        assert _row_with(name, *values), f"{path.name}: no table row shows trial {name}: {values}"

@@ -7,6 +7,7 @@ import pathlib
 import socket
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from rnnsearch_tf import ModelConfig
 from rnnsearch_tf import TrainingDivergedError
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.models.model_dir import ModelDir
+from rnnsearch_tf.training import trainer as trainer_module
 from rnnsearch_tf.training.trainer import Trainer
 from rnnsearch_tf.training.training_config import TrainingConfig
 from helpers.toy_translation import build_toy_data, write_corpus
@@ -123,6 +125,34 @@ def test_time_budget_stops_training_after_a_final_validation(toy_data, tmp_path)
     assert summary["stop_reason"] == "reached max_hours=1e-09" and summary["step"] == 1
     state = json.loads((tmp_path / "timed" / "training_state.json").read_text())
     assert [entry["step"] for entry in state["history"]] == [1]
+
+
+def test_a_budget_used_up_by_a_validation_stops_at_the_validated_step(toy_data, tmp_path, monkeypatch):
+    # The quickstart's 8 minutes ran out during the validation at step 1000; it then made update 1001 and
+    # validated it too. An hour passes during each validation here (a clock in the trainer's module).
+    class Clock:
+        offset = 0.0
+
+        def time(self):
+            return time.time() + self.offset
+
+    clock = Clock()
+    monkeypatch.setattr(trainer_module, "time", clock)
+    config = training_config(toy_data, tmp_path / "timed", train_steps=10_000, max_hours=0.5, validate_every=2)
+    trainer = make_trainer(model_config(toy_data), config)
+    validate = trainer.validator
+
+    def slow_validator():
+        result = validate()
+        clock.offset += 3600
+        return result
+
+    trainer.validator = slow_validator
+    summary = trainer.train()
+    assert summary["stop_reason"] == "reached max_hours=0.5" and summary["step"] == 2
+    state = json.loads((tmp_path / "timed" / "training_state.json").read_text())
+    assert [entry["step"] for entry in state["history"]] == [2] and state["hours"] > 1
+    assert summary["latest_checkpoint"].endswith("ckpt-2")
 
 
 @pytest.mark.parametrize("dropout", [0.0, 0.2])

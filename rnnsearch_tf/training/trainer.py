@@ -258,11 +258,11 @@ class Trainer:
         """Appendix B.2: read a minibatch and update on it; every so many updates log, validate (early
         stopping judges the validation) and checkpoint. Until a limit or early stopping; returns why."""
         statistics = TrainingStatistics(self.summaries.train)
-        started, seconds_before = time.time(), float(self.progress["training_seconds"])
+        self._clock = time.time(), float(self.progress["training_seconds"])
         nonfinite_in_row = 0
         while (stop_reason := self._limit_reached()) is None:
             try:
-                result = self._update(started, seconds_before)
+                result = self._update()
             except (StopIteration, tf.errors.OutOfRangeError):
                 return "the training data ran out"
             nonfinite_in_row = 0 if result["finite"] else nonfinite_in_row + 1
@@ -275,13 +275,18 @@ class Trainer:
                 return stop_reason
         return stop_reason
 
-    def _update(self, started, seconds_before):
+    def _update(self):
         """Reads the next minibatch and updates on it; returns the update's statistics (`make_train_step`)."""
         result = {name: value.numpy() for name, value in self.train_step().items()}
         self.progress["step"].assign_add(1)
         self.progress["sentences_seen"].assign_add(int(result["sentences"]))
-        self.progress["training_seconds"].assign(seconds_before + time.time() - started)
+        self._count_training_seconds()
         return result
+
+    def _count_training_seconds(self):
+        """Brings `training_seconds` (updates and validations, the `max_hours` budget) up to now."""
+        started, seconds_before = self._clock
+        self.progress["training_seconds"].assign(seconds_before + time.time() - started)
 
     def _after_update(self, statistics):
         """Logging, validation and checkpointing due after a finite update; returns a stop reason or None."""
@@ -342,6 +347,9 @@ class Trainer:
         """Validates the current weights, then checkpoints them; returns a stop reason or None."""
         started, step = time.time(), self.step
         result = self.validator()
+        # The validation's time counts against `max_hours`: a budget it used up stops training here, at
+        # a validated step, instead of after one more update and a second validation.
+        self._count_training_seconds()
         improved = self.early_stopping.record(step, result["bleu"])
         if self.early_stopping.should_decay():
             self.schedule.decay(self.config.learning_rate_decay)
