@@ -14,6 +14,8 @@ import time
 
 from absl import app, flags
 
+from bench.provenance import provenance
+
 _EVAL_DIRS = flags.DEFINE_list("eval_dirs", None, "TEST_SET:EVALUATE_OUTPUT_DIR pairs.", required=True)
 _OUTPUT = flags.DEFINE_string("output", None, "JSON file to write.", required=True)
 _COMMAND = flags.DEFINE_string("command", "", "How the models were trained and evaluated, for the record.")
@@ -51,7 +53,8 @@ def main(argv):
                 "bleu_unk_replaced": round(metrics["bleu_unk_replaced"], 2),
                 "bleu_by_length": [b["bleu"] and round(b["bleu"], 2) for b in metrics["bleu_by_length"]],
             }
-    report = {"date": time.strftime("%Y-%m-%d"), "cpu": cpu(), "command": _COMMAND.value, "models": models}
+    report = {"date": time.strftime("%Y-%m-%d"), "cpu": cpu(), "command": _COMMAND.value, "models": models,
+              "provenance": provenance()}
     pathlib.Path(_OUTPUT.value).parent.mkdir(parents=True, exist_ok=True)
     pathlib.Path(_OUTPUT.value).write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))
