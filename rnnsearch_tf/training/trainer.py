@@ -362,6 +362,10 @@ class Trainer:
             step, result["nll_per_sentence"], result["bleu"], " (best)" if improved else "",
             result["bleu_signature"], time.time() - started,
         )
+        if result["truncated_sentences"]:
+            logging.warning("%d dev sentences are longer than the search's maximum_source_length (%d tokens) and "
+                            "were translated from their first tokens", result["truncated_sentences"],
+                            self.validator.translator.search_config.maximum_source_length)
         self.summaries.write_validation(step, result)
         self.early_stopping.write_state(self.worker_dir.training_state_file, {
             "step": step,

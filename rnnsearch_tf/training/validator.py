@@ -92,7 +92,8 @@ class Validator:
 
     def __call__(self):
         """-> dict: nll_per_sentence, bleu, bleu_signature, samples [(source, reference, translation)],
-        attention_images [PNG bytes]."""
+        attention_images [PNG bytes], truncated_sentences (dev sentences longer than the search's
+        `maximum_source_length`, translated from their first tokens: their BLEU counts them so)."""
         results = self.translator.translate(self.sources)  # in order; batches formed by length
         bleu = sacrebleu.BLEU()
         score = bleu.corpus_score([result["translation"] for result in results], [self.references])
@@ -114,4 +115,5 @@ class Validator:
             "bleu_signature": str(bleu.get_signature()),
             "samples": samples,
             "attention_images": images,
+            "truncated_sentences": sum(result["truncated"] for result in results),
         }

@@ -1,0 +1,56 @@
+"""rnnsearch_tf/training/validator.py on the toy corpus: dev BLEU as sacrebleu scores the translations a
+`BatchTranslator` gives, dev NLL as the model's own log-probabilities, samples, cut sentences counted."""
+
+import numpy as np
+import pytest
+import sacrebleu
+import tensorflow as tf
+
+from data_pipeline.moses_tokenizer import MosesTokenizer
+from rnnsearch_tf import ModelConfig
+from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.inference.search_config import SearchConfig
+from rnnsearch_tf.models.rnn_search import RNNSearch
+from rnnsearch_tf.training.validator import Validator
+from helpers.model_test_utils import randomize_weights
+from helpers.toy_translation import build_toy_data
+
+MAXIMUM_SOURCE_LENGTH = 5
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    return build_toy_data(tmp_path_factory.mktemp("validator"))
+
+
+@pytest.fixture(scope="module")
+def validator(data_dir):
+    vocabulary_sizes = [len((data_dir / f"{side}_vocab.tsv").read_text().splitlines()) for side in ("source", "target")]
+    model = RNNSearch(ModelConfig(source_vocab_size=vocabulary_sizes[0], target_vocab_size=vocabulary_sizes[1],
+                                  embedding_dim=8, hidden_dim=12, maxout_dim=6, alignment_dim=10))
+    randomize_weights(model, stddev=0.3)
+    return Validator(model, str(data_dir), "dev", "en", "fr", batch_size=16,
+                     search_config=SearchConfig(beam_size=2, maximum_source_length=MAXIMUM_SOURCE_LENGTH),
+                     bleu_sentences=40, attention_sentences=2)
+
+
+def test_bleu_samples_and_cut_sentences_are_those_of_the_translations(validator):
+    result = validator()
+    translator = validator.translator.module
+    expected = BatchTranslator(translator, translator.settings(), 16, eager_sentences=0).translate(validator.sources)
+    hypotheses = [entry["translation"] for entry in expected]
+    assert result["bleu"] == pytest.approx(sacrebleu.corpus_bleu(hypotheses, [validator.references]).score)
+    assert result["samples"] == list(zip(validator.sources, validator.references, hypotheses))[:2]
+    assert [image[:8] for image in result["attention_images"]] == [b"\x89PNG\r\n\x1a\n"] * 2
+    lengths = [len(tokens) for tokens in MosesTokenizer("en").tokenize(tf.constant(validator.sources)).to_list()]
+    assert 0 < result["truncated_sentences"] == sum(length > MAXIMUM_SOURCE_LENGTH for length in lengths) < 40
+
+
+def test_nll_per_sentence_is_the_models_own(validator):
+    total, sentences = 0.0, 0
+    for batch in validator.nll_input():
+        log_probs = validator.model.token_log_probs(batch["source_ids"], batch["target_ids"])
+        total -= float(np.sum(log_probs))
+        sentences += int(batch["source_ids"].shape[0])
+    assert sentences > 0
+    assert validator.nll_per_sentence() == pytest.approx(total / sentences, rel=1e-5)
