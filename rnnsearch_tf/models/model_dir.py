@@ -15,6 +15,7 @@ from rnnsearch_tf.models.rnn_enc_dec import RNNEncDec
 from rnnsearch_tf.models.rnn_search import RNNSearch
 
 MODEL_CLASSES = {"rnnsearch": RNNSearch, "rnnencdec": RNNEncDec}
+PARENT_FILE = "parent.json"  # written with the model's description when it starts from another's weights
 ENSEMBLE_SEPARATOR = "+"
 
 
@@ -68,10 +69,10 @@ class ModelDir(VocabularyFolder):
         """training_state.json: the latest validation and the learning curve (`EarlyStopping.write_state`)."""
         return self.file("training_state.json")
 
-    @property
-    def parent_file(self):
-        """parent.json: the trained model this one started from (`rnnsearch train --init_from`)."""
-        return self.file("parent.json")
+    def read_parent(self):
+        """parent.json, the trained model this one started from (`rnnsearch train --init_from`), as a dict;
+        None for a model trained from scratch."""
+        return self.read_json(PARENT_FILE) if os.path.exists(self.file(PARENT_FILE)) else None
 
     @property
     def averaged_checkpoint_dir(self):
@@ -95,7 +96,7 @@ class ModelDir(VocabularyFolder):
         self._write_json("model.json", {"model": model_name, "config": config.to_dict()})
         self._write_json(MODEL_DATA_FILE, data_info)
         if parent is not None:
-            self._write_json("parent.json", parent)
+            self._write_json(PARENT_FILE, parent)
         for source, target in (
             (source_vocabulary_file, self.source_vocabulary_file),
             (target_vocabulary_file, self.target_vocabulary_file),

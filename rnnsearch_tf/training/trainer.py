@@ -158,7 +158,7 @@ class Trainer:
         directory and checkpoint name resume the child, even if the parent's checkpoint has moved on since."""
         if parent is None:
             return
-        recorded = self.model_dir.read_json("parent.json") if os.path.exists(self.model_dir.parent_file) else None
+        recorded = self.model_dir.read_parent()
         same = ("model_dir", "checkpoint")
         if recorded is None or any(recorded.get(key) != parent[key] for key in same):
             raise ValueError(
