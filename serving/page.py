@@ -90,7 +90,7 @@ class Page:
         if method != "POST":
             return 405, "application/json", _error(f"{_UNKNOWN_WORDS} takes POST, not {method}")
         try:
-            request = json.loads(environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0)))
+            request = _json_body(environ)
             sentences = request["tokens"]
             if not isinstance(sentences, list) or not all(
                 isinstance(tokens, list) and all(isinstance(token, str) for token in tokens) for tokens in sentences
@@ -109,7 +109,7 @@ class Page:
         if method != "POST":
             return 405, "application/json", _error(f"{_SPLIT_SENTENCES} takes POST, not {method}")
         try:
-            request = json.loads(environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0)))
+            request = _json_body(environ)
             lines = request["text"]
             if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
                 raise ValueError('"text" must be a list of strings')
@@ -134,6 +134,11 @@ class Page:
             with tf.io.gfile.GFile(path) as lines:
                 self._source_vocabulary = frozenset(line.split("\t")[0] for line in lines.read().splitlines())
         return self._source_vocabulary
+
+
+def _json_body(environ):
+    """The request's body parsed as JSON (ValueError if it is not JSON)."""
+    return json.loads(environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0)))
 
 
 def _error(message):
