@@ -1,33 +1,33 @@
-"""Raw parallel text -> tokens -> vocabulary -> TFRecords -> bucketed tf.data."""
+"""Raw parallel text -> tokens -> vocabulary -> TFRecords -> bucketed tf.data.
 
-from data_pipeline.corpus_file import CorpusFile
-from data_pipeline.corpus_part import CorpusPart
-from data_pipeline.corrupt_shard_error import CorruptShardError
-from data_pipeline.dataset_builder import DatasetBuilder
-from data_pipeline.evaluation_input import EvaluationInput
-from data_pipeline.missing_data_error import MissingDataError
-from data_pipeline.moses_tokenizer import MosesTokenizer
-from data_pipeline.pair_reader import PairReader
-from data_pipeline.parallel_corpus import ParallelCorpus
-from data_pipeline.sentence_joiner import SentenceJoiner
-from data_pipeline.sentence_splitter import SentenceSplitter
-from data_pipeline.training_input import TrainingInput
-from data_pipeline.vocabulary import Vocabulary
-from data_pipeline.wordpiece_tokenizer import WordPieceTokenizer
+The classes below are imported on first use (PEP 562), so that `translate` and `serve`, which need the
+Moses tokenizer and the vocabulary only, do not pay for tensorflow_text (0.15 s), which the WordPiece
+tokenizer and the dataset builder import.
+"""
 
-__all__ = [
-    "CorpusFile",
-    "CorpusPart",
-    "CorruptShardError",
-    "DatasetBuilder",
-    "EvaluationInput",
-    "MissingDataError",
-    "MosesTokenizer",
-    "PairReader",
-    "ParallelCorpus",
-    "SentenceJoiner",
-    "SentenceSplitter",
-    "TrainingInput",
-    "Vocabulary",
-    "WordPieceTokenizer",
-]
+import importlib
+
+_MODULES = {
+    "CorpusFile": "corpus_file",
+    "CorpusPart": "corpus_part",
+    "CorruptShardError": "corrupt_shard_error",
+    "DatasetBuilder": "dataset_builder",
+    "EvaluationInput": "evaluation_input",
+    "MissingDataError": "missing_data_error",
+    "MosesTokenizer": "moses_tokenizer",
+    "PairReader": "pair_reader",
+    "ParallelCorpus": "parallel_corpus",
+    "SentenceJoiner": "sentence_joiner",
+    "SentenceSplitter": "sentence_splitter",
+    "TrainingInput": "training_input",
+    "Vocabulary": "vocabulary",
+    "WordPieceTokenizer": "wordpiece_tokenizer",
+}
+
+__all__ = sorted(_MODULES)
+
+
+def __getattr__(name):
+    if name not in _MODULES:
+        raise AttributeError(f"module 'data_pipeline' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"data_pipeline.{_MODULES[name]}"), name)

@@ -1,0 +1,41 @@
+"""The data_pipeline package: its classes come on first use, and translating does not import
+tensorflow_text (which only the WordPiece tokenizer and the dataset builder need)."""
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+import data_pipeline
+from data_pipeline.moses_tokenizer import MosesTokenizer
+from data_pipeline.vocabulary import Vocabulary
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def test_every_exported_name_is_the_class_of_its_module():
+    assert data_pipeline.MosesTokenizer is MosesTokenizer and data_pipeline.Vocabulary is Vocabulary
+    for name in data_pipeline.__all__:
+        value = getattr(data_pipeline, name)
+        assert value.__name__ == name and value.__module__.startswith("data_pipeline.")
+
+
+def test_an_unknown_name_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="Tokeniser"):
+        data_pipeline.Tokeniser  # noqa: B018
+
+
+def test_the_translate_command_does_not_import_tensorflow_text():
+    script = (
+        "import sys\n"
+        "import rnnsearch_tf.cli.translate, serving.local_server\n"
+        "print('tensorflow_text' in sys.modules)\n"
+        "from data_pipeline import WordPieceTokenizer\n"
+        "print('tensorflow_text' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True, check=True,
+        env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"},
+    )
+    assert result.stdout.split() == ["False", "True"]
