@@ -121,3 +121,14 @@ def test_the_heatmap_labels_sources_across_the_top_and_targets_down(tmp_path):
     le, chat = texts["le"], texts["chat"]
     assert le[1] < chat[1] and le[0] == chat[0]  # down, in order, in one column
     assert the[1] < le[1]  # the sources on top
+
+
+def test_bleu_by_length_prints_each_bins_sentence_count_under_its_label(tmp_path):
+    curves = {"rnnsearch50": [dict(bin="0-10", bleu=30.0, sentences=12), dict(bin="10-20", bleu=None, sentences=0),
+                              dict(bin="20+", bleu=25.0, sentences=345)]}
+    texts = _texts(_svg(plot_bleu_by_length, curves, tmp_path=tmp_path))
+    labels = {"0-10": "(12)", "10-20": "(0)", "20+": "(345)"}
+    for label, count in labels.items():
+        nearest = min(labels, key=lambda other: abs(texts[other][0] - texts[count][0]))
+        assert nearest == label and texts[count][1] > texts[label][1]  # under its own label
+    assert "Sentence length (source Moses tokens), sentences per bin in parentheses" in texts

@@ -11,17 +11,21 @@ def plot_bleu_by_length(curves, path):
     """Bahdanau et al. 2014, Figure 2: BLEU of the test sentences grouped by source length, one line per model.
 
     Args:
-        curves: dict model name -> list of `{"bin": label, "bleu": float or None}` (the `bleu_by_length`
-            of `Evaluator.evaluate`), the same bins for every model; bins without sentences are skipped.
+        curves: dict model name -> list of `{"bin": label, "bleu": float or None}` and, where known,
+            `"sentences": count` (the `bleu_by_length` of `Evaluator.evaluate`), the same bins for every
+            model; bins without sentences are skipped. The counts of the first model are printed under
+            the bin labels, as a reader of a BLEU by length must know how many sentences a point stands on.
         path: PNG file to write.
     """
     figure, axis = plt.subplots(figsize=(6, 4))
     for name, bins in curves.items():
         points = [(position, item["bleu"]) for position, item in enumerate(bins) if item["bleu"] is not None]
         axis.plot([x for x, _ in points], [y for _, y in points], marker="o", label=name)
-    labels = [item["bin"] for item in next(iter(curves.values()))]
+    first_bins = next(iter(curves.values()))
+    counted = "sentences" in first_bins[0]
+    labels = [item["bin"] + (f"\n({item['sentences']})" if counted else "") for item in first_bins]
     axis.set_xticks(range(len(labels)), labels)
-    axis.set_xlabel("Sentence length (source Moses tokens)")
+    axis.set_xlabel("Sentence length (source Moses tokens)" + (", sentences per bin in parentheses" if counted else ""))
     axis.set_ylabel("BLEU score")
     axis.grid(alpha=0.3)
     axis.legend()
