@@ -53,7 +53,9 @@ tail -c +$LOG_START -f --pid=$TRAIN_PID "$OUT/train.log" \
 wait $TRAIN_PID
 
 EXPORT_DIR=$OUT/exports/rnnsearch
-say "4/7 exporting a SavedModel to $EXPORT_DIR" "The export log is $OUT/export.log; the model directory is $MODEL_DIR."
+say "4/7 building the vocabulary shortlist and exporting a SavedModel to $EXPORT_DIR" \
+    "The export log is $OUT/export.log; the model directory is $MODEL_DIR."
+"$RNNSEARCH" shortlist --model_dir="$MODEL_DIR"  # translate and export decode over it (docs/translating.md)
 "$RNNSEARCH" export --model_dir="$MODEL_DIR" --export_dir="$EXPORT_DIR" --beam_size=5 > "$OUT/export.log" 2>&1
 echo "exported: $(ls -d "$EXPORT_DIR"/[0-9]* | sort -V | tail -n 1)"
 ls -d "$EXPORT_DIR"/[0-9]* | sort -V | head -n -3 | xargs -r rm -rf  # keep the newest 3 versions

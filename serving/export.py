@@ -122,7 +122,7 @@ def main(argv):
         maximum_batch_size=_MAXIMUM_BATCH_SIZE.value,
         precision=search_flags.PRECISION.value,
         num_alternatives=_NUM_ALTERNATIVES.value,
-        **search_flags.search_config().to_dict(),
+        **search_flags.search_config(_MODEL_DIR.value).to_dict(),
     )
     path = export(translator, _EXPORT_DIR.value, _VERSION.value)
     print(f"exported {translator.checkpoint_path} to {path}")

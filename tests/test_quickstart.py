@@ -21,7 +21,7 @@ def test_quickstart_runs_every_stage(data_root, tmp_path):
     model = tmp_path / "quickstart"
     assert (model / "checkpoints" / "ckpt-400.index").exists() and (model / "best" / "ckpt-400.index").exists()
     assert list((model / "train").glob("events.out.tfevents.*")) and list((model / "dev").glob("events.out.tfevents.*"))
-    assert (tmp_path / "exports" / "rnnsearch" / "1" / "saved_model.pb").exists()
+    assert (tmp_path / "exports" / "rnnsearch" / "1" / "saved_model.pb").exists() and (model / "shortlist.npz").exists()
     served = result.stdout.split("==> 6/7")[1].split("Attention:")[0].strip().splitlines()[1:]
     # translation<TAB>score; 400 updates are enough for a model to say something
     assert len(served) == 3 and all(line.split("\t")[0].strip() for line in served), served

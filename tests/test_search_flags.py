@@ -95,3 +95,18 @@ def test_one_decode_worker_leaves_tensorflows_threads_alone(parsed):
     with flagsaver.as_parsed(decode_workers="1"):
         assert search_flags.decode_workers() == 1
     assert tf.config.threading.get_intra_op_parallelism_threads() == before
+
+
+def test_translate_and_export_use_a_model_directorys_shortlist_unless_told_not_to(parsed, tmp_path):
+    with_shortlist, without = tmp_path / "with", tmp_path / "without"
+    with_shortlist.mkdir()
+    without.mkdir()
+    (with_shortlist / "shortlist.npz").write_bytes(b"")  # only its presence is read here
+    assert search_flags.search_config(str(with_shortlist)).shortlist
+    assert not search_flags.search_config(str(without)).shortlist
+    assert not search_flags.search_config(f"{with_shortlist}+{with_shortlist}").shortlist  # an ensemble: never
+    assert not search_flags.search_config().shortlist  # evaluate and score: the whole vocabulary
+    with flagsaver.as_parsed(shortlist="false"):  # --noshortlist
+        assert not search_flags.search_config(str(with_shortlist)).shortlist
+    with flagsaver.as_parsed(shortlist="true"):  # --shortlist where there is none: the translator says so
+        assert search_flags.search_config(str(without)).shortlist

@@ -213,3 +213,33 @@ def test_the_command_counts_the_training_shards(tmp_path):
     np.testing.assert_array_equal(written.candidates, expected.candidates)
     np.testing.assert_array_equal(written.frequent, np.arange(4, 11))
     assert written.candidates.shape == (sizes[0], 3) and written.candidates[5:].any()
+
+
+def test_translate_uses_a_model_directorys_shortlist_unless_told_not_to(model_dir, tmp_path):
+    import shutil
+
+    from rnnsearch_tf.inference.batch_translator import BatchTranslator
+
+    directory = tmp_path / "model"
+    shutil.copytree(model_dir, directory)
+    Shortlist(*_small_shortlist(directory)).save(directory / SHORTLIST_FILE)
+    (tmp_path / "input.txt").write_text("".join(sentence + "\n" for sentence in SENTENCES), encoding="utf-8")
+    options = dict(beam_size=3, forbid_unk=True, maximum_source_length=12)
+
+    def command(*flags):
+        result = subprocess.run(
+            [sys.executable, "-m", "rnnsearch_tf.cli.main", "translate", f"--model_dir={directory}",
+             "--checkpoint=latest", f"--input={tmp_path / 'input.txt'}", "--noprogress",
+             *(f"--{name}={str(value).lower()}" for name, value in options.items()), *flags],
+            capture_output=True, text=True, check=True, timeout=300, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
+        )
+        return result.stdout.splitlines(), result.stderr
+
+    def expected(shortlist):
+        translator = BatchTranslator.from_model_dir(directory, "latest", shortlist=shortlist, **options)
+        return [result["translation"] for result in translator.translate(SENTENCES)]
+
+    (default, default_note), (full, full_note) = command(), command("--noshortlist")
+    assert default == expected(True) and "over its vocabulary shortlist" in default_note
+    assert full == expected(False) and "shortlist" not in full_note
+    assert default != full  # the small shortlist leaves out words the whole vocabulary's search picks

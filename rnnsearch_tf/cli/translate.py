@@ -93,9 +93,12 @@ def main(argv):
             unk_replacer,
             workers,
             precision=search_flags.PRECISION.value,
-            **search_flags.search_config().to_dict(),
+            **search_flags.search_config(_MODEL_DIR.value).to_dict(),
         )
-    print(f"translating with {translator.loaded_from}", file=sys.stderr)
+    shortlist = ""
+    if translator.search_config.shortlist:
+        shortlist = " over its vocabulary shortlist (--noshortlist: the whole vocabulary)"
+    print(f"translating with {translator.loaded_from}{shortlist}", file=sys.stderr)
     if _SPLIT_SENTENCES.value:
         paragraphs = ParagraphTranslator(translator)
         split_lines = paragraphs.split(sentences)

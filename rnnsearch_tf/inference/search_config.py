@@ -35,7 +35,8 @@ class SearchConfig:
         sampling_temperature: temperature of the sampling distribution.
         sampling_seed: seed of the sampling draws (the same seed gives the same samples).
         shortlist: decode each batch over the target words of the model directory's vocabulary shortlist
-            only (`Shortlist`, written by `rnnsearch shortlist`), not the whole vocabulary.
+            only (`Shortlist`, written by `rnnsearch shortlist`), not the whole vocabulary. `translate`
+            and `export` turn it on where the model directory has one unless given --noshortlist.
     """
 
     beam_size: int = 12
