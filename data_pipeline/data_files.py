@@ -84,11 +84,16 @@ def _download(corpus_file, path):
 
 
 def _read_member(archive, corpus_file):
-    if zipfile.is_zipfile(archive):
-        with zipfile.ZipFile(archive) as opened:
-            return opened.read(corpus_file.member)
-    with tarfile.open(archive) as opened:
-        member = opened.extractfile(corpus_file.member)
-        if member is None:
-            raise MissingDataError(f"{corpus_file.url} holds no file {corpus_file.member}")
-        return io.BufferedReader(member).read()
+    """The bytes of `corpus_file.member` in the downloaded zip or tar `archive`; MissingDataError naming the
+    URL and the member when the archive holds no such file."""
+    try:
+        if zipfile.is_zipfile(archive):
+            with zipfile.ZipFile(archive) as opened:
+                return opened.read(corpus_file.member)
+        with tarfile.open(archive) as opened:
+            member = opened.extractfile(corpus_file.member)  # None for a directory
+            if member is not None:
+                return io.BufferedReader(member).read()
+    except KeyError:  # zipfile and tarfile: no member of that name
+        pass
+    raise MissingDataError(f"{corpus_file.url} holds no file {corpus_file.member}")

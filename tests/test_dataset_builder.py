@@ -1,21 +1,14 @@
-"""DatasetBuilder on a toy corpus: exact vocabularies, records and metadata; bad input; data files."""
+"""DatasetBuilder on a toy corpus: exact vocabularies, records and metadata; bad input."""
 
 import gzip
 import json
-import tarfile
-import zipfile
 
 import pytest
 import tensorflow as tf
 
-from data_pipeline import CorpusFile
-from data_pipeline import CorpusPart
 from data_pipeline import DatasetBuilder
-from data_pipeline import MissingDataError
-from data_pipeline import PairReader
 from data_pipeline import build
 from data_pipeline import corpus_registry
-from data_pipeline import data_files
 
 # Line by line: kept; empty source; 7 source tokens > max_length 4; invalid UTF-8 in the target
 # (repaired to U+FFFD, kept); 50 characters > max_line_chars 40; a control character only (no tokens).
@@ -184,63 +177,6 @@ def test_gzip_is_read_by_content_and_a_truncated_one_is_named(tmp_path):
     (tmp_path / "a.en").write_bytes(compressed[:-12])
     with pytest.raises(ValueError, match=rf"{tmp_path / 'a.en'}: .*truncated or corrupt gzip"):
         DatasetBuilder(corpus, tmp_path / "out2", show_progress=False).build()
-
-
-def test_a_directory_given_as_a_file_is_named_so(tmp_path):
-    (tmp_path / "train.en").mkdir()
-    with pytest.raises(MissingDataError, match=rf"{tmp_path / 'train.en'} is a directory"):
-        data_files.resolve(CorpusFile(str(tmp_path / "train.en")), tmp_path, allow_download=False)
-
-
-def test_malformed_tsv_line_names_file_and_line(tmp_path):
-    path = _write(tmp_path / "pairs.tsv", ["Hi.\tSalut.", "no tab here"])
-    reader = PairReader(CorpusPart(source=CorpusFile(str(path))), [path], max_line_chars=100)
-    with pytest.raises(ValueError, match=rf"{path}:2: expected at least 2 tab-separated columns"):
-        list(reader)
-
-
-def test_missing_file_names_expected_path_and_setting(tmp_path):
-    corpus_file = CorpusFile("wmt14/europarl.en.gz", url="https://www.statmt.org/x.tgz", member="x.en")
-    with pytest.raises(MissingDataError, match=rf"{tmp_path}/wmt14/europarl.en.gz.*RNNSEARCH_DATA"):
-        data_files.resolve(corpus_file, tmp_path, allow_download=False)
-
-
-def test_uncompressed_copy_is_found(tmp_path):
-    (tmp_path / "multi30k").mkdir()
-    _write(tmp_path / "multi30k" / "val.en", ["hello"])
-    path = data_files.resolve(CorpusFile("multi30k/val.en.gz"), tmp_path, allow_download=False)
-    assert path == tmp_path / "multi30k" / "val.en"
-
-
-def test_download_extracts_archive_member(tmp_path):
-    member = _write(tmp_path / "newstest.en", ["Hello .", "World ."])
-    with tarfile.open(tmp_path / "dev.tgz", "w:gz") as archive:
-        archive.add(member, arcname="dev/newstest.en")
-    corpus_file = CorpusFile("wmt14/newstest.en.gz", url=(tmp_path / "dev.tgz").as_uri(), member="dev/newstest.en")
-    path = data_files.resolve(corpus_file, tmp_path / "data", allow_download=True)
-    assert path == tmp_path / "data" / "wmt14" / "newstest.en.gz"
-    assert gzip.decompress(path.read_bytes()) == b"Hello .\nWorld .\n"
-
-
-def test_download_strips_sgml(tmp_path):
-    with zipfile.ZipFile(tmp_path / "test.zip", "w") as archive:
-        archive.writestr("t.sgm", '<doc>\n<seg id="1">Un .</seg>\n<seg id="2"> Deux </seg>\n</doc>\n')
-    corpus_file = CorpusFile("t.fr", url=(tmp_path / "test.zip").as_uri(), member="t.sgm", sgml=True)
-    assert data_files.resolve(corpus_file, tmp_path / "data", allow_download=True).read_text() == "Un .\nDeux\n"
-
-
-def test_tatoeba_split_is_disjoint_and_complete(data_root):
-    splits = corpus_registry.get_corpus("tatoeba_enfr").splits
-    sources, read = {}, 0
-    for split, (part,) in splits.items():
-        path = data_files.resolve(part.source, data_root, allow_download=False)
-        reader = PairReader(part, [path], max_line_chars=10000)
-        sources[split] = {source for source, _ in reader}
-        read += reader.read
-    assert read == 167130  # every line lands in exactly one split
-    assert not sources["train"] & sources["test"] and not sources["dev"] & sources["test"]
-    assert not sources["train"] & sources["dev"]
-    assert 2000 < len(sources["test"]) < len(sources["dev"]) * 2
 
 
 def test_joined_training_pairs_are_added_within_max_length(tmp_path):

@@ -1,4 +1,4 @@
-"""Ensembles (the mean of the models' log-probabilities at every step) and checkpoint averaging."""
+"""Ensembles (the mean of the models' log-probabilities at every step) and the average_checkpoints command."""
 
 import subprocess
 import sys
@@ -10,7 +10,6 @@ import tensorflow as tf
 from conftest import REPO_ROOT
 from helpers.model_test_utils import padded_batch, randomize_weights, small_config
 from rnnsearch_tf import RNNEncDec, RNNSearch
-from rnnsearch_tf.training.checkpoint_averaging import average_checkpoints, checkpoints_to_average
 from rnnsearch_tf.models.ensemble import Ensemble
 from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.inference.translator import Translator
@@ -95,28 +94,6 @@ def test_exported_ensemble_equals_the_python_ensemble(model_dirs, tmp_path):
     np.testing.assert_array_equal(outputs["translation"].numpy(), expected["translation"])
     np.testing.assert_allclose(outputs["score"].numpy(), expected["score"], rtol=1e-5)
     assert loaded.signatures["settings"]()["checkpoint"].numpy().decode() == checkpoint
-
-
-def test_averaged_checkpoint_is_the_mean_of_the_weights(tmp_path):
-    path = write_model_dir(tmp_path / "model")
-    model_dir = ModelDir(path)
-    model = model_dir.build_model()
-    manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model), model_dir.checkpoint_dir, 10)
-    saved = []
-    for step, seed in ((10, 1), (20, 2), (30, 3)):
-        randomize_weights(model, seed=seed)
-        saved.append([variable.numpy() for variable in model.weights])
-        manager.save(checkpoint_number=step)
-    paths = checkpoints_to_average(model_dir, "latest", count=2)
-    assert [p.rsplit("-", 1)[1] for p in paths] == ["20", "30"]
-    averaged_path = average_checkpoints(model_dir, paths)
-    assert averaged_path.endswith("averaged/ckpt-30")
-    averaged_model, loaded_path = model_dir.load_model("averaged")
-    assert loaded_path == averaged_path
-    for variable, second, third in zip(averaged_model.weights, saved[1], saved[2]):
-        np.testing.assert_allclose(variable.numpy(), (second + third) / 2, rtol=1e-6)
-    with pytest.raises(FileNotFoundError, match="no checkpoint in .*best"):
-        checkpoints_to_average(model_dir, "best", count=2)
 
 
 def test_average_checkpoints_command(tmp_path):

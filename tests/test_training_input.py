@@ -1,47 +1,23 @@
-"""TrainingInput / EvaluationInput on toy shards: exact batches, coverage, sorting, determinism, resume."""
+"""TrainingInput on toy shards: exact batches, coverage, sorting, determinism, resume; corrupt shards are named
+(by EvaluationInput too)."""
 
 import collections
-import json
 
-import numpy as np
 import pytest
 import tensorflow as tf
 
 from data_pipeline import CorruptShardError
 from data_pipeline import EvaluationInput
 from data_pipeline import TrainingInput
-from data_pipeline import pair_reader
 from data_pipeline.constants import EOS_ID
-
-
-def _write_shards(folder, pairs, num_shards, metadata=False):
-    """Writes `pairs` (id lists, EOS included) in contiguous blocks over shards, plus metadata.json."""
-    bounds = np.linspace(0, len(pairs), num_shards + 1).astype(int)
-    shards = []
-    for index in range(num_shards):
-        path = folder / f"train-{index:05d}-of-{num_shards:05d}.tfrecord.gz"
-        with tf.io.TFRecordWriter(str(path), options="GZIP") as writer:
-            for source, target in pairs[bounds[index] : bounds[index + 1]]:
-                feature = {
-                    "source_ids": tf.train.Feature(int64_list=tf.train.Int64List(value=source)),
-                    "target_ids": tf.train.Feature(int64_list=tf.train.Int64List(value=target)),
-                }
-                writer.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
-        shards.append({"file": path.name, "records": 0, "sha256": pair_reader.sha256(path)})
-    if metadata:
-        (folder / "metadata.json").write_text(json.dumps({"splits": {"train": {"shards": shards}}}))
-    return str(folder / "train-*.tfrecord.gz")
-
-
-def _batches(dataset):
-    return [{name: ids.numpy().tolist() for name, ids in batch.items()} for batch in dataset]
+from helpers.shard_test_data import batches_of, pairs_of, write_shards
 
 
 @pytest.fixture
 def many_pairs(tmp_path):
     """50 pairs; pair i: source of (i % 7) + 1 words, target of (i % 5) + 1 words, all ids 10 + i."""
     pairs = [([10 + i] * (i % 7 + 1) + [EOS_ID], [10 + i] * (i % 5 + 1) + [EOS_ID]) for i in range(50)]
-    return _write_shards(tmp_path, pairs, num_shards=3, metadata=True), pairs
+    return write_shards(tmp_path, pairs, num_shards=3, metadata=True), pairs
 
 
 def test_exact_batches_without_shuffling(tmp_path):
@@ -56,9 +32,9 @@ def test_exact_batches_without_shuffling(tmp_path):
         ([10, EOS_ID], [10, 10, EOS_ID]),
         ([11, EOS_ID], [11, EOS_ID]),
     ]
-    pattern = _write_shards(tmp_path, pairs, num_shards=1)
+    pattern = write_shards(tmp_path, pairs, num_shards=1)
     dataset = TrainingInput(pattern, batch_size=2, sort_window=2, shuffle_buffer=1, epochs=1)()
-    assert _batches(dataset) == [
+    assert batches_of(dataset) == [
         {"source_ids": [[6, 2, 0], [8, 8, 2]], "target_ids": [[6, 2], [8, 2]]},
         {"source_ids": [[5, 6, 7, 2], [7, 2, 0, 0]], "target_ids": [[5, 2, 0, 0, 0], [7, 7, 7, 7, 2]]},
         {"source_ids": [[11, 2, 0], [9, 9, 2]], "target_ids": [[11, 2], [9, 2]]},
@@ -66,41 +42,32 @@ def test_exact_batches_without_shuffling(tmp_path):
     ]
 
 
-def _pairs_of(batches):
-    """The unpadded (source, target) tuples of a list of batches."""
-    return [
-        (tuple(s[: s.index(EOS_ID) + 1]), tuple(t[: t.index(EOS_ID) + 1]))
-        for batch in batches
-        for s, t in zip(batch["source_ids"], batch["target_ids"])
-    ]
-
-
 def test_every_pair_once_per_epoch_and_epochs_differ(many_pairs):
     pattern, pairs = many_pairs
-    batches = _batches(TrainingInput(pattern, batch_size=4, sort_window=3, shuffle_buffer=20, seed=3, epochs=2)())
+    batches = batches_of(TrainingInput(pattern, batch_size=4, sort_window=3, shuffle_buffer=20, seed=3, epochs=2)())
     per_epoch = len(batches) // 2  # 50 pairs = 4 windows of 12 + 2: 4 * 3 + 1 batches per epoch
     assert per_epoch == 13
     expected = collections.Counter((tuple(s), tuple(t)) for s, t in pairs)
-    first, second = _pairs_of(batches[:per_epoch]), _pairs_of(batches[per_epoch:])
+    first, second = pairs_of(batches[:per_epoch]), pairs_of(batches[per_epoch:])
     assert collections.Counter(first) == expected and collections.Counter(second) == expected
     assert first != second
 
 
 def test_batches_are_sorted_inside_each_window_and_padded_to_own_longest(many_pairs):
     pattern, _ = many_pairs
-    batches = _batches(TrainingInput(pattern, batch_size=4, sort_window=3, shuffle_buffer=50, epochs=1)())
+    batches = batches_of(TrainingInput(pattern, batch_size=4, sort_window=3, shuffle_buffer=50, epochs=1)())
     for start in range(0, len(batches), 3):
-        window = _pairs_of(batches[start : start + 3])
+        window = pairs_of(batches[start : start + 3])
         lengths = [max(len(s), len(t)) for s, t in window]
         assert lengths == sorted(lengths)
     for batch in batches:
-        assert max(len(s) for s, _ in _pairs_of([batch])) == len(batch["source_ids"][0])
-        assert max(len(t) for _, t in _pairs_of([batch])) == len(batch["target_ids"][0])
+        assert max(len(s) for s, _ in pairs_of([batch])) == len(batch["source_ids"][0])
+        assert max(len(t) for _, t in pairs_of([batch])) == len(batch["target_ids"][0])
 
 
-def test_same_seed_same_batches_other_seed_other_batches(many_pairs):
+def test_same_seed_same_batches_other_seed_otherbatches_of(many_pairs):
     pattern, _ = many_pairs
-    run = lambda seed: _batches(TrainingInput(pattern, batch_size=4, sort_window=3, seed=seed, epochs=1)())
+    run = lambda seed: batches_of(TrainingInput(pattern, batch_size=4, sort_window=3, seed=seed, epochs=1)())
     assert run(7) == run(7)
     assert run(7) != run(8)
 
@@ -120,19 +87,19 @@ def test_iterator_resumes_mid_epoch_from_checkpoint(many_pairs, tmp_path):
     for _ in range(3):
         next(iterator)
     checkpoint_path = tf.train.Checkpoint(iterator=iterator).save(str(tmp_path / "ckpt" / "input"))
-    expected = _batches([next(iterator) for _ in range(15)])  # crosses the epoch boundary (13 batches)
+    expected = batches_of([next(iterator) for _ in range(15)])  # crosses the epoch boundary (13 batches)
     resumed = make()
     tf.train.Checkpoint(iterator=resumed).restore(checkpoint_path).assert_consumed()
-    assert _batches([next(resumed) for _ in range(15)]) == expected
+    assert batches_of([next(resumed) for _ in range(15)]) == expected
 
 
 def test_token_count_batching_respects_budget_and_covers_epoch(many_pairs):
     pattern, pairs = many_pairs
-    batches = _batches(TrainingInput(pattern, max_tokens=12, bucket_width=2, max_sequence_length=8, epochs=1)())
+    batches = batches_of(TrainingInput(pattern, max_tokens=12, bucket_width=2, max_sequence_length=8, epochs=1)())
     for batch in batches:
         for side in ("source_ids", "target_ids"):
             assert len(batch[side]) * len(batch[side][0]) <= 12
-    assert collections.Counter(_pairs_of(batches)) == collections.Counter((tuple(s), tuple(t)) for s, t in pairs)
+    assert collections.Counter(pairs_of(batches)) == collections.Counter((tuple(s), tuple(t)) for s, t in pairs)
 
 
 def test_input_pipelines_split_the_data_for_distribution(many_pairs):
@@ -141,9 +108,9 @@ def test_input_pipelines_split_the_data_for_distribution(many_pairs):
     seen = []
     for pipeline in range(2):
         context = tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=pipeline, num_replicas_in_sync=2)
-        batches = _batches(training_input(context))
+        batches = batches_of(training_input(context))
         assert max(len(batch["source_ids"]) for batch in batches) == 4  # per-replica share of 8
-        seen += _pairs_of(batches)
+        seen += pairs_of(batches)
     assert collections.Counter(seen) == collections.Counter((tuple(s), tuple(t)) for s, t in pairs)
 
 
@@ -153,13 +120,6 @@ def test_works_with_distribute_datasets_from_function(many_pairs):
     dataset = strategy.distribute_datasets_from_function(TrainingInput(pattern, batch_size=4, sort_window=3))
     batch = next(iter(dataset))
     assert batch["source_ids"].shape[0] == 4
-
-
-def test_evaluation_input_keeps_corpus_order(many_pairs):
-    pattern, pairs = many_pairs
-    batches = _batches(EvaluationInput(pattern, batch_size=8)())
-    assert [len(batch["source_ids"]) for batch in batches] == [8] * 6 + [2]
-    assert _pairs_of(batches) == [(tuple(s), tuple(t)) for s, t in pairs]
 
 
 def test_corrupt_shard_is_named(many_pairs, tmp_path):
@@ -178,11 +138,11 @@ def test_corrupt_shard_is_named(many_pairs, tmp_path):
 def test_inputs_of_up_to_100_tokens_are_batched_whole(tmp_path, max_tokens):
     # Joined pairs reach --max_length: 1 to 100 tokens and EOS, nothing may be cut or left out.
     pairs = [([10 + i] * (i + 1) + [EOS_ID], [10 + i] * (100 - i) + [EOS_ID]) for i in range(100)]
-    pattern = _write_shards(tmp_path, pairs, num_shards=2, metadata=True)
+    pattern = write_shards(tmp_path, pairs, num_shards=2, metadata=True)
     training_input = TrainingInput(pattern, batch_size=8, sort_window=4, max_tokens=max_tokens, max_sequence_length=101,
                                    epochs=1)
-    batches = _batches(training_input())
-    assert collections.Counter(_pairs_of(batches)) == collections.Counter((tuple(s), tuple(t)) for s, t in pairs)
+    batches = batches_of(training_input())
+    assert collections.Counter(pairs_of(batches)) == collections.Counter((tuple(s), tuple(t)) for s, t in pairs)
     for batch in batches:
         if max_tokens:
             for side in ("source_ids", "target_ids"):

@@ -1,0 +1,109 @@
+"""data_pipeline/corpus_registry.py: the registered corpora (languages, splits, the paper's WMT'14 parts,
+the Tatoeba hash split) and get_corpus; text_file_corpus makes a user's files a corpus whose pairs read
+back."""
+
+import pytest
+
+from data_pipeline import CorpusFile
+from data_pipeline import PairReader
+from data_pipeline import corpus_registry
+from data_pipeline import data_files
+
+
+def _write(path, lines):
+    path.write_bytes(b"".join((line.encode() if isinstance(line, str) else line) + b"\n" for line in lines))
+    return path
+
+
+def test_tatoeba_split_is_disjoint_and_complete(data_root):
+    splits = corpus_registry.get_corpus("tatoeba_enfr").splits
+    sources, read = {}, 0
+    for split, (part,) in splits.items():
+        path = data_files.resolve(part.source, data_root, allow_download=False)
+        reader = PairReader(part, [path], max_line_chars=10000)
+        sources[split] = {source for source, _ in reader}
+        read += reader.read
+    assert read == 167130  # every line lands in exactly one split
+    assert not sources["train"] & sources["test"] and not sources["dev"] & sources["test"]
+    assert not sources["train"] & sources["dev"]
+    assert 2000 < len(sources["test"]) < len(sources["dev"]) * 2
+
+
+
+def test_get_corpus_returns_each_registered_corpus_and_names_the_others():
+    assert sorted(corpus_registry.CORPORA) == ["multi30k_enfr", "tatoeba_enfr", "wmt14_enfr"]
+    assert corpus_registry.get_corpus("wmt14_enfr") is corpus_registry.WMT14_ENFR
+    assert corpus_registry.get_corpus("multi30k_enfr") is corpus_registry.MULTI30K_ENFR
+    with pytest.raises(ValueError, match=r"unknown corpus 'wmt15'; registered: \['multi30k_enfr', 'tatoeba_enfr', "
+                                         r"'wmt14_enfr'\] \(or use text files\)"):
+        corpus_registry.get_corpus("wmt15")
+
+
+@pytest.mark.parametrize("name", sorted(corpus_registry.CORPORA))
+def test_every_corpus_translates_english_to_french_with_aligned_files(name):
+    corpus = corpus_registry.get_corpus(name)
+    assert (corpus.name, corpus.source_language, corpus.target_language) == (name, "en", "fr")
+    assert {"train", "dev", "test"} <= set(corpus.splits)
+    for parts in corpus.splits.values():
+        for part in parts:
+            assert all(not file.path.startswith("/") and file.url.startswith("https://") for file in part.files)
+            if part.target is not None:  # two files: the same stem, English then French, from one place
+                assert part.source.path.replace(".en.", ".fr.") == part.target.path
+                assert part.target.url in (part.source.url, part.source.url.replace(".en.", ".fr."))
+                assert part.source.sgml == part.target.sgml
+
+
+def test_wmt14_has_the_papers_training_corpora_and_newstest_dev_and_test():
+    splits = corpus_registry.WMT14_ENFR.splits
+    assert [part.source.path for part in splits["train"]] == [
+        "wmt14/europarl-v7.fr-en.en.gz",
+        "wmt14/news-commentary-v9.fr-en.en.gz",
+        "wmt14/undoc.2000.fr-en.en.gz",
+        "wmt14/commoncrawl.fr-en.en.gz",
+        "wmt14/giga-fren.release2.fixed.en.gz",
+    ]
+    assert splits["train"][4].source.member == "giga-fren.release2.fixed.en.gz"  # gzip inside the tar
+    assert [part.source.path for part in splits["dev"]] == ["wmt14/newstest2012.en.gz", "wmt14/newstest2013.en.gz"]
+    (test,) = splits["test"]
+    assert test.source.sgml and test.source.member == "test-full/newstest2014-fren-src.en.sgm"
+    assert test.target.member == "test-full/newstest2014-fren-ref.fr.sgm"
+
+
+def test_tatoeba_buckets_tile_the_thousand_hash_values():
+    splits = corpus_registry.TATOEBA_ENFR.splits
+    buckets = {split: part.hash_buckets for split, (part,) in splits.items()}
+    assert buckets == {"test": (0, 20), "dev": (20, 40), "train": (40, 1000)}
+    assert {part.source.member for (part,) in splits.values()} == {"fra.txt"}
+    assert all(part.target is None and part.tsv_columns == (0, 1) for (part,) in splits.values())
+
+
+def test_multi30k_test_splits_are_flickr_2016_and_2017():
+    splits = corpus_registry.MULTI30K_ENFR.splits
+    assert [parts[0].target.path for parts in splits.values()] == [
+        "multi30k/train.fr.gz",
+        "multi30k/val.fr.gz",
+        "multi30k/test_2016_flickr.fr.gz",
+        "multi30k/test_2017_flickr.fr.gz",
+    ]
+    assert list(splits) == ["train", "dev", "test", "test2017"]
+
+
+def test_text_file_corpus_resolves_relative_paths_and_its_pairs_read_back(tmp_path, monkeypatch):
+    _write(tmp_path / "train.en", ["the cat .", "a dog ."])
+    _write(tmp_path / "train.fr", ["le chat .", "un chien ."])
+    _write(tmp_path / "dev.en", ["hello"])
+    _write(tmp_path / "dev.fr", ["bonjour"])
+    monkeypatch.chdir(tmp_path)
+    corpus = corpus_registry.text_file_corpus(
+        "fr", "en", {"train": ("train.fr", tmp_path / "train.en"), "dev": ("dev.fr", "dev.en")}
+    )
+    assert (corpus.name, corpus.source_language, corpus.target_language) == ("text_files", "fr", "en")
+    (train,) = corpus.splits["train"]
+    assert (train.source.path, train.target.path) == (str(tmp_path / "train.fr"), str(tmp_path / "train.en"))
+    assert train.source.url is None and train.hash_buckets is None
+    monkeypatch.chdir("/")
+    read = {}
+    for split, (part,) in corpus.splits.items():
+        paths = [data_files.resolve(file, None, allow_download=False) for file in part.files]
+        read[split] = list(PairReader(part, paths, max_line_chars=100))
+    assert read == {"train": [("le chat .", "the cat ."), ("un chien .", "a dog .")], "dev": [("bonjour", "hello")]}

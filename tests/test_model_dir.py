@@ -1,0 +1,151 @@
+"""rnnsearch_tf/models/model_dir.py: ModelDir writes model.json, data.json, parent.json and the
+vocabulary copies and reads them back; builds and loads the model; picks checkpoints (best, latest,
+averaged); refuses, naming the file, another model, other vocabularies or languages, and bad JSON."""
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from data_pipeline.data_dir import DataDir
+from data_pipeline.pair_reader import sha256
+from helpers.model_test_utils import randomize_weights, small_config
+from rnnsearch_tf import RNNEncDec, RNNSearch
+from rnnsearch_tf.models.model_dir import ModelDir
+
+DATA_INFO = {"source_language": "en", "target_language": "fr", "data_dir": "/data/m30k"}
+
+
+def _vocabularies(folder, target_words="le chat"):
+    folder.mkdir(parents=True, exist_ok=True)
+    reserved = "<pad>\t0\n<s>\t0\n</s>\t1\n<unk>\t1\n"
+    (folder / "s.tsv").write_text(reserved + "the\t3\n")
+    (folder / "t.tsv").write_text(reserved + "".join(f"{word}\t1\n" for word in target_words.split()))
+    return folder / "s.tsv", folder / "t.tsv"
+
+
+def _model_dir(path, model_name="rnnsearch", config=None, data_info=DATA_INFO, parent=None, target_words="le chat"):
+    model_dir = ModelDir(path)
+    source, target = _vocabularies(path.parent / f"{path.name}_vocabularies", target_words)
+    model_dir.write_model(model_name, config or small_config(), data_info, source, target, parent=parent)
+    return model_dir
+
+
+def test_split_gives_the_model_directories_of_an_ensemble(tmp_path):
+    assert ModelDir.split("a+b") == ["a", "b"]
+    assert ModelDir.split(tmp_path / "one") == [str(tmp_path / "one")]
+    assert ModelDir.split("a++b+") == ["a", "b"]
+    with pytest.raises(ValueError, match=r"no model directory in '\+'"):
+        ModelDir.split("+")
+
+
+def test_write_model_round_trips(tmp_path):
+    config = small_config(hidden_dropout=0.5)
+    model_dir = _model_dir(tmp_path / "model", "rnnencdec", config)
+    assert model_dir.has_model()
+    written = json.loads((tmp_path / "model" / "model.json").read_text())
+    assert written == {"model": "rnnencdec", "config": config.to_dict()}
+    assert model_dir.read_json("data.json") == DATA_INFO
+    for copy, original in (("source_vocab.tsv", "s.tsv"), ("target_vocab.tsv", "t.tsv")):
+        assert (tmp_path / "model" / copy).read_bytes() == (tmp_path / "model_vocabularies" / original).read_bytes()
+    assert model_dir.read_parent() is None and not (tmp_path / "model" / "parent.json").exists()
+    model_dir.check_model("rnnencdec", config)
+    assert not ModelDir(tmp_path / "elsewhere").has_model()
+
+
+def test_parent_json_is_written_and_read_back(tmp_path):
+    parent = {"model_dir": "/models/big", "checkpoint": "best", "checkpoint_path": "/models/big/best/ckpt-9",
+              "step": 9, "reset_optim": True}
+    assert _model_dir(tmp_path / "model", parent=parent).read_parent() == parent
+
+
+def test_rewriting_a_model_dir_from_its_own_vocabularies_keeps_them(tmp_path):
+    model_dir = _model_dir(tmp_path / "model")
+    copies = model_dir.source_vocabulary_file, model_dir.target_vocabulary_file
+    before = [open(path, "rb").read() for path in copies]
+    model_dir.write_model("rnnsearch", small_config(), DATA_INFO, *copies)
+    assert [open(path, "rb").read() for path in copies] == before
+
+
+def test_an_unknown_model_name_is_refused_before_anything_is_written(tmp_path):
+    with pytest.raises(ValueError, match=r"model must be one of \['rnnencdec', 'rnnsearch'\], got 'transformer'"):
+        _model_dir(tmp_path / "model", "transformer")
+    assert not (tmp_path / "model").exists()
+
+
+def test_check_model_names_model_json_when_the_model_differs(tmp_path):
+    model_dir = _model_dir(tmp_path / "model")
+    for model_name, config in (("rnnencdec", small_config()), ("rnnsearch", small_config(hidden_dim=8))):
+        with pytest.raises(ValueError, match=rf"{tmp_path}/model holds a different model \({tmp_path}/model/model.json\)"):
+            model_dir.check_model(model_name, config)
+
+
+def test_read_json_names_a_missing_or_invalid_file(tmp_path):
+    model_dir = _model_dir(tmp_path / "model")
+    with pytest.raises(FileNotFoundError, match=rf"{tmp_path}/model/nothing.json is missing: {tmp_path}/model is not "
+                                                "a model directory written by training"):
+        model_dir.read_json("nothing.json")
+    (tmp_path / "model" / "data.json").write_text('{"source_language": "en",')
+    with pytest.raises(ValueError, match=rf"{tmp_path}/model/data.json: not valid JSON"):
+        model_dir.read_json("data.json")
+
+
+def test_build_model_makes_the_model_of_model_json(tmp_path):
+    assert isinstance(_model_dir(tmp_path / "a").build_model(), RNNSearch)
+    model = _model_dir(tmp_path / "b", "rnnencdec").build_model(precision="mixed_bfloat16")
+    assert isinstance(model, RNNEncDec) and model.config == dataclasses.replace(small_config(), precision="mixed_bfloat16")
+    (tmp_path / "b" / "model.json").write_text(json.dumps({"model": "gru", "config": small_config().to_dict()}))
+    with pytest.raises(ValueError, match=rf"{tmp_path}/b/model.json: field 'model' must be one of"):
+        ModelDir(tmp_path / "b").build_model()
+
+
+def test_checkpoint_path_prefers_best_then_latest_and_load_model_reads_it(tmp_path):
+    model_dir = _model_dir(tmp_path / "model")
+    with pytest.raises(FileNotFoundError, match=rf"no checkpoint in {tmp_path}/model/checkpoints or "
+                                                rf"{tmp_path}/model/best"):
+        model_dir.checkpoint_path()
+    with pytest.raises(FileNotFoundError, match=rf"no checkpoint in {tmp_path}/model/averaged: run "):
+        model_dir.checkpoint_path("averaged")
+    model = model_dir.build_model()
+    weights = {}
+    for directory, step, seed in ((model_dir.checkpoint_dir, 20, 1), (model_dir.best_checkpoint_dir, 10, 2)):
+        randomize_weights(model, seed=seed)
+        weights[step] = [variable.numpy() for variable in model.weights]
+        tf.train.CheckpointManager(tf.train.Checkpoint(model=model), directory, 1).save(checkpoint_number=step)
+        assert model_dir.checkpoint_path() == f"{directory}/ckpt-{step}"  # best once there is one
+    assert model_dir.checkpoint_path("latest") == f"{model_dir.checkpoint_dir}/ckpt-20"
+    assert model_dir.checkpoint_path("/any/ckpt-3") == "/any/ckpt-3"
+    for checkpoint, step in (("best", 10), ("latest", 20)):
+        loaded, path = model_dir.load_model(checkpoint)
+        assert path.endswith(f"ckpt-{step}")
+        for variable, expected in zip(loaded.weights, weights[step]):
+            np.testing.assert_array_equal(variable.numpy(), expected)
+
+
+def test_check_same_data_names_the_differing_vocabulary_or_languages(tmp_path):
+    model_dir = _model_dir(tmp_path / "a")
+    model_dir.check_same_data(_model_dir(tmp_path / "b", "rnnencdec"))
+    with pytest.raises(ValueError, match=rf"{tmp_path}/a/target_vocab.tsv and {tmp_path}/c/target_vocab.tsv differ"):
+        model_dir.check_same_data(_model_dir(tmp_path / "c", target_words="le chien"))
+    with pytest.raises(ValueError, match=rf"{tmp_path}/a and {tmp_path}/d translate different languages"):
+        model_dir.check_same_data(_model_dir(tmp_path / "d", data_info={"source_language": "fr", "target_language": "en"}))
+
+
+def test_check_vocabularies_against_the_checksums_of_the_data_directory(tmp_path):
+    model_dir = _model_dir(tmp_path / "model")
+    data = tmp_path / "data"
+    data.mkdir()
+    vocabularies = {"source": {"sha256": sha256(model_dir.source_vocabulary_file)},
+                    "target": {"sha256": sha256(model_dir.target_vocabulary_file)}}
+    (data / "metadata.json").write_text(json.dumps({"vocabularies": vocabularies}))
+    model_dir.check_vocabularies(DataDir(data))
+    vocabularies["target"]["sha256"] = "0" * 64
+    (data / "metadata.json").write_text(json.dumps({"vocabularies": vocabularies}))
+    with pytest.raises(ValueError, match=rf"{tmp_path}/model/target_vocab.tsv differs from the target vocabulary of "
+                                         rf"{data} \(rebuilt since this model started\?\)"):
+        model_dir.check_vocabularies(DataDir(data))
+    del vocabularies["target"]["sha256"]  # a data directory built before checksums were recorded
+    (data / "metadata.json").write_text(json.dumps({"vocabularies": vocabularies}))
+    model_dir.check_vocabularies(DataDir(data))
