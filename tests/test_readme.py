@@ -46,6 +46,8 @@ _KINDS_BY_NAME = ("decode_throughput", "train_throughput", "data_pipeline", "sea
 
 def _kind(path):
     report = _load(path)
+    if path.name.startswith("long_sentences"):
+        return "long_sentences"
     if "models" in report:
         return "evaluation"
     if path.name.startswith("peer_comparison"):
@@ -260,3 +262,14 @@ def test_quickstart_trial_rows_show_the_bench_json(path):
         values += [f"{trial['updates_per_minute_with_validation']:.1f}"]
         assert values[:-1], f"{path.name}: {name} has no {test_set} BLEU"
         assert _row_with(name, *values), f"{path.name}: no table row shows trial {name}: {values}"
+
+
+@pytest.mark.parametrize("path", _of_kind("long_sentences"), ids=_ids)
+def test_long_sentence_rows_show_the_bench_json(path):
+    models = _load(path)["models"]
+    for name, model in models.items():
+        values = [name] + [f"{item['bleu']:.2f}" for item in model["bins"].values() if item["bleu"] is not None]
+        values += [f"{model['single_sentences']['bleu']:.2f}", f"{model['joined_four']['bleu']:.2f}"]
+        assert _row_with(*values), f"{path.name}: no table row shows {name}: {values}"
+    counts = [str(item["sentences"]) for item in next(iter(models.values()))["bins"].values()]
+    assert _row_with("sentences", *counts), f"{path.name}: no table row shows the sentences per bin {counts}"
