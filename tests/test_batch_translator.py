@@ -1,0 +1,195 @@
+"""BatchTranslator (`rnnsearch_tf.inference.batch_translator`) on a tiny random model: input order,
+workers, failing batches, empty and long lines, result shapes, unk replacement, SavedModel vs model
+directory, the eager path for a few sentences, and prefixes."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.inference.unk_replacer import UnkReplacer
+from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES, exported_model
+from helpers.translation_test_data import INPUT, PREFIXES, translation_model_dir
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    return translation_model_dir(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def batch_translator(model_dir):
+    return BatchTranslator.from_model_dir(model_dir, batch_size=2, **SEARCH_OPTIONS)
+
+
+@pytest.fixture(scope="module")
+def results(batch_translator):
+    return batch_translator.translate(INPUT)
+
+
+def test_keeps_input_order(results, batch_translator):
+    assert len(results) == len(INPUT)
+    one_by_one = [batch_translator.module.translate(tf.constant([sentence])) for sentence in INPUT]
+    for result, single in zip(results, one_by_one):
+        assert result["translation"] == single["translation"].numpy()[0].decode()
+        np.testing.assert_allclose(result["score"], single["score"].numpy()[0], rtol=1e-5)
+        assert [text for text, _ in result["nbest"]] == [t.decode() for t in single["nbest_translations"].numpy()[0]]
+
+
+def test_workers_change_nothing_but_speed(model_dir, results):
+    one_at_a_time, three_at_once = (
+        BatchTranslator.from_model_dir(model_dir, batch_size=2, workers=workers, **SEARCH_OPTIONS)
+        for workers in (1, 3)
+    )
+    progress = {1: [], 3: []}
+    for workers, batch_translator in ((1, one_at_a_time), (3, three_at_once)):
+        other = batch_translator.translate(INPUT, progress[workers].append)
+        for result, expected in zip(other, results, strict=True):
+            assert result["translation"] == expected["translation"] and result["tokens"] == expected["tokens"]
+            np.testing.assert_allclose(result["alignment"], expected["alignment"], atol=1e-6)
+    batch_ends = [min(end, len(INPUT)) for end in range(2, len(INPUT) + 2, 2)]
+    assert progress[1] == progress[3] == batch_ends  # after each batch of 2, in order
+
+
+class _FailingExport:
+    """A loaded SavedModel stand-in whose translate signature fails on one sentence and counts its calls."""
+
+    def __init__(self, bad_sentence):
+        self.bad_sentence, self.calls = bad_sentence.encode(), 0
+        self.signatures = {"translate": self._translate, "score": None}
+
+    def _translate(self, text):
+        self.calls += 1
+        if self.bad_sentence in text.numpy().tolist():
+            raise ValueError(f"cannot translate {self.bad_sentence!r}")
+        return _FakeExport._translate(text)
+
+
+def test_a_failing_batch_stops_the_batches_in_flight():
+    export = _FailingExport("a b c d e f")  # the longest sentence: the first batch
+    translator = BatchTranslator(export, dict(target_language="fr", maximum_batch_size=1), batch_size=1, workers=2)
+    with pytest.raises(ValueError, match="cannot translate"):
+        translator.translate(["a b c d e f"] + ["x"] * 10)
+    assert export.calls <= 2  # the failed batch and at most the one beside it: none started after
+
+
+def test_empty_and_long_lines(results):
+    for result in (results[len(SENTENCES)], results[len(SENTENCES) + 2]):  # "" and whitespace only
+        assert result["translation"] == "" and result["score"] == 0.0 and result["tokens"] == []
+        assert result["source_tokens"] == [] and result["alignment"].shape == (0, 1) and not result["truncated"]
+    long_result = results[len(SENTENCES) + 1]
+    assert long_result["truncated"]
+    assert long_result["source_tokens"] == ["cat"] * SEARCH_OPTIONS["maximum_source_length"]
+    assert sum(result["truncated"] for result in results) == 1
+
+
+def test_result_shapes(results):
+    for result in results[: len(SENTENCES)]:
+        assert result["alignment"].shape == (len(result["tokens"]) + 1, len(result["source_tokens"]) + 1)
+        np.testing.assert_allclose(result["alignment"].sum(axis=1), 1.0, rtol=1e-5)
+        assert result["nbest"][0] == (result["translation"], result["score"])
+        assert len(result["nbest"]) == SEARCH_OPTIONS["num_hypotheses"] and result["unks_replaced"] == 0
+
+
+class _FakeExport:
+    """Stands in for a loaded SavedModel whose best translation holds an `<unk>` with a known alignment."""
+
+    def __init__(self):
+        self.signatures = {"translate": self._translate, "score": None}  # scoring is not used here
+
+    @staticmethod
+    def _translate(text):
+        del text
+        return dict(
+            translation=tf.constant([b"le <unk>, grand"]),
+            score=tf.constant([-1.5]),
+            tokens=tf.constant([[b"le", b"<unk>", b",", b"grand", b"</s>", b""]]),
+            alignment=tf.constant(
+                [[[0.8, 0.1, 0.1, 0.0], [0.1, 0.2, 0.6, 0.1], [0.3, 0.3, 0.3, 0.1], [0.1, 0.7, 0.1, 0.1],
+                  [0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0, 0.0]]]
+            ),
+            source_tokens=tf.constant([[b"the", b"big", b"Zyzzyva", b"</s>"]]),
+            truncated=tf.constant([False]),
+        )
+
+
+def test_unk_replacement_in_batches(tmp_path):
+    settings = dict(target_language="fr", maximum_batch_size=10)
+    result = BatchTranslator(_FakeExport(), settings, unk_replacer=UnkReplacer()).translate(["the big Zyzzyva"])[0]
+    assert result["tokens"] == ["le", "Zyzzyva", ",", "grand"] and result["unks_replaced"] == 1
+    assert result["translation"] == "le Zyzzyva, grand"
+    assert result["nbest"] == [("le Zyzzyva, grand", -1.5)]  # the one hypothesis, replaced too
+    dictionary = UnkReplacer({"Zyzzyva": "zyzzyva du Brésil"})
+    result = BatchTranslator(_FakeExport(), settings, unk_replacer=dictionary).translate(["the big Zyzzyva"])[0]
+    assert result["translation"] == "le zyzzyva du Brésil, grand"
+
+
+def test_saved_model_translates_like_the_model_dir(tmp_path_factory, model_dir):
+    export_model_dir, export_dir, version_path = exported_model(tmp_path_factory)
+    from_export = BatchTranslator.from_saved_model(export_dir, batch_size=3)
+    loaded = from_export.loaded_from
+    assert loaded == version_path
+    from_checkpoint = BatchTranslator.from_model_dir(export_model_dir, batch_size=3, **SEARCH_OPTIONS)
+    for exported, direct in zip(from_export.translate(INPUT), from_checkpoint.translate(INPUT)):
+        assert exported["translation"] == direct["translation"] and exported["tokens"] == direct["tokens"]
+        np.testing.assert_allclose(exported["alignment"], direct["alignment"], atol=1e-6)
+
+
+# Prefixes: each translation starts with the words of its prefix.
+
+def test_a_few_sentences_are_searched_without_tracing(model_dir, results, batch_translator):
+    assert len(INPUT) > BatchTranslator(batch_translator.module, batch_translator.module.settings()).eager_sentences
+    eager = BatchTranslator.from_model_dir(model_dir, batch_size=2, eager_sentences=len(INPUT), **SEARCH_OPTIONS)
+    for result, expected in zip(eager.translate(INPUT), results, strict=True):
+        assert result["translation"] == expected["translation"] and result["tokens"] == expected["tokens"]
+        assert result["nbest"][1][0] == expected["nbest"][1][0]
+        np.testing.assert_allclose(result["score"], expected["score"], rtol=1e-5)
+        np.testing.assert_allclose(result["alignment"], expected["alignment"], atol=1e-6)
+    prefixed, prefixed_traced = (bt.translate(INPUT, prefixes=PREFIXES) for bt in (eager, batch_translator))
+    assert [r["translation"] for r in prefixed] == [r["translation"] for r in prefixed_traced]
+    scored, scored_traced = (bt.score(INPUT, [r["translation"] for r in results]) for bt in (eager, batch_translator))
+    np.testing.assert_allclose([r["log_prob"] for r in scored], [r["log_prob"] for r in scored_traced], rtol=1e-5)
+    module = eager.module
+    assert [f.experimental_get_tracing_count() for f in (module.translate, module.translate_prefix, module.score)] == [
+        0, 0, 0
+    ]
+    eager.translate(INPUT + ["one more"])  # more sentences than eager_sentences: traced
+    assert module.translate.experimental_get_tracing_count() == 1
+
+
+def test_prefixes_start_the_translations(batch_translator, results):
+    prefixed = batch_translator.translate(INPUT, prefixes=PREFIXES)
+    for sentence, prefix, result, free in zip(INPUT, PREFIXES, prefixed, results, strict=True):
+        single = batch_translator.module.translate_prefix(tf.constant([sentence]), tf.constant([prefix]))
+        assert result["translation"] == single["translation"].numpy()[0].decode()
+        assert result["alternatives"] == [
+            (word.decode(), float(score))
+            for word, score in zip(single["alternatives"].numpy()[0], single["alternative_scores"].numpy()[0]) if word
+        ]
+        if not sentence.strip():  # nothing to translate, nothing offered
+            assert result["translation"] == "" and result["tokens"] == [] and result["alternatives"] == []
+            continue
+        assert len(result["alternatives"]) == 10  # the Translator's default num_alternatives
+        expected_start = ["<unk>" if word == "zyzzyva" else word for word in prefix.split()]
+        assert result["tokens"][: len(expected_start)] == expected_start
+        if not prefix:
+            assert result["translation"] == free["translation"]
+            assert result["score"] == pytest.approx(free["score"], rel=1e-5)
+    with pytest.raises(ValueError, match="got 9 sentences but 8 prefixes"):
+        batch_translator.translate(INPUT, prefixes=PREFIXES[:-1])
+    settings = dict(target_language="fr", maximum_batch_size=10)
+    with pytest.raises(ValueError, match="no translate_prefix signature"):
+        BatchTranslator(_FakeExport(), settings).translate(["the big Zyzzyva"], prefixes=["le"])
+
+
+def test_saved_model_translates_prefixes_like_the_model_dir(tmp_path_factory):
+    export_model_dir, export_dir, _ = exported_model(tmp_path_factory)
+    from_export = BatchTranslator.from_saved_model(export_dir, batch_size=3).translate(INPUT, prefixes=PREFIXES)
+    direct = BatchTranslator.from_model_dir(export_model_dir, batch_size=3, **SEARCH_OPTIONS).translate(
+        INPUT, prefixes=PREFIXES
+    )
+    for exported, expected in zip(from_export, direct, strict=True):
+        assert exported["translation"] == expected["translation"] and exported["tokens"] == expected["tokens"]
+        assert [word for word, _ in exported["alternatives"]] == [word for word, _ in expected["alternatives"]]
+        np.testing.assert_allclose([score for _, score in exported["alternatives"]],
+                                   [score for _, score in expected["alternatives"]], rtol=1e-5)
