@@ -28,6 +28,7 @@ import sacrebleu
 from absl import app, flags
 
 from bench.provenance import REPO_ROOT, provenance
+from rnnsearch_tf.utils.text_files import read_lines
 
 RNNSEARCH = [sys.executable, "-m", "rnnsearch_tf.cli.main"]
 LONG_BINS = ("30-40", "40-50", "50-60", "60+")
@@ -43,10 +44,6 @@ _OUTPUT = flags.DEFINE_string("output", None, "Also write the JSON here.")
 def run(*arguments):
     print("+ rnnsearch " + " ".join(arguments), file=sys.stderr, flush=True)
     subprocess.run([*RNNSEARCH, *arguments], cwd=REPO_ROOT, check=True, stdout=sys.stderr)  # stdout: the JSON only
-
-
-def read_lines(path):
-    return path.read_text(encoding="utf-8").splitlines()
 
 
 def subset_bleu(hypotheses, references, sizes, size):

@@ -1,17 +1,15 @@
 """The data_pipeline package: its classes come on first use, and translating does not import
 tensorflow_text (which only the WordPiece tokenizer and the dataset builder need)."""
 
-import pathlib
 import subprocess
 import sys
 
 import pytest
 
 import data_pipeline
+from conftest import REPO_ROOT
 from data_pipeline.moses_tokenizer import MosesTokenizer
 from data_pipeline.vocabulary import Vocabulary
-
-REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def test_every_exported_name_is_the_class_of_its_module():

@@ -11,7 +11,7 @@ import tensorflow as tf
 from data_pipeline import CorruptShardError
 from data_pipeline import EvaluationInput
 from data_pipeline.constants import EOS_ID, PAD_ID
-from helpers.shard_test_data import batches_of, pairs_of, write_shards
+from helpers.shard_test_data import batches_of, batches_per_input_pipeline, pairs_of, write_shards
 
 
 @pytest.fixture
@@ -45,9 +45,7 @@ def test_input_pipelines_share_the_pairs_with_per_replica_batches(many_pairs):
     pattern, pairs = many_pairs
     evaluation_input = EvaluationInput(pattern, batch_size=8)
     seen = []
-    for pipeline in range(2):
-        context = tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=pipeline, num_replicas_in_sync=2)
-        batches = batches_of(evaluation_input(context))
+    for batches in batches_per_input_pipeline(evaluation_input):
         assert max(len(batch["source_ids"]) for batch in batches) == 4  # per-replica share of 8
         seen += pairs_of(batches)
     assert len(seen) == 50

@@ -2,6 +2,7 @@
 
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 
@@ -10,6 +11,7 @@ import pytest
 import tensorflow as tf
 
 from data_pipeline import constants
+from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.shortlist import SHORTLIST_FILE, Shortlist
 from rnnsearch_tf.inference.translator import Translator
 from serving import export
@@ -216,10 +218,6 @@ def test_the_command_counts_the_training_shards(tmp_path):
 
 
 def test_translate_uses_a_model_directorys_shortlist_unless_told_not_to(model_dir, tmp_path):
-    import shutil
-
-    from rnnsearch_tf.inference.batch_translator import BatchTranslator
-
     directory = tmp_path / "model"
     shutil.copytree(model_dir, directory)
     Shortlist(*_small_shortlist(directory)).save(directory / SHORTLIST_FILE)

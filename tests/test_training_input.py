@@ -10,7 +10,7 @@ from data_pipeline import CorruptShardError
 from data_pipeline import EvaluationInput
 from data_pipeline import TrainingInput
 from data_pipeline.constants import EOS_ID
-from helpers.shard_test_data import batches_of, pairs_of, write_shards
+from helpers.shard_test_data import batches_of, batches_per_input_pipeline, pairs_of, write_shards
 
 
 @pytest.fixture
@@ -106,9 +106,7 @@ def test_input_pipelines_split_the_data_for_distribution(many_pairs):
     pattern, pairs = many_pairs
     training_input = TrainingInput(pattern, batch_size=8, sort_window=2, epochs=1)
     seen = []
-    for pipeline in range(2):
-        context = tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=pipeline, num_replicas_in_sync=2)
-        batches = batches_of(training_input(context))
+    for batches in batches_per_input_pipeline(training_input):
         assert max(len(batch["source_ids"]) for batch in batches) == 4  # per-replica share of 8
         seen += pairs_of(batches)
     assert collections.Counter(seen) == collections.Counter((tuple(s), tuple(t)) for s, t in pairs)

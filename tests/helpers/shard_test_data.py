@@ -33,6 +33,15 @@ def batches_of(dataset):
     return [{name: ids.numpy().tolist() for name, ids in batch.items()} for batch in dataset]
 
 
+def batches_per_input_pipeline(input_fn, pipelines=2):
+    """The batches each of `pipelines` input pipelines reads from `input_fn(InputContext)`, one replica each."""
+    return [
+        batches_of(input_fn(tf.distribute.InputContext(
+            num_input_pipelines=pipelines, input_pipeline_id=pipeline, num_replicas_in_sync=pipelines)))
+        for pipeline in range(pipelines)
+    ]
+
+
 def pairs_of(batches):
     """The unpadded (source, target) tuples of a list of batches."""
     return [
