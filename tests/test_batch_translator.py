@@ -2,6 +2,8 @@
 workers, failing batches, empty and long lines, result shapes, unk replacement, SavedModel vs model
 directory, the eager path for a few sentences, and prefixes."""
 
+import threading
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -71,6 +73,34 @@ def test_a_failing_batch_stops_the_batches_in_flight():
     with pytest.raises(ValueError, match="cannot translate"):
         translator.translate(["a b c d e f"] + ["x"] * 10)
     assert export.calls <= 2  # the failed batch and at most the one beside it: none started after
+
+
+class _SlowFirstExport:
+    """A loaded SavedModel stand-in whose first batch (the longest sentence) runs until every other batch
+    has been translated (or 10 s pass)."""
+
+    def __init__(self, longest, others):
+        self.longest, self.others, self.done = longest.encode(), others, []
+        self.all_others_done = threading.Event()
+        self.signatures = {"translate": self._translate, "score": None}
+
+    def _translate(self, text):
+        sentences = text.numpy().tolist()
+        if self.longest in sentences:
+            self.all_others_done.wait(timeout=10)
+        self.done.extend(sentences)
+        if len(self.done) == self.others:
+            self.all_others_done.set()
+        return _FakeExport._translate(text)
+
+
+def test_a_worker_takes_the_next_batch_while_an_earlier_one_runs():
+    export = _SlowFirstExport("a b c d e f", others=5)
+    translator = BatchTranslator(export, dict(target_language="fr", maximum_batch_size=1), batch_size=1, workers=2)
+    progress = []
+    results = translator.translate(["x"] * 2 + ["a b c d e f"] + ["x"] * 3, progress.append)
+    assert export.done == [b"x"] * 5 + [b"a b c d e f"]  # the other worker translated all five meanwhile
+    assert progress == [1, 2, 3, 4, 5, 6] and len(results) == 6  # still reported in order
 
 
 def test_empty_and_long_lines(results):

@@ -212,23 +212,30 @@ class BatchTranslator:
 
     def _in_flight(self, batches, run):
         """`(batch, run(batch))` for every batch, in order, with `workers` batches running at once (also
-        while the caller handles a result); on an error, the batches not started are cancelled."""
+        while the caller handles a result): a worker whose batch ends takes the next one at once, even
+        while an earlier batch still runs. Once a batch fails no other starts and its error is raised."""
         if self.workers == 1:
             yield from ((batch, run(batch)) for batch in batches)
             return
-        upcoming, running = iter(batches), collections.deque()
+        upcoming, pending = iter(batches), collections.deque()  # (batch, future), in input order
         with concurrent.futures.ThreadPoolExecutor(self.workers, thread_name_prefix="decode") as pool:
             try:
-                for batch in itertools.islice(upcoming, self.workers):
-                    running.append((batch, pool.submit(run, batch)))
-                while running:
-                    batch, future = running.popleft()
-                    outputs = future.result()
-                    for following in itertools.islice(upcoming, 1):
-                        running.append((following, pool.submit(run, following)))
-                    yield batch, outputs
+                while True:
+                    running = [future for _, future in pending if not future.done()]
+                    if not any(future.done() and future.exception() for _, future in pending):
+                        for batch in itertools.islice(upcoming, self.workers - len(running)):
+                            pending.append((batch, pool.submit(run, batch)))
+                            running.append(pending[-1][1])
+                    if not pending:
+                        return
+                    batch, future = pending[0]
+                    if future.done():
+                        pending.popleft()
+                        yield batch, future.result()
+                    else:  # until a batch ends (one that ended since `running` was taken returns at once)
+                        concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
             finally:
-                for _, future in running:
+                for _, future in pending:
                     future.cancel()
 
     def _batches(self, sentences, lengths=None):
