@@ -65,6 +65,32 @@ def test_call_equals_step_by_step():
     np.testing.assert_allclose(step_alignment.numpy(), alignment.numpy(), atol=1e-6)
 
 
+@pytest.mark.parametrize("alignment_dim", [7, None])
+def test_a_restricted_step_gives_the_candidates_logits(alignment_dim):
+    decoder = Decoder(**CONFIG, alignment_dim=alignment_dim)
+    previous_ids = np.array([[1, 5, 6, 9], [1, 7, 2, 0]], "int32")  # BOS first, PAD last
+    if alignment_dim:
+        state = attention_state(4)
+    else:
+        state = {"s": np.ones((2, 3), "float32"), "context": np.full((2, 3), 0.5, "float32")}
+    decoder(previous_ids, state)
+    rng = np.random.default_rng(8)
+    for variable in decoder.weights:
+        variable.assign(rng.normal(0, 0.5, size=variable.shape).astype("float32"))
+    candidate_ids = np.array([0, 1, 2, 3, 5, 6, 7, 9], "int32")  # the reserved ids keep their positions
+    restriction = decoder.restrict(tf.constant(candidate_ids))
+    full, restricted = decoder.initial_state(state), decoder.initial_state(state)
+    for position in range(previous_ids.shape[1]):
+        ids = previous_ids[:, position]
+        logits, new_state, alignment = decoder.step(ids, full)
+        positions = np.searchsorted(candidate_ids, ids).astype("int32")
+        restricted_logits, restricted_state, restricted_alignment = decoder.step(positions, restricted, restriction)
+        np.testing.assert_allclose(restricted_logits.numpy(), logits.numpy()[:, candidate_ids], atol=1e-5)
+        np.testing.assert_allclose(restricted_state["s"].numpy(), new_state["s"].numpy(), atol=1e-6)
+        np.testing.assert_allclose(restricted_alignment.numpy(), alignment.numpy(), atol=1e-6)
+        full, restricted = dict(full, **new_state), dict(restricted, **restricted_state)
+
+
 def test_misuse():
     decoder = Decoder(**CONFIG, alignment_dim=7)
     with pytest.raises(KeyError, match="annotations"):

@@ -38,6 +38,11 @@ def test_logits_match_numpy_maxout_over_adjacent_pairs():
     np.testing.assert_allclose(logits, t @ p["W_o"] + p["b_W_o"], atol=1e-5)
     projected = readout(data["state"], data["previous_embedding"], projected_context=data["context"] @ p["C_o"])
     np.testing.assert_allclose(projected.numpy(), logits, atol=1e-5)
+    both_projected = readout(
+        data["state"], projected_embedding=data["previous_embedding"] @ p["V_o"],
+        projected_context=data["context"] @ p["C_o"],
+    )
+    np.testing.assert_allclose(both_projected.numpy(), logits, atol=1e-5)
 
 
 def test_output_columns_give_those_words_logits():
@@ -64,3 +69,5 @@ def test_misuse():
         readout(**data)
     with pytest.raises(ValueError, match="needs the context c_i or its projection"):
         readout(data["state"], data["previous_embedding"])
+    with pytest.raises(ValueError, match="needs E y_{i-1} or its projection"):
+        readout(data["state"], context=data["context"])

@@ -206,19 +206,41 @@ class Decoder(keras.layers.Layer):
         shape = tf.concat([tf.shape(alignment_weights)[:2], tf.shape(readout_context)[2:]], axis=0)
         return tf.broadcast_to(readout_context, shape)  # [batch, tgt_len, 2l] (tf.repeat's gradient defeats XLA)
 
-    def step(self, previous_ids, state, output_columns=None):
+    def word_projections(self, ids):
+        """What a step computes from y_{i-1} alone, `(...)` -> `(W x + b (..., 3n), V_o E y (..., 2l))`: the
+        gated unit's input projection and the deep output's, with E y = 0 for `BOS_ID` and `PAD_ID`."""
+        embedded = self.embed_previous(ids)  # [..., m]
+        return self.gated_unit.project_inputs(embedded), self.deep_output.embedding_projection(embedded)
+
+    def restrict(self, candidate_ids):
+        """`step`'s `restriction` to the words `candidate_ids` (int32 `[V']`, a vocabulary shortlist): W_o's
+        columns and b_W_o's entries of those words (`DeepOutput.output_columns`) and their
+        `word_projections` (`[V', 3n]`, `[V', 2l]`), computed once for a search instead of at every step
+        for every hypothesis."""
+        return dict(
+            output_columns=self.deep_output.output_columns(candidate_ids),
+            word_projections=self.word_projections(candidate_ids),
+        )
+
+    def step(self, previous_ids, state, restriction=None):
         """One target position: y_{i-1} `(rows,)` and the state -> `(logits, new_state, α_i)`.
 
-        logits `(rows, K_y)` (`(rows, len(ids))` with `output_columns`, `DeepOutput.output_columns(ids)`),
-        new_state `{"s": s_i}` (what changes; the rest of the state is read only, and a
-        search keeps it one row per sentence), α_i `(rows, src_len)`, where rows = batch * copies (s
+        logits `(rows, K_y)`, new_state `{"s": s_i}` (what changes; the rest of the state is read only, and
+        a search keeps it one row per sentence), α_i `(rows, src_len)`, where rows = batch * copies (s
         `(rows, n)`; the rest of the state one row per sentence). This is the `symbols_to_logits_fn` of
-        the search strategies; stepping by hand: `state = dict(state, **new_state)`.
+        the search strategies; stepping by hand: `state = dict(state, **new_state)`. With a `restriction`
+        (`restrict(candidate_ids)`) the words are positions in `candidate_ids`: `previous_ids` index it,
+        and the logits are `(rows, V')`, those words' only.
         """
-        previous_embedding = self.embed_previous(previous_ids)  # [batch, m]
-        new_decoder_state, alignment_weights = self.transition(
-            self.gated_unit.project_inputs(previous_embedding), state
-        )
+        if restriction is None:
+            projected_inputs, projected_embedding = self.word_projections(previous_ids)  # [rows, 3n], [rows, 2l]
+            output_columns = None
+        else:
+            projected_inputs, projected_embedding = (
+                tf.gather(table, previous_ids) for table in restriction["word_projections"]
+            )  # [rows, 3n], [rows, 2l]
+            output_columns = restriction["output_columns"]
+        new_decoder_state, alignment_weights = self.transition(projected_inputs, state)
         rows = tf.shape(previous_ids)[0]  # batch * copies
         batch = tf.shape(state["readout_annotations" if self.uses_attention else "readout_context"])[0]
         per_sentence = tf.reshape(
@@ -229,7 +251,8 @@ class Decoder(keras.layers.Layer):
         )  # C_o c_i: [rows, 2l]
         readout_state = new_decoder_state if self.readout_state == "current" else state["s"]
         logits = self.deep_output(
-            readout_state, previous_embedding, projected_context=readout_context, output_columns=output_columns
+            readout_state, projected_embedding=projected_embedding, projected_context=readout_context,
+            output_columns=output_columns,
         )  # [rows, K_y]
         return logits, {"s": new_decoder_state}, alignment_weights
 

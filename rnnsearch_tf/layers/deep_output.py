@@ -25,11 +25,13 @@ class DeepOutput(keras.layers.Layer):
 
     Call arguments:
         state: float `(..., n)`.
-        previous_embedding: E y_{i-1}, float `(..., m)`.
+        previous_embedding: E y_{i-1}, float `(..., m)`, or None with `projected_embedding`.
         context: c_i, float `(..., context_dim)`, or None with `projected_context`.
         training: whether dropout is applied.
         projected_context: optional C_o c_i, float `(..., 2l)`, instead of c_i: a decoder that averages
             C_o h with α_i (`project_context` once per sentence) reads a `2l`-wide context per position.
+        projected_embedding: optional V_o E y_{i-1}, float `(..., 2l)`, instead of E y_{i-1}: a search
+            over a shortlist projects each candidate word once (`Decoder.restrict`).
         output_columns: optional `(W_o[:, ids], b_W_o[ids])` of `output_columns(ids)`: the logits of
             those words only, `(..., len(ids))` (a vocabulary shortlist, Jean et al. 2015).
 
@@ -72,14 +74,18 @@ class DeepOutput(keras.layers.Layer):
         bias = tf.gather(self.output_projection.bias, ids)  # [len(ids)]
         return tf.cast(kernel, self.compute_dtype), tf.cast(bias, self.compute_dtype)
 
-    def call(self, state, previous_embedding, context=None, training=None, projected_context=None,
-             output_columns=None):
+    def call(self, state, previous_embedding=None, context=None, training=None, projected_context=None,
+             projected_embedding=None, output_columns=None):
+        if projected_embedding is None:
+            if previous_embedding is None:
+                raise ValueError("DeepOutput needs E y_{i-1} or its projection V_o E y_{i-1} (projected_embedding)")
+            projected_embedding = self.embedding_projection(previous_embedding)  # V_o E y_{i-1}: [..., 2l]
         if projected_context is None:
             if context is None:
                 raise ValueError("DeepOutput needs the context c_i or its projection C_o c_i (projected_context)")
             projected_context = self.project_context(context)  # C_o c_i: [..., 2l]
         pre_maxout = (
-            self.state_projection(state) + self.embedding_projection(previous_embedding) + projected_context
+            self.state_projection(state) + projected_embedding + projected_context
         )  # t̃: [..., 2l]
         pairs = tf.reshape(
             pre_maxout, tf.concat([tf.shape(pre_maxout)[:-1], [self.maxout_dim, 2]], axis=0)

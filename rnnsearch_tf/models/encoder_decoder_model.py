@@ -133,11 +133,11 @@ class EncoderDecoderModel(keras.Model):
         token_log_probs = tf.gather(log_probs, target_ids, axis=-1, batch_dims=2)  # [batch, tgt_len]
         return token_log_probs * tf.cast(tf.not_equal(target_ids, PAD_ID), tf.float32)
 
-    def step(self, previous_ids, state, output_columns=None):
+    def step(self, previous_ids, state, restriction=None):
         """One decoding step: y_{i-1} `(batch,)` -> `(logits (batch, K_y), new_state, α_i)`, logits and α in
-        float32 whatever the precision; new_state holds s_i only (`Decoder.step`); with `output_columns`
-        (`restricted_symbols_to_logits_fn`) the logits of those words only."""
-        logits, state, alignment = self.decoder.step(previous_ids, state, output_columns)
+        float32 whatever the precision; new_state holds s_i only (`Decoder.step`); with a `restriction`
+        (`restricted_symbols_to_logits_fn`) ids and logits are those of its candidate words."""
+        logits, state, alignment = self.decoder.step(previous_ids, state, restriction)
         return tf.cast(logits, tf.float32), state, tf.cast(alignment, tf.float32)
 
     def symbols_to_logits_fn(self, ids, step, state):
@@ -154,16 +154,16 @@ class EncoderDecoderModel(keras.Model):
         """`symbols_to_logits_fn` over the words `candidate_ids` only (a vocabulary shortlist).
 
         The search runs in the reduced id space: its ids are positions in `candidate_ids` (int32 `[V']`,
-        sorted, unique, starting with the reserved ids 0-3 so that they keep their positions), mapped to
-        vocabulary ids before the embedding lookup; the logits are `(batch, V')`, W_o's columns and b_W_o's
-        entries gathered once here, not at every step. Map the search's ids back with
-        `tf.gather(candidate_ids, ids)`.
+        sorted, unique, starting with the reserved ids 0-3 so that they keep their positions); the logits
+        are `(batch, V')`. What depends on the words alone (W_o's columns and b_W_o's entries, and each
+        candidate's W x + b and V_o E y) is computed once here (`Decoder.restrict`), not at every step for
+        every hypothesis. Map the search's ids back with `tf.gather(candidate_ids, ids)`.
         """
-        output_columns = self.decoder.deep_output.output_columns(candidate_ids)  # [l, V'], [V']
+        restriction = self.decoder.restrict(candidate_ids)  # W_o's columns, the words' projections
 
         def restricted_symbols_to_logits_fn(ids, step, state):
             del step
-            return self.step(tf.gather(candidate_ids, ids), state, output_columns)  # logits [batch, V']
+            return self.step(ids, state, restriction)  # logits [batch, V']
 
         return restricted_symbols_to_logits_fn
 
