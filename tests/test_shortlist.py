@@ -16,7 +16,7 @@ from rnnsearch_tf.inference.shortlist import SHORTLIST_FILE, Shortlist
 from rnnsearch_tf.inference.translator import Translator
 from serving import export
 from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES, write_model_dir
-from test_serving_export import _FRESH_PROCESS, _saved_model_ops
+from test_export import _FRESH_PROCESS, _saved_model_ops
 
 # Ids 4.. are words; 0-3 (PAD, BOS, EOS, UNK) are ignored by the counts.
 TINY_CORPUS = [
