@@ -2,7 +2,7 @@
 is given, and the answers come back as NumPy arrays; errors, deadlines and the message limit reach the caller.
 
 A recording PredictionService (TF Serving's API, none of our code) answers here; GrpcClient against our
-server over a real export is tests/test_prediction_service.py and tests/test_serving_client.py.
+server over a real export is tests/test_prediction_service.py and tests/test_local_server.py.
 """
 
 import time

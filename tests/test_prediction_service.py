@@ -1,6 +1,6 @@
 """serving/prediction_service.py: PredictionService over a real Servable, on an in-process gRPC server.
 
-The same API through real servers, and against `tensorflow_model_server`, is tests/test_serving_client.py.
+The same API through real servers, and against `tensorflow_model_server`, is tests/test_local_server.py.
 """
 
 

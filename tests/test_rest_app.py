@@ -1,6 +1,6 @@
 """serving/rest_app.py: RestApp called as a WSGI application over a real Servable of the tiny export.
 
-The same API through real servers, and against `tensorflow_model_server`, is tests/test_serving_client.py.
+The same API through real servers, and against `tensorflow_model_server`, is tests/test_local_server.py.
 """
 
 import base64

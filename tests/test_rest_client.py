@@ -3,7 +3,7 @@ of what it is given (columnar, UTF-8 text or {"b64": ...}), its answers are NumP
 is a RuntimeError with the status and the server's message.
 
 A recording HTTP server answering as TF Serving documents (none of our code) stands in here; RestClient
-against our server over a real export is tests/test_serving_client.py and tests/test_servable.py.
+against our server over a real export is tests/test_local_server.py and tests/test_servable.py.
 """
 
 import base64

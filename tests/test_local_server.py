@@ -1,13 +1,10 @@
-"""Client <-> server over loopback gRPC (and REST): `serving.local_server`, and the real
-`tensorflow_model_server` whenever it is on PATH."""
+"""serving/local_server.py over loopback gRPC and REST, and the real `tensorflow_model_server` whenever it
+is on PATH with the same tests: metadata, every signature, bad text and bad requests, concurrent, stalled
+and malformed clients. The command-line client against these servers is tests/test_client.py."""
 
 import concurrent.futures
 import json
-import os
-import shutil
 import socket
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -21,88 +18,13 @@ from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc
 from rnnsearch_tf.inference.translator import Translator
 from serving.grpc_client import GrpcClient
 from serving.rest_client import RestClient
+from helpers.model_server import MAX_REQUEST_BYTES, MODEL_NAME, REST_CHANNEL_TIMEOUT, SERVER_KINDS, start_server
 from helpers.serving_test_utils import BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, exported_model
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODEL_NAME = "rnnsearch"
-MAX_REQUEST_BYTES = 1 << 20  # the local server's limit in these tests
-REST_CHANNEL_TIMEOUT = 3  # seconds the local server lets a REST connection stay silent in these tests
 
-
-def _free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-class RunningServer:
-    """A model server process on loopback ports, with clients for it."""
-
-    def __init__(self, kind, export_dir, log_path):
-        self.kind = kind
-        grpc_port, rest_port = _free_port(), _free_port()
-        if kind == "local_server":
-            command = [
-                sys.executable, "-m", "serving.local_server", f"--model_base_path={export_dir}",
-                f"--model_name={MODEL_NAME}", f"--port={grpc_port}", f"--rest_api_port={rest_port}",
-                f"--max_request_bytes={MAX_REQUEST_BYTES}", f"--rest_channel_timeout={REST_CHANNEL_TIMEOUT}",
-            ]
-        else:
-            command = [
-                "tensorflow_model_server", f"--port={grpc_port}", f"--rest_api_port={rest_port}",
-                f"--model_name={MODEL_NAME}", f"--model_base_path={os.path.abspath(export_dir)}",
-            ]
-        self.log_path = log_path
-        with open(log_path, "w") as log:
-            self.process = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, cwd=REPO_ROOT,
-                env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
-            )
-        self.address = f"127.0.0.1:{grpc_port}"
-        self.rest_url = f"http://127.0.0.1:{rest_port}"
-        self.client = GrpcClient(self.address, MODEL_NAME, timeout=60)
-        deadline = time.monotonic() + 180
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"{kind} exited:\n{open(log_path).read()}")
-            try:
-                self.client.metadata()
-                return
-            except grpc.RpcError:
-                if time.monotonic() > deadline:
-                    self.stop()
-                    raise RuntimeError(f"{kind} not ready after 180 s:\n{open(log_path).read()}")
-                time.sleep(0.5)
-
-    def resident_bytes(self):
-        """The server process's resident memory."""
-        with open(f"/proc/{self.process.pid}/status") as status:
-            return 1024 * int(next(line for line in status if line.startswith("VmRSS:")).split()[1])
-
-    def threads(self):
-        """The server process's thread count."""
-        with open(f"/proc/{self.process.pid}/status") as status:
-            return int(next(line for line in status if line.startswith("Threads:")).split()[1])
-
-    def alive(self):
-        return self.process.poll() is None
-
-    def stop(self):
-        self.client.close()
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=15)
-
-
-@pytest.fixture(scope="module", params=["local_server", "tensorflow_model_server"])
+@pytest.fixture(scope="module", params=SERVER_KINDS)
 def server(request, tmp_path_factory):
-    if request.param == "tensorflow_model_server" and shutil.which("tensorflow_model_server") is None:
-        pytest.skip("tensorflow_model_server is not on PATH")
-    _, export_dir, _ = exported_model(tmp_path_factory)
-    running = RunningServer(request.param, export_dir, tmp_path_factory.mktemp("server") / "server.log")
+    running = start_server(request.param, tmp_path_factory)
     yield running
     running.stop()
 
@@ -315,31 +237,3 @@ def _post(url, body):
             return response.status, response.read().decode("utf-8")
     except urllib.error.HTTPError as error:
         return error.code, error.read().decode("utf-8")
-
-
-def test_command_line_client(server, tmp_path):
-    long_line = " ".join(["cat"] * (SEARCH_OPTIONS["maximum_source_length"] + 1))
-    inputs = ["the cat", "", "the dog sees a house .", long_line]
-    (tmp_path / "input.txt").write_text("\n".join(inputs) + "\n", encoding="utf-8")
-    common = [sys.executable, "-m", "serving.client", f"--model_name={MODEL_NAME}"]
-    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    stderr = subprocess.run(
-        common + [f"--server={server.address}", f"--input_file={tmp_path / 'input.txt'}",
-                  f"--output_file={tmp_path / 'output.txt'}", "--batch_size=2"],
-        check=True, cwd=REPO_ROOT, env=environment, timeout=120, capture_output=True, text=True,
-    ).stderr
-    lines = (tmp_path / "output.txt").read_text(encoding="utf-8").split("\n")
-    expected = server.client.translate(inputs)["translation"]
-    assert lines == [t.decode("utf-8") for t in expected] + [""]
-    assert "1 lines were longer than the model's maximum_source_length" in stderr and "lines 4" in stderr
-    shown = subprocess.run(
-        common + [f"--rest_url={server.rest_url}", "--with_scores", "the cat"],
-        check=True, cwd=REPO_ROOT, env=environment, timeout=120, capture_output=True, text=True,
-    ).stdout
-    translation, score = shown.rstrip("\n").split("\t")
-    assert translation == expected[0].decode("utf-8") and float(score) < 0
-
-
-def test_rest_client_path_does_not_import_tensorflow():
-    check = "import sys, serving.client; sys.exit('tensorflow' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", check], cwd=REPO_ROOT, timeout=60).returncode == 0
