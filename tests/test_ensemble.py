@@ -1,13 +1,9 @@
-"""Ensembles (the mean of the models' log-probabilities at every step) and the average_checkpoints command."""
-
-import subprocess
-import sys
+"""Ensembles (the mean of the models' log-probabilities at every step), in Python and exported."""
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from conftest import REPO_ROOT
 from helpers.model_test_utils import padded_batch, randomize_weights, small_config
 from rnnsearch_tf import RNNEncDec, RNNSearch
 from rnnsearch_tf.models.ensemble import Ensemble
@@ -15,6 +11,7 @@ from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.inference.translator import Translator
 from serving import export
 from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES, write_model_dir
+from helpers.translation_test_data import translate
 
 
 def log_softmax(x):
@@ -26,14 +23,6 @@ def log_softmax(x):
 def model_dirs(tmp_path_factory):
     root = tmp_path_factory.mktemp("ensemble")
     return [str(write_model_dir(root / name, seed=seed)) for name, seed in (("a", 3), ("b", 4))]
-
-
-def translate(model_dir, checkpoint="best", **options):
-    translator = Translator.from_model_dir(model_dir, checkpoint, **dict(SEARCH_OPTIONS, **options))
-    checkpoint = translator.checkpoint_path
-    outputs = translator.translate(tf.constant(SENTENCES))
-    scores = translator.score(tf.constant(SENTENCES), outputs["translation"])
-    return {name: value.numpy() for name, value in dict(outputs, log_prob=scores["log_prob"]).items()}, checkpoint
 
 
 @pytest.mark.parametrize("beam_size", [1, 3])
@@ -94,19 +83,3 @@ def test_exported_ensemble_equals_the_python_ensemble(model_dirs, tmp_path):
     np.testing.assert_array_equal(outputs["translation"].numpy(), expected["translation"])
     np.testing.assert_allclose(outputs["score"].numpy(), expected["score"], rtol=1e-5)
     assert loaded.signatures["settings"]()["checkpoint"].numpy().decode() == checkpoint
-
-
-def test_average_checkpoints_command(tmp_path):
-    path = write_model_dir(tmp_path / "model")
-    with pytest.raises(FileNotFoundError, match="average_checkpoints --model_dir"):
-        ModelDir(path).checkpoint_path("averaged")
-    completed = subprocess.run(
-        [sys.executable, "-m", "rnnsearch_tf.average_checkpoints", f"--model_dir={path}", "--count=3"],
-        cwd=REPO_ROOT, capture_output=True, text=True, check=True,
-    )
-    assert "averaged 1 checkpoints" in completed.stdout
-    expected, _ = translate(str(path))
-    actual, checkpoint = translate(str(path), "averaged")  # the average of one checkpoint is that checkpoint
-    assert checkpoint.endswith("averaged/ckpt-1")
-    np.testing.assert_array_equal(actual["translation"], expected["translation"])
-    np.testing.assert_allclose(actual["score"], expected["score"], rtol=1e-6)
