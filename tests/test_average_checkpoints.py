@@ -77,6 +77,7 @@ def test_count_averages_the_newest_checkpoints_of_the_source(tmp_path):
         (("--source=newest",), "flag --source=newest: value should be one of <latest|best>"),
         (("extra",), "error: unexpected arguments: ['extra'] (--help lists the flags)"),
     ],
+    ids=["count_below_one", "no_best_checkpoint", "unknown_source", "stray_argument"],
 )
 def test_a_mistake_is_named_and_writes_nothing(tmp_path, args, message):
     path = write_model_dir(tmp_path / "model")  # one checkpoint, no best/ yet

@@ -1,0 +1,81 @@
+"""`rnnsearch train` (`rnnsearch_tf.cli.train`, run as `python -m rnnsearch_tf.train`) on the toy corpus:
+the model is made of the flags and the data's vocabulary sizes, the resolved flags written to
+`<model_dir>/flags.txt` resume the run, and a mistake is one `error:` line with nothing written. Training
+itself is tested in test_trainer.py."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO_ROOT
+from helpers.toy_translation import build_toy_data
+
+TINY_MODEL = ["--embedding_dim=8", "--hidden_dim=16", "--maxout_dim=8", "--alignment_dim=16"]
+QUICK_RUN = ["--batch_size=16", "--validate_every=0", "--log_every=1", "--checkpoint_every=1"]
+
+
+@pytest.fixture(scope="module")
+def toy_data(tmp_path_factory):
+    return build_toy_data(tmp_path_factory.mktemp("toy"))
+
+
+def _train(*args):
+    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    return subprocess.run([sys.executable, "-m", "rnnsearch_tf.train", *args], cwd=REPO_ROOT, env=environment,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_the_model_comes_from_the_flags_and_the_data_and_flags_txt_resumes_the_run(toy_data, tmp_path):
+    model_dir = tmp_path / "model"
+    first = _train(f"--data_dir={toy_data}", f"--model_dir={model_dir}", *TINY_MODEL, *QUICK_RUN,
+                   "--train_steps=1", "--model=rnnencdec")
+    assert first.returncode == 0, first.stderr[-3000:]
+    summary = json.loads(first.stdout)
+    assert summary["step"] == 1 and summary["latest_checkpoint"] == str(model_dir / "checkpoints" / "ckpt-1")
+    vocabularies = json.loads((toy_data / "metadata.json").read_text())["vocabularies"]
+    model = json.loads((model_dir / "model.json").read_text())
+    assert model["model"] == "rnnencdec", model
+    assert {name: model["config"][name] for name in ("source_vocab_size", "target_vocab_size", "hidden_dim")} == {
+        "source_vocab_size": vocabularies["source"]["size"], "target_vocab_size": vocabularies["target"]["size"],
+        "hidden_dim": 16}
+    flag_lines = (model_dir / "flags.txt").read_text().splitlines()
+    # Every flag with a value, given or default (model, training and the dev search), one per line.
+    for line in ("--model=rnnencdec", "--hidden_dim=16", f"--data_dir={toy_data}", f"--model_dir={model_dir}",
+                 "--train_steps=1", "--optimizer=adadelta", "--beam_size=12"):
+        assert line in flag_lines, flag_lines
+    assert not any(line.startswith(("--max_hours", "--init_from", "--cpu_replicas")) for line in flag_lines)
+    assert not any(line.startswith(("--source_vocab_size", "--num_hypotheses", "--sampling")) for line in flag_lines)
+
+    resumed = _train(f"--flagfile={model_dir / 'flags.txt'}", "--train_steps=2")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert json.loads(resumed.stdout)["step"] == 2  # the same model, resumed from ckpt-1
+    assert (model_dir / "checkpoints" / "ckpt-2.index").exists()
+    assert "--train_steps=2" in (model_dir / "flags.txt").read_text().splitlines()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("extra",), "error: unexpected arguments: extra (--help lists the flags)"),
+        (("--data_dir={empty}",), "error: {empty}/metadata.json is missing: --data_dir must be the --output_dir of "
+                                  "`python -m data_pipeline.build`; build the data first (--help lists the flags)"),
+        (("--embedding_dropout=1.5",), "error: ModelConfig.embedding_dropout must be a rate in [0, 1), got 1.5"),
+        (("--label_smoothing=1",), "error: TrainingConfig.label_smoothing must be in [0, 1), got 1.0"),
+        (("--hidden_dim=sixteen",),
+         "FATAL Flags parsing error: flag --hidden_dim=sixteen: invalid literal for int() with base 10: 'sixteen'"),
+    ],
+    ids=["stray_argument", "data_not_built", "model_config_value", "training_config_value", "flag_type"],
+)
+def test_a_mistake_is_one_line_and_leaves_no_model_directory(toy_data, tmp_path, args, message):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    model_dir = tmp_path / "model"
+    args = [arg.format(empty=empty) for arg in args]
+    completed = _train(f"--data_dir={toy_data}", f"--model_dir={model_dir}", *TINY_MODEL, *args)
+    assert completed.returncode == 1, completed.stderr[-3000:]
+    assert completed.stderr.splitlines()[0] == message.format(empty=empty), completed.stderr[-3000:]
+    assert "Traceback" not in completed.stderr
+    assert not model_dir.exists()
