@@ -2,10 +2,22 @@
 
 import os
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def fresh_python(script):
+    """The words `script` prints when a new Python interpreter runs it in the repository (what a command
+    imports can only be seen in a process that imported nothing before it); TensorFlow's log quiet."""
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True, check=True,
+        env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"},
+    )
+    return result.stdout.split()
 
 
 @pytest.fixture(scope="session")

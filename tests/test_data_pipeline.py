@@ -1,13 +1,11 @@
 """The data_pipeline package: its classes come on first use, and translating does not import
 tensorflow_text (which only the WordPiece tokenizer and the dataset builder need)."""
 
-import subprocess
-import sys
 
 import pytest
 
 import data_pipeline
-from conftest import REPO_ROOT
+from conftest import fresh_python
 from data_pipeline.moses_tokenizer import MosesTokenizer
 from data_pipeline.vocabulary import Vocabulary
 
@@ -32,8 +30,4 @@ def test_the_translate_command_does_not_import_tensorflow_text():
         "from data_pipeline import WordPieceTokenizer\n"
         "print('tensorflow_text' in sys.modules)\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True, check=True,
-        env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"},
-    )
-    assert result.stdout.split() == ["False", "True"]
+    assert fresh_python(script) == ["False", "True"]

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, fresh_python
 from rnnsearch_tf.cli.main import COMMANDS
 
 RNNSEARCH = pathlib.Path(sys.executable).parent / "rnnsearch"
@@ -82,8 +82,4 @@ def test_commands_import_tensorflow_without_matplotlib_which_still_works_after()
         "import matplotlib.pyplot\n"
         "print(matplotlib.pyplot.get_backend().lower())\n"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True, check=True,
-        env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"},
-    )
-    assert result.stdout.split() == ["False", "False", "agg"]
+    assert fresh_python(script) == ["False", "False", "agg"]
