@@ -224,8 +224,9 @@ class BatchTranslator:
                     running = [future for _, future in pending if not future.done()]
                     if not any(future.done() and future.exception() for _, future in pending):
                         for batch in itertools.islice(upcoming, self.workers - len(running)):
-                            pending.append((batch, pool.submit(run, batch)))
-                            running.append(pending[-1][1])
+                            started = pool.submit(run, batch)
+                            pending.append((batch, started))
+                            running.append(started)
                     if not pending:
                         return
                     batch, future = pending[0]

@@ -69,13 +69,16 @@ class RunningServer:
 
     def resident_bytes(self):
         """The server process's resident memory."""
-        with open(f"/proc/{self.process.pid}/status") as status:
-            return 1024 * int(next(line for line in status if line.startswith("VmRSS:")).split()[1])
+        return 1024 * self._status("VmRSS")  # reported in kB
 
     def threads(self):
         """The server process's thread count."""
+        return self._status("Threads")
+
+    def _status(self, field):
+        """The number of `field` in the server process's /proc status."""
         with open(f"/proc/{self.process.pid}/status") as status:
-            return int(next(line for line in status if line.startswith("Threads:")).split()[1])
+            return int(next(line for line in status if line.startswith(f"{field}:")).split()[1])
 
     def alive(self):
         return self.process.poll() is None
