@@ -4,10 +4,13 @@ import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+# The commands' caches (`--function_cache`'s default) go to a folder of this test session, not the user's.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="rnnsearch-tests-cache-")
 
 
 def fresh_python(script):

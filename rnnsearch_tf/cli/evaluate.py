@@ -65,6 +65,7 @@ def main(argv):
         num_longest=_NUM_LONGEST.value,
         progress=_PROGRESS.value,
         precision=search_flags.PRECISION.value,
+        function_cache=search_flags.function_cache(),
     )
     metrics = {}
     for name, model_dir in zip(_model_names(_MODEL_DIR.value), _MODEL_DIR.value):

@@ -154,7 +154,7 @@ def main(argv):
     else:
         scorer = BatchTranslator.from_model_dir(
             _MODEL_DIR.value, search_flags.CHECKPOINT.value, search_flags.BATCH_SIZE.value, workers=workers,
-            precision=search_flags.PRECISION.value, **search_options,
+            function_cache=search_flags.function_cache(), precision=search_flags.PRECISION.value, **search_options,
         )
     if _PHRASE_TABLE_TOP.value:
         _phrase_table_top(scorer, _PHRASE_TABLE_TOP.value)

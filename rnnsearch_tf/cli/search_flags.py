@@ -11,6 +11,7 @@ from rnnsearch_tf.inference.batch_translator import DECODE_WORKERS as _DEFAULT_W
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.inference.shortlist import SHORTLIST_FILE
 from rnnsearch_tf.models.model_dir import ModelDir
+from rnnsearch_tf.utils.function_cache import FunctionCache, default_directory
 from rnnsearch_tf.utils.precision import PRECISIONS
 from rnnsearch_tf.utils.threads import share_cores
 
@@ -29,6 +30,10 @@ PRECISION = flags.DEFINE_enum(
     "precision", None, list(PRECISIONS),
     "Decode in float32, mixed_bfloat16 or auto (bf16 where the hardware has it); default: the model's own.",
 )
+FUNCTION_CACHE = flags.DEFINE_string(
+    "function_cache", default_directory(), "Folder keeping the traced search between commands, so that a command "
+    "loads it instead of tracing it again (rnnsearch_tf.utils.function_cache); \"\": trace in every command.",
+)
 _SEARCH_FLAGS = define_config_flags(SearchConfig)
 
 
@@ -37,6 +42,11 @@ def decode_workers():
     it before TensorFlow's first op."""
     share_cores(DECODE_WORKERS.value)
     return DECODE_WORKERS.value
+
+
+def function_cache():
+    """The `FunctionCache` of --function_cache (None for "")."""
+    return FunctionCache(FUNCTION_CACHE.value) if FUNCTION_CACHE.value else None
 
 
 def search_config(model_dir=None):

@@ -92,6 +92,7 @@ def main(argv):
             search_flags.BATCH_SIZE.value,
             unk_replacer,
             workers,
+            function_cache=search_flags.function_cache(),
             precision=search_flags.PRECISION.value,
             **search_flags.search_config(_MODEL_DIR.value).to_dict(),
         )

@@ -53,6 +53,7 @@ class Evaluator:
         num_longest: longest test sentences listed with their translations.
         progress: whether to draw progress bars on stderr.
         precision: `ModelConfig.precision` to decode with; None: each model's own.
+        function_cache: `BatchTranslator`'s, where the traced searches are kept between processes.
     """
 
     def __init__(
@@ -68,6 +69,7 @@ class Evaluator:
         num_longest=5,
         progress=False,
         precision=None,
+        function_cache=None,
     ):
         if len(sources) != len(references):
             raise ValueError(f"got {len(sources)} source sentences but {len(references)} references")
@@ -82,6 +84,7 @@ class Evaluator:
         self.num_longest = num_longest
         self.progress = progress
         self.precision = precision
+        self.function_cache = function_cache
 
     def evaluate(self, model_dir, output_dir, checkpoint="best"):
         """Writes translations, heatmaps and `metrics.json` to `output_dir`; returns the metrics dict.
@@ -98,8 +101,8 @@ class Evaluator:
         """
         os.makedirs(output_dir, exist_ok=True)
         translator = BatchTranslator.from_model_dir(
-            model_dir, checkpoint, self.batch_size, self.unk_replacer, self.workers, precision=self.precision,
-            **self.search_config.to_dict(),
+            model_dir, checkpoint, self.batch_size, self.unk_replacer, self.workers, function_cache=self.function_cache,
+            precision=self.precision, **self.search_config.to_dict(),
         )
         results = translator.translate(self.sources, self._progress_line("translated", len(self.sources)))
         hypotheses = [result["searched_translation"] for result in results]  # <unk>s kept
@@ -121,8 +124,8 @@ class Evaluator:
         )
         known = [i for i in range(len(self.sources)) if not source_unknown[i] and not reference_unknown[i]]
         no_unk_translator = BatchTranslator.from_model_dir(
-            model_dir, checkpoint, self.batch_size, workers=self.workers, precision=self.precision,
-            **dict(self.search_config.to_dict(), forbid_unk=True),
+            model_dir, checkpoint, self.batch_size, workers=self.workers, function_cache=self.function_cache,
+            precision=self.precision, **dict(self.search_config.to_dict(), forbid_unk=True),
         )
         no_unk_results = no_unk_translator.translate(
             [self.sources[i] for i in known], self._progress_line("No UNK", len(known))

@@ -50,7 +50,11 @@ class BatchTranslator:
             runs the Python function of `translate`, `translate_prefix` or `score` eagerly instead of
             tracing it (the same ops, the same results): for a few sentences the trace and the graph's
             optimization cost several times the search. 0 always traces (a Translator that will be
-            called again and again, as in validation). A SavedModel is traced already.
+            called again and again, as in validation). A SavedModel is traced already. Not used with a
+            `function_cache`.
+        function_cache: a `utils.function_cache.FunctionCache` that keeps a Translator's traced functions
+            between processes (a command then loads the graph instead of tracing it); None: traced in
+            every process.
 
     Example:
     >>> batch_translator = BatchTranslator.from_model_dir("models/rnnsearch50", beam_size=12)
@@ -59,7 +63,7 @@ class BatchTranslator:
     """
 
     def __init__(self, module, settings, batch_size=64, unk_replacer=None, loaded_from="", workers=DECODE_WORKERS,
-                 eager_sentences=EAGER_SENTENCES):
+                 eager_sentences=EAGER_SENTENCES, function_cache=None):
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         if workers < 1:
@@ -71,25 +75,33 @@ class BatchTranslator:
         self.unk_replacer = unk_replacer
         self.loaded_from = loaded_from
         self.eager_sentences = eager_sentences if isinstance(module, Translator) else 0
+        self.function_cache = function_cache if isinstance(module, Translator) else None
+        self._fingerprint = None
         self.source_language = settings.get("source_language")  # None where settings lack it
         self.target_tokenizer = MosesTokenizer(settings["target_language"])
 
     def _function(self, name, count):
         """The module's `name` function (None if an older export lacks it) for a call on `count` sentences:
-        a Translator's untraced Python function for `count <= eager_sentences`."""
+        a Translator's traced function through the function cache where there is one (loading a graph
+        costs less than an untraced search of one sentence), else its untraced Python function for
+        `count <= eager_sentences` and its traced one for more."""
         if not isinstance(self.module, Translator):
             return self.module.signatures.get(name)
+        if self.function_cache is not None:
+            if self._fingerprint is None:
+                self._fingerprint = self.module.fingerprint()
+            return self.function_cache.function(self.module, name, self._fingerprint)
         function = getattr(self.module, name)
         return function.python_function if count <= self.eager_sentences else function
 
     @classmethod
     def from_model_dir(cls, model_dir, checkpoint="best", batch_size=64, unk_replacer=None, workers=DECODE_WORKERS,
-                       eager_sentences=EAGER_SENTENCES, **options):
+                       eager_sentences=EAGER_SENTENCES, function_cache=None, **options):
         """From a model directory (or an ensemble, "a+b") and checkpoint; `options` go to
         `Translator.from_model_dir`. `loaded_from` is the checkpoint path."""
         translator = Translator.from_model_dir(model_dir, checkpoint, **options)
         return cls(translator, translator.settings(), batch_size, unk_replacer, translator.checkpoint_path, workers,
-                   eager_sentences)
+                   eager_sentences, function_cache)
 
     @classmethod
     def from_saved_model(cls, path, batch_size=64, unk_replacer=None, workers=DECODE_WORKERS):

@@ -1,5 +1,7 @@
 """Text in, text out: the one translation path of the command line, evaluation and the SavedModel."""
 
+import hashlib
+
 import tensorflow as tf
 
 from data_pipeline.moses_tokenizer import MosesTokenizer
@@ -9,6 +11,7 @@ from rnnsearch_tf.models.ensemble import Ensemble
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.inference.shortlist import SHORTLIST_FILE, Shortlist
 from rnnsearch_tf.models.model_dir import ModelDir
+from rnnsearch_tf.utils.function_cache import file_digest
 
 # Stands for the text `<unk>` of a prefix while it is tokenized: a private-use character, a token of its own.
 _UNK_PLACEHOLDER = "\ue000"
@@ -170,6 +173,22 @@ class Translator(tf.Module):
             maximum_batch_size=self.maximum_batch_size,
             num_alternatives=self.num_alternatives,
             **self.search_config.to_dict(),
+        )
+
+    def fingerprint(self):
+        """Everything the graphs of its functions depend on besides the code and the weights' values: the
+        settings, each model's class and configuration, and the vocabularies' and shortlist's contents
+        (`utils.function_cache.FunctionCache` keys its traced graphs on it)."""
+        models = self.model.models if isinstance(self.model, Ensemble) else [self.model]
+        shortlist = None
+        if self.shortlist is not None:
+            shortlist = hashlib.sha256(self.shortlist.candidates.tobytes() + self.shortlist.frequent.tobytes()).hexdigest()
+        return dict(
+            settings=self.settings(),
+            models=[[type(model).__name__, model.config.to_dict()] for model in models],
+            vocabularies=[file_digest(vocabulary.vocabulary_file)
+                          for vocabulary in (self.source_vocabulary, self.target_vocabulary)],
+            shortlist=shortlist,
         )
 
     def recorded_settings(self, version):

@@ -1,0 +1,258 @@
+"""Traced graphs of a module's `tf.function`s kept on disk, so that a command does not trace them again.
+
+Tracing a `Translator`'s `translate` (its Python code run once to build a graph of about 3,500 ops) costs
+about a second of every `rnnsearch translate`, and the graph is the same from one command to the next as
+long as the code, the library versions and what the module was built from are. A `FunctionCache` keeps
+the traced function (its `FunctionDefLibrary`, the graph TensorFlow runs) in a file named by a digest of
+all of those; a later process registers it with the runtime and calls it by name with its own variables
+and lookup tables as inputs. The weights are never in the file: a changed checkpoint is used as it is.
+
+After PyTorch's compiled-graph caches and XLA's persistent compilation cache; TensorFlow's own way of
+keeping a graph, a SavedModel, rebuilds a Python graph of every function when it is loaded, which costs
+as much as tracing (docs/performance.md, "Start-up").
+"""
+
+import base64
+import functools
+import hashlib
+import json
+import os
+import pathlib
+import sys
+import tempfile
+
+import keras
+import tensorflow as tf
+from absl import logging
+from tensorflow.core.framework import function_pb2, tensor_pb2
+from tensorflow.python.eager import context, execute
+
+# The code a traced graph depends on: this package and data_pipeline (the tokenizer and vocabulary ops).
+_CODE_ROOTS = (pathlib.Path(__file__).resolve().parents[1], pathlib.Path(__file__).resolve().parents[2] / "data_pipeline")
+KEPT_FILES = 32  # the newest files a cache folder keeps; older ones are deleted when one is written
+
+
+def default_directory():
+    """`$XDG_CACHE_HOME/rnnsearch-tf/functions` (`~/.cache/...` without it)."""
+    cache_home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache_home, "rnnsearch-tf", "functions")
+
+
+@functools.lru_cache(maxsize=None)
+def code_digest():
+    """sha256 of the package's Python sources and the versions of Python, TensorFlow and Keras."""
+    digest = hashlib.sha256(f"{sys.version}|{tf.__version__}|{keras.__version__}".encode())
+    for root in _CODE_ROOTS:
+        for path in sorted(root.rglob("*.py")):
+            digest.update(str(path.relative_to(root.parent)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def file_digest(path):
+    """sha256 of a file's bytes (vocabularies and other files a module is built from)."""
+    with open(path, "rb") as stream:
+        return hashlib.file_digest(stream, "sha256").hexdigest()
+
+
+def resources(module):
+    """`[(object, resource tensor)]`: the variables and lookup tables of `module`, in its object graph's
+    order (`tf.train.TrackableView`), which depends on the code and the module's construction only."""
+    found = []
+    for trackable in tf.train.TrackableView(module).descendants():
+        if isinstance(trackable, (tf.Variable, keras.Variable)):
+            found.append((trackable, trackable.handle))
+        elif isinstance(trackable, tf.saved_model.experimental.TrackableResource):
+            found.append((trackable, trackable.resource_handle))
+    return found
+
+
+def _describe(trackable):
+    """What a resource input must be for a stored graph: its class, and a variable's shape and dtype."""
+    if isinstance(trackable, (tf.Variable, keras.Variable)):
+        return f"{type(trackable).__name__} {tuple(trackable.shape)} {tf.as_dtype(trackable.dtype).name}"
+    return type(trackable).__name__
+
+
+class StaleEntry(Exception):
+    """A stored graph that does not fit the module it was looked up for (it is traced again)."""
+
+
+class GraphFunction:
+    """A traced function called by its registered name: `function(**inputs)` -> dict of its outputs.
+
+    Args:
+        name: the name of its `FunctionDef`, registered with the eager context.
+        input_names: the names of its inputs (the `TensorSpec` names of the `tf.function`), in order.
+        output_names: the keys of its dict of outputs, in the order of the `FunctionDef`'s outputs.
+        captures: tensors passed after the inputs: the module's resources and captured constants.
+        grappler: whether TensorFlow's graph optimizer rewrites the graph when it is first run. A search
+            runs a few dozen times per command: the rewriting (0.5 s for the 3,700 nodes of a beam
+            search) costs more than it saves (docs/performance.md, "Start-up").
+    """
+
+    def __init__(self, name, input_names, output_names, captures, grappler=False):
+        self.name = name
+        self.input_names = list(input_names)
+        self.output_names = list(output_names)
+        self.captures = list(captures)
+        config = context.context().config
+        config.graph_options.rewrite_options.disable_meta_optimizer = not grappler
+        self._attributes = ("executor_type", "", "config_proto", config.SerializeToString())
+
+    def __call__(self, **inputs):
+        if set(inputs) != set(self.input_names):
+            raise TypeError(f"{self.name} takes inputs {self.input_names}, got {sorted(inputs)}")
+        arguments = [tf.convert_to_tensor(inputs[name]) for name in self.input_names] + self.captures
+        outputs = execute.execute(self.name, num_outputs=len(self.output_names), inputs=arguments,
+                                  attrs=self._attributes, ctx=context.context())
+        return dict(zip(self.output_names, outputs))
+
+
+class FunctionCache:
+    """Traces a module's `tf.function` once per code, library versions and construction, and keeps it.
+
+    `function(module, name, fingerprint)` returns a `GraphFunction` of `getattr(module, name)`: loaded
+    from `directory` where a file of the same key is there, traced (and written there) otherwise. The key
+    is a digest of `code_digest()`, `name` and `fingerprint`, which must hold everything else the graph
+    depends on (the module's settings, its model's configuration, the digests of the files it was built
+    from; `Translator.fingerprint`). The module's resources are looked up in its object graph's order and
+    checked against their class, shape and dtype; a file that does not fit is traced again. The function
+    must take `TensorSpec`s and return a dict of dense tensors, and capture only resources and constants.
+
+    Args:
+        directory: where the files are; created when the first one is written. A folder that cannot be
+            written only means tracing in every process.
+        grappler: as `GraphFunction`.
+
+    Example:
+    >>> cache = FunctionCache(default_directory())
+    >>> translate = cache.function(translator, "translate", translator.fingerprint())
+    >>> translate(text=tf.constant(["A man ."]))["translation"]
+    """
+
+    def __init__(self, directory, grappler=False):
+        self.directory = pathlib.Path(directory)
+        self.grappler = grappler
+
+    def path(self, name, fingerprint):
+        key = hashlib.sha256(json.dumps([code_digest(), name, fingerprint], sort_keys=True).encode()).hexdigest()
+        return self.directory / f"{name}-{key[:40]}.json"
+
+    def function(self, module, name, fingerprint):
+        """`getattr(module, name)` as a `GraphFunction`, its graph loaded or traced."""
+        path = self.path(name, fingerprint)
+        if path.exists():
+            try:
+                return self._load(path, module)
+            except (StaleEntry, OSError, ValueError, KeyError, tf.errors.OpError) as error:
+                logging.info("tracing %s again: %s does not fit (%s)", name, path, error)
+        function, record = self._trace(module, name, path)
+        if record is not None:
+            self._write(path, record)
+        return function
+
+    def _trace(self, module, name, path):
+        """The traced function, and what `_load` needs of it (None where a capture is not a module resource).
+
+        Its functions are registered again under the names the file gives them (`_renamed`), and called
+        by those: the traced and the loaded graph are then one graph, which lives as long as the process
+        (the trace's own registration ends with the module's `tf.function`)."""
+        concrete = getattr(module, name).get_concrete_function()
+        library = concrete.graph.as_graph_def().library
+        library.function.add().CopyFrom(concrete.function_def)
+        library = _renamed(library, path.stem.rsplit("-", 1)[1])
+        self._register(library)
+        function = GraphFunction(library.function[-1].signature.name,
+                                 [spec.name for spec in tf.nest.flatten(concrete.structured_input_signature)],
+                                 sorted(concrete.structured_outputs), concrete.captured_inputs, self.grappler)
+        captures = _described_captures(concrete.captured_inputs, resources(module))
+        if captures is None:
+            logging.info("%s is not kept: it captures a resource outside the module", name)
+            return function, None
+        return function, dict(name=function.name, inputs=function.input_names, outputs=function.output_names,
+                              captures=captures, library=_encode(library.SerializeToString()))
+
+    def _load(self, path, module):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        live = resources(module)
+        captures = []
+        for capture in record["captures"]:
+            if "resource" not in capture:
+                proto = tensor_pb2.TensorProto.FromString(base64.b64decode(capture["tensor"]))
+                captures.append(tf.constant(tf.make_ndarray(proto)))
+                continue
+            position = capture["resource"]
+            if position >= len(live) or _describe(live[position][0]) != capture["describes"]:
+                raise StaleEntry(f"resource {position} is not {capture['describes']}")
+            captures.append(live[position][1])
+        self._register(function_pb2.FunctionDefLibrary.FromString(base64.b64decode(record["library"])))
+        os.utime(path)  # the newest files are kept
+        logging.info("loaded the traced %s from %s", record["name"], path)
+        return GraphFunction(record["name"], record["inputs"], record["outputs"], captures, self.grappler)
+
+    @staticmethod
+    def _register(library):
+        """Registers the library's functions with the eager context, those not registered yet (by an
+        earlier trace or load of the same key: a name holds the key)."""
+        ctx = context.context()
+        for function_def in library.function:
+            if not ctx.has_function(function_def.signature.name):
+                ctx.add_function_def(function_def)
+
+    def _write(self, path, record):
+        """Writes the file at once (a temporary file renamed), then keeps the `KEPT_FILES` newest."""
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile("w", dir=self.directory, suffix=".tmp", delete=False,
+                                             encoding="utf-8") as stream:
+                json.dump(record, stream)
+            os.replace(stream.name, path)
+            kept = sorted(self.directory.glob("*.json"), key=lambda file: file.stat().st_mtime, reverse=True)
+            for old in kept[KEPT_FILES:]:
+                old.unlink(missing_ok=True)
+        except OSError as error:
+            logging.info("the traced %s is not kept in %s: %s", record["name"], self.directory, error)
+
+
+def _described_captures(captured, live):
+    """What `_load` needs to find each captured tensor again: the position of a resource among `live`
+    (`resources(module)`) and what it is, or a constant's value; None if a resource is not there."""
+    positions = {id(handle): (position, trackable) for position, (trackable, handle) in enumerate(live)}
+    captures = []
+    for tensor in captured:
+        if tensor.dtype != tf.resource:
+            captures.append(dict(tensor=_encode(tf.make_tensor_proto(tensor.numpy()).SerializeToString())))
+        elif id(tensor) in positions:
+            position, trackable = positions[id(tensor)]
+            captures.append(dict(resource=position, describes=_describe(trackable)))
+        else:
+            return None
+    return captures
+
+
+def _renamed(library, suffix):
+    """A copy of `library` with `_<suffix>` after every function name, where it is defined and where it is
+    called (as a node's op or a `func` attribute): names that no trace of this process or file of
+    another key uses, so that loading never meets a different function of the same name."""
+    library = function_pb2.FunctionDefLibrary.FromString(library.SerializeToString())
+    del library.gradient[:]
+    names = {function_def.signature.name for function_def in library.function}
+
+    def rename(name):
+        return f"{name}_{suffix}" if name in names else name
+
+    for function_def in library.function:
+        function_def.signature.name = rename(function_def.signature.name)
+        for node in function_def.node_def:
+            node.op = rename(node.op)
+            for value in node.attr.values():
+                if value.HasField("func"):
+                    value.func.name = rename(value.func.name)
+                for function in value.list.func:
+                    function.name = rename(function.name)
+    return library
+
+
+def _encode(data):
+    return base64.b64encode(data).decode("ascii")

@@ -1,0 +1,156 @@
+"""FunctionCache (`rnnsearch_tf.utils.function_cache`): a traced function written once and loaded by later
+callers with their own weights; what does not fit is traced again; and through `rnnsearch translate`,
+a changed checkpoint translates as without the cache."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.utils import function_cache
+from rnnsearch_tf.utils.function_cache import FunctionCache
+from helpers.serving_test_utils import SEARCH_OPTIONS
+from helpers.translation_test_data import INPUT, PREFIXES, translation_model_dir, write_model_dir
+
+
+class Scaler(tf.Module):
+    """Words -> ids (a lookup table) -> ids * weight + offset (a variable and a captured constant)."""
+
+    def __init__(self, weight, size=3):
+        super().__init__()
+        self.weight = tf.Variable(tf.fill([size], float(weight)))
+        self.table = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(tf.constant(["a", "b"]), tf.constant([1, 2], tf.int64)), -1
+        )
+        self.offset = tf.constant(0.5)
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="words")], autograph=False)
+    def scale(self, words):
+        ids = tf.cast(self.table.lookup(words), tf.float32)  # [words]
+        return {"ids": ids, "scaled": ids[:, None] * self.weight[None, :] + self.offset}  # [words, size]
+
+
+WORDS = tf.constant(["a", "b", "c"])
+
+
+def expected(weight, size=3):
+    ids = np.array([1.0, 2.0, -1.0], np.float32)
+    return ids[:, None] * np.full([size], weight, np.float32)[None, :] + 0.5
+
+
+def test_a_function_is_written_once_and_loaded_with_the_callers_weights(tmp_path):
+    first = Scaler(2.0)
+    traced = FunctionCache(tmp_path).function(first, "scale", {"size": 3})
+    np.testing.assert_allclose(traced(words=WORDS)["scaled"], expected(2.0))
+    files = list(tmp_path.glob("scale-*.json"))
+    assert len(files) == 1
+    second = Scaler(3.0)
+    loaded = FunctionCache(tmp_path).function(second, "scale", {"size": 3})
+    assert second.scale.experimental_get_tracing_count() == 0  # loaded, not traced
+    assert loaded.name == traced.name and loaded.name.endswith(files[0].stem.split("-")[1])  # named by the key
+    np.testing.assert_allclose(loaded(words=WORDS)["scaled"], expected(3.0))
+    second.weight.assign(tf.fill([3], 5.0))  # weights are inputs, never part of the file
+    np.testing.assert_allclose(loaded(words=WORDS)["scaled"], expected(5.0))
+    np.testing.assert_array_equal(loaded(words=WORDS)["ids"], [1.0, 2.0, -1.0])
+    assert list(tmp_path.glob("*.json")) == files
+
+
+def test_another_fingerprint_or_code_is_another_file(tmp_path, monkeypatch):
+    cache = FunctionCache(tmp_path)
+    cache.function(Scaler(1.0), "scale", {"size": 3})
+    cache.function(Scaler(1.0), "scale", {"size": 3, "other": 1})
+    assert len(list(tmp_path.glob("*.json"))) == 2
+    monkeypatch.setattr(function_cache, "code_digest", lambda: "other code")
+    assert not cache.path("scale", {"size": 3}).exists()
+
+
+def test_a_file_that_does_not_fit_is_traced_again(tmp_path):
+    cache = FunctionCache(tmp_path)
+    cache.function(Scaler(1.0), "scale", {"size": 3})
+    wider = Scaler(4.0, size=5)  # as if the fingerprint had missed the size: the variable's shape differs
+    function = cache.function(wider, "scale", {"size": 3})
+    assert wider.scale.experimental_get_tracing_count() == 1
+    np.testing.assert_allclose(function(words=WORDS)["scaled"], expected(4.0, size=5))
+    path = cache.path("scale", {"size": 3})
+    path.write_text("{not json")
+    again = Scaler(2.0)
+    np.testing.assert_allclose(cache.function(again, "scale", {"size": 3})(words=WORDS)["scaled"], expected(2.0))
+    assert again.scale.experimental_get_tracing_count() == 1
+    assert json.loads(path.read_text())["inputs"] == ["words"]  # written again
+
+
+def test_a_folder_that_cannot_be_written_only_means_tracing(tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("a file where the folder should be")
+    function = FunctionCache(blocked / "functions").function(Scaler(2.0), "scale", {})
+    np.testing.assert_allclose(function(words=WORDS)["scaled"], expected(2.0))
+
+
+def test_the_newest_files_are_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr(function_cache, "KEPT_FILES", 2)
+    cache = FunctionCache(tmp_path)
+    for size in (1, 2, 3):
+        cache.function(Scaler(1.0, size), "scale", {"size": size})
+    assert sorted(tmp_path.glob("*.json")) == sorted([cache.path("scale", {"size": 2}), cache.path("scale", {"size": 3})])
+
+
+def test_wrong_inputs_are_refused(tmp_path):
+    function = FunctionCache(tmp_path).function(Scaler(1.0), "scale", {})
+    with pytest.raises(TypeError, match="takes inputs \\['words'\\]"):
+        function(text=WORDS)
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    return translation_model_dir(tmp_path_factory)
+
+
+def test_a_batch_translator_through_the_cache_translates_prefixes_and_scores_as_without(model_dir, tmp_path):
+    plain = BatchTranslator.from_model_dir(model_dir, batch_size=2, **SEARCH_OPTIONS)
+    results = plain.translate(INPUT)
+    for attempt in range(2):  # traced and written, then loaded
+        cached = BatchTranslator.from_model_dir(model_dir, batch_size=2, function_cache=FunctionCache(tmp_path),
+                                                **SEARCH_OPTIONS)
+        for result, expected_result in zip(cached.translate(INPUT), results, strict=True):
+            assert result["translation"] == expected_result["translation"]
+            assert [text for text, _ in result["nbest"]] == [text for text, _ in expected_result["nbest"]]
+            np.testing.assert_allclose([score for _, score in result["nbest"]],
+                                       [score for _, score in expected_result["nbest"]], rtol=1e-5)
+            np.testing.assert_allclose(result["alignment"], expected_result["alignment"], atol=1e-6)
+        assert [r["translation"] for r in cached.translate(INPUT, prefixes=PREFIXES)] == [
+            r["translation"] for r in plain.translate(INPUT, prefixes=PREFIXES)]
+        targets = [r["translation"] for r in results]
+        np.testing.assert_allclose([r["log_prob"] for r in cached.score(INPUT, targets)],
+                                   [r["log_prob"] for r in plain.score(INPUT, targets)], rtol=1e-5)
+    assert cached.module.translate.experimental_get_tracing_count() == 0
+    assert sorted(path.name.split("-")[0] for path in tmp_path.glob("*.json")) == [
+        "score", "translate", "translate_prefix"]
+
+
+def _translate_command(model_dir, source, cache, loads=False):
+    """The translations of `rnnsearch translate` (checking whether it loaded its search from `cache`)."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "rnnsearch_tf.cli.main", "translate", f"--model_dir={model_dir}",
+         f"--input={source}", f"--function_cache={cache}", "--beam_size=3", "--noprogress", "--verbosity=0"],
+        check=True, capture_output=True, text=True,
+    )
+    assert ("loaded the traced __inference_translate" in completed.stderr) == loads
+    return completed.stdout
+
+
+def test_translate_with_a_changed_checkpoint_translates_as_without_the_cache(tmp_path):
+    model_dir = write_model_dir(tmp_path / "model", seed=3)
+    source = tmp_path / "source.en"
+    source.write_text("\n".join(INPUT) + "\n", encoding="utf-8")
+    cache = tmp_path / "cache"
+    first = _translate_command(model_dir, source, cache)
+    assert len(list(cache.glob("translate-*.json"))) == 1
+    write_model_dir(tmp_path / "model", seed=4)  # new weights, a newer checkpoint in the same directory
+    changed = _translate_command(model_dir, source, cache, loads=True)
+    assert changed != first
+    assert changed == _translate_command(model_dir, source, "")
+    assert len(list(cache.glob("translate-*.json"))) == 1  # the same graph, loaded
