@@ -16,6 +16,7 @@ import grpc
 import waitress
 from absl import app, flags, logging
 
+from rnnsearch_tf.utils.threads import share_cores
 from serving.batching import BatchingParameters
 from serving.prediction_service import PredictionService
 from serving.rest_app import RestApp
@@ -126,6 +127,8 @@ def main(argv):
         batching = BatchingParameters.from_file(_BATCHING_PARAMETERS_FILE.value)
     elif _ENABLE_BATCHING.value:
         batching = BatchingParameters()
+    if batching:
+        share_cores(batching.num_batch_threads)
     servable = Servable(_MODEL_BASE_PATH.value, _MODEL_NAME.value, batching)
     server = LocalServer(
         servable,
