@@ -32,9 +32,23 @@ class ServedModel:
              "--port=0", f"--rest_api_port={port}", *server_flags],
             cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         )
-        if not any(line.startswith("ready") for line in self.process.stdout):
+        ready = next((line for line in self.process.stdout if line.startswith("ready")), None)
+        if ready is None:
             raise RuntimeError("rnnsearch serve ended before it was ready")
         self.rest_url = f"http://127.0.0.1:{port}"
+        self.grpc_address = f"127.0.0.1:{dict(word.split('=') for word in ready.split()[1:])['grpc']}"
+        self._grpc_client = None
+
+    def translate_grpc(self, sentence):
+        """Seconds one gRPC Predict of `translate` for `sentence` took, through `serving.grpc_client` (one
+        channel for every thread, as a client process holds; it imports TensorFlow on first use)."""
+        if self._grpc_client is None:
+            from serving.grpc_client import GrpcClient  # noqa: PLC0415 (TensorFlow only for this client)
+
+            self._grpc_client = GrpcClient(self.grpc_address, "rnnsearch")
+        started = time.perf_counter()
+        self._grpc_client.translate([sentence])
+        return time.perf_counter() - started
 
     def translate(self, sentence):
         """Seconds one REST request of `translate` for `sentence` took."""
@@ -46,5 +60,7 @@ class ServedModel:
         return time.perf_counter() - started
 
     def stop(self):
+        if self._grpc_client is not None:
+            self._grpc_client.close()
         self.process.terminate()
         self.process.wait()

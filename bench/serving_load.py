@@ -8,8 +8,9 @@ For each server setting (`rnnsearch serve` as a user starts it: warm-up replayed
 `--enable_batching` with the export's `batching_parameters.txt`), a fresh server process:
 - `first_request_ms`: the first one-sentence REST request after the server reports ready;
 - `one_client`: `--requests` one-sentence requests one after the other: p50 and p99 in ms;
-- `clients_32`: 32 threads sending 10 one-sentence requests each (320 different sentences of
-  test_2016_flickr): sentences/s over the whole burst, p50 and p99 latency;
+- `clients_32`: 32 threads sending 10 one-sentence REST requests each (320 different sentences of
+  test_2016_flickr): sentences/s over the whole burst, p50 and p99 latency; `clients_32_grpc` the same
+  over gRPC (`serving.grpc_client`, one channel shared by the threads);
 and once `cold_first_request_ms`: the first request of a server over a copy of the export without its
 warm-up file. `offline_sents_per_s`: `BatchTranslator.from_saved_model` decoding the same 320 sentences
 in batches of 80, in a process of its own, the decoding call alone. Prints one JSON object.
@@ -62,11 +63,13 @@ def measure(export_dir, sentences, *server_flags):
     try:
         result = dict(first_request_ms=round(1000 * server.translate(sentences[0]), 1))
         result["one_client"] = _percentiles([server.translate(sentence) for sentence in sentences[:_REQUESTS.value]])
-        with concurrent.futures.ThreadPoolExecutor(32) as pool:
-            started = time.perf_counter()
-            seconds = list(pool.map(server.translate, sentences))
-            wall = time.perf_counter() - started
-        result["clients_32"] = dict(sents_per_s=round(len(sentences) / wall, 1), **_percentiles(seconds))
+        for name, translate in (("clients_32", server.translate), ("clients_32_grpc", server.translate_grpc)):
+            translate(sentences[0])
+            with concurrent.futures.ThreadPoolExecutor(32) as pool:
+                started = time.perf_counter()
+                seconds = list(pool.map(translate, sentences))
+                wall = time.perf_counter() - started
+            result[name] = dict(sents_per_s=round(len(sentences) / wall, 1), **_percentiles(seconds))
     finally:
         server.stop()
     return result
@@ -94,8 +97,9 @@ def main(argv):
     report["batched"] = measure(export_dir, sentences, "--enable_batching",
                                 f"--batching_parameters_file={export_dir / 'batching_parameters.txt'}")
     for setting in ("unbatched", "batched"):
-        report[setting]["clients_32"]["of_offline"] = round(
-            report[setting]["clients_32"]["sents_per_s"] / report["offline_sents_per_s"], 2)
+        for name in ("clients_32", "clients_32_grpc"):
+            report[setting][name]["of_offline"] = round(
+                report[setting][name]["sents_per_s"] / report["offline_sents_per_s"], 2)
     print(json.dumps(report, indent=2))
 
 

@@ -1,9 +1,13 @@
 """Translator: text in, text out, on a tiny random-weight model (garbage translations, exact contracts)."""
 
+import json
+import shutil
+
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from data_pipeline.constants import TARGET_VOCABULARY_FILE
 from data_pipeline.moses_tokenizer import MosesTokenizer
 from data_pipeline.vocabulary import Vocabulary
 from rnnsearch_tf.inference.translator import Translator
@@ -135,6 +139,21 @@ def test_decoding_precision_overrides_the_models(model_dir, translator):
     outputs = mixed.translate(tf.constant(SENTENCES))
     assert outputs["score"].dtype == tf.float32 and np.all(np.isfinite(outputs["score"].numpy()))
     assert outputs["translation"].shape == (len(SENTENCES),)
+
+
+def test_the_fingerprint_holds_what_the_graphs_are_built_from(model_dir, translator, tmp_path):
+    assert Translator.from_model_dir(model_dir, **SEARCH_OPTIONS).fingerprint() == translator.fingerprint()
+    other_search = Translator.from_model_dir(model_dir, **dict(SEARCH_OPTIONS, beam_size=2))
+    mixed = Translator.from_model_dir(model_dir, precision="mixed_bfloat16", **SEARCH_OPTIONS)
+    copied = tmp_path / "model"
+    shutil.copytree(model_dir, copied)
+    vocabulary = copied / TARGET_VOCABULARY_FILE
+    lines = vocabulary.read_text(encoding="utf-8").splitlines(keepends=True)
+    vocabulary.write_text("".join(lines[:-2] + lines[-1:] + lines[-2:-1]), encoding="utf-8")
+    renamed_words = Translator.from_model_dir(copied, **SEARCH_OPTIONS)  # two ids swapped, the same size
+    fingerprints = [t.fingerprint() for t in (translator, other_search, mixed, renamed_words)]
+    assert len({json.dumps(f, sort_keys=True) for f in fingerprints}) == 4
+    assert json.loads(json.dumps(translator.fingerprint())) == translator.fingerprint()  # JSON as it is
 
 
 # translate_prefix: the start of each translation given (interactive translation).

@@ -177,7 +177,8 @@ class Translator(tf.Module):
 
     def fingerprint(self):
         """Everything the graphs of its functions depend on besides the code and the weights' values: the
-        settings, each model's class and configuration, and the vocabularies' and shortlist's contents
+        settings, each model's class, configuration and dtype policy ("auto" precision resolved on this
+        machine), and the vocabularies' and shortlist's contents
         (`utils.function_cache.FunctionCache` keys its traced graphs on it)."""
         models = self.model.models if isinstance(self.model, Ensemble) else [self.model]
         shortlist = None
@@ -185,7 +186,7 @@ class Translator(tf.Module):
             shortlist = hashlib.sha256(self.shortlist.candidates.tobytes() + self.shortlist.frequent.tobytes()).hexdigest()
         return dict(
             settings=self.settings(),
-            models=[[type(model).__name__, model.config.to_dict()] for model in models],
+            models=[[type(model).__name__, model.config.to_dict(), model.dtype_policy.name] for model in models],
             vocabularies=[file_digest(vocabulary.vocabulary_file)
                           for vocabulary in (self.source_vocabulary, self.target_vocabulary)],
             shortlist=shortlist,
