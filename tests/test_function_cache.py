@@ -2,6 +2,7 @@
 callers with their own weights; what does not fit is traced again; and through `rnnsearch translate`,
 a changed checkpoint translates as without the cache."""
 
+import base64
 import json
 import subprocess
 import sys
@@ -80,7 +81,12 @@ def test_a_file_that_does_not_fit_is_traced_again(tmp_path):
     again = Scaler(2.0)
     np.testing.assert_allclose(cache.function(again, "scale", {"size": 3})(words=WORDS)["scaled"], expected(2.0))
     assert again.scale.experimental_get_tracing_count() == 1
-    assert json.loads(path.read_text())["inputs"] == ["words"]  # written again
+    record = json.loads(path.read_text())
+    assert record["inputs"] == ["words"]  # written again
+    path.write_text(json.dumps(dict(record, library=base64.b64encode(b"\x0a\xff not a library").decode())))
+    broken = Scaler(6.0)
+    np.testing.assert_allclose(cache.function(broken, "scale", {"size": 3})(words=WORDS)["scaled"], expected(6.0))
+    assert broken.scale.experimental_get_tracing_count() == 1
 
 
 def test_a_folder_that_cannot_be_written_only_means_tracing(tmp_path):

@@ -24,6 +24,7 @@ import tempfile
 import keras
 import tensorflow as tf
 from absl import logging
+from google.protobuf import message
 from tensorflow.core.framework import function_pb2, tensor_pb2
 from tensorflow.python.eager import context, execute
 
@@ -145,7 +146,7 @@ class FunctionCache:
         if path.exists():
             try:
                 return self._load(path, module)
-            except (StaleEntry, OSError, ValueError, KeyError, tf.errors.OpError) as error:
+            except (StaleEntry, OSError, ValueError, KeyError, message.DecodeError, tf.errors.OpError) as error:
                 logging.info("tracing %s again: %s does not fit (%s)", name, path, error)
         function, record = self._trace(module, name, path)
         if record is not None:
