@@ -14,8 +14,9 @@ from rnnsearch_tf.inference.translator import Translator
 from rnnsearch_tf.utils.exports import newest_version, read_settings
 
 DECODE_WORKERS = 2  # batches in flight at once (`--decode_workers`)
-# A Translator given at most this many sentences runs its search op by op instead of tracing it: tracing
-# and optimizing the graph cost more than a small search (docs/performance.md, "Start-up").
+# Without a function cache, a Translator given at most this many sentences runs its search op by op instead
+# of tracing it: tracing and optimizing the graph cost more than a small search (docs/performance.md,
+# "Start-up"); a graph loaded from the cache costs less than either.
 EAGER_SENTENCES = 8
 
 
