@@ -96,6 +96,17 @@ def test_a_folder_that_cannot_be_written_only_means_tracing(tmp_path):
     np.testing.assert_allclose(function(words=WORDS)["scaled"], expected(2.0))
 
 
+def test_a_write_that_fails_leaves_nothing_behind(tmp_path, monkeypatch):
+    def disk_full(record, stream):
+        stream.write("{")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(function_cache.json, "dump", disk_full)
+    function = FunctionCache(tmp_path).function(Scaler(2.0), "scale", {})
+    np.testing.assert_allclose(function(words=WORDS)["scaled"], expected(2.0))
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_newest_files_are_kept(tmp_path, monkeypatch):
     monkeypatch.setattr(function_cache, "KEPT_FILES", 2)
     cache = FunctionCache(tmp_path)

@@ -202,18 +202,25 @@ class FunctionCache:
                 ctx.add_function_def(function_def)
 
     def _write(self, path, record):
-        """Writes the file at once (a temporary file renamed), then keeps the `KEPT_FILES` newest."""
+        """Writes the file at once (a temporary file renamed; removed if writing fails), then keeps the
+        `KEPT_FILES` newest."""
+        temporary = None
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile("w", dir=self.directory, suffix=".tmp", delete=False,
                                              encoding="utf-8") as stream:
+                temporary = stream.name
                 json.dump(record, stream)
-            os.replace(stream.name, path)
+            os.replace(temporary, path)
+            temporary = None
             kept = sorted(self.directory.glob("*.json"), key=lambda file: file.stat().st_mtime, reverse=True)
             for old in kept[KEPT_FILES:]:
                 old.unlink(missing_ok=True)
         except OSError as error:
             logging.info("the traced %s is not kept in %s: %s", record["name"], self.directory, error)
+        finally:
+            if temporary is not None:
+                pathlib.Path(temporary).unlink(missing_ok=True)
 
 
 def _described_captures(captured, live):
