@@ -5,13 +5,13 @@ import hashlib
 import tensorflow as tf
 
 from data_pipeline.moses_tokenizer import MosesTokenizer
+from data_pipeline.pair_reader import sha256
 from data_pipeline.vocabulary import Vocabulary
 from data_pipeline import constants
 from rnnsearch_tf.models.ensemble import Ensemble
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.inference.shortlist import SHORTLIST_FILE, Shortlist
 from rnnsearch_tf.models.model_dir import ModelDir
-from rnnsearch_tf.utils.function_cache import file_digest
 
 # Stands for the text `<unk>` of a prefix while it is tokenized: a private-use character, a token of its own.
 _UNK_PLACEHOLDER = "\ue000"
@@ -183,11 +183,12 @@ class Translator(tf.Module):
         models = self.model.models if isinstance(self.model, Ensemble) else [self.model]
         shortlist = None
         if self.shortlist is not None:
-            shortlist = hashlib.sha256(self.shortlist.candidates.tobytes() + self.shortlist.frequent.tobytes()).hexdigest()
+            arrays = self.shortlist.candidates.tobytes() + self.shortlist.frequent.tobytes()
+            shortlist = hashlib.sha256(arrays).hexdigest()
         return dict(
             settings=self.settings(),
             models=[[type(model).__name__, model.config.to_dict(), model.dtype_policy.name] for model in models],
-            vocabularies=[file_digest(vocabulary.vocabulary_file)
+            vocabularies=[sha256(vocabulary.vocabulary_file)
                           for vocabulary in (self.source_vocabulary, self.target_vocabulary)],
             shortlist=shortlist,
         )

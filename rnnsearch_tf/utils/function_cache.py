@@ -29,7 +29,8 @@ from tensorflow.core.framework import function_pb2, tensor_pb2
 from tensorflow.python.eager import context, execute
 
 # The code a traced graph depends on: this package and data_pipeline (the tokenizer and vocabulary ops).
-_CODE_ROOTS = (pathlib.Path(__file__).resolve().parents[1], pathlib.Path(__file__).resolve().parents[2] / "data_pipeline")
+_CODE_ROOTS = (pathlib.Path(__file__).resolve().parents[1],
+               pathlib.Path(__file__).resolve().parents[2] / "data_pipeline")
 KEPT_FILES = 32  # the newest files a cache folder keeps; older ones are deleted when one is written
 
 
@@ -48,12 +49,6 @@ def code_digest():
             digest.update(str(path.relative_to(root.parent)).encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()
-
-
-def file_digest(path):
-    """sha256 of a file's bytes (vocabularies and other files a module is built from)."""
-    with open(path, "rb") as stream:
-        return hashlib.file_digest(stream, "sha256").hexdigest()
 
 
 def resources(module):
