@@ -330,3 +330,52 @@ def test_init_from_refuses_a_mismatch_or_an_existing_model_dir_in_one_line(paren
     assert result.stderr.strip().splitlines()[-1].startswith(
         f"error: init_from={parent_dir}: the parent's maxout_dim is 24 ({parent_dir / 'model.json'}) "
         "but this run's is 20")
+
+
+@pytest.fixture(scope="module")
+def joined_data(toy_data):
+    """The toy corpus built again with half its train records joined pairs (the same vocabularies)."""
+    raw = toy_data.parent / "raw"
+    splits = {split: (raw / f"{split}.en", raw / f"{split}.fr") for split in ("train", "dev")}
+    DatasetBuilder(corpus_registry.text_file_corpus("en", "fr", splits), toy_data.parent / "joined",
+                   shortlist_size=100, max_length=40, num_shards=2, show_progress=False, joined_share=0.5).build()
+    return toy_data.parent / "joined"
+
+
+def test_switch_data_dir_continues_as_a_child_on_that_data_would_and_resumes(toy_data, joined_data, tmp_path):
+    # Half of 8 updates on the toy data, then 4 on the joined data, in one run...
+    switched = make_trainer(model_config(toy_data), training_config(
+        toy_data, tmp_path / "switched", train_steps=8, checkpoint_every=2, switch_data_dir=str(joined_data),
+        switch_at=0.5)).train()
+    # ... are 4 updates, then a child continuing them on the joined data with their optimizer state.
+    first = make_trainer(model_config(toy_data), training_config(toy_data, tmp_path / "first", train_steps=4)).train()
+    child = make_trainer(model_config(joined_data), training_config(
+        joined_data, tmp_path / "child", train_steps=4, init_from=f"{tmp_path / 'first'}:latest",
+        reset_optim="keep_states")).train()
+    unswitched = make_trainer(model_config(toy_data), training_config(toy_data, tmp_path / "toy", train_steps=8)).train()
+    expected, actual = checkpoint_weights(child["latest_checkpoint"]), checkpoint_weights(switched["latest_checkpoint"])
+    other = checkpoint_weights(unswitched["latest_checkpoint"])
+    assert first["step"] == 4 and switched["step"] == 8
+    assert any(not np.allclose(other[name], actual[name], atol=1e-4) for name in actual)  # the data did change
+    for name in expected:
+        np.testing.assert_allclose(actual[name], expected[name], atol=1e-6, err_msg=name)
+    # Killed after step 6 (its last checkpoint unreadable), it resumes on the joined data where it was.
+    for path in (tmp_path / "switched" / "checkpoints").glob("ckpt-8.*"):
+        path.write_bytes(b"")
+    resumed = make_trainer(model_config(toy_data), training_config(
+        toy_data, tmp_path / "switched", train_steps=8, checkpoint_every=2, switch_data_dir=str(joined_data),
+        switch_at=0.5)).train()
+    assert resumed["step"] == 8
+    for name, value in checkpoint_weights(resumed["latest_checkpoint"]).items():
+        np.testing.assert_allclose(value, actual[name], atol=1e-6, err_msg=name)
+
+
+def test_switch_data_dir_with_other_vocabularies_is_refused_before_training(toy_data, tmp_path):
+    folder = tmp_path / "other"
+    corpus = corpus_registry.text_file_corpus("en", "fr", write_corpus(folder / "raw", train_pairs=300, seed=7))
+    DatasetBuilder(corpus, folder / "data", shortlist_size=20, num_shards=1, show_progress=False).build()
+    with pytest.raises(ValueError, match=rf"switch_data_dir={folder / 'data'}: its source vocabulary differs from "
+                                         rf"that of data_dir={toy_data}"):
+        make_trainer(model_config(toy_data), training_config(toy_data, tmp_path / "a",
+                                                             switch_data_dir=str(folder / "data")))
+    assert not (tmp_path / "a").exists()

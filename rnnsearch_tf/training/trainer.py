@@ -47,6 +47,10 @@ class Trainer:
     model and vocabularies: `ModelDir.check_model`, `ModelDir.check_vocabularies`), writes a new model
     directory's description, and creates the parts; `train()` resumes and runs the loop.
 
+    With `switch_data_dir`, updates read that data directory's training pairs (its own iterator, also
+    checkpointed) once `switch_at` of the budget is spent; the model, optimizer, schedule and validation go
+    on as they were.
+
     With `init_from` (`ParentModel`), a new model directory starts from a trained model's weights: the
     parent must be the same model with the same architecture and the data must have its vocabularies
     (checked before anything is written); `parent.json` records it; the first `train()` copies its weights
@@ -87,6 +91,7 @@ class Trainer:
         if self.parent:
             self.parent.check_fits(training_config.model, model.config, self.data_dir)
         self.data_dir.check_shards(["train"] + ([training_config.dev_split] if training_config.validate_every else []))
+        self.switch_data_dir = self._check_switch_data_dir()
         self._prepare_model_dir()
         self.early_stopping = EarlyStopping(
             training_config.patience, training_config.decay_patience, training_config.learning_rate_decay
@@ -96,14 +101,11 @@ class Trainer:
             for name, initial in (("step", np.int64(0)), ("sentences_seen", np.int64(0)),
                                   ("training_seconds", np.float64(0)))
         }
-        iterator = iter(self._make_dataset(worker_index))
-        self.checkpointing = self._make_checkpointing(iterator)
-        self.train_step = make_train_step(
-            model, optimizer, lambda: next(iterator), strategy, training_config.clip_norm,
-            local_replicas=strategy.num_replicas_in_sync // self.workers,
-            jit_compile=training_config.jit_compile, jit_length_multiple=training_config.jit_length_multiple,
-            label_smoothing=training_config.label_smoothing, loss_normalization=training_config.loss_normalization,
-        )
+        # One iterator and one update function per data directory (the second read after `switch_at`).
+        iterators = [iter(self._make_dataset(data_dir, worker_index))
+                     for data_dir in (self.data_dir, self.switch_data_dir) if data_dir]
+        self.checkpointing = self._make_checkpointing(iterators)
+        self.train_steps = [self._make_train_step(iterator) for iterator in iterators]
         self.validator = self._make_validator()
         self.summaries = TrainingSummaries(self.model_dir, model, self.is_chief)
 
@@ -177,30 +179,59 @@ class Trainer:
         tasks = [(job, index) for job in jobs for index in range(spec.num_tasks(job))]
         return len(tasks), tasks.index((resolver.task_type, resolver.task_id))
 
-    def _make_dataset(self, worker_index):
-        """This worker's share of every global minibatch, as a plain (checkpointable) dataset."""
+    def _check_switch_data_dir(self):
+        """The `switch_data_dir` as a `DataDir` (None without one), checked: its training shards read and
+        its vocabularies are `data_dir`'s (the same word ids)."""
+        if not self.config.switch_data_dir:
+            return None
+        switch_data_dir = DataDir(self.config.switch_data_dir)
+        vocabularies = switch_data_dir.read_metadata()["vocabularies"]
+        for side in ("source", "target"):
+            if vocabularies[side].get("sha256") != self.metadata["vocabularies"][side].get("sha256"):
+                raise ValueError(
+                    f"switch_data_dir={switch_data_dir.path}: its {side} vocabulary differs from that of "
+                    f"data_dir={self.data_dir.path} ({switch_data_dir.metadata_file}); build it from the same "
+                    f"corpus, or with `rnnsearch build-data ... --vocabulary_from={self.data_dir.path}`"
+                )
+        switch_data_dir.check_shards(["train"])
+        return switch_data_dir
+
+    def _make_dataset(self, data_dir, worker_index):
+        """This worker's share of every global minibatch of `data_dir`'s training pairs, as a plain
+        (checkpointable) dataset."""
         training_input = TrainingInput(
-            self.data_dir.shard_pattern("train"),
+            data_dir.shard_pattern("train"),
             batch_size=self.config.batch_size,
             sort_window=self.config.sort_window,
             seed=self.config.seed,
             max_tokens=self.config.max_tokens,
-            max_sequence_length=self.metadata["filters"]["max_length"] + 1,
+            max_sequence_length=data_dir.read_metadata()["filters"]["max_length"] + 1,
             verify_shards=False,  # checked at start-up (`DataDir.check_shards`)
         )
         if self.workers == 1:
             return training_input()
         return training_input(tf.distribute.InputContext(self.workers, worker_index, self.workers))
 
-    def _make_checkpointing(self, iterator):
-        """Checkpoints of everything a resumed run needs; the names are those of every earlier checkpoint."""
+    def _make_train_step(self, iterator):
+        config = self.config
+        return make_train_step(
+            self.model, self.optimizer, lambda: next(iterator), self.strategy, config.clip_norm,
+            local_replicas=self.strategy.num_replicas_in_sync // self.workers,
+            jit_compile=config.jit_compile, jit_length_multiple=config.jit_length_multiple,
+            label_smoothing=config.label_smoothing, loss_normalization=config.loss_normalization,
+        )
+
+    def _make_checkpointing(self, iterators):
+        """Checkpoints of everything a resumed run needs; the names are those of every earlier checkpoint
+        (`switch_iterator` only in runs with a `switch_data_dir`)."""
         return Checkpointing(
             self.worker_dir,
             self.config.keep_checkpoints,
             self.config.keep_best_checkpoints,
             model=self.model,
             optimizer=self.optimizer,
-            iterator=iterator,
+            iterator=iterators[0],
+            **({"switch_iterator": iterators[1]} if len(iterators) > 1 else {}),
             learning_rate_scale=self.schedule.scale,
             dropout_random_states=self.model.dropout_random_states(),
             **self.early_stopping.variables,
@@ -259,6 +290,7 @@ class Trainer:
         stopping judges the validation) and checkpoint. Until a limit or early stopping; returns why."""
         statistics = TrainingStatistics(self.summaries.train)
         self._clock = time.time(), float(self.progress["training_seconds"])
+        self._switch_logged = False
         nonfinite_in_row = 0
         while (stop_reason := self._limit_reached()) is None:
             try:
@@ -277,11 +309,24 @@ class Trainer:
 
     def _update(self):
         """Reads the next minibatch and updates on it; returns the update's statistics (`make_train_step`)."""
-        result = {name: value.numpy() for name, value in self.train_step().items()}
+        switched = self._switched()
+        if switched and not self._switch_logged:
+            logging.info("step %d: past %.0f%% of the budget, updates read the training pairs of %s", self.step,
+                         100 * self.config.switch_at, self.switch_data_dir.path)
+            self._switch_logged = True
+        result = {name: value.numpy() for name, value in self.train_steps[int(switched)]().items()}
         self.progress["step"].assign_add(1)
         self.progress["sentences_seen"].assign_add(int(result["sentences"]))
         self._count_training_seconds()
         return result
+
+    def _switched(self):
+        """Whether updates now read `switch_data_dir`: `switch_at` of `max_hours`, or of `train_steps`."""
+        if self.switch_data_dir is None:
+            return False
+        if self.config.max_hours is not None:
+            return float(self.progress["training_seconds"]) >= self.config.switch_at * self.config.max_hours * 3600
+        return self.step >= self.config.switch_at * self.config.train_steps
 
     def _count_training_seconds(self):
         """Brings `training_seconds` (updates and validations, the `max_hours` budget) up to now."""

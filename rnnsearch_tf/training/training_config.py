@@ -65,6 +65,13 @@ class TrainingConfig:
         reset_optim: with `init_from`, as OpenNMT-py's -reset_optim: "all" starts a fresh optimizer;
             "keep_states" restores the parent's optimizer state (its accumulators and update count) and
             keeps this run's optimizer settings.
+        switch_data_dir: a second data directory with `data_dir`'s vocabularies (e.g. the same corpus
+            built with `--joined_share=0.5`): after `switch_at` of the budget, updates read its training
+            pairs instead, the model, optimizer and schedule going on as they were. Singles first, then
+            joined pairs, teaches long inputs at less cost to single sentences than joined pairs from the
+            start (docs/data.md, "Long sentences"). Validation stays on `data_dir`.
+        switch_at: the share of the budget after which updates read `switch_data_dir`: of `max_hours`
+            where it is set (training time, validations included), else of `train_steps`.
     """
 
     data_dir: str
@@ -102,6 +109,8 @@ class TrainingConfig:
     jit_length_multiple: int = 4
     init_from: typing.Optional[str] = None
     reset_optim: str = dataclasses.field(default="all", metadata={"choices": RESET_OPTIM})
+    switch_data_dir: typing.Optional[str] = None
+    switch_at: float = 0.6
 
     def __post_init__(self):
         check_choices(self)
@@ -111,6 +120,8 @@ class TrainingConfig:
         check_at_least(self, 0, ("validate_every", "warmup_steps"))
         if not 0 <= self.label_smoothing < 1:
             raise ValueError(f"TrainingConfig.label_smoothing must be in [0, 1), got {self.label_smoothing}")
+        if not 0 < self.switch_at < 1:
+            raise ValueError(f"TrainingConfig.switch_at must be in (0, 1), got {self.switch_at}")
         if not 0 < self.learning_rate_decay <= 1:
             raise ValueError(
                 f"TrainingConfig.learning_rate_decay must be in (0, 1], got {self.learning_rate_decay}"
