@@ -379,3 +379,26 @@ def test_switch_data_dir_with_other_vocabularies_is_refused_before_training(toy_
         make_trainer(model_config(toy_data), training_config(toy_data, tmp_path / "a",
                                                              switch_data_dir=str(folder / "data")))
     assert not (tmp_path / "a").exists()
+
+
+def test_switch_at_a_share_of_max_hours_as_of_train_steps(toy_data, joined_data, tmp_path, monkeypatch):
+    # A minute passes with each update (a clock in the trainer's module): with max_hours=0.1 (6 updates) the
+    # switch comes after 3, as it does with train_steps=6.
+    by_steps = make_trainer(model_config(toy_data), training_config(
+        toy_data, tmp_path / "steps", train_steps=6, switch_data_dir=str(joined_data), switch_at=0.5)).train()
+
+    class Clock:
+        now = time.time()
+
+        def time(self):
+            self.now += 60.0
+            return self.now
+
+    monkeypatch.setattr(trainer_module, "time", Clock())
+    by_hours = make_trainer(model_config(toy_data), training_config(
+        toy_data, tmp_path / "hours", train_steps=10_000, max_hours=0.1, switch_data_dir=str(joined_data),
+        switch_at=0.5)).train()
+    assert by_hours["stop_reason"] == "reached max_hours=0.1" and by_hours["step"] == 6
+    expected, actual = checkpoint_weights(by_steps["latest_checkpoint"]), checkpoint_weights(by_hours["latest_checkpoint"])
+    for name in expected:
+        np.testing.assert_allclose(actual[name], expected[name], atol=1e-6, err_msg=name)

@@ -321,12 +321,15 @@ class Trainer:
         return result
 
     def _switched(self):
-        """Whether updates now read `switch_data_dir`: `switch_at` of `max_hours`, or of `train_steps`."""
+        """Whether updates now read `switch_data_dir`: once `switch_at` of `train_steps` or of `max_hours`
+        is spent (the limit that ends training comes first to its share too)."""
+        config = self.config
         if self.switch_data_dir is None:
             return False
-        if self.config.max_hours is not None:
-            return float(self.progress["training_seconds"]) >= self.config.switch_at * self.config.max_hours * 3600
-        return self.step >= self.config.switch_at * self.config.train_steps
+        if self.step >= config.switch_at * config.train_steps:
+            return True
+        return (config.max_hours is not None
+                and float(self.progress["training_seconds"]) >= config.switch_at * config.max_hours * 3600)
 
     def _count_training_seconds(self):
         """Brings `training_seconds` (updates and validations, the `max_hours` budget) up to now."""

@@ -70,8 +70,8 @@ class TrainingConfig:
             pairs instead, the model, optimizer and schedule going on as they were. Singles first, then
             joined pairs, teaches long inputs at less cost to single sentences than joined pairs from the
             start (docs/data.md, "Long sentences"). Validation stays on `data_dir`.
-        switch_at: the share of the budget after which updates read `switch_data_dir`: of `max_hours`
-            where it is set (training time, validations included), else of `train_steps`.
+        switch_at: the share of the budget after which updates read `switch_data_dir`: of `train_steps`
+            or of `max_hours` (training time, validations included), whichever is spent first.
     """
 
     data_dir: str
