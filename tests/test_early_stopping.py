@@ -22,6 +22,16 @@ def test_the_best_bleu_and_its_step():
     assert not judge.is_best() and (judge.best_bleu, judge.best_step) == (6.5, 400)
 
 
+def test_restart_makes_the_next_validation_the_best_and_clears_the_plateau():
+    judge = EarlyStopping(patience=2, decay_patience=2, learning_rate_decay=0.5)
+    for step, bleu in ((100, 30.0), (200, 20.0)):
+        judge.record(step, bleu)
+    judge.restart()
+    assert judge.record(300, 10.0) and (judge.best_bleu, judge.best_step) == (10.0, 300)
+    judge.record(400, 5.0)
+    assert judge.should_stop() is None and not judge.should_decay()  # one validation without improvement, not three
+
+
 def test_patience_counts_validations_without_improvement():
     judge = EarlyStopping(patience=2)
     judge.record(100, 10.0)

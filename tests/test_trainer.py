@@ -402,3 +402,20 @@ def test_switch_at_a_share_of_max_hours_as_of_train_steps(toy_data, joined_data,
     expected, actual = checkpoint_weights(by_steps["latest_checkpoint"]), checkpoint_weights(by_hours["latest_checkpoint"])
     for name in expected:
         np.testing.assert_allclose(actual[name], expected[name], atol=1e-6, err_msg=name)
+
+
+def test_after_the_switch_the_best_checkpoint_is_judged_afresh(toy_data, joined_data, tmp_path):
+    config = training_config(toy_data, tmp_path / "switched", train_steps=8, validate_every=2, checkpoint_every=2,
+                             switch_data_dir=str(joined_data), switch_at=0.5)
+    trainer = make_trainer(model_config(toy_data), config)
+    validate = trainer.validator
+
+    def worsening_validator():  # each validation scores lower than the one before
+        return dict(validate(), bleu=100.0 - trainer.step)
+
+    trainer.validator = worsening_validator
+    summary = trainer.train()
+    # Validations at 2 and 4 read the toy data only; updates 5-8 read the joined data.
+    assert summary["best_step"] == 6 and summary["best_checkpoint"].endswith("ckpt-6")
+    state = json.loads((tmp_path / "switched" / "training_state.json").read_text())
+    assert [entry["step"] for entry in state["history"]] == [2, 4, 6, 8] and state["best_step"] == 6

@@ -60,6 +60,13 @@ class EarlyStopping:
             self.variables["validations_since_decay"].assign_add(1)
         return self._improved
 
+    def restart(self):
+        """Forgets the best so far and the validations since: the next validation is the best (after
+        `Trainer` switches data, a checkpoint from before the switch must not stay the best)."""
+        self.variables["best_bleu"].assign(-1.0)
+        for name in ("validations_without_improvement", "validations_since_decay"):
+            self.variables[name].assign(0)
+
     def is_best(self):
         """Whether the last recorded validation is the best so far."""
         return self._improved

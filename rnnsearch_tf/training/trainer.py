@@ -49,7 +49,8 @@ class Trainer:
 
     With `switch_data_dir`, updates read that data directory's training pairs (its own iterator, also
     checkpointed) once `switch_at` of the budget is spent; the model, optimizer, schedule and validation go
-    on as they were.
+    on as they were, but the best checkpoint is judged afresh (`EarlyStopping.restart`): the run is for
+    a model that has read both.
 
     With `init_from` (`ParentModel`), a new model directory starts from a trained model's weights: the
     parent must be the same model with the same architecture and the data must have its vocabularies
@@ -100,6 +101,7 @@ class Trainer:
             name: tf.Variable(initial, trainable=False, name=name)
             for name, initial in (("step", np.int64(0)), ("sentences_seen", np.int64(0)),
                                   ("training_seconds", np.float64(0)))
+            + ((("switched", False),) if self.switch_data_dir else ())
         }
         # One iterator and one update function per data directory (the second read after `switch_at`).
         iterators = [iter(self._make_dataset(data_dir, worker_index))
@@ -290,7 +292,6 @@ class Trainer:
         stopping judges the validation) and checkpoint. Until a limit or early stopping; returns why."""
         statistics = TrainingStatistics(self.summaries.train)
         self._clock = time.time(), float(self.progress["training_seconds"])
-        self._switch_logged = False
         nonfinite_in_row = 0
         while (stop_reason := self._limit_reached()) is None:
             try:
@@ -310,10 +311,12 @@ class Trainer:
     def _update(self):
         """Reads the next minibatch and updates on it; returns the update's statistics (`make_train_step`)."""
         switched = self._switched()
-        if switched and not self._switch_logged:
-            logging.info("step %d: past %.0f%% of the budget, updates read the training pairs of %s", self.step,
-                         100 * self.config.switch_at, self.switch_data_dir.path)
-            self._switch_logged = True
+        if switched and not self.progress["switched"]:
+            self.progress["switched"].assign(True)
+            self.early_stopping.restart()
+            logging.info("step %d: past %.0f%% of the budget, updates read the training pairs of %s; the best "
+                         "checkpoint is judged afresh", self.step, 100 * self.config.switch_at,
+                         self.switch_data_dir.path)
         result = {name: value.numpy() for name, value in self.train_steps[int(switched)]().items()}
         self.progress["step"].assign_add(1)
         self.progress["sentences_seen"].assign_add(int(result["sentences"]))
