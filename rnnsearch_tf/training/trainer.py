@@ -193,7 +193,8 @@ class Trainer:
                 raise ValueError(
                     f"switch_data_dir={switch_data_dir.path}: its {side} vocabulary differs from that of "
                     f"data_dir={self.data_dir.path} ({switch_data_dir.metadata_file}); build it from the same "
-                    f"corpus, or with `rnnsearch build-data ... --vocabulary_from={self.data_dir.path}`"
+                    f"corpus, or with `rnnsearch build-data ... --vocabulary_from={self.data_dir.path}`; "
+                    "--switch_data_dir= trains on data_dir only"
                 )
         switch_data_dir.check_shards(["train"])
         return switch_data_dir

@@ -110,7 +110,7 @@ class TrainingConfig:
     init_from: typing.Optional[str] = None
     reset_optim: str = dataclasses.field(default="all", metadata={"choices": RESET_OPTIM})
     switch_data_dir: typing.Optional[str] = None
-    switch_at: float = 0.6
+    switch_at: float = 0.5
 
     def __post_init__(self):
         check_choices(self)
