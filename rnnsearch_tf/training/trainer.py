@@ -326,13 +326,14 @@ class Trainer:
 
     def _switched(self):
         """Whether updates now read `switch_data_dir`: once `switch_at` of `train_steps` or of `max_hours`
-        is spent (the limit that ends training comes first to its share too)."""
+        is spent (the limit that ends training comes first to its share too). With several workers only
+        the steps count: every worker must switch at the same update, and each keeps its own clock."""
         config = self.config
         if self.switch_data_dir is None:
             return False
         if self.step >= config.switch_at * config.train_steps:
             return True
-        return (config.max_hours is not None
+        return (config.max_hours is not None and self.workers == 1
                 and float(self.progress["training_seconds"]) >= config.switch_at * config.max_hours * 3600)
 
     def _count_training_seconds(self):

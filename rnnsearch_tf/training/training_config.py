@@ -71,7 +71,8 @@ class TrainingConfig:
             joined pairs, teaches long inputs at less cost to single sentences than joined pairs from the
             start (docs/data.md, "Long sentences"). Validation stays on `data_dir`.
         switch_at: the share of the budget after which updates read `switch_data_dir`: of `train_steps`
-            or of `max_hours` (training time, validations included), whichever is spent first.
+            or of `max_hours` (training time, validations included), whichever is spent first; with
+            several workers (TF_CONFIG) of `train_steps` only, so that they switch at the same update.
     """
 
     data_dir: str
