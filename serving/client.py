@@ -13,6 +13,7 @@ import sys
 
 from absl import app, flags
 
+from rnnsearch_tf.cli.errors import with_one_line_errors
 from serving.rest_client import RestClient
 
 _SERVER = flags.DEFINE_string("server", "localhost:8500", "gRPC address of the model server.")
@@ -65,4 +66,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(with_one_line_errors(main))

@@ -24,6 +24,7 @@ from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
 
 from data_pipeline.constants import RESERVED_TOKENS
 from rnnsearch_tf.cli import search_flags
+from rnnsearch_tf.cli.errors import with_one_line_errors
 from rnnsearch_tf.inference.translator import Translator
 from rnnsearch_tf.utils.exports import newest_version
 from serving.batching import BatchingParameters
@@ -129,4 +130,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(with_one_line_errors(main))

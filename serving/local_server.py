@@ -16,6 +16,7 @@ import grpc
 import waitress
 from absl import app, flags, logging
 
+from rnnsearch_tf.cli.errors import with_one_line_errors
 from rnnsearch_tf.utils.threads import share_cores
 from serving.batching import BatchingParameters
 from serving.prediction_service import PredictionService
@@ -156,4 +157,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(with_one_line_errors(main))

@@ -17,8 +17,9 @@ import sys
 import tempfile
 
 from absl import app
-from absl import flags
 from absl import logging as absl_logging
+
+from rnnsearch_tf.cli.errors import with_one_line_errors
 
 # Where TensorFlow's native messages go unless --verbosity is given.
 NATIVE_LOG = os.path.join(tempfile.gettempdir(), f"rnnsearch-tf-{os.getuid()}.native.log")
@@ -78,7 +79,7 @@ def run_command(module_name, argv=None):
         _quiet_python_loggers()
     sys.modules["__main__"].__doc__ = module.__doc__
     try:
-        app.run(_with_one_line_errors(module.main), argv=argv)
+        app.run(with_one_line_errors(module.main), argv=argv)
     except SystemExit as exit_request:
         if module_name not in QUICK_EXIT:
             raise
@@ -122,36 +123,6 @@ def _quiet_python_loggers():
 
         tf.get_logger().setLevel("ERROR")  # AutoGraph and tracing notes
         tf.autograph.set_verbosity(0)
-
-
-def _user_errors():
-    """Exceptions that report a user's mistake (their message says what to fix), not a bug."""
-    errors = (app.UsageError, OSError, ValueError)
-    if "tensorflow" in sys.modules:
-        import tensorflow as tf
-
-        errors += (tf.errors.NotFoundError, tf.errors.DataLossError, tf.errors.PermissionDeniedError)
-    from rnnsearch_tf.training.training_diverged_error import TrainingDivergedError
-
-    return errors + (TrainingDivergedError,)
-
-
-def _with_one_line_errors(main):
-    def main_with_one_line_errors(argv):
-        try:
-            return main(argv)
-        except KeyboardInterrupt:
-            print("interrupted", file=sys.stderr)
-            sys.exit(130)
-        except _user_errors() as error:
-            if flags.FLAGS.verbosity > 0:
-                raise
-            message = getattr(error, "message", None) or str(error) or type(error).__name__
-            hint = " (--help lists the flags)" if isinstance(error, app.UsageError) else ""
-            print(f"error: {message}{hint}", file=sys.stderr)
-            sys.exit(1)
-
-    return main_with_one_line_errors
 
 
 def usage():

@@ -1,0 +1,45 @@
+"""A command's user error as one `error: ...` line and exit code 1, for `rnnsearch <command>` and for the
+commands that are also `python -m MODULE` outside `rnnsearch_tf/cli` (serving's export, serve and client).
+
+A user error is one whose message says what to fix (a missing file, a bad value, a bad flag, training that
+diverged); `--verbosity=1` (absl's flag) raises it with its traceback instead. Anything else is a bug and
+keeps its traceback.
+"""
+
+import sys
+
+from absl import app
+from absl import flags
+
+
+def user_errors():
+    """Exceptions that report a user's mistake (their message says what to fix), not a bug."""
+    errors = (app.UsageError, OSError, ValueError)
+    if "tensorflow" in sys.modules:
+        import tensorflow as tf
+
+        errors += (tf.errors.NotFoundError, tf.errors.DataLossError, tf.errors.PermissionDeniedError)
+    from rnnsearch_tf.training.training_diverged_error import TrainingDivergedError
+
+    return errors + (TrainingDivergedError,)
+
+
+def with_one_line_errors(main):
+    """`main(argv)` for `absl.app.run`, a user error ending it in one `error: ...` line and exit code 1, an
+    interrupt in `interrupted` and exit code 130."""
+
+    def main_with_one_line_errors(argv):
+        try:
+            return main(argv)
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            sys.exit(130)
+        except user_errors() as error:
+            if flags.FLAGS.verbosity > 0:
+                raise
+            message = getattr(error, "message", None) or str(error) or type(error).__name__
+            hint = " (--help lists the flags)" if isinstance(error, app.UsageError) else ""
+            print(f"error: {message}{hint}", file=sys.stderr)
+            sys.exit(1)
+
+    return main_with_one_line_errors
