@@ -25,3 +25,16 @@ class VocabularyFolder:
     @property
     def target_vocabulary_file(self):
         return self.file(TARGET_VOCABULARY_FILE)
+
+    def vocabulary_file(self, side):
+        """The vocabulary file of `side`, "source" or "target"."""
+        return self.source_vocabulary_file if side == "source" else self.target_vocabulary_file
+
+    def differing_vocabulary(self, other):
+        """The first side ("source", then "target") whose vocabulary file differs from that of `other` (another
+        `VocabularyFolder`) byte for byte, or None: both give every word the same id."""
+        for side in ("source", "target"):
+            with open(self.vocabulary_file(side), "rb") as mine, open(other.vocabulary_file(side), "rb") as theirs:
+                if mine.read() != theirs.read():
+                    return side
+        return None

@@ -75,17 +75,13 @@ class ParentModel:
                 f"init_from={self.init_from}: the parent's {field} is {parent_value!r} ({model_file}) but this "
                 f"run's is {value!r}; a continued model keeps its parent's architecture"
             )
-        for side, parent_file, data_file in (
-            ("source", self.model_dir.source_vocabulary_file, data_dir.source_vocabulary_file),
-            ("target", self.model_dir.target_vocabulary_file, data_dir.target_vocabulary_file),
-        ):
-            with open(parent_file, "rb") as parent_vocabulary, open(data_file, "rb") as data_vocabulary:
-                if parent_vocabulary.read() != data_vocabulary.read():
-                    raise ValueError(
-                        f"init_from={self.init_from}: the {side} vocabulary of {data_dir.path} differs from the "
-                        f"parent's ({parent_file}): build the data with `rnnsearch build-data ... "
-                        f"--vocabulary_from={self.model_dir.path}` so that the word ids are the parent's"
-                    )
+        side = self.model_dir.differing_vocabulary(data_dir)
+        if side:
+            raise ValueError(
+                f"init_from={self.init_from}: the {side} vocabulary of {data_dir.path} differs from the "
+                f"parent's ({self.model_dir.vocabulary_file(side)}): build the data with `rnnsearch build-data ... "
+                f"--vocabulary_from={self.model_dir.path}` so that the word ids are the parent's"
+            )
 
     def restore(self, model, optimizer=None):
         """Gives `model` the parent's weights; with `optimizer`, also the parent's optimizer state (its

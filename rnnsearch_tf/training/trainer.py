@@ -187,15 +187,14 @@ class Trainer:
         if not self.config.switch_data_dir:
             return None
         switch_data_dir = DataDir(self.config.switch_data_dir)
-        vocabularies = switch_data_dir.read_metadata()["vocabularies"]
-        for side in ("source", "target"):
-            if vocabularies[side].get("sha256") != self.metadata["vocabularies"][side].get("sha256"):
-                raise ValueError(
-                    f"switch_data_dir={switch_data_dir.path}: its {side} vocabulary differs from that of "
-                    f"data_dir={self.data_dir.path} ({switch_data_dir.metadata_file}); build it from the same "
-                    f"corpus, or with `rnnsearch build-data ... --vocabulary_from={self.data_dir.path}`; "
-                    "--switch_data_dir= trains on data_dir only"
-                )
+        side = switch_data_dir.differing_vocabulary(self.data_dir)
+        if side:
+            raise ValueError(
+                f"switch_data_dir={switch_data_dir.path}: its {side} vocabulary differs from that of "
+                f"data_dir={self.data_dir.path} ({switch_data_dir.vocabulary_file(side)}); build it from the "
+                f"same corpus, or with `rnnsearch build-data ... --vocabulary_from={self.data_dir.path}`; "
+                "--switch_data_dir= trains on data_dir only"
+            )
         switch_data_dir.check_shards(["train"])
         return switch_data_dir
 
