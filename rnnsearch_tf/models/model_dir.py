@@ -7,7 +7,7 @@ import shutil
 
 import tensorflow as tf
 
-from data_pipeline.constants import MODEL_DATA_FILE, SOURCE_VOCABULARY_FILE, TARGET_VOCABULARY_FILE
+from data_pipeline.constants import MODEL_DATA_FILE
 from data_pipeline.pair_reader import sha256
 from data_pipeline.vocabulary_folder import VocabularyFolder
 from rnnsearch_tf.models.model_config import ModelConfig
@@ -50,13 +50,12 @@ class ModelDir(VocabularyFolder):
 
     def check_same_data(self, other):
         """Raises ValueError unless `other` (a ModelDir) has the same vocabularies and languages."""
-        for name in (SOURCE_VOCABULARY_FILE, TARGET_VOCABULARY_FILE):
-            with open(self.file(name), "rb") as mine, open(other.file(name), "rb") as theirs:
-                if mine.read() != theirs.read():
-                    raise ValueError(
-                        f"{self.file(name)} and {other.file(name)} differ: the models of an ensemble must be "
-                        "trained on the same data directory"
-                    )
+        side = self.differing_vocabulary(other)
+        if side:
+            raise ValueError(
+                f"{self.vocabulary_file(side)} and {other.vocabulary_file(side)} differ: the models of an ensemble "
+                "must be trained on the same data directory"
+            )
         languages = [
             {key: directory.read_json("data.json")[key] for key in ("source_language", "target_language")}
             for directory in (self, other)
