@@ -192,10 +192,11 @@ def test_prefixes_start_the_translations(batch_translator, results):
     for sentence, prefix, result, free in zip(INPUT, PREFIXES, prefixed, results, strict=True):
         single = batch_translator.module.translate_prefix(tf.constant([sentence]), tf.constant([prefix]))
         assert result["translation"] == single["translation"].numpy()[0].decode()
-        assert result["alternatives"] == [
-            (word.decode(), float(score))
-            for word, score in zip(single["alternatives"].numpy()[0], single["alternative_scores"].numpy()[0]) if word
-        ]
+        alone = [(word.decode(), float(score))
+                 for word, score in zip(single["alternatives"].numpy()[0], single["alternative_scores"].numpy()[0]) if word]
+        assert [word for word, _ in result["alternatives"]] == [word for word, _ in alone]
+        np.testing.assert_allclose([score for _, score in result["alternatives"]], [score for _, score in alone],
+                                   rtol=1e-5)  # a batch and one sentence: float32 sums in other shapes
         if not sentence.strip():  # nothing to translate, nothing offered
             assert result["translation"] == "" and result["tokens"] == [] and result["alternatives"] == []
             continue

@@ -121,7 +121,11 @@ def test_a_shortlist_of_the_whole_vocabulary_changes_nothing(model_dir):
             outputs = getattr(shortlisted, method)(*arguments)
             assert sorted(outputs) == sorted(expected)
             for key, value in expected.items():
-                np.testing.assert_array_equal(outputs[key], value, err_msg=f"{options} {method} {key}")
+                if np.asarray(value).dtype.kind == "f":  # the same sums in other shapes: AVX2 kernels round apart
+                    np.testing.assert_allclose(outputs[key], value, rtol=1e-5, atol=1e-6,
+                                               err_msg=f"{options} {method} {key}")
+                else:
+                    np.testing.assert_array_equal(outputs[key], value, err_msg=f"{options} {method} {key}")
 
 
 def test_every_output_token_is_a_candidate(model_dir):
