@@ -13,7 +13,10 @@ For each server setting (`rnnsearch serve` as a user starts it: warm-up replayed
   over gRPC (`serving.grpc_client`, one channel shared by the threads);
 and once `cold_first_request_ms`: the first request of a server over a copy of the export without its
 warm-up file. `offline_sents_per_s`: `BatchTranslator.from_saved_model` decoding the same 320 sentences
-in batches of 80, in a process of its own, the decoding call alone. Prints one JSON object.
+in batches of 80, in a process of its own, the decoding call alone. The offline decoding and the two
+settings run `--rounds` times, interleaved (this machine's rate moves by ~10% between runs a minute
+apart); every figure is the median of its rounds, `of_offline` the median of each round's ratio, and the
+rates of every round are kept (`*_rounds`). Prints one JSON object.
 """
 
 import concurrent.futures
@@ -37,6 +40,8 @@ WARMUP_FILE = pathlib.Path("assets.extra") / "tf_serving_warmup_requests"  # ser
 _EXPORT_DIR = flags.DEFINE_string("export_dir", None, "A model base path written by rnnsearch export.", required=True)
 _DATA_DIR = flags.DEFINE_string("data_dir", "work_dirs/data/multi30k", "Our built Multi30k En-Fr.")
 _REQUESTS = flags.DEFINE_integer("requests", 50, "Requests of the one-client case.")
+_ROUNDS = flags.DEFINE_integer("rounds", 3, "Runs of the offline decoding and of each setting, interleaved.",
+                               lower_bound=1)
 
 OFFLINE = """
 import json, sys, time
@@ -75,12 +80,43 @@ def measure(export_dir, sentences, *server_flags):
     return result
 
 
+def _offline_rate(export_dir, sentences_file):
+    output = subprocess.run([sys.executable, "-c", OFFLINE, str(export_dir), str(sentences_file)],
+                            cwd=REPO_ROOT, check=True, capture_output=True, text=True).stdout
+    return json.loads(output.splitlines()[-1])["offline_sents_per_s"]
+
+
+def _measure_against(offline_rate, export_dir, sentences, *server_flags):
+    """`measure`, each 32-client rate also as a share of the offline rate of the same round."""
+    result = measure(export_dir, sentences, *server_flags)
+    for clients in ("clients_32", "clients_32_grpc"):
+        result[clients]["of_offline"] = round(result[clients]["sents_per_s"] / offline_rate, 2)
+    return result
+
+
+def _medians(rounds):
+    """Rounds of one setting's `measure` -> the same dict of medians; rates keep every round."""
+    merged = {}
+    for key, value in rounds[0].items():
+        values = [result[key] for result in rounds]
+        if isinstance(value, dict):
+            merged[key] = _medians(values)
+        else:
+            merged[key] = round(statistics.median(values), 2 if key == "of_offline" else 1)
+            if key in ("sents_per_s", "of_offline"):
+                merged[f"{key}_rounds"] = values
+    return merged
+
+
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     export_dir = pathlib.Path(_EXPORT_DIR.value).resolve()
     sentences = (pathlib.Path(_DATA_DIR.value) / "test.source.txt").read_text(encoding="utf-8").splitlines()[:320]
-    report = dict(provenance=provenance(), export_dir=str(export_dir))
+    report = dict(provenance=provenance(), export_dir=str(export_dir), rounds=_ROUNDS.value)
+    settings = {"unbatched": (), "batched": ("--enable_batching",
+                                             f"--batching_parameters_file={export_dir / 'batching_parameters.txt'}")}
+    offline, rounds = [], {name: [] for name in settings}
     with tempfile.TemporaryDirectory() as scratch:
         cold = pathlib.Path(scratch) / "export"
         shutil.copytree(export_dir, cold)
@@ -89,17 +125,15 @@ def main(argv):
         server = ServedModel(cold)
         report["cold_first_request_ms"] = round(1000 * server.translate(sentences[0]), 1)
         server.stop()
-        (pathlib.Path(scratch) / "sentences.json").write_text(json.dumps(sentences))
-        report.update(json.loads(subprocess.run(
-            [sys.executable, "-c", OFFLINE, str(export_dir), str(pathlib.Path(scratch) / "sentences.json")],
-            cwd=REPO_ROOT, check=True, capture_output=True, text=True).stdout.splitlines()[-1]))
-    report["unbatched"] = measure(export_dir, sentences)
-    report["batched"] = measure(export_dir, sentences, "--enable_batching",
-                                f"--batching_parameters_file={export_dir / 'batching_parameters.txt'}")
-    for setting in ("unbatched", "batched"):
-        for name in ("clients_32", "clients_32_grpc"):
-            report[setting][name]["of_offline"] = round(
-                report[setting][name]["sents_per_s"] / report["offline_sents_per_s"], 2)
+        sentences_file = pathlib.Path(scratch) / "sentences.json"
+        sentences_file.write_text(json.dumps(sentences))
+        for _ in range(_ROUNDS.value):
+            offline.append(_offline_rate(export_dir, sentences_file))
+            for name, server_flags in settings.items():
+                rounds[name].append(_measure_against(offline[-1], export_dir, sentences, *server_flags))
+    report["offline_sents_per_s"] = round(statistics.median(offline), 1)
+    report["offline_sents_per_s_rounds"] = offline
+    report.update({name: _medians(results) for name, results in rounds.items()})
     print(json.dumps(report, indent=2))
 
 
