@@ -14,7 +14,8 @@ from tensorflow.core.protobuf import saved_model_pb2
 
 from rnnsearch_tf.inference.translator import Translator
 from serving import export
-from helpers.serving_test_utils import BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, exported_model
+from helpers.serving_test_utils import (BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, assert_outputs_equal,
+                                        exported_model)
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIGNATURES = ("serving_default", "translate", "translate_prefix", "translate_ids", "score", "settings")
@@ -154,13 +155,7 @@ def test_fresh_process_signatures_equal_the_python_path(exported, fresh_process)
     }
     expected["serving_default"] = expected["translate"]
     for name, outputs in expected.items():
-        reloaded = fresh_process["outputs"][name]
-        assert sorted(reloaded) == sorted(outputs), name
-        for key, value in outputs.items():
-            if value.dtype.is_floating:
-                np.testing.assert_allclose(reloaded[key], value.numpy(), rtol=1e-5, atol=1e-6, err_msg=f"{name}/{key}")
-            else:
-                np.testing.assert_array_equal(reloaded[key], value.numpy(), err_msg=f"{name}/{key}")
+        assert_outputs_equal(fresh_process["outputs"][name], outputs, name)
     settings = fresh_process["outputs"]["settings"]
     assert settings["beam_size"] == SEARCH_OPTIONS["beam_size"] and settings["forbid_unk"]
     assert settings["length_normalization"] == b"none" and settings["version"] == 1

@@ -19,7 +19,8 @@ from rnnsearch_tf.inference.translator import Translator
 from serving.grpc_client import GrpcClient
 from serving.rest_client import RestClient
 from helpers.model_server import MAX_REQUEST_BYTES, MODEL_NAME, REST_CHANNEL_TIMEOUT, SERVER_KINDS, start_server
-from helpers.serving_test_utils import BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, exported_model
+from helpers.serving_test_utils import (BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, assert_outputs_equal,
+                                        exported_model)
 
 
 @pytest.fixture(scope="module", params=SERVER_KINDS)
@@ -33,16 +34,6 @@ def server(request, tmp_path_factory):
 def translator(tmp_path_factory):
     model_dir, _, _ = exported_model(tmp_path_factory)
     return Translator.from_model_dir(model_dir, **SEARCH_OPTIONS)
-
-
-def _assert_outputs_equal(served, expected):
-    assert sorted(served) == sorted(expected)
-    for name, value in expected.items():
-        value = value.numpy()
-        if value.dtype.kind == "f":
-            np.testing.assert_allclose(served[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
-        else:
-            np.testing.assert_array_equal(served[name], value, err_msg=name)
 
 
 def _expect_error(code, pattern, call):
@@ -62,11 +53,11 @@ def test_metadata_lists_every_signature(server):
 def test_every_signature_equals_the_python_path(server, translator):
     text = SENTENCES + BAD_SENTENCES
     for signature_name in ("translate", "serving_default"):
-        _assert_outputs_equal(server.client.translate(text, signature_name), translator.translate(tf.constant(text)))
+        assert_outputs_equal(server.client.translate(text, signature_name), translator.translate(tf.constant(text)))
     source_ids = [[4, 6, 9, 0], [7, 0, 0, 0]]
-    _assert_outputs_equal(server.client.translate_ids(source_ids), translator.translate_ids(tf.constant(source_ids)))
+    assert_outputs_equal(server.client.translate_ids(source_ids), translator.translate_ids(tf.constant(source_ids)))
     targets = ["le chat", "", "la maison verte", "un"]
-    _assert_outputs_equal(
+    assert_outputs_equal(
         server.client.score(SENTENCES, targets), translator.score(tf.constant(SENTENCES), tf.constant(targets))
     )
     settings = server.client.predict({}, "settings")

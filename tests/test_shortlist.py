@@ -15,7 +15,7 @@ from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.shortlist import SHORTLIST_FILE, Shortlist
 from rnnsearch_tf.inference.translator import Translator
 from serving import export
-from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES, write_model_dir
+from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES, assert_outputs_equal, write_model_dir
 from test_export import _FRESH_PROCESS, _saved_model_ops
 
 # Ids 4.. are words; 0-3 (PAD, BOS, EOS, UNK) are ignored by the counts.
@@ -118,14 +118,7 @@ def test_a_shortlist_of_the_whole_vocabulary_changes_nothing(model_dir):
         shortlisted = _translator(model_dir, everything, [], **options)
         for method, arguments in (("translate", (text,)), ("translate_prefix", (text, prefix))):
             expected = getattr(full, method)(*arguments)
-            outputs = getattr(shortlisted, method)(*arguments)
-            assert sorted(outputs) == sorted(expected)
-            for key, value in expected.items():
-                if np.asarray(value).dtype.kind == "f":  # the same sums in other shapes: AVX2 kernels round apart
-                    np.testing.assert_allclose(outputs[key], value, rtol=1e-5, atol=1e-6,
-                                               err_msg=f"{options} {method} {key}")
-                else:
-                    np.testing.assert_array_equal(outputs[key], value, err_msg=f"{options} {method} {key}")
+            assert_outputs_equal(getattr(shortlisted, method)(*arguments), expected, f"{options} {method}")
 
 
 def test_every_output_token_is_a_candidate(model_dir):
@@ -184,12 +177,7 @@ def test_the_export_with_a_shortlist_round_trips(model_dir, tmp_path):
     assert not sorted(_saved_model_ops(version_path) - set(reloaded["registered_ops"]))
     assert reloaded["outputs"]["settings"]["shortlist"]
     for name in ("translate", "translate_prefix"):
-        expected = getattr(translator, name)(**inputs[name])
-        for key, value in expected.items():
-            if value.dtype.is_floating:
-                np.testing.assert_allclose(reloaded["outputs"][name][key], value, rtol=1e-5, atol=1e-6)
-            else:
-                np.testing.assert_array_equal(reloaded["outputs"][name][key], value, err_msg=f"{name}/{key}")
+        assert_outputs_equal(reloaded["outputs"][name], getattr(translator, name)(**inputs[name]), name)
 
 
 def test_the_command_counts_the_training_shards(tmp_path):

@@ -95,3 +95,16 @@ def grpc_server(add_servicer):
         yield f"127.0.0.1:{port}"
     finally:
         server.stop(grace=None).wait()
+
+
+def assert_outputs_equal(actual, expected, context=""):
+    """The same output names; text and ids equal, floats equal at float32 precision: the same sums in other
+    shapes (a batch against one sentence, served against in-process, a shortlist of every word against none)
+    round apart on some CPUs (AVX2 kernels)."""
+    assert sorted(actual) == sorted(expected)
+    for name, value in expected.items():
+        value = np.asarray(value)
+        if value.dtype.kind == "f":
+            np.testing.assert_allclose(actual[name], value, rtol=1e-5, atol=1e-6, err_msg=f"{context} {name}")
+        else:
+            np.testing.assert_array_equal(actual[name], value, err_msg=f"{context} {name}")
