@@ -63,6 +63,10 @@ class DataDir(VocabularyFolder):
                     )
             shard_files.verify_shards(sorted(self.file(name) for name in listed))
 
+    def records(self, split):
+        """The number of records (pairs) in the shards of `split`, as `metadata.json` lists them."""
+        return sum(shard["records"] for shard in self.read_metadata()["splits"][split]["shards"])
+
     def read_metadata(self):
         """metadata.json as a dict; FileNotFoundError says how to build the directory."""
         if not os.path.exists(self.metadata_file):

@@ -32,6 +32,9 @@ class TrainingInput:
         seed: shuffling seed.
         epochs: passes over the data; None repeats forever.
         shuffle_buffer: pairs in the shuffle buffer (the shards were shuffled once at build time).
+        pairs: the number of pairs in the shards, when known (`DataDir.records`): the buffer is cut to it.
+            A buffer at least as large as the data gives the same batches whatever its size, while a
+            checkpoint of the iterator writes every slot of it (docs/performance.md, "In the code").
         max_tokens: if set, token-count batching: the global budget of tokens per side per batch.
         bucket_width: length step between token-count buckets.
         max_sequence_length: longest sequence, `</s>` included (the build's max_length + 1); sizes the
@@ -55,13 +58,14 @@ class TrainingInput:
         bucket_width=8,
         max_sequence_length=51,
         verify_shards=True,
+        pairs=None,
     ):
         self.file_pattern = file_pattern
         self.batch_size = batch_size
         self.sort_window = sort_window
         self.seed = seed
         self.epochs = epochs
-        self.shuffle_buffer = shuffle_buffer
+        self.shuffle_buffer = shuffle_buffer if pairs is None else max(1, min(shuffle_buffer, pairs))
         self.max_tokens = max_tokens
         self.bucket_width = bucket_width
         self.max_sequence_length = max_sequence_length

@@ -47,6 +47,10 @@ def test_read_metadata_round_trips_and_a_missing_file_says_how_to_build_it(data_
         DataDir(tmp_path / "other").read_metadata()
 
 
+def test_records_are_the_pairs_listed_for_a_splits_shards(data_dir):
+    assert data_dir.records("train") == 6
+
+
 def test_check_shards_accepts_the_shards_as_built(data_dir):
     data_dir.check_shards(["train"])
     data_dir.check_shards([])

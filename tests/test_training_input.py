@@ -2,6 +2,8 @@
 (by EvaluationInput too)."""
 
 import collections
+import glob
+import os
 
 import pytest
 import tensorflow as tf
@@ -91,6 +93,21 @@ def test_iterator_resumes_mid_epoch_from_checkpoint(many_pairs, tmp_path):
     resumed = make()
     tf.train.Checkpoint(iterator=resumed).restore(checkpoint_path).assert_consumed()
     assert batches_of([next(resumed) for _ in range(15)]) == expected
+
+
+def test_a_buffer_cut_to_the_pairs_gives_the_same_batches_and_a_smaller_checkpoint(many_pairs, tmp_path):
+    pattern, pairs = many_pairs
+    sizes, batches = {}, {}
+    for name, cut in (("whole", None), ("cut", len(pairs))):
+        training_input = TrainingInput(pattern, batch_size=4, sort_window=3, seed=5, pairs=cut)
+        iterator = iter(training_input())
+        batches[name] = batches_of([next(iterator) for _ in range(40)])  # three epochs of 13 batches and more
+        path = tf.train.Checkpoint(iterator=iterator).write(str(tmp_path / name / "input"))
+        sizes[name] = sum(os.path.getsize(file) for file in glob.glob(path + ".data-*"))
+    assert training_input.shuffle_buffer == len(pairs)
+    assert batches["cut"] == batches["whole"]
+    assert sizes["cut"] < sizes["whole"] / 10, sizes
+    assert TrainingInput(pattern, shuffle_buffer=20, pairs=len(pairs)).shuffle_buffer == 20
 
 
 def test_token_count_batching_respects_budget_and_covers_epoch(many_pairs):

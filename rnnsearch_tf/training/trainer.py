@@ -209,6 +209,7 @@ class Trainer:
             max_tokens=self.config.max_tokens,
             max_sequence_length=data_dir.read_metadata()["filters"]["max_length"] + 1,
             verify_shards=False,  # checked at start-up (`DataDir.check_shards`)
+            pairs=data_dir.records("train"),
         )
         if self.workers == 1:
             return training_input()

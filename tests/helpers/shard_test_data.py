@@ -23,7 +23,8 @@ def write_shards(folder, pairs, num_shards, metadata=False):
                     "target_ids": tf.train.Feature(int64_list=tf.train.Int64List(value=target)),
                 }
                 writer.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
-        shards.append({"file": path.name, "records": 0, "sha256": pair_reader.sha256(path)})
+        records = int(bounds[index + 1] - bounds[index])
+        shards.append({"file": path.name, "records": records, "sha256": pair_reader.sha256(path)})
     if metadata:
         (folder / "metadata.json").write_text(json.dumps({"splits": {"train": {"shards": shards}}}))
     return str(folder / "train-*.tfrecord.gz")
