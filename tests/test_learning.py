@@ -34,6 +34,7 @@ def train(model_class, steps=1000, shortest=3, longest=8, seed=1):
     optimizer = keras.optimizers.Adam(
         keras.optimizers.schedules.PiecewiseConstantDecay([500], [3e-3, 1e-3]), clipnorm=1.0
     )
+    optimizer.build(model.trainable_variables)  # slots created now, not in a first trace of train_step
 
     @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)] * 2)
     def train_step(source_ids, target_ids):
