@@ -209,16 +209,18 @@ class Translator(tf.Module):
             version: the version number of the export.
 
         Returns:
-            dict of signature name -> concrete function.
+            dict of signature name -> `tf.function` with an input signature, or concrete function
+            (`settings`). The functions are left untraced: `tf.saved_model.save` traces them in its save
+            context, and would trace again one traced before it.
         """
         settings = self.recorded_settings(version)
         description = ", ".join(f"{name}={value}" for name, value in settings.items())
         return {
-            "serving_default": self.translate.get_concrete_function(),
-            "translate": self.translate.get_concrete_function(),
-            "translate_prefix": self.translate_prefix.get_concrete_function(),
-            "translate_ids": self.translate_ids.get_concrete_function(),
-            "score": self.score.get_concrete_function(),
+            "serving_default": self.translate,
+            "translate": self.translate,
+            "translate_prefix": self.translate_prefix,
+            "translate_ids": self.translate_ids,
+            "score": self.score,
             "settings": self.export_settings.get_concrete_function(description, version),
         }
 
