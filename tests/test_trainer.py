@@ -1,6 +1,7 @@
 """Training: it learns, it resumes exactly, replicas agree, it logs what TensorBoard shows, it fails clearly."""
 
 import dataclasses
+import glob
 import json
 import os
 import pathlib
@@ -14,7 +15,7 @@ import pytest
 import tensorflow as tf
 from tensorboard.backend.event_processing import event_accumulator
 
-from data_pipeline import corpus_registry
+from data_pipeline import TrainingInput, corpus_registry
 from data_pipeline.dataset_builder import DatasetBuilder
 from rnnsearch_tf import ModelConfig
 from rnnsearch_tf import TrainingDivergedError
@@ -104,6 +105,16 @@ def test_training_state_holds_the_learning_curve(trained_run):
     assert history[-1]["dev_bleu"] == state["dev_bleu"] and history[-1]["hours"] == state["hours"]
     assert history[0]["hours"] < history[1]["hours"] < history[2]["hours"]
     assert all(entry["learning_rate"] == pytest.approx(0.005) for entry in history)
+
+
+def test_checkpoints_hold_a_shuffle_buffer_cut_to_the_training_pairs(trained_run, toy_data, tmp_path):
+    _, model_dir = trained_run
+    data_size = lambda path: sum(os.path.getsize(name) for name in glob.glob(f"{path}.data-*"))
+    whole_buffer = iter(TrainingInput(str(toy_data / "train-*.tfrecord.gz"), batch_size=32, sort_window=5)())
+    next(whole_buffer)
+    whole_buffer_size = data_size(tf.train.Checkpoint(iterator=whole_buffer).write(str(tmp_path / "input")))
+    # The model, its optimizer and an iterator of 3,000 pairs, against an iterator of 100,000 slots alone.
+    assert data_size(tf.train.latest_checkpoint(str(model_dir / "checkpoints"))) < whole_buffer_size / 4
 
 
 def test_learning_rate_decays_when_dev_bleu_stalls_and_resume_keeps_it(toy_data, tmp_path):
