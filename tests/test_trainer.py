@@ -1,7 +1,6 @@
 """Training: it learns, it resumes exactly, replicas agree, it logs what TensorBoard shows, it fails clearly."""
 
 import dataclasses
-import glob
 import json
 import os
 import pathlib
@@ -24,6 +23,7 @@ from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.training import trainer as trainer_module
 from rnnsearch_tf.training.trainer import Trainer
 from rnnsearch_tf.training.training_config import TrainingConfig
+from helpers.shard_test_data import checkpoint_bytes
 from helpers.toy_translation import build_toy_data, write_corpus
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -109,12 +109,11 @@ def test_training_state_holds_the_learning_curve(trained_run):
 
 def test_checkpoints_hold_a_shuffle_buffer_cut_to_the_training_pairs(trained_run, toy_data, tmp_path):
     _, model_dir = trained_run
-    data_size = lambda path: sum(os.path.getsize(name) for name in glob.glob(f"{path}.data-*"))
     whole_buffer = iter(TrainingInput(str(toy_data / "train-*.tfrecord.gz"), batch_size=32, sort_window=5)())
     next(whole_buffer)
-    whole_buffer_size = data_size(tf.train.Checkpoint(iterator=whole_buffer).write(str(tmp_path / "input")))
+    whole_buffer_size = checkpoint_bytes(tf.train.Checkpoint(iterator=whole_buffer).write(str(tmp_path / "input")))
     # The model, its optimizer and an iterator of 3,000 pairs, against an iterator of 100,000 slots alone.
-    assert data_size(tf.train.latest_checkpoint(str(model_dir / "checkpoints"))) < whole_buffer_size / 4
+    assert checkpoint_bytes(tf.train.latest_checkpoint(str(model_dir / "checkpoints"))) < whole_buffer_size / 4
 
 
 def test_learning_rate_decays_when_dev_bleu_stalls_and_resume_keeps_it(toy_data, tmp_path):

@@ -2,8 +2,6 @@
 (by EvaluationInput too)."""
 
 import collections
-import glob
-import os
 
 import pytest
 import tensorflow as tf
@@ -12,7 +10,7 @@ from data_pipeline import CorruptShardError
 from data_pipeline import EvaluationInput
 from data_pipeline import TrainingInput
 from data_pipeline.constants import EOS_ID
-from helpers.shard_test_data import batches_of, batches_per_input_pipeline, pairs_of, write_shards
+from helpers.shard_test_data import batches_of, batches_per_input_pipeline, checkpoint_bytes, pairs_of, write_shards
 
 
 @pytest.fixture
@@ -102,8 +100,7 @@ def test_a_buffer_cut_to_the_pairs_gives_the_same_batches_and_a_smaller_checkpoi
         training_input = TrainingInput(pattern, batch_size=4, sort_window=3, seed=5, pairs=cut)
         iterator = iter(training_input())
         batches[name] = batches_of([next(iterator) for _ in range(40)])  # three epochs of 13 batches and more
-        path = tf.train.Checkpoint(iterator=iterator).write(str(tmp_path / name / "input"))
-        sizes[name] = sum(os.path.getsize(file) for file in glob.glob(path + ".data-*"))
+        sizes[name] = checkpoint_bytes(tf.train.Checkpoint(iterator=iterator).write(str(tmp_path / name / "input")))
     assert training_input.shuffle_buffer == len(pairs)
     assert batches["cut"] == batches["whole"]
     assert sizes["cut"] < sizes["whole"] / 10, sizes

@@ -1,7 +1,10 @@
 """TFRecord shards of given id pairs, as `DatasetBuilder` writes them, and readers of the batches made
-from them; shared by the shard, data directory and input pipeline tests."""
+from them, and the size of a checkpoint of their iterator; shared by the shard, data directory, input pipeline
+and trainer tests."""
 
+import glob
 import json
+import os
 
 import numpy as np
 import tensorflow as tf
@@ -28,6 +31,11 @@ def write_shards(folder, pairs, num_shards, metadata=False):
     if metadata:
         (folder / "metadata.json").write_text(json.dumps({"splits": {"train": {"shards": shards}}}))
     return str(folder / "train-*.tfrecord.gz")
+
+
+def checkpoint_bytes(path):
+    """Bytes of the data files of the checkpoint `path` (what `tf.train.Checkpoint.write` returned)."""
+    return sum(os.path.getsize(name) for name in glob.glob(f"{path}.data-*"))
 
 
 def batches_of(dataset):
