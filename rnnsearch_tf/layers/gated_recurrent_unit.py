@@ -146,6 +146,10 @@ def _recurrence(projected, recurrent_gate_kernel, recurrent_kernel):
     pre-activations (the two are summed), so dU_z|U_r = Σ_i h_{i-1}ᵀ δgates_i and dU = Σ_i (r_i ∘ h_{i-1})ᵀ δh̃_i.
     """
     n = recurrent_kernel.shape[0]
+    # The loop reads its inputs through stop_gradient, so that only this function's tape watches them: a
+    # tape outside (the update's) watching them too would make TensorFlow build the loop's gradient while
+    # tracing the loop, before this function's own gradient builds it again.
+    projected = tf.stop_gradient(projected)
     constant_gate_kernel, constant_kernel = tf.stop_gradient(recurrent_gate_kernel), tf.stop_gradient(recurrent_kernel)
     initial_state = tf.zeros_like(projected[0, :, :n])  # h_0: [batch, n]
     with tf.GradientTape() as tape:
