@@ -64,6 +64,25 @@ def test_gradients_equal_autodiff_of_the_step_by_step_recurrence(traced):
         np.testing.assert_allclose(actual.numpy(), expected.numpy(), rtol=1e-4, atol=1e-5, err_msg=str(name))
 
 
+def test_an_update_builds_the_loops_gradient_once():
+    """Traced under an update's tape, the loop is built as it is and its gradient once, by the custom
+    gradient: with the update's tape watching the loop's inputs too, TensorFlow would wrap the loop in
+    a `cflow_gradient_wrapper` function and build its gradient while tracing it, then again."""
+    unit = GatedRecurrentUnit(units=4)
+    inputs = tf.random.normal([2, 3, 5])
+    unit(inputs)
+
+    @tf.function
+    def update():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(unit(inputs))
+        return tape.gradient(loss, unit.trainable_weights)
+
+    library = update.get_concrete_function().graph.as_graph_def().library
+    functions = [function.signature.name for function in library.function]
+    assert functions and not [name for name in functions if "cflow_gradient_wrapper" in name], functions
+
+
 def test_recurrent_blocks_are_each_orthogonal():
     unit = GatedRecurrentUnit(units=16)
     unit(tf.zeros((1, 2, 3)))
