@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import math
 import os
 import pathlib
 import socket
@@ -15,6 +16,7 @@ import tensorflow as tf
 from tensorboard.backend.event_processing import event_accumulator
 
 from data_pipeline import TrainingInput, corpus_registry
+from data_pipeline.data_dir import DataDir
 from data_pipeline.dataset_builder import DatasetBuilder
 from rnnsearch_tf import ModelConfig
 from rnnsearch_tf import TrainingDivergedError
@@ -136,6 +138,15 @@ def test_time_budget_stops_training_after_a_final_validation(toy_data, tmp_path)
     state = json.loads((tmp_path / "timed" / "training_state.json").read_text())
     assert [entry["step"] for entry in state["history"]] == [1]
 
+
+def test_max_epochs_stops_once_that_share_of_the_training_pairs_is_seen(toy_data, tmp_path):
+    config = training_config(toy_data, tmp_path / "epochs", train_steps=10_000, max_epochs=0.25, validate_every=500)
+    summary = make_trainer(model_config(toy_data), config).train()
+    pairs = DataDir(str(toy_data)).records("train")
+    assert summary["stop_reason"] == "reached max_epochs=0.25"
+    assert summary["step"] == math.ceil(pairs / 4 / 32)  # the first update of 32 pairs that reaches a quarter of them
+    state = json.loads((tmp_path / "epochs" / "training_state.json").read_text())
+    assert state["history"][-1]["epoch"] == pytest.approx(summary["step"] * 32 / pairs)
 
 def test_a_budget_used_up_by_a_validation_stops_at_the_validated_step(toy_data, tmp_path, monkeypatch):
     # The quickstart's 8 minutes ran out during the validation at step 1000; it then made update 1001 and

@@ -87,6 +87,7 @@ class Trainer:
             self.model_dir.path if self.is_chief else os.path.join(self.model_dir.path, "workers", str(worker_index))
         )
         self.metadata = self.data_dir.read_metadata()
+        self.training_pairs = self.data_dir.records("train")  # kept and joined pairs: what an epoch passes over
         self._check_vocabulary_sizes()
         self.parent = ParentModel(training_config.init_from) if training_config.init_from else None
         if self.parent:
@@ -285,8 +286,7 @@ class Trainer:
         return int(self.progress["step"])
 
     def _epoch(self):
-        train = self.metadata["splits"]["train"]
-        return int(self.progress["sentences_seen"]) / (train["kept"] + train.get("joined", 0))
+        return int(self.progress["sentences_seen"]) / self.training_pairs
 
     def _loop(self):
         """Appendix B.2: read a minibatch and update on it; every so many updates log, validate (early
