@@ -148,6 +148,7 @@ def test_max_epochs_stops_once_that_share_of_the_training_pairs_is_seen(toy_data
     state = json.loads((tmp_path / "epochs" / "training_state.json").read_text())
     assert state["history"][-1]["epoch"] == pytest.approx(summary["step"] * 32 / pairs)
 
+
 def test_a_budget_used_up_by_a_validation_stops_at_the_validated_step(toy_data, tmp_path, monkeypatch):
     # The quickstart's 8 minutes ran out during the validation at step 1000; it then made update 1001 and
     # validated it too. An hour passes during each validation here (a clock in the trainer's module).
