@@ -17,16 +17,13 @@ hypothesis per sentence (the `beam` copies of BOS share it) and tells the fixed 
 changing ones. The loop stops as soon as every sentence is done, and once a quarter of the sentences
 still computed are done, the step function runs on the others only (`drop_finished`; the bookkeeping
 stays batch-wide). With `drop_finished=False` and an int maximum length every shape is static, and the
-search compiles with XLA (`tf.function(jit_compile=True)`). The same steps also run one call at a time over
-a running search that sentences join and leave between them (`start`, `advance`, `finish`;
-`running_search`).
+search compiles with XLA (`tf.function(jit_compile=True)`).
 """
 
 import tensorflow as tf
 
 from data_pipeline import constants
 from rnnsearch_tf.search.active_sentences import ActiveSentences
-from rnnsearch_tf.search.running_search import first_history, recorded, sentence_rows
 from rnnsearch_tf.search.search_helpers import (
     IMPOSSIBLE,
     LARGE_NEGATIVE,
@@ -82,9 +79,6 @@ class BeamSearch(SearchStrategy):
     >>> best_ids = result["ids"][:, 0]  # [batch, max_length]
     """
 
-    # What each step adds to the search's history, followed back from the finished hypotheses at the end.
-    _HISTORIES = dict(tokens=tf.int32, parents=tf.int32, alignments=tf.float32)
-
     def __init__(self, symbols_to_logits_fn, beam_size=12, num_hypotheses=1, drop_finished=True, early_stopping=False,
                  **options):
         if beam_size < 1:
@@ -108,19 +102,10 @@ class BeamSearch(SearchStrategy):
         batch_size, maximum_lengths, length_bound, prefix = self.prepare(
             initial_state, maximum_lengths, prefix_ids, num_alternatives
         )
-        loop_state = self._initial_loop_state(batch_size, initial_state, num_alternatives)
-        loop_state.update({name: tf.TensorArray(dtype, size=length_bound) for name, dtype in self._HISTORIES.items()})
+        loop_state = self._initial_loop_state(batch_size, length_bound, initial_state, num_alternatives)
 
         def search_step(loop_state, first=False):
-            active = ActiveSentences(loop_state["active"], batch_size, every_sentence=not self.drop_finished)
-            new_loop_state, record = self._search_step(loop_state, active, maximum_lengths, prefix, num_alternatives,
-                                                       first)
-            new_loop_state["active"], new_loop_state["state"], new_loop_state["fixed"] = self._drop_finished(
-                active, new_loop_state["done"], new_loop_state["state"], new_loop_state["fixed"]
-            )
-            for name, value in record.items():  # [batch, beam, ...] after the step
-                new_loop_state[name] = loop_state[name].write(loop_state["step"], value)
-            return [new_loop_state]
+            return [self._search_step(loop_state, batch_size, maximum_lengths, prefix, num_alternatives, first)]
 
         after_first_step = search_step(loop_state, first=True)
         final = tf.while_loop(
@@ -130,48 +115,10 @@ class BeamSearch(SearchStrategy):
             maximum_iterations=length_bound - 1,
             shape_invariants=self._shape_invariants(after_first_step[0]),
         )[0]
-        return self._result(final, **{name: final[name].stack() for name in self._HISTORIES})
+        return self._result(final)
 
-    def start(self, initial_state, maximum_lengths):
-        """New sentences' search after its first step, as a running search (`running_search`) that
-        `advance` extends by a step, `finish` answers from, and `running_search.joined` joins to another:
-        sentences join and leave it between steps (a server decoding requests as they come), and each gets
-        the hypotheses `search` would give it (tested). No forced prefixes or alternatives.
-
-        Args: as `search`'s first two.
-        """
-        batch_size, maximum_lengths, length_bound, _ = self.prepare(initial_state, maximum_lengths)
-        loop_state = self._initial_loop_state(batch_size, initial_state)
-        active = ActiveSentences(loop_state["active"], batch_size, every_sentence=True)
-        running, record = self._search_step(loop_state, active, maximum_lengths, None, 0, first=True)
-        del running["active"]
-        running.update(step=tf.fill([batch_size], 1), maximum_lengths=maximum_lengths)
-        running.update({name: first_history(value, length_bound) for name, value in record.items()})
-        return running
-
-    def advance(self, running):
-        """The running search after one more step of each of its sentences, none of them done (`finish`
-        takes those out). The step function gets `step` as int32 `[sentences * beam]`, each hypothesis's."""
-        sentences = tf.shape(running["done"])[0]
-        active = ActiveSentences(tf.range(sentences), sentences, every_sentence=True)
-        advanced, record = self._search_step(running, active, running["maximum_lengths"], None, 0)
-        del advanced["active"]
-        advanced["maximum_lengths"] = running["maximum_lengths"]
-        advanced.update({name: recorded(running[name], running["step"], value) for name, value in record.items()})
-        return advanced
-
-    def finish(self, running):
-        """`(result, running)`: `search`'s result of the done sentences, in their order in `running`, and
-        the running search of the others."""
-        done = running["done"]
-        finished = sentence_rows(running, tf.cast(tf.where(done)[:, 0], tf.int32), self.beam_size)
-        histories = {name: tf.transpose(finished[name], [1, 0, 2] + list(range(3, finished[name].shape.rank)))
-                     for name in self._HISTORIES}  # [max_length, done, beam, ...]
-        others = tf.cast(tf.where(tf.logical_not(done))[:, 0], tf.int32)
-        return self._result(finished, **histories), sentence_rows(running, others, self.beam_size)
-
-    def _initial_loop_state(self, batch_size, state, num_alternatives=0):
-        """The values the loop carries before the first step, but the history of its steps (`_HISTORIES`).
+    def _initial_loop_state(self, batch_size, length_bound, state, num_alternatives=0):
+        """The values the loop carries, before the first step.
 
         The state has one row per sentence until the first step, which extends only the first copy of
         its BOS hypothesis and splits off the fixed entries (`_grow_alive`); every later step extends
@@ -198,6 +145,9 @@ class BeamSearch(SearchStrategy):
             finished_lengths=tf.zeros([batch_size, best], tf.int32),
             finished_parents=tf.zeros([batch_size, best], tf.int32),
             done=tf.zeros([batch_size], tf.bool),
+            tokens=tf.TensorArray(tf.int32, size=length_bound),
+            parents=tf.TensorArray(tf.int32, size=length_bound),
+            alignments=tf.TensorArray(tf.float32, size=length_bound),
         )
         if num_alternatives:
             loop_state["alternatives"] = no_alternatives(batch_size, num_alternatives)  # [batch, k] twice
@@ -222,11 +172,9 @@ class BeamSearch(SearchStrategy):
 
         return [tf.nest.map_structure(open_rows, loop_state)]
 
-    def _search_step(self, loop_state, active, maximum_lengths, prefix, num_alternatives, first=False):
-        """One step of the loop over the `active` sentences (`ActiveSentences`): `(loop_state, record)`, the
-        loop state after extending the alive hypotheses by one token (its `active`, `state` and `fixed` those
-        of the sentences computed, before `_drop_finished`), and what the step adds to each of
-        `_HISTORIES`, `[batch, beam, ...]`."""
+    def _search_step(self, loop_state, batch_size, maximum_lengths, prefix, num_alternatives, first=False):
+        """One step of the loop: `loop_state` after extending the alive hypotheses by one token."""
+        active = ActiveSentences(loop_state["active"], batch_size, every_sentence=not self.drop_finished)
         candidates, new_state, fixed, alignment, best_logits = self._grow_alive(
             loop_state, active, maximum_lengths, prefix, first
         )
@@ -234,28 +182,28 @@ class BeamSearch(SearchStrategy):
         candidates, alive_everywhere = active.scatter_candidates(candidates, alive)
         finished = self._new_finished(candidates, loop_state)
         done = self._is_done(loop_state, candidates, alive_everywhere, finished, maximum_lengths)
+        step = loop_state["step"]
+        next_active, next_state, next_fixed = self._drop_finished(active, done, alive["state"], fixed)
         new_loop_state = dict(
-            step=loop_state["step"] + 1,
+            step=step + 1,
             alive_ids=alive_everywhere["ids"],
             alive_log_probs=tf.where(done[:, None], LARGE_NEGATIVE, alive_everywhere["log_probs"]),
-            active=active.indices,
-            state=alive["state"],
-            fixed=fixed,
+            active=next_active,
+            state=next_state,
+            fixed=next_fixed,
             **{f"finished_{name}": value for name, value in finished.items()},
             done=done,
+            tokens=loop_state["tokens"].write(step, alive_everywhere["ids"]),
+            parents=loop_state["parents"].write(step, alive_everywhere["parents"]),
+            alignments=loop_state["alignments"].write(step, active.scatter(
+                split_leading_dimension(tf.cast(alignment, tf.float32), active.size, self.beam_size), 0.0
+            )),  # [batch, beam, ...]
         )
         if num_alternatives:
             new_loop_state["alternatives"] = self._new_alternatives(
                 loop_state, active, best_logits, prefix, num_alternatives
             )
-        record = dict(
-            tokens=alive_everywhere["ids"],
-            parents=alive_everywhere["parents"],
-            alignments=active.scatter(
-                split_leading_dimension(tf.cast(alignment, tf.float32), active.size, self.beam_size), 0.0
-            ),  # [batch, beam, ...]
-        )
-        return new_loop_state, record
+        return new_loop_state
 
     def _new_alternatives(self, loop_state, active, best_logits, prefix, num_alternatives):
         """The alternatives with those of the sentences at their first free position: the
@@ -309,11 +257,8 @@ class BeamSearch(SearchStrategy):
         """
         state = dict(loop_state["state"], **loop_state["fixed"]) if loop_state["fixed"] else loop_state["state"]
         ids = active.gather(loop_state["alive_ids"])  # [active, beam]
-        step = loop_state["step"]  # scalar; a running search's `[sentences]`, never at its first step
         logits, new_state, alignment = self.symbols_to_logits_fn(
-            tf.reshape(ids[:, :1] if first else ids, [-1]),  # [active * (1 or beam)]
-            step if step.shape.rank == 0 else tf.repeat(step, self.beam_size),
-            state,
+            tf.reshape(ids[:, :1] if first else ids, [-1]), loop_state["step"], state  # [active * (1 or beam)]
         )
         fixed = fixed_entries(state, new_state) if first else loop_state["fixed"]
         logits = tf.cast(logits, tf.float32)  # [active * (1 or beam), vocab]
@@ -326,7 +271,7 @@ class BeamSearch(SearchStrategy):
             active.gather(loop_state["step"] + 1 >= maximum_lengths), self.forbidden_ids, self.eos_id, forced_ids,
         )  # [active, 2 * beam]
         candidates = dict(log_probs=log_probs, parents=parents, ids=ids, is_eos=tf.equal(ids, self.eos_id),
-                          length=step + 1 if step.shape.rank == 0 else (step + 1)[:, None])  # [] or [active, 1]
+                          length=loop_state["step"] + 1)
         return candidates, new_state, fixed, alignment, best_logits
 
     def _new_alive(self, candidates, new_state):
@@ -368,7 +313,7 @@ class BeamSearch(SearchStrategy):
                 loop_state["finished_log_probs"], tf.where(finishing, candidates["log_probs"], LARGE_NEGATIVE)
             ),
             scores=scores,
-            lengths=merge(loop_state["finished_lengths"], tf.broadcast_to(length, tf.shape(candidates["ids"]))),
+            lengths=merge(loop_state["finished_lengths"], tf.fill(tf.shape(candidates["ids"]), length)),
             parents=merge(loop_state["finished_parents"], candidates["parents"]),
         )
 
@@ -384,11 +329,14 @@ class BeamSearch(SearchStrategy):
             done |= all_finished & candidates["is_eos"][:, 0]
         return done
 
-    def _result(self, final, tokens, parents, alignments):
-        """The returned dict from the loop's final values and its history: `tokens`, `parents` `[max_length,
-        batch, beam]` and `alignments` `[max_length, batch, beam, ...]`."""
+    def _result(self, final):
+        """The returned dict from the loop's final values."""
         ids, alignments = self._backtrack(
-            tokens, parents, alignments, final["finished_lengths"], final["finished_parents"]
+            final["tokens"].stack(),  # [max_length, batch, beam]
+            final["parents"].stack(),  # [max_length, batch, beam]
+            final["alignments"].stack(),  # [max_length, batch, beam, ...]
+            final["finished_lengths"],
+            final["finished_parents"],
         )
         is_hypothesis = final["finished_log_probs"] > IMPOSSIBLE  # [batch, best]
         negative_infinity = tf.fill(tf.shape(is_hypothesis), float("-inf"))

@@ -111,7 +111,7 @@ class HashModel:
         prefix_hash = self._next_hash(state["prefix_hash"], ids)  # [n]
         logits = tf.gather(tf.constant(self.table, tf.float32), prefix_hash) + state["source"]["bias"]
         alignment = tf.cast(
-            tf.stack([tf.broadcast_to(step, tf.shape(ids)), ids, prefix_hash], axis=1), tf.float32
+            tf.stack([tf.fill(tf.shape(ids), step), ids, prefix_hash], axis=1), tf.float32
         )  # [n, 3]
         return logits, {"prefix_hash": prefix_hash, "source": state["source"]}, alignment
 
