@@ -12,4 +12,4 @@ fi
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
 export RNNSEARCH_DATA=${RNNSEARCH_DATA:-$(cd .. && pwd)/shared/data}
 export TF_CPP_MIN_LOG_LEVEL=${TF_CPP_MIN_LOG_LEVEL:-2}
-exec .venv/bin/python -m pytest -n auto --maxprocesses=4 --dist loadfile "$@"
+exec .venv/bin/python -m pytest -n auto --maxprocesses=4 --dist loadfile --no-loadscope-reorder "$@"
