@@ -20,7 +20,7 @@ os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="rnnsearch-tests-cache-")
 FIRST_FILES = ("test_learning.py", "test_trainer.py", "test_fault_tolerance.py", "test_shortlist.py")
 
 
-def pytest_collection_modifyitems(config, items):
+def pytest_collection_modifyitems(items):
     """The tests of `FIRST_FILES` first, in that order; the others after them in their own order."""
     rank = {name: position for position, name in enumerate(FIRST_FILES)}
     items.sort(key=lambda item: rank.get(item.path.name, len(FIRST_FILES)))
