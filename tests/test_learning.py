@@ -14,29 +14,34 @@ SYMBOLS = 12  # word ids 4 .. 15
 
 
 def reversal_batch(rng, batch_size, shortest, longest):
-    """Random symbol sequences as sources, their reversals as targets, both ending with EOS."""
+    """Random symbol sequences as sources, their reversals as targets, both ending with EOS and padded to
+    `longest + 1` (one shape for every batch: the update is traced once)."""
+    lengths = rng.integers(shortest, longest + 1, size=batch_size)  # [batch]
+    words = rng.integers(4, 4 + SYMBOLS, size=(batch_size, longest))  # [batch, longest]
+    positions = np.arange(longest)
+    reversed_words = np.take_along_axis(
+        words, np.clip(lengths[:, np.newaxis] - 1 - positions, 0, None), axis=1
+    )  # [batch, longest]: row r's first lengths[r] words reversed, then filler
     source = np.zeros((batch_size, longest + 1), "int32")
     target = np.zeros((batch_size, longest + 1), "int32")
-    for row in range(batch_size):
-        length = rng.integers(shortest, longest + 1)
-        words = rng.integers(4, 4 + SYMBOLS, size=length)
-        source[row, : length + 1] = [*words, EOS_ID]
-        target[row, : length + 1] = [*words[::-1], EOS_ID]
+    for padded, sequence in ((source, words), (target, reversed_words)):
+        padded[:, :longest] = np.where(positions < lengths[:, np.newaxis], sequence, 0)
+        padded[np.arange(batch_size), lengths] = EOS_ID
     return source, target
 
 
-def train(model_class, steps=1000, shortest=3, longest=8, seed=1):
+def train(model_class, steps=700, shortest=3, longest=8, seed=1):
     keras.utils.set_random_seed(seed)
     model = model_class(
         ModelConfig(source_vocab_size=4 + SYMBOLS, target_vocab_size=4 + SYMBOLS, embedding_dim=32,
                     hidden_dim=64, maxout_dim=32, alignment_dim=64)
     )
     optimizer = keras.optimizers.Adam(
-        keras.optimizers.schedules.PiecewiseConstantDecay([500], [3e-3, 1e-3]), clipnorm=1.0
+        keras.optimizers.schedules.PiecewiseConstantDecay([450], [4e-3, 4e-3 / 3]), clipnorm=1.0
     )
     optimizer.build(model.trainable_variables)  # slots created now, not in a first trace of train_step
 
-    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)] * 2)
+    @tf.function  # every batch has one shape
     def train_step(source_ids, target_ids):
         with tf.GradientTape() as tape:
             log_probs = model.token_log_probs(source_ids, target_ids)
@@ -67,13 +72,13 @@ def token_accuracy(model, source, target):
     return float(((predictions == target) & real).sum() / real.sum())
 
 
-SEEDS = (1, 2, 3)
+SEEDS = (1, 2)
 
 
 @pytest.fixture(scope="module")
 def trained_models():
-    """Each model trained from three random initialisations (how far a model generalises to longer
-    sequences varies with its initialisation: RNNsearch from 0.32 to 0.56 token accuracy over seeds 1-6)."""
+    """Each model trained from two random initialisations (over seeds 1-6, RNNsearch reached 0.60-0.73 token
+    accuracy on the longer sequences and RNNencdec 0.14-0.17)."""
     return {cls: [train(cls, seed=seed) for seed in SEEDS] for cls in (RNNSearch, RNNEncDec)}
 
 
