@@ -14,6 +14,7 @@ import sys
 from absl import app, flags
 
 from rnnsearch_tf.cli.errors import with_one_line_errors
+from rnnsearch_tf.utils.text_files import line_numbers
 from serving.rest_client import RestClient
 
 _SERVER = flags.DEFINE_string("server", "localhost:8500", "gRPC address of the model server.")
@@ -59,11 +60,10 @@ def main(argv):
             out.close()
     if truncated:
         print(
-            f"{len(truncated)} lines were longer than the model's maximum_source_length and were translated from "
-            f"their first tokens only: lines {', '.join(map(str, truncated[:20]))}" + (" ..." if len(truncated) > 20 else ""),
+            "lines cut to the model's maximum_source_length (translated from their first tokens only): "
+            f"{line_numbers(truncated)}",
             file=sys.stderr,
         )
-
 
 if __name__ == "__main__":
     app.run(with_one_line_errors(main))

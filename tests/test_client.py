@@ -34,7 +34,7 @@ def test_command_line_client(server, tmp_path):
     lines = (tmp_path / "output.txt").read_text(encoding="utf-8").split("\n")
     expected = server.client.translate(inputs)["translation"]
     assert lines == [t.decode("utf-8") for t in expected] + [""]
-    assert "1 lines were longer than the model's maximum_source_length" in stderr and "lines 4" in stderr
+    assert "lines cut to the model's maximum_source_length (translated from their first tokens only): line 4\n" in stderr
     shown = subprocess.run(
         common + [f"--rest_url={server.rest_url}", "--with_scores", "the cat"],
         check=True, cwd=REPO_ROOT, env=environment, timeout=120, capture_output=True, text=True,

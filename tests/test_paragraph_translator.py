@@ -45,6 +45,10 @@ def test_lines_are_split_by_the_source_language_rules(batch_translator):
     assert ParagraphTranslator(batch_translator).split(LINES) == SPLIT
 
 
+def test_lines_of_several_sentences_are_those_split_in_more_than_one(batch_translator):
+    assert ParagraphTranslator(batch_translator).lines_of_several_sentences(LINES) == [1, 4]
+
+
 def test_a_translator_without_a_source_language_needs_one(batch_translator):
     settings = dict(batch_translator.module.settings())
     del settings["source_language"]
@@ -93,6 +97,17 @@ def test_command_line_split_sentences(model_dir, batch_translator):
     assert result.returncode == 0, result.stderr[-2000:]
     expected = ParagraphTranslator(batch_translator).translate(SPLIT)
     assert result.stdout.splitlines() == [line["translation"] for line in expected]
-    assert "1 lines had sentences longer than 12 tokens" in result.stderr and "lines 4" in result.stderr
+    assert "lines with a sentence cut to its first 12 tokens (--maximum_source_length): line 4\n" in result.stderr
+    assert "several sentences" not in result.stderr
     result = _run([*options, "--split_sentences", "--output_format=nbest"], "A. B.\n")
     assert result.returncode == 1 and "--split_sentences takes neither" in result.stderr
+
+
+def test_without_split_sentences_the_lines_of_several_sentences_are_named(model_dir, batch_translator):
+    options = [f"--model_dir={model_dir}", "--batch_size=3", "--beam_size=3", "--maximum_source_length=12", "--forbid_unk"]
+    result = _run(options, "\n".join(LINES) + "\n")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.splitlines() == [r["translation"] for r in batch_translator.translate(LINES)]
+    assert "warning: several sentences in lines 1, 4: " in result.stderr and "--split_sentences" in result.stderr
+    single = _run(options, "\n".join(LINES[1:3]) + "\n")
+    assert single.returncode == 0 and "several sentences" not in single.stderr

@@ -31,3 +31,9 @@ def test_input_in_another_language_is_named(vocabulary_file):
     warning = oov_warning(_results("die Katze", "der Hund the"), vocabulary_file, "en")
     assert warning.startswith("warning: 80.0% of the source tokens") and "(5.0% in its training data)" in warning
     assert "is the input en" in warning
+
+
+def test_a_short_input_with_a_name_or_two_is_not_named(vocabulary_file):
+    assert oov_warning(_results("Hi"), vocabulary_file, "en") is None  # 1 unknown token of 1
+    assert oov_warning(_results("Zorro the cat", "Zelda"), vocabulary_file, "en") is None  # 2 of 4
+    assert oov_warning(_results("Zorro the cat", "Zelda Link"), vocabulary_file, "en") is not None  # 3 of 5

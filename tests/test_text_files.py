@@ -1,6 +1,6 @@
 """rnnsearch_tf/utils/text_files.py: the lines the command-line tools read, and what they write."""
 
-from rnnsearch_tf.utils.text_files import open_output, read_lines
+from rnnsearch_tf.utils.text_files import line_numbers, open_output, read_lines
 
 
 def test_lines_end_at_newline_only_and_bad_bytes_are_replaced(tmp_path):
@@ -18,3 +18,9 @@ def test_output_is_utf8_with_newline_ends(tmp_path):
         stream.write("le café\nest là\n")
     assert path.read_bytes() == "le café\nest là\n".encode("utf-8")
     assert read_lines(str(path)) == ["le café", "est là"]
+
+
+def test_line_numbers_name_one_line_several_or_the_first_twenty_and_the_count():
+    assert line_numbers([4]) == "line 4"
+    assert line_numbers([1, 7]) == "lines 1, 7"
+    assert line_numbers(list(range(1, 26))) == f"lines {', '.join(map(str, range(1, 21)))}, ... (25 lines)"

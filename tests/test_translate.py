@@ -41,7 +41,7 @@ def test_command_line_stdin_to_stdout_nbest(model_dir, tmp_path):
     lines = [output_formats.parse_nbest_line(line) for line in stdout.splitlines()]
     assert [line[0] for line in lines] == [index for index in range(len(INPUT)) for _ in range(2)]
     assert [line[1] for line in lines] == [text for result in expected for text, _ in result["nbest"]]
-    assert "lines 6" in stderr  # the long line, 1-based
+    assert "lines cut to their first 12 tokens (--maximum_source_length): line 6\n" in stderr  # 1-based
     assert f"{len(INPUT)}/{len(INPUT)}" in stderr  # the progress bar
 
 

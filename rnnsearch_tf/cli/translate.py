@@ -6,7 +6,8 @@
 
 Sentences are translated in batches of similar length and written in input order. An empty input line
 gives an empty output line; a line of more than `--maximum_source_length` Moses tokens is translated
-from its first tokens only, and its line number is reported on stderr. With `--prefix_file` each
+from its first tokens only, and its line number is reported on stderr, as are the lines that hold several
+sentences by Moses' rules when they are translated whole. With `--prefix_file` each
 translation starts with the words of its line there (`Translator.translate_prefix`). Output formats: see
 `rnnsearch_tf.inference.output_formats`. With `--split_sentences` each line is split into sentences by
 Moses' sentence splitter's rules (`ParagraphTranslator`), every sentence of the input is translated in
@@ -26,7 +27,7 @@ from rnnsearch_tf.inference.source_coverage import oov_warning
 from rnnsearch_tf.inference.unk_replacer import UnkReplacer
 from data_pipeline.progress_line import ProgressLine
 from rnnsearch_tf.models.model_dir import ModelDir
-from rnnsearch_tf.utils.text_files import open_output, read_lines
+from rnnsearch_tf.utils.text_files import line_numbers, open_output, read_lines
 
 _MODEL_DIR = flags.DEFINE_string(
     "model_dir", None, "Model directory written by training; several joined by + decode as an ensemble."
@@ -112,20 +113,31 @@ def main(argv):
     with open_output(_OUTPUT.value) as output:
         for index, result in enumerate(results):
             output.write(output_formats.format_translation(index, result, _OUTPUT_FORMAT.value))
+    for warning in _warnings(translator, sentences, results):
+        print(warning, file=sys.stderr)
+
+
+def _warnings(translator, sentences, results):
+    """What stderr says after the translations: input outside the model's vocabulary (a model directory
+    only), lines of several sentences (unless they were split or cannot be), lines cut to the length bound."""
     if _MODEL_DIR.value:
         model_dir = ModelDir(ModelDir.split(_MODEL_DIR.value)[0])
         warning = oov_warning(
             results, model_dir.source_vocabulary_file, model_dir.read_json("data.json")["source_language"]
         )
         if warning:
-            print(warning, file=sys.stderr)
-    truncated = [str(index + 1) for index, result in enumerate(results) if result["truncated"]]
+            yield warning
+    splittable = _PREFIX_FILE.value is None and _OUTPUT_FORMAT.value != "nbest" and translator.source_language
+    if not _SPLIT_SENTENCES.value and splittable:
+        several = ParagraphTranslator(translator).lines_of_several_sentences(sentences)
+        if several:
+            yield (
+                f"warning: several sentences in {line_numbers(several)}: a model trained on single sentences often "
+                "translates about one sentence's worth of such a line and stops; --split_sentences translates "
+                "each sentence and joins their translations"
+            )
+    truncated = [index + 1 for index, result in enumerate(results) if result["truncated"]]
     if truncated:
-        print(
-            f"{len(truncated)} lines {'had sentences ' if _SPLIT_SENTENCES.value else 'were '}longer than "
-            f"{translator.search_config.maximum_source_length} tokens, translated from their first tokens only: "
-            f"lines {', '.join(truncated[:20])}"
-            + (" ..." if len(truncated) > 20 else ""),
-            file=sys.stderr,
-        )
-
+        cut = "with a sentence cut to its" if _SPLIT_SENTENCES.value else "cut to their"
+        length = translator.search_config.maximum_source_length
+        yield f"lines {cut} first {length} tokens (--maximum_source_length): {line_numbers(truncated)}"

@@ -35,6 +35,10 @@ class ParagraphTranslator:
         """Each line's sentences: a list of lists of str (an empty list for a blank line)."""
         return [self.splitter.split(line) for line in lines]
 
+    def lines_of_several_sentences(self, lines):
+        """The numbers (from 1) of the lines that hold more than one sentence by the splitter's rules."""
+        return [number for number, line in enumerate(lines, 1) if len(self.splitter.split(line)) > 1]
+
     def translate(self, split_lines, progress=None):
         """Translates the sentences of `split(lines)` and joins each line's translations.
 

@@ -4,6 +4,8 @@ from data_pipeline.constants import RESERVED_TOKENS, UNK_TOKEN
 
 # The input's share of unknown source tokens may exceed the training data's by this much before a warning.
 OOV_MARGIN = 0.10
+# ... and hold at least this many unknown tokens: a short sentence with a name or two is no sign of a language.
+MIN_UNKNOWN_TOKENS = 3
 
 
 def training_oov_rate(vocabulary_file):
@@ -19,7 +21,8 @@ def training_oov_rate(vocabulary_file):
 
 
 def oov_warning(results, vocabulary_file, source_language):
-    """A warning line when the translated sources' unknown-token share is far above the training data's.
+    """A warning line when the translated sources' unknown-token share is far above the training data's
+    (by `OOV_MARGIN`, over at least `MIN_UNKNOWN_TOKENS` unknown tokens).
 
     Args:
         results: `BatchTranslator.translate` results (their `source_tokens`).
@@ -34,8 +37,9 @@ def oov_warning(results, vocabulary_file, source_language):
     tokens = [token for result in results for token in result["source_tokens"]]
     if not tokens:
         return None
-    rate = sum(token not in vocabulary for token in tokens) / len(tokens)
-    if rate <= trained_rate + OOV_MARGIN:
+    unknown = sum(token not in vocabulary for token in tokens)
+    rate = unknown / len(tokens)
+    if unknown < MIN_UNKNOWN_TOKENS or rate <= trained_rate + OOV_MARGIN:
         return None
     return (
         f"warning: {100 * rate:.1f}% of the source tokens are outside the model's vocabulary "

@@ -27,3 +27,12 @@ def open_output(path):
         stream = open(path, "w", encoding="utf-8", newline="\n")
     with stream:
         yield stream
+
+
+def line_numbers(numbers, most=20):
+    """How a message names input lines (`numbers` from 1): "line 4", "lines 1, 7", or the first `most`
+    and the count, "lines 1, 2, ..., 20, ... (25 lines)"."""
+    shown = ", ".join(map(str, numbers[:most]))
+    if len(numbers) > most:
+        shown += f", ... ({len(numbers)} lines)"
+    return f"line{'s' if len(numbers) > 1 else ''} {shown}"
