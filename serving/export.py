@@ -23,7 +23,7 @@ from absl import app, flags
 from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
 
 from data_pipeline.constants import RESERVED_TOKENS
-from rnnsearch_tf.cli import search_flags
+from rnnsearch_tf.cli import config_flags, search_flags
 from rnnsearch_tf.cli.errors import with_one_line_errors
 from rnnsearch_tf.inference.translator import Translator
 from rnnsearch_tf.utils.exports import newest_version
@@ -130,4 +130,6 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    for module in (search_flags, config_flags):  # `python -m serving.export --help` lists the search flags too
+        flags.adopt_module_key_flags(module)
     app.run(with_one_line_errors(main))

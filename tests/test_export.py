@@ -184,3 +184,10 @@ def test_the_command_exports_the_next_version_with_its_search_flags(exported, tm
     assert refused.returncode != 0
     assert f"{export_dir / '1'} exists: versions are never overwritten, pick another --version" in refused.stderr
     assert sorted(os.listdir(export_dir)) == ["1", "2", export.BATCHING_PARAMETERS_FILE]
+
+
+def test_python_m_serving_export_help_lists_its_flags_and_the_search_flags():
+    shown = subprocess.run([sys.executable, "-m", "serving.export", "--helpshort"], cwd=REPO_ROOT, capture_output=True,
+                           text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=300).stdout
+    listed = {line.split(":")[0].strip() for line in shown.splitlines() if line.startswith("  --")}
+    assert {"--export_dir", "--model_dir", "--batch_size", "--beam_size", "--maximum_source_length"} <= listed, listed

@@ -30,13 +30,21 @@ def test_unknown_command_is_named():
     assert result.returncode == 2 and "unknown command 'trian'" in result.stderr
 
 
-@pytest.mark.parametrize("command", ["train", "translate", "tokenize"])
-def test_a_command_shows_its_own_help(command):
+@pytest.mark.parametrize("command, own_flags", [
+    ("train", ["--train_steps", "--learning_rate", "--hidden_dim"]),  # its module's and config_flags'
+    ("translate", ["--split_sentences", "--beam_size"]),  # its module's and search_flags'
+    ("tokenize", ["--lang"]),
+])
+def test_a_command_shows_its_own_help_and_flags(command, own_flags):
     result = run(command, "--helpshort")  # absl prints the help, then exits with status 1
     # The docstring is read from the source: importing two commands in one process would define their
     # shared flags twice.
     source = pathlib.Path(importlib.util.find_spec(COMMANDS[command][0]).origin).read_text(encoding="utf-8")
     assert ast.get_docstring(ast.parse(source)).splitlines()[0] in result.stdout
+    listed = {line.split(":")[0].strip().replace("--[no]", "--") for line in result.stdout.splitlines()
+              if line.startswith("  --")}
+    assert set(own_flags) <= listed, sorted(listed)
+    assert "--test_srcdir" not in listed and "--alsologtostderr" not in listed  # absl's own: --helpfull
 
 
 def test_tokenize_through_the_command_equals_python_m(tmp_path):

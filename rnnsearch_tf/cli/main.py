@@ -16,7 +16,7 @@ import os
 import sys
 import tempfile
 
-from absl import app
+from absl import app, flags
 from absl import logging as absl_logging
 
 from rnnsearch_tf.cli.errors import with_one_line_errors
@@ -48,6 +48,9 @@ QUICK_EXIT = ("rnnsearch_tf.cli.translate", "rnnsearch_tf.cli.score", "serving.c
 # Commands that never import TensorFlow (the gRPC/REST client: its start-up is all it costs).
 WITHOUT_TENSORFLOW = ("serving.client",)
 
+# The packages whose flags are a command's own (`--help` lists them); a process imports one command.
+OUR_PACKAGES = ("rnnsearch_tf", "data_pipeline", "serving")
+
 
 def import_tensorflow_without_matplotlib():
     """Imports TensorFlow (and with it Keras) while `import matplotlib` fails, then lets it work again.
@@ -75,6 +78,7 @@ def run_command(module_name, argv=None):
     if module_name not in WITHOUT_TENSORFLOW:
         import_tensorflow_without_matplotlib()
     module = importlib.import_module(module_name)
+    _make_our_flags_key_flags()
     if not verbose:
         _quiet_python_loggers()
     sys.modules["__main__"].__doc__ = module.__doc__
@@ -84,6 +88,16 @@ def run_command(module_name, argv=None):
         if module_name not in QUICK_EXIT:
             raise
         _exit_now(exit_request.code)
+
+
+def _make_our_flags_key_flags():
+    """absl's `--help` lists the key flags of the main module (named `sys.argv[0]`): a command's flags are
+    defined in its module and in the shared ones it imports (`search_flags`, `config_flags`), so they are
+    made key flags of the main module, where `--help` finds them."""
+    for module, module_flags in flags.FLAGS.flags_by_module_dict().items():
+        if module.split(".")[0] in OUR_PACKAGES:
+            for flag in module_flags:
+                flags.FLAGS.register_key_flag_for_module(sys.argv[0], flag)
 
 
 def _exit_now(code):
