@@ -12,6 +12,7 @@ TensorFlow's native messages of the last command are in `NATIVE_LOG`, /tmp/rnnse
 """
 
 import importlib
+import logging
 import os
 import sys
 import tempfile
@@ -137,6 +138,19 @@ def _quiet_python_loggers():
 
         tf.get_logger().setLevel("ERROR")  # AutoGraph and tracing notes
         tf.autograph.set_verbosity(0)
+        # Some TensorFlow modules log through absl's logger, ours too: e.g. loading a SavedModel warns of
+        # "unsaved custom gradients" (the encoder's), which no search asks for.
+        absl_logging.get_absl_logger().addFilter(_ErrorsOnlyFrom(os.path.dirname(tf.__file__)))
+
+
+class _ErrorsOnlyFrom:
+    """A logging filter that keeps a record from the code under `directory` only from level ERROR up."""
+
+    def __init__(self, directory):
+        self.directory = os.path.join(directory, "")
+
+    def filter(self, record):
+        return record.levelno >= logging.ERROR or not record.pathname.startswith(self.directory)
 
 
 def usage():
