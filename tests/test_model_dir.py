@@ -77,9 +77,15 @@ def test_an_unknown_model_name_is_refused_before_anything_is_written(tmp_path):
 
 def test_check_model_names_model_json_when_the_model_differs(tmp_path):
     model_dir = _model_dir(tmp_path / "model")
-    for model_name, config in (("rnnencdec", small_config()), ("rnnsearch", small_config(hidden_dim=8))):
-        with pytest.raises(ValueError, match=rf"{tmp_path}/model holds a different model \({tmp_path}/model/model.json\)"):
+    written = small_config().hidden_dim
+    for model_name, config, difference in (
+        ("rnnencdec", small_config(), "model rnnsearch, not rnnencdec"),
+        ("rnnsearch", small_config(hidden_dim=written + 1), f"hidden_dim {written}, not {written + 1}"),
+    ):
+        with pytest.raises(ValueError, match=rf"{tmp_path}/model holds a different model \({tmp_path}/model/model.json: "
+                                             rf"{difference} as given\)"):
             model_dir.check_model(model_name, config)
+    model_dir.check_model("rnnsearch", small_config())  # the same model: resumes
 
 
 def test_read_json_names_a_missing_or_invalid_file(tmp_path):

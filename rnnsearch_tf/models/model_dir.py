@@ -110,10 +110,14 @@ class ModelDir(VocabularyFolder):
     def check_model(self, model_name, config):
         """Raises ValueError unless model.json describes `model_name` with `config` (a `ModelConfig`):
         the checkpoints here hold that model's weights, so a resumed run must build the same one."""
-        if self.read_json("model.json") != {"model": model_name, "config": config.to_dict()}:
+        written, wanted = self.read_json("model.json"), {"model": model_name, **config.to_dict()}
+        written = {"model": written.get("model"), **written.get("config", {})}
+        differences = [f"{name} {written.get(name)}, not {value}" for name, value in wanted.items()
+                       if written.get(name) != value]
+        if differences:
             raise ValueError(
-                f"{self.path} holds a different model ({self.file('model.json')}); "
-                "resume with the same settings or choose another --model_dir"
+                f"{self.path} holds a different model ({self.file('model.json')}: {'; '.join(differences)} as "
+                "given); resume with the same settings or choose another --model_dir"
             )
 
     def check_vocabularies(self, data_dir):
