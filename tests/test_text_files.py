@@ -1,6 +1,8 @@
 """rnnsearch_tf/utils/text_files.py: the lines the command-line tools read, and what they write."""
 
-from rnnsearch_tf.utils.text_files import line_numbers, open_output, read_lines
+import pytest
+
+from rnnsearch_tf.utils.text_files import check_writable, line_numbers, open_output, read_lines
 
 
 def test_lines_end_at_newline_only_and_bad_bytes_are_replaced(tmp_path):
@@ -24,3 +26,15 @@ def test_line_numbers_name_one_line_several_or_the_first_twenty_and_the_count():
     assert line_numbers([4]) == "line 4"
     assert line_numbers([1, 7]) == "lines 1, 7"
     assert line_numbers(list(range(1, 26))) == f"lines {', '.join(map(str, range(1, 21)))}, ... (25 lines)"
+
+
+def test_an_output_that_cannot_be_written_is_named_before_any_work(tmp_path):
+    check_writable("-", "--output")
+    check_writable(str(tmp_path / "new.txt"), "--output")
+    (tmp_path / "old.txt").write_text("kept", encoding="utf-8")
+    check_writable(str(tmp_path / "old.txt"), "--output")
+    assert (tmp_path / "old.txt").read_text(encoding="utf-8") == "kept"  # checked, not opened
+    with pytest.raises(FileNotFoundError, match=rf"--output={tmp_path}/missing/x.fr: the folder {tmp_path}/missing does"):
+        check_writable(str(tmp_path / "missing" / "x.fr"), "--output")
+    with pytest.raises(IsADirectoryError, match=rf"--best_output={tmp_path} is a folder"):
+        check_writable(str(tmp_path), "--best_output")

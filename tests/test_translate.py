@@ -96,3 +96,11 @@ def test_command_line_prefix_file(model_dir, tmp_path_factory, tmp_path):
     assert failed.returncode == 1
     assert f"--prefix_file {tmp_path / 'short.txt'} has 2 lines but --input {tmp_path / 'input.txt'} has 9" in (
         failed.stderr.decode())
+    unwritable = subprocess.run(
+        [sys.executable, "-m", "rnnsearch_tf.translate", f"--model_dir={model_dir}",
+         f"--input={tmp_path / 'input.txt'}", f"--output={tmp_path / 'missing' / 'out.txt'}"],
+        capture_output=True, env=environment, cwd=REPO_ROOT,
+    )
+    assert unwritable.returncode == 1 and b"translating with" not in unwritable.stderr  # refused before the model
+    assert f"error: --output={tmp_path / 'missing' / 'out.txt'}: the folder {tmp_path / 'missing'} does not exist" in (
+        unwritable.stderr.decode())

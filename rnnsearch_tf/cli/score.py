@@ -45,7 +45,7 @@ from rnnsearch_tf.inference.phrase_table import (
     LINES_PER_CHUNK, ON_BAD_LINE, PhraseTableScorer, comparison_table, table_candidates,
 )
 from data_pipeline.progress_line import ProgressLine
-from rnnsearch_tf.utils.text_files import open_output, read_lines
+from rnnsearch_tf.utils.text_files import check_writable, open_output, read_lines
 
 _MODEL_DIR = flags.DEFINE_string(
     "model_dir", None, "Model directory written by training; several joined by + decode as an ensemble."
@@ -143,6 +143,8 @@ def main(argv):
         raise app.UsageError("give --source (with --target or --nbest) or --phrase_table")
     elif (_TARGET.value is None) == (_NBEST.value is None):
         raise app.UsageError("give exactly one of --target (scoring) and --nbest (rescoring)")
+    check_writable(_OUTPUT.value, "--output")
+    check_writable(_BEST_OUTPUT.value, "--best_output")
     search_options = search_flags.search_config().to_dict()
     if _PHRASE_TABLE_TOP.value and not search_options["sampling"]:
         search_options.update(

@@ -27,7 +27,7 @@ from rnnsearch_tf.inference.source_coverage import oov_warning
 from rnnsearch_tf.inference.unk_replacer import UnkReplacer
 from data_pipeline.progress_line import ProgressLine
 from rnnsearch_tf.models.model_dir import ModelDir
-from rnnsearch_tf.utils.text_files import line_numbers, open_output, read_lines
+from rnnsearch_tf.utils.text_files import check_writable, line_numbers, open_output, read_lines
 
 _MODEL_DIR = flags.DEFINE_string(
     "model_dir", None, "Model directory written by training; several joined by + decode as an ensemble."
@@ -76,6 +76,7 @@ def main(argv):
         raise app.UsageError("give exactly one of --model_dir and --saved_model")
     if _SPLIT_SENTENCES.value and (_PREFIX_FILE.value is not None or _OUTPUT_FORMAT.value == "nbest"):
         raise app.UsageError("--split_sentences takes neither --prefix_file nor --output_format=nbest")
+    check_writable(_OUTPUT.value, "--output")
     sentences, prefixes = read_input()
     workers = search_flags.decode_workers()
     unk_replacer = None

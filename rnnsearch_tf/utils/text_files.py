@@ -1,6 +1,7 @@
 """Line-oriented text files of the command-line tools; "-" is stdin or stdout."""
 
 import contextlib
+import os
 import sys
 
 
@@ -16,6 +17,20 @@ def read_lines(path):
         stream = open(path, encoding="utf-8", errors="replace", newline="\n")
     with stream:
         return [line.removesuffix("\n").removesuffix("\r") for line in stream]
+
+
+def check_writable(path, flag):
+    """Raises, naming `flag` and `path`, where `open_output(path)` would fail: a command checks its outputs
+    before its work, so that a mistyped path does not lose the work. "-" (stdout) always passes."""
+    if path == "-" or path is None:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{flag}={path} is a folder: give the path of a file")
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"{flag}={path}: the folder {folder} does not exist")
+    if not os.access(path if os.path.exists(path) else folder, os.W_OK):
+        raise PermissionError(f"{flag}={path} cannot be written")
 
 
 @contextlib.contextmanager
