@@ -10,6 +10,7 @@ talk to it exactly as to TF Serving; the REST port also serves the translation p
 """
 
 import concurrent.futures
+import socket
 import threading
 
 import grpc
@@ -82,9 +83,12 @@ class LocalServer:
             ],
         )
         PredictionService(servable, max_input_bytes=max_request_bytes).add_to_server(self._grpc_server)
-        self.port = self._grpc_server.add_insecure_port(f"{host}:{port}")
+        try:
+            self.port = self._grpc_server.add_insecure_port(f"{host}:{port}")
+        except RuntimeError:  # grpcio raises where its older versions returned 0
+            self.port = 0
         if self.port == 0:
-            raise OSError(f"cannot bind {host}:{port}")
+            raise OSError(f"cannot listen for gRPC on {host}:{port}")
         self._rest_server = None
         self.rest_api_port = None
         if rest_api_port is not None:
@@ -120,9 +124,25 @@ class LocalServer:
         self._grpc_server.wait_for_termination()
 
 
+def check_port(host, port, flag):
+    """Raises OSError naming `flag` where `host:port` cannot be listened on (0: any free port, passes), so
+    that a port in use is reported before the model is loaded, not seconds later with a traceback."""
+    if not port:
+        return
+    family, kind, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    with socket.socket(family, kind) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as servers bind: TIME_WAIT is no obstacle
+        try:
+            probe.bind(address)
+        except OSError as error:
+            raise OSError(f"{flag}={port}: cannot listen on {host}:{port} ({error.strerror}); give another port") from None
+
+
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    check_port(_HOST.value, _PORT.value, "--port")
+    check_port(_HOST.value, _REST_API_PORT.value, "--rest_api_port")
     batching = None
     if _BATCHING_PARAMETERS_FILE.value:
         batching = BatchingParameters.from_file(_BATCHING_PARAMETERS_FILE.value)

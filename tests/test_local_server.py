@@ -4,7 +4,10 @@ and malformed clients. The command-line client against these servers is tests/te
 
 import concurrent.futures
 import json
+import os
 import socket
+import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -15,8 +18,10 @@ import pytest
 import tensorflow as tf
 from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc
 
+from conftest import REPO_ROOT
 from rnnsearch_tf.inference.translator import Translator
 from serving.grpc_client import GrpcClient
+from serving.local_server import check_port
 from serving.rest_client import RestClient
 from helpers.model_server import MAX_REQUEST_BYTES, MODEL_NAME, REST_CHANNEL_TIMEOUT, SERVER_KINDS, start_server
 from helpers.serving_test_utils import (BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, assert_outputs_equal,
@@ -228,3 +233,23 @@ def _post(url, body):
             return response.status, response.read().decode("utf-8")
     except urllib.error.HTTPError as error:
         return error.code, error.read().decode("utf-8")
+
+
+def test_a_port_in_use_is_named_before_the_model_is_loaded(tmp_path_factory):
+    _, export_dir, _ = exported_model(tmp_path_factory)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(OSError, match=rf"--rest_api_port={port}: cannot listen on 127.0.0.1:{port} \(Address already"):
+            check_port("127.0.0.1", port, "--rest_api_port")
+        check_port("127.0.0.1", 0, "--port")  # any free port
+        refused = subprocess.run(
+            [sys.executable, "-m", "serving.local_server", f"--model_base_path={export_dir}", f"--port={port}"],
+            cwd=REPO_ROOT, capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=120,
+        )
+    assert refused.returncode == 1, refused.stderr[-2000:]
+    assert refused.stderr.strip().endswith(f"error: --port={port}: cannot listen on 127.0.0.1:{port} (Address already in "
+                                           "use); give another port")
+    assert "warmed up" not in refused.stderr  # refused before loading the export
+    check_port("127.0.0.1", port, "--port")  # free again
