@@ -10,6 +10,7 @@ server's rule); their line numbers are reported on stderr.
 """
 
 import sys
+import urllib.error
 
 from absl import app, flags
 
@@ -49,12 +50,20 @@ def main(argv):
         client = GrpcClient(_SERVER.value, _MODEL_NAME.value, timeout=_TIMEOUT.value)
     out = open(_OUTPUT_FILE.value, "w", encoding="utf-8") if _OUTPUT_FILE.value else sys.stdout
     truncated = []
+    server = _REST_URL.value or _SERVER.value
+    rpc_errors = (sys.modules["grpc"].RpcError,) if "grpc" in sys.modules else ()  # with the gRPC client only
     try:
         for start in range(0, len(sentences), _BATCH_SIZE.value):
             outputs = client.translate(sentences[start : start + _BATCH_SIZE.value], _SIGNATURE.value)
             for translation, score in zip(outputs["translation"], outputs["score"]):
                 out.write(_text(translation) + (f"\t{float(score):.4f}" if _WITH_SCORES.value else "") + "\n")
             truncated += [start + row + 1 for row, cut in enumerate(outputs.get("truncated", [])) if cut]
+    except urllib.error.URLError as error:  # REST: nothing answers there
+        raise ConnectionError(f"{server}: {error.reason} (is a model server running there?)") from None
+    except RuntimeError as error:  # REST: the server refused the request (`RestClient`: its status and message)
+        raise ConnectionError(f"{server}: {error}") from None
+    except rpc_errors as error:
+        raise ConnectionError(f"{server}: {error.code().name}: {error.details()}") from None
     finally:
         if out is not sys.stdout:
             out.close()

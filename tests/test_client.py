@@ -3,6 +3,8 @@ scores, the truncated lines named, and no TensorFlow on the REST path; against `
 and the real `tensorflow_model_server` whenever it is on PATH."""
 
 import os
+import pathlib
+import socket
 import subprocess
 import sys
 
@@ -46,3 +48,29 @@ def test_command_line_client(server, tmp_path):
 def test_rest_client_path_does_not_import_tensorflow():
     check = "import sys, serving.client; sys.exit('tensorflow' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", check], cwd=REPO_ROOT, timeout=60).returncode == 0
+
+
+def _client(*flags):
+    """`rnnsearch client FLAGS`, as a user runs it (TensorFlow's native start-up lines hidden)."""
+    command = [str(pathlib.Path(sys.executable).parent / "rnnsearch"), "client", *flags]
+    return subprocess.run(command, cwd=REPO_ROOT, timeout=120, capture_output=True, text=True)
+
+
+def test_a_refused_request_is_one_line_naming_the_server(server):
+    for where in (f"--rest_url={server.rest_url}", f"--server={server.address}"):
+        refused = _client(where, f"--model_name={MODEL_NAME}", "--signature_name=nope", "the cat")
+        assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused.stderr[-2000:]
+        assert refused.stderr.startswith(f"error: {where.split('=', 1)[1]}: "), refused.stderr
+        assert "nope" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+
+
+def test_no_server_there_is_one_line_without_tensorflow_over_rest():
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    rest = _client(f"--rest_url=http://127.0.0.1:{port}", "the cat")
+    assert rest.returncode == 1 and rest.stderr == (
+        f"error: http://127.0.0.1:{port}: [Errno 111] Connection refused (is a model server running there?)\n")
+    grpc_error = _client(f"--server=127.0.0.1:{port}", "--timeout=5", "the cat")
+    assert grpc_error.returncode == 1 and grpc_error.stderr.startswith(f"error: 127.0.0.1:{port}: UNAVAILABLE: ")
+    assert len(grpc_error.stderr.strip().splitlines()) == 1

@@ -19,9 +19,8 @@ def user_errors():
         import tensorflow as tf
 
         errors += (tf.errors.NotFoundError, tf.errors.DataLossError, tf.errors.PermissionDeniedError)
-    from rnnsearch_tf.training.training_diverged_error import TrainingDivergedError
-
-    return errors + (TrainingDivergedError,)
+    diverged = sys.modules.get("rnnsearch_tf.training.training_diverged_error")  # imported by what trains
+    return errors + ((diverged.TrainingDivergedError,) if diverged else ())
 
 
 def with_one_line_errors(main):
