@@ -5,6 +5,7 @@ import json
 import math
 import os
 import pathlib
+import signal
 import socket
 import subprocess
 import sys
@@ -139,6 +140,15 @@ def test_time_budget_stops_training_after_a_final_validation(toy_data, tmp_path)
     assert [entry["step"] for entry in state["history"]] == [1]
 
 
+def test_sigterm_stops_after_the_update_without_the_final_validation_a_limit_gets(toy_data, tmp_path):
+    config = training_config(toy_data, tmp_path / "stopped", train_steps=10_000, validate_every=500)
+    handler_before = signal.getsignal(signal.SIGTERM)
+    summary = signalled_after(make_trainer(model_config(toy_data), config), 3, signal.SIGTERM).train()
+    assert (summary["signal"], summary["step"], summary["best_step"]) == ("SIGTERM", 3, 0)
+    assert summary["latest_checkpoint"].endswith("ckpt-3") and summary["best_checkpoint"] is None
+    assert signal.getsignal(signal.SIGTERM) is handler_before  # the trainer's handler is gone with the training
+
+
 def test_max_epochs_stops_once_that_share_of_the_training_pairs_is_seen(toy_data, tmp_path):
     config = training_config(toy_data, tmp_path / "epochs", train_steps=10_000, max_epochs=0.25, validate_every=500)
     summary = make_trainer(model_config(toy_data), config).train()
@@ -177,11 +187,31 @@ def test_a_budget_used_up_by_a_validation_stops_at_the_validated_step(toy_data, 
     assert summary["latest_checkpoint"].endswith("ckpt-2")
 
 
-@pytest.mark.parametrize("dropout", [0.0, 0.2])
-def test_resume_continues_exactly_where_it_stopped(toy_data, tmp_path, dropout):
+def signalled_after(trainer, updates, number=signal.SIGINT):
+    """`trainer`, sending itself the signal `number` right after its `updates`-th update (as Ctrl-C would)."""
+    update, done = trainer.train_steps[0], []
+
+    def update_then_signal():
+        result = update()
+        done.append(1)
+        if len(done) == updates:
+            os.kill(os.getpid(), number)
+        return result
+
+    trainer.train_steps[0] = update_then_signal
+    return trainer
+
+
+@pytest.mark.parametrize("dropout, stop", [(0.0, "train_steps=10"), (0.2, "SIGINT after update 7")])
+def test_resume_continues_exactly_where_it_stopped(toy_data, tmp_path, dropout, stop):
     model = model_config(toy_data, embedding_dropout=dropout, hidden_dropout=dropout, readout_dropout=dropout)
     straight = make_trainer(model, training_config(toy_data, tmp_path / "straight")).train()
-    make_trainer(model, training_config(toy_data, tmp_path / "resumed", train_steps=10)).train()
+    if stop == "train_steps=10":
+        make_trainer(model, training_config(toy_data, tmp_path / "resumed", train_steps=10)).train()
+    else:  # stopped between updates 7 and 8 with a checkpoint (every 10 otherwise); resumed from it
+        stopped = signalled_after(make_trainer(model, training_config(toy_data, tmp_path / "resumed")), 7).train()
+        assert (stopped["signal"], stopped["step"]) == ("SIGINT", 7) and stopped["latest_checkpoint"].endswith("ckpt-7")
+        assert stopped["stop_reason"] == "SIGINT at step 7; the same command resumes"
     resumed = make_trainer(model, training_config(toy_data, tmp_path / "resumed")).train()
     assert resumed["step"] == straight["step"] == 20
     expected, actual = checkpoint_weights(straight["latest_checkpoint"]), checkpoint_weights(resumed["latest_checkpoint"])

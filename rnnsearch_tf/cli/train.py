@@ -10,6 +10,8 @@ MirroredStrategy; several machines through MultiWorkerMirroredStrategy when TF_C
 
 import json
 import os
+import signal
+import sys
 
 from absl import app
 from absl import flags
@@ -65,4 +67,6 @@ def main(argv):
     search_config = config_from_flags(SearchConfig, _SEARCH_FLAGS)
     summary = Trainer.create(model_config, training_config, strategy, search_config).train()
     print(json.dumps(summary, indent=2))
+    if summary["signal"]:  # stopped early, its checkpoint saved: the exit status of the signal, for scripts
+        sys.exit(128 + signal.Signals[summary["signal"]])
 

@@ -16,6 +16,7 @@ from rnnsearch_tf.training.early_stopping import EarlyStopping
 from rnnsearch_tf.training.fused_optimizers import FusedAdadelta, FusedAdam
 from rnnsearch_tf.training.learning_rate_schedule import LearningRateSchedule
 from rnnsearch_tf.training.parent_model import ParentModel
+from rnnsearch_tf.training.stop_request import StopRequest
 from rnnsearch_tf.training.summaries import TrainingSummaries
 from rnnsearch_tf.training.train_step import make_train_step
 from rnnsearch_tf.training.training_diverged_error import TrainingDivergedError
@@ -111,6 +112,7 @@ class Trainer:
         self.train_steps = [self._make_train_step(iterator) for iterator in iterators]
         self.validator = self._make_validator()
         self.summaries = TrainingSummaries(self.model_dir, model, self.is_chief)
+        self.stop_request = StopRequest(enabled=False)  # `train` listens for SIGINT and SIGTERM
 
     @classmethod
     def create(cls, model_config, training_config, strategy=None, search_config=None):
@@ -268,12 +270,14 @@ class Trainer:
                          ", with its optimizer state" if self.config.reset_optim == "keep_states" else "")
         if self.step == 0:
             self.summaries.write_hparams(self._hparams())
-        stop_reason = self._loop()
+        with StopRequest(enabled=self.workers == 1) as self.stop_request:
+            stop_reason = self._loop()
         self.checkpointing.save_unless_saved(self.step)
         self.summaries.flush()
         logging.info("Training stopped: %s", stop_reason)
         return {
             "stop_reason": stop_reason,
+            "signal": self.stop_request.signal_name,  # "SIGINT" or "SIGTERM" where one stopped it, else None
             "step": self.step,
             "best_step": self.early_stopping.best_step,
             "best_dev_bleu": self.early_stopping.best_bleu,
@@ -349,7 +353,8 @@ class Trainer:
         if step % config.log_every == 0 or is_last:
             statistics.log(step, self._epoch(), float(self.progress["training_seconds"]),
                            self._remaining_seconds(statistics), self._learning_rate())
-        if self.validator and (step % config.validate_every == 0 or is_last):
+        final_validation = is_last and not self.stop_request.signal_name  # a signal asks for a quick stop
+        if self.validator and (step % config.validate_every == 0 or final_validation):
             return self._validate(train_nll)
         if step % config.checkpoint_every == 0:
             self.checkpointing.save(step)
@@ -370,8 +375,10 @@ class Trainer:
             )
 
     def _limit_reached(self):
-        """Why training must stop now (`train_steps`, `max_epochs`, `max_hours`), or None."""
+        """Why training must stop now (`train_steps`, `max_epochs`, `max_hours`, a signal), or None."""
         config = self.config
+        if self.stop_request.signal_name:
+            return f"{self.stop_request.signal_name} at step {self.step}; the same command resumes"
         if self.step >= config.train_steps:
             return f"reached train_steps={config.train_steps}"
         if config.max_epochs is not None and self._epoch() >= config.max_epochs:

@@ -1,0 +1,47 @@
+"""Ctrl-C (SIGINT) or SIGTERM during training: stop after the running update, with a checkpoint."""
+
+import signal
+import threading
+
+from absl import logging
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class StopRequest:
+    """While active (`with StopRequest():`), SIGINT and SIGTERM ask training to stop between two updates.
+
+    The first signal is noted (`signal_name`) and the trainer, seeing it before its next update, stops and
+    saves a checkpoint, as at any limit: the same command resumes exactly there, instead of losing the
+    updates since the last checkpoint (the quickstart keeps one every 500). A second signal stops at once
+    (KeyboardInterrupt). As Marian's `--sigterm save-and-exit`, for Ctrl-C too. Signal handlers can only be
+    set in the main thread, and a worker of several cannot stop alone (its collective ops would wait for
+    the others): elsewhere, or with `enabled=False`, signals keep their usual effect.
+
+    Example:
+    >>> with StopRequest() as stop_request:
+    ...     while not stop_request.signal_name:
+    ...         update()
+    """
+
+    def __init__(self, enabled=True):
+        self.enabled = enabled and threading.current_thread() is threading.main_thread()
+        self.signal_name = None
+        self._previous = {}
+
+    def __enter__(self):
+        if self.enabled:
+            self._previous = {number: signal.signal(number, self._note) for number in SIGNALS}
+        return self
+
+    def __exit__(self, *exception):
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
+        self._previous = {}
+
+    def _note(self, number, frame):
+        if self.signal_name is not None:
+            raise KeyboardInterrupt
+        self.signal_name = signal.Signals(number).name
+        logging.warning("%s: training stops after this update and saves a checkpoint (again: at once)",
+                        self.signal_name)
