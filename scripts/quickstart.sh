@@ -48,9 +48,23 @@ LOG_START=$(($(wc -c < "$OUT/train.log") + 1))
 "$RNNSEARCH" train --flagfile=configs/quickstart.flags --data_dir="$OUT/data/multi30k" \
     --model_dir="$MODEL_DIR" ${QUICKSTART_TRAIN_STEPS:+--train_steps=$QUICKSTART_TRAIN_STEPS} >> "$OUT/train.log" 2>&1 &
 TRAIN_PID=$!
+# Ctrl-C: the training (started in the background, where the shell makes it ignore SIGINT) gets SIGTERM,
+# saves a checkpoint after its running update and stops; running the quickstart again resumes it.
+trap 'kill -TERM $TRAIN_PID 2>/dev/null' INT TERM
 tail -c +$LOG_START -f --pid=$TRAIN_PID "$OUT/train.log" \
   | grep --line-buffered -E "step [0-9]+ \||validation at|Training stopped|Traceback|[A-Za-z]+Error:" || true
-wait $TRAIN_PID
+TRAIN_STATUS=0
+wait $TRAIN_PID || TRAIN_STATUS=$?
+while kill -0 $TRAIN_PID 2>/dev/null; do  # a signal ends `wait` early: wait for the checkpoint
+  TRAIN_STATUS=0
+  wait $TRAIN_PID || TRAIN_STATUS=$?
+done
+trap - INT TERM
+if [ $TRAIN_STATUS -eq 143 ]; then
+  echo "training stopped with a checkpoint; run the quickstart again to resume it"
+  exit 130
+fi
+[ $TRAIN_STATUS -eq 0 ]
 
 EXPORT_DIR=$OUT/exports/rnnsearch
 say "4/7 building the vocabulary shortlist and exporting a SavedModel to $EXPORT_DIR" \

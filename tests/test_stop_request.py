@@ -29,3 +29,15 @@ def test_disabled_or_outside_the_main_thread_the_handlers_stay():
     thread.start()
     thread.join()
     assert found == [False]
+
+
+def test_an_ignored_signal_stays_ignored():
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with StopRequest() as stop_request:
+            os.kill(os.getpid(), signal.SIGINT)
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN and stop_request.signal_name is None
+            assert signal.getsignal(signal.SIGTERM) == stop_request._note
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)

@@ -16,7 +16,9 @@ class StopRequest:
     updates since the last checkpoint (the quickstart keeps one every 500). A second signal stops at once
     (KeyboardInterrupt). As Marian's `--sigterm save-and-exit`, for Ctrl-C too. Signal handlers can only be
     set in the main thread, and a worker of several cannot stop alone (its collective ops would wait for
-    the others): elsewhere, or with `enabled=False`, signals keep their usual effect.
+    the others): elsewhere, or with `enabled=False`, signals keep their usual effect. A signal ignored when
+    training starts stays ignored (a shell starts `cmd &` with SIGINT ignored, so that Ctrl-C meant for the
+    foreground leaves background jobs alone; Python keeps that too).
 
     Example:
     >>> with StopRequest() as stop_request:
@@ -31,7 +33,8 @@ class StopRequest:
 
     def __enter__(self):
         if self.enabled:
-            self._previous = {number: signal.signal(number, self._note) for number in SIGNALS}
+            self._previous = {number: signal.signal(number, self._note) for number in SIGNALS
+                              if signal.getsignal(number) is not signal.SIG_IGN}
         return self
 
     def __exit__(self, *exception):
