@@ -22,7 +22,10 @@ def test_no_version_is_file_not_found(tmp_path):
     with pytest.raises(FileNotFoundError, match="no version folder"):
         newest_version(tmp_path / "missing")
     (tmp_path / "3").mkdir()
-    with pytest.raises(FileNotFoundError, match="an integer name with a saved_model.pb"):
+    with pytest.raises(FileNotFoundError, match=r"an integer name with a saved_model.pb\) in \S+$"):
+        newest_version(tmp_path)
+    (tmp_path / "model.json").write_text("{}")
+    with pytest.raises(FileNotFoundError, match=r"\(it holds model.json: a model directory, which --model_dir reads\)"):
         newest_version(tmp_path)
 
 

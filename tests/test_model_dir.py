@@ -96,6 +96,10 @@ def test_read_json_names_a_missing_or_invalid_file(tmp_path):
     (tmp_path / "model" / "data.json").write_text('{"source_language": "en",')
     with pytest.raises(ValueError, match=rf"{tmp_path}/model/data.json: not valid JSON"):
         model_dir.read_json("data.json")
+    (tmp_path / "export" / "3").mkdir(parents=True)
+    (tmp_path / "export" / "3" / "saved_model.pb").write_bytes(b"")
+    with pytest.raises(FileNotFoundError, match=r"training \(it holds a SavedModel: --saved_model reads exports\)$"):
+        ModelDir(tmp_path / "export").read_json("model.json")
 
 
 def test_build_model_makes_the_model_of_model_json(tmp_path):
@@ -122,7 +126,11 @@ def test_checkpoint_path_prefers_best_then_latest_and_load_model_reads_it(tmp_pa
         tf.train.CheckpointManager(tf.train.Checkpoint(model=model), directory, 1).save(checkpoint_number=step)
         assert model_dir.checkpoint_path() == f"{directory}/ckpt-{step}"  # best once there is one
     assert model_dir.checkpoint_path("latest") == f"{model_dir.checkpoint_dir}/ckpt-20"
-    assert model_dir.checkpoint_path("/any/ckpt-3") == "/any/ckpt-3"
+    assert model_dir.checkpoint_path(f"{model_dir.checkpoint_dir}/ckpt-20") == f"{model_dir.checkpoint_dir}/ckpt-20"
+    assert model_dir.checkpoint_path("ckpt-10") == f"{model_dir.best_checkpoint_dir}/ckpt-10"  # a name of its own
+    with pytest.raises(FileNotFoundError, match=r"checkpoint ckpt-7 not found: neither a checkpoint path nor one of "
+                                                rf"{tmp_path}/model's \(checkpoints/ckpt-20, best/ckpt-10\); or give best"):
+        model_dir.checkpoint_path("ckpt-7")
     for checkpoint, step in (("best", 10), ("latest", 20)):
         loaded, path = model_dir.load_model(checkpoint)
         assert path.endswith(f"ckpt-{step}")

@@ -16,7 +16,8 @@ from rnnsearch_tf.utils.precision import PRECISIONS
 from rnnsearch_tf.utils.threads import share_cores
 
 CHECKPOINT = flags.DEFINE_string(
-    "checkpoint", "best", '"best", "latest", "averaged" (rnnsearch_tf.average_checkpoints) or a checkpoint path.'
+    "checkpoint", "best", '"best", "latest", "averaged" (rnnsearch_tf.average_checkpoints), a checkpoint path, or '
+    'the name of one in the model directory ("ckpt-500").'
 )
 BATCH_SIZE = flags.DEFINE_integer("batch_size", 64, "Sentences per batch (batches hold sentences of similar length).")
 DECODE_WORKERS = flags.DEFINE_integer(

@@ -1,6 +1,7 @@
 """The layout of a model directory: what training writes and what translation and serving read."""
 
 import dataclasses
+import glob
 import json
 import os
 import shutil
@@ -142,7 +143,11 @@ class ModelDir(VocabularyFolder):
     def read_json(self, name):
         path = self.file(name)
         if not os.path.exists(path):
-            raise FileNotFoundError(f"{path} is missing: {self.path} is not a model directory written by training")
+            export = " (it holds a SavedModel: --saved_model reads exports)" if glob.glob(
+                os.path.join(self.path, "*", "saved_model.pb")) else ""
+            raise FileNotFoundError(
+                f"{path} is missing: {self.path} is not a model directory written by training{export}"
+            )
         with open(path, encoding="utf-8") as stream:
             try:
                 return json.load(stream)
@@ -162,7 +167,8 @@ class ModelDir(VocabularyFolder):
 
     def checkpoint_path(self, checkpoint="best"):
         """"best" (falls back to "latest" when there is no best yet), "latest", "averaged" (written by
-        `average_checkpoints`), or a checkpoint path."""
+        `average_checkpoints`), a checkpoint path, or the name of one of this directory's checkpoints
+        ("ckpt-500"); FileNotFoundError naming the checkpoints there otherwise."""
         if checkpoint == "averaged":
             path = tf.train.latest_checkpoint(self.averaged_checkpoint_dir)
             if path is None:
@@ -179,7 +185,18 @@ class ModelDir(VocabularyFolder):
             if path is None:
                 raise FileNotFoundError(f"no checkpoint in {self.checkpoint_dir} or {self.best_checkpoint_dir}")
             return path
-        return checkpoint
+        for path in (checkpoint, *(os.path.join(folder, checkpoint) for folder in self._checkpoint_folders())):
+            if tf.io.gfile.exists(f"{path}.index"):
+                return path
+        kept = [os.path.relpath(index[: -len(".index")], self.path)
+                for folder in self._checkpoint_folders() for index in sorted(tf.io.gfile.glob(f"{folder}/*.index"))]
+        raise FileNotFoundError(
+            f"checkpoint {checkpoint} not found: neither a checkpoint path nor one of {self.path}'s "
+            f"({', '.join(kept) or 'none yet'}); or give best, latest or averaged"
+        )
+
+    def _checkpoint_folders(self):
+        return self.checkpoint_dir, self.best_checkpoint_dir, self.averaged_checkpoint_dir
 
     def load_model(self, checkpoint="best", precision=None):
         """(model with the checkpoint's weights, checkpoint path); `precision` as in `build_model`."""

@@ -25,7 +25,11 @@ def newest_version(model_base_path):
             if name.isdigit() and tf.io.gfile.exists(os.path.join(model_base_path, name, "saved_model.pb")):
                 versions.append(int(name))
     if not versions:
-        raise FileNotFoundError(f"no version folder (an integer name with a saved_model.pb) in {model_base_path}")
+        model_dir = " (it holds model.json: a model directory, which --model_dir reads)" if tf.io.gfile.exists(
+            os.path.join(model_base_path, "model.json")) else ""
+        raise FileNotFoundError(
+            f"no version folder (an integer name with a saved_model.pb) in {model_base_path}{model_dir}"
+        )
     return max(versions), os.path.join(model_base_path, str(max(versions)))
 
 
