@@ -109,5 +109,3 @@ def test_without_split_sentences_the_lines_of_several_sentences_are_named(model_
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.splitlines() == [r["translation"] for r in batch_translator.translate(LINES)]
     assert "warning: several sentences in lines 1, 4: " in result.stderr and "--split_sentences" in result.stderr
-    single = _run(options, "\n".join(LINES[1:3]) + "\n")
-    assert single.returncode == 0 and "several sentences" not in single.stderr
