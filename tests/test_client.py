@@ -64,7 +64,7 @@ def test_a_refused_request_is_one_line_naming_the_server(server):
         assert "nope" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
 
 
-def test_no_server_there_is_one_line_without_tensorflow_over_rest():
+def test_no_server_there_is_one_line_naming_the_address():
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
