@@ -37,7 +37,7 @@ class ParagraphTranslator:
 
     def lines_of_several_sentences(self, lines):
         """The numbers (from 1) of the lines that hold more than one sentence by the splitter's rules."""
-        return [number for number, line in enumerate(lines, 1) if len(self.splitter.split(line)) > 1]
+        return [number for number, sentences in enumerate(self.split(lines), 1) if len(sentences) > 1]
 
     def translate(self, split_lines, progress=None):
         """Translates the sentences of `split(lines)` and joins each line's translations.
