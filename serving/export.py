@@ -52,6 +52,16 @@ def next_version(export_dir):
         return 1
 
 
+def new_version(export_dir, version=None):
+    """`version` (default `next_version(export_dir)`), refused in one line if `export_dir` has it: a served
+    version is never overwritten."""
+    version = next_version(export_dir) if version is None else version
+    path = os.path.join(export_dir, str(version))
+    if tf.io.gfile.exists(path):
+        raise FileExistsError(f"{path} exists: versions are never overwritten, pick another --version")
+    return version
+
+
 def export(translator, export_dir, version=None):
     """Saves `translator` as `export_dir/<version>/`, written aside and renamed into place when complete.
 
@@ -67,10 +77,8 @@ def export(translator, export_dir, version=None):
     Returns:
         the path of the version folder.
     """
-    version = next_version(export_dir) if version is None else version
+    version = new_version(export_dir, version)
     final_path = os.path.join(export_dir, str(version))
-    if tf.io.gfile.exists(final_path):
-        raise FileExistsError(f"{final_path} exists: versions are never overwritten, pick another --version")
     temporary_path = os.path.join(export_dir, f".incomplete-{version}")
     if tf.io.gfile.exists(temporary_path):
         shutil.rmtree(temporary_path)
@@ -117,6 +125,7 @@ def write_warmup_requests(path, sentences):
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    version = new_version(_EXPORT_DIR.value, _VERSION.value)  # refused before the model is built
     translator = Translator.from_model_dir(
         _MODEL_DIR.value,
         search_flags.CHECKPOINT.value,
@@ -125,7 +134,7 @@ def main(argv):
         num_alternatives=_NUM_ALTERNATIVES.value,
         **search_flags.search_config(_MODEL_DIR.value).to_dict(),
     )
-    path = export(translator, _EXPORT_DIR.value, _VERSION.value)
+    path = export(translator, _EXPORT_DIR.value, version)
     print(f"exported {translator.checkpoint_path} to {path}")
 
 

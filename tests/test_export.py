@@ -4,6 +4,7 @@ and the `rnnsearch export` command (`python -m serving.export`)."""
 import json
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -162,25 +163,26 @@ def test_fresh_process_signatures_equal_the_python_path(exported, fresh_process)
 
 
 def test_the_command_exports_the_next_version_with_its_search_flags(exported, tmp_path):
-    model_dir, _, _ = exported
+    model_dir, fixture_export_dir, _ = exported
     export_dir = tmp_path / "exports"
+    shutil.copytree(fixture_export_dir, export_dir)  # version 1, written by `export.export`
 
     def run_export(*args):
         return subprocess.run(
-            [sys.executable, "-m", "serving.export", f"--model_dir={model_dir}", f"--export_dir={export_dir}",
-             "--beam_size=2", "--maximum_source_length=12", *args],
+            [sys.executable, "-m", "serving.export", f"--export_dir={export_dir}", "--beam_size=2",
+             "--maximum_source_length=12", *args],
             cwd=REPO_ROOT, capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=300,
         )
 
-    for version in (1, 2):
-        completed = run_export()
-        assert completed.returncode == 0, completed.stderr[-3000:]
-        checkpoint = os.path.join(model_dir, "checkpoints", "ckpt-1")
-        assert completed.stdout == f"exported {checkpoint} to {export_dir / str(version)}\n"
-        with open(export_dir / str(version) / export.SETTINGS_FILE) as stream:
-            settings = json.load(stream)
-        assert (settings["version"], settings["beam_size"], settings["maximum_source_length"]) == (version, 2, 12)
-    refused = run_export("--version=1")
+    completed = run_export(f"--model_dir={model_dir}")
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    checkpoint = os.path.join(model_dir, "checkpoints", "ckpt-1")
+    assert completed.stdout == f"exported {checkpoint} to {export_dir / '2'}\n"
+    with open(export_dir / "2" / export.SETTINGS_FILE) as stream:
+        settings = json.load(stream)
+    assert (settings["version"], settings["beam_size"], settings["maximum_source_length"]) == (2, 2, 12)
+    # Refused before the model is read: the model directory named here does not exist.
+    refused = run_export(f"--model_dir={tmp_path / 'no_model'}", "--version=1")
     assert refused.returncode != 0
     assert f"{export_dir / '1'} exists: versions are never overwritten, pick another --version" in refused.stderr
     assert sorted(os.listdir(export_dir)) == ["1", "2", export.BATCHING_PARAMETERS_FILE]
