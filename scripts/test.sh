@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs rnnsearch-tf with its test extra into .venv (created if missing) and runs the default
-# test suite (tests marked `large` are skipped; pass `-m ""` to run everything), one test file per
-# core at a time (pytest-xdist; `-n 0` runs them one after the other).
+# test suite (tests marked `large` are skipped: `-m large` runs them, as .ci/run does after the default
+# suite; `-m ""` runs everything), one test file per core at a time (pytest-xdist; `-n 0` runs them one
+# after the other).
 # Data is found through RNNSEARCH_DATA (default: ../shared/data beside this checkout).
 set -euo pipefail
 cd "$(dirname "$0")/.."

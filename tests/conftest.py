@@ -16,8 +16,10 @@ os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="rnnsearch-tests-cache-")
 # Files of minutes, handed to the test workers before the others: with `--dist loadfile` a file runs on one
 # worker, and one of them handed out last keeps the other worker idle until it ends (xdist's own order, most
 # tests first, put test_learning.py, two tests and ~2 minutes, among the last). `scripts/test.sh` keeps this
-# order (`--no-loadscope-reorder`).
-FIRST_FILES = ("test_learning.py", "test_trainer.py", "test_fault_tolerance.py", "test_shortlist.py")
+# order (`--no-loadscope-reorder`). The first two hold `large` tests only (`-m large`: the quickstart first).
+FIRST_FILES = (
+    "test_quickstart.py", "test_learning.py", "test_trainer.py", "test_fault_tolerance.py", "test_shortlist.py",
+)
 
 
 def pytest_collection_modifyitems(items):

@@ -73,6 +73,7 @@ def test_ensemble_refuses_models_of_other_data(model_dirs, tmp_path):
         Ensemble([RNNSearch(small_config()), RNNSearch(small_config(target_vocab_size=30))])
 
 
+@pytest.mark.large  # an export and a fresh process
 def test_exported_ensemble_equals_the_python_ensemble(model_dirs, tmp_path):
     spec = "+".join(model_dirs)
     expected, checkpoint = translate(spec)

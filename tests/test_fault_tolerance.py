@@ -1,5 +1,5 @@
 """What survives what in training: kills inside a checkpoint save and inside a validation (faults injected
-with strace), an unreadable newest checkpoint, leftovers of an unfinished save, missing or corrupt shards."""
+with strace; `large`), an unreadable newest checkpoint, leftovers of an unfinished save, missing or corrupt shards."""
 
 import json
 import logging
@@ -22,6 +22,7 @@ from helpers.toy_translation import build_toy_data
 
 TINY_MODEL = dict(embedding_dim=16, hidden_dim=24, maxout_dim=12, alignment_dim=24)
 needs_strace = pytest.mark.skipif(shutil.which("strace") is None, reason="strace injects the faults")
+# Each kill test runs a command three times (straight, killed under strace, resumed): half a minute to a minute.
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +70,7 @@ def straight_then_killed(toy_data, tmp_path, validate_flag, strace_path, when=1)
     return arguments
 
 
+@pytest.mark.large
 @needs_strace
 def test_killed_inside_a_checkpoint_save_the_same_command_resumes_and_finishes(toy_data, tmp_path):
     model_dir = tmp_path / "killed"
@@ -82,6 +84,7 @@ def test_killed_inside_a_checkpoint_save_the_same_command_resumes_and_finishes(t
     assert_same_weights(model_dir / "checkpoints" / "ckpt-12", tmp_path / "straight" / "checkpoints" / "ckpt-12")
 
 
+@pytest.mark.large
 @needs_strace
 def test_killed_during_a_validation_the_resumed_run_validates_that_step_again(toy_data, tmp_path):
     model_dir = tmp_path / "killed"
@@ -140,6 +143,7 @@ def test_missing_or_corrupt_shards_are_named_before_training(toy_data, tmp_path)
     trainer(data, tmp_path / "model", validate_every=0)  # no validation: the dev split is not read
 
 
+@pytest.mark.large
 @needs_strace
 def test_a_build_killed_before_it_finishes_leaves_the_earlier_build_as_it_was(toy_data, tmp_path):
     raw = toy_data.parent / "raw"

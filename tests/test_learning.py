@@ -10,6 +10,10 @@ from rnnsearch_tf import ModelConfig, RNNEncDec, RNNSearch
 from data_pipeline.constants import EOS_ID
 from rnnsearch_tf.search.greedy_search import GreedySearch
 
+# Four trainings of 700 updates (two minutes on two cores): CI runs them after the default suite, which
+# shows learning on the toy corpus (test_trainer.py's dev BLEU above 30).
+pytestmark = pytest.mark.large
+
 SYMBOLS = 12  # word ids 4 .. 15
 
 

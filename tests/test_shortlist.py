@@ -154,6 +154,7 @@ def test_a_shortlist_must_exist_and_fit(model_dir, tmp_path):
         Translator.from_model_dir(other, shortlist=True)
 
 
+@pytest.mark.large  # a fresh process, as test_export.py's (default) round trip without a shortlist
 def test_the_export_with_a_shortlist_round_trips(model_dir, tmp_path):
     candidates, frequent = _small_shortlist(model_dir)
     translator = _translator(model_dir, candidates, frequent)

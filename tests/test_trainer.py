@@ -433,6 +433,7 @@ def test_switch_data_dir_with_other_vocabularies_is_refused_before_training(toy_
     assert not (tmp_path / "a").exists()
 
 
+@pytest.mark.large  # two trainings: the switch by time equals the switch by updates (default suite, above)
 def test_switch_at_a_share_of_max_hours_as_of_train_steps(toy_data, joined_data, tmp_path, monkeypatch):
     # A minute passes with each update (a clock in the trainer's module): with max_hours=0.1 (6 updates) the
     # switch comes after 3, as it does with train_steps=6.
