@@ -22,7 +22,8 @@ from helpers.toy_translation import build_toy_data
 
 TINY_MODEL = dict(embedding_dim=16, hidden_dim=24, maxout_dim=12, alignment_dim=24)
 needs_strace = pytest.mark.skipif(shutil.which("strace") is None, reason="strace injects the faults")
-# Each kill test runs a command three times (straight, killed under strace, resumed): half a minute to a minute.
+# Each kill test runs a command three times (straight, killed under strace, resumed), half a minute to a
+# minute: they are `large`.
 
 
 @pytest.fixture(scope="module")
