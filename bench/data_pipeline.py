@@ -20,7 +20,7 @@ from absl import app
 from absl import flags
 
 from data_pipeline import DatasetBuilder
-from data_pipeline import MosesTokenizer
+from data_pipeline.text_codec import TextCodec
 from data_pipeline import TrainingInput
 from data_pipeline import corpus_registry
 from data_pipeline import data_files
@@ -61,7 +61,7 @@ def main(argv):
         pairs_read = sum(split["read"] for split in metadata["splits"].values())
         pattern = str(pathlib.Path(output_dir) / "train-*.tfrecord.gz")
         sentences = tf.constant(["Le sportif Jhonathan Florez a sauté jeudi d'un hélicoptère, à 160 km/h."] * 1000)
-        tokenizer = MosesTokenizer("fr")
+        tokenizer = TextCodec("fr")
         tokenizer.tokenize(sentences)
         start = time.perf_counter()
         for _ in range(5):

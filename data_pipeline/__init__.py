@@ -1,8 +1,7 @@
 """Raw parallel text -> tokens -> vocabulary -> TFRecords -> bucketed tf.data.
 
-The classes below are imported on first use (PEP 562), so that `translate` and `serve`, which need the
-Moses tokenizer and the vocabulary only, do not pay for tensorflow_text (0.15 s), which the WordPiece
-tokenizer and the dataset builder import.
+The classes below are imported on first use (PEP 562), so that a command imports only the modules it
+uses (tensorflow_text and sentencepiece are imported by a subword `TextCodec` only).
 """
 
 import importlib
@@ -20,8 +19,8 @@ _MODULES = {
     "SentenceJoiner": "sentence_joiner",
     "SentenceSplitter": "sentence_splitter",
     "TrainingInput": "training_input",
+    "TextCodec": "text_codec",
     "Vocabulary": "vocabulary",
-    "WordPieceTokenizer": "wordpiece_tokenizer",
 }
 
 __all__ = sorted(_MODULES)

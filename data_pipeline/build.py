@@ -14,6 +14,7 @@ from absl import flags
 
 from data_pipeline import corpus_registry
 from data_pipeline import data_files
+from data_pipeline import text_codec
 from data_pipeline.dataset_builder import DatasetBuilder
 from data_pipeline.sentence_joiner import MAX_JOINED_SENTENCES
 
@@ -29,8 +30,19 @@ _MAX_LENGTH = flags.DEFINE_integer("max_length", 50, "Longest training sentence 
 _MAX_LINE_CHARS = flags.DEFINE_integer("max_line_chars", 2000, "Longest raw line kept, in characters.")
 _NUM_SHARDS = flags.DEFINE_integer("num_shards", 8, "Shards of the train split.")
 _SEED = flags.DEFINE_integer("seed", 1234, "Seed of the one-time shuffle of the train split.")
-_WORDPIECE_VOCABULARY_SIZE = flags.DEFINE_integer(
-    "wordpiece_vocabulary_size", None, "If set: WordPiece vocabularies of about this size instead of shortlists."
+_SUBWORDS = flags.DEFINE_enum(
+    "subwords", None, [text_codec.SENTENCEPIECE],
+    "Subword units instead of Moses words and shortlists: a SentencePiece model learned from the raw training text "
+    "(no word is unknown; --max_length then counts pieces). Default: words, as the paper.",
+)
+_SUBWORD_MODEL = flags.DEFINE_enum("subword_model", "bpe", text_codec.SUBWORD_MODELS, "SentencePiece's model type.")
+_SUBWORD_VOCABULARY_SIZE = flags.DEFINE_integer(
+    "subword_vocabulary_size", 8000, "Pieces per vocabulary with --subwords (reserved ones and 256 bytes included).",
+    lower_bound=300,
+)
+_JOINT_SUBWORDS = flags.DEFINE_bool(
+    "joint_subwords", True, "One SentencePiece model for both languages (names and numbers cut alike on both "
+    "sides); --nojoint_subwords: one per language."
 )
 _VOCABULARY_FROM = flags.DEFINE_string(
     "vocabulary_from", None,
@@ -83,7 +95,10 @@ def main(argv):
         num_shards=_NUM_SHARDS.value,
         seed=_SEED.value,
         allow_download=_ALLOW_DOWNLOAD.value,
-        wordpiece_vocabulary_size=_WORDPIECE_VOCABULARY_SIZE.value,
+        subwords=_SUBWORDS.value,
+        subword_model=_SUBWORD_MODEL.value,
+        subword_vocabulary_size=_SUBWORD_VOCABULARY_SIZE.value,
+        joint_subwords=_JOINT_SUBWORDS.value,
         vocabulary_from=_VOCABULARY_FROM.value,
         joined_share=_JOINED_SHARE.value,
         max_joined_sentences=_MAX_JOINED_SENTENCES.value,

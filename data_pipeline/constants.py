@@ -19,3 +19,6 @@ METADATA_FILE = "metadata.json"  # `DataDir`: what the build read, kept and wrot
 MODEL_DATA_FILE = "data.json"  # `ModelDir`: the languages and data directory a model was trained on
 SOURCE_VOCABULARY_FILE = "source_vocab.tsv"
 TARGET_VOCABULARY_FILE = "target_vocab.tsv"
+VOCABULARY_FILES = {"source": SOURCE_VOCABULARY_FILE, "target": TARGET_VOCABULARY_FILE}
+JOINT_SUBWORD_MODEL_FILE = "spm.model"  # a SentencePiece model learned from both languages
+SUBWORD_MODEL_FILES = {"source": "source_spm.model", "target": "target_spm.model"}  # one per language

@@ -16,6 +16,7 @@ class DataDir(VocabularyFolder):
         data_dir/
           metadata.json                     pairs read, kept, dropped; vocabularies; shards with sha256
           source_vocab.tsv, target_vocab.tsv
+          spm.model (or source_spm.model, target_spm.model)   SentencePiece models of a subword build
           {split}-{i:05d}-of-{n:05d}.tfrecord.gz   GZIP TFRecord shards of source_ids / target_ids
           {split}.source.txt, {split}.target.txt   raw text of every split but train (BLEU references)
 
@@ -66,6 +67,9 @@ class DataDir(VocabularyFolder):
     def records(self, split):
         """The number of records (pairs) in the shards of `split`, as `metadata.json` lists them."""
         return sum(shard["records"] for shard in self.read_metadata()["splits"][split]["shards"])
+
+    def read_data_info(self):
+        return self.read_metadata()
 
     def read_metadata(self):
         """metadata.json as a dict; FileNotFoundError says how to build the directory."""

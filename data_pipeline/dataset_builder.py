@@ -1,4 +1,4 @@
-"""Builds a corpus once: raw text -> Moses tokens -> shortlist vocabularies -> TFRecord shards + metadata."""
+"""Builds a corpus once: raw text -> tokens (the `TextCodec`) -> vocabularies -> TFRecord shards + metadata."""
 
 import collections
 import concurrent.futures
@@ -15,13 +15,14 @@ from data_pipeline import constants
 from data_pipeline import data_files
 from data_pipeline import pair_reader
 from data_pipeline.data_dir import DataDir
-from data_pipeline.moses_tokenizer import MosesTokenizer
+from data_pipeline import text_codec
 from data_pipeline.progress_line import ProgressLine
 from data_pipeline.sentence_joiner import MAX_JOINED_SENTENCES, SentenceJoiner
+from data_pipeline.text_codec import TextCodec
 from data_pipeline.vocabulary import Vocabulary
 from data_pipeline.vocabulary_folder import VocabularyFolder
-from data_pipeline.wordpiece_tokenizer import WordPieceTokenizer
 
+_SIDES = ("source", "target")
 _CHUNK_PAIRS = 20000  # pairs tokenized per tf.data pass
 _TOKENIZE_BATCH = 256
 
@@ -32,10 +33,14 @@ class DatasetBuilder:
     Bahdanau et al. 2014, Section 4.1: sentences are Moses-tokenized, each language keeps a shortlist of
     its most frequent words (every other word is `<unk>`), and training pairs with more than
     `max_length` words on either side are dropped (30 for RNNsearch-30, 50 for RNNsearch-50; counted
-    without the `</s>` every sequence ends with). Dev and test splits are not length-filtered.
+    without the `</s>` every sequence ends with). Dev and test splits are not length-filtered. With
+    `subwords="sentencepiece"` a SentencePiece model learned from the raw train split replaces the Moses
+    tokenizer and the shortlist (`TextCodec`), and `max_length` counts pieces.
 
     Output, in `output_dir`:
-      - `source_vocab.tsv`, `target_vocab.tsv`: `Vocabulary` files learned from the train split.
+      - `source_vocab.tsv`, `target_vocab.tsv`: `Vocabulary` files learned from the train split (the
+        pieces of the SentencePiece model, in its id order, with their counts in the train split).
+      - with subwords, `spm.model` (joint) or `source_spm.model` and `target_spm.model`.
       - `{split}-{i:05d}-of-{n:05d}.tfrecord.gz`: GZIP TFRecords of `tf.train.Example` with int64
         features `source_ids` and `target_ids`, both ending with `EOS_ID`, no `BOS_ID`. The train split
         is shuffled once with `seed` (the paper shuffles once, then reads sequentially) and cut into
@@ -43,7 +48,8 @@ class DatasetBuilder:
       - `{split}.source.txt`, `{split}.target.txt` for every split but train: its kept raw sentences
         (repaired UTF-8), line-aligned with its records, for translating and scoring BLEU.
       - `metadata.json`: per split the pairs read, kept and dropped per reason, repairs, and shards
-        (records, sha256); vocabulary sizes and coverage; the filters; input files with sha256.
+        (records, sha256); vocabulary sizes and coverage; the filters; input files with sha256; `codec`:
+        per side the `TextCodec.description()` every command reads the text codec from.
 
     Args:
         corpus: the `ParallelCorpus` to build.
@@ -56,14 +62,17 @@ class DatasetBuilder:
         seed: seed of the one-time shuffle of the train split.
         allow_download: fetch missing corpus files from their official URLs.
         show_progress: print a progress line per split on stderr.
-        wordpiece_vocabulary_size: if set, the vocabularies are WordPiece vocabularies of about this
-            size (`WordPieceTokenizer`), learned from the Moses-token counts, and the ids are pieces;
-            `shortlist_size` is then unused and `max_length` still counts Moses tokens.
-        vocabulary_from: a model directory (or a data directory) whose `source_vocab.tsv` and
-            `target_vocab.tsv` are copied instead of learning vocabularies, so that the ids are that
-            model's (to continue training it on this corpus, `rnnsearch train --init_from`); its
-            languages must be the corpus's. `shortlist_size` is then unused; each vocabulary's metadata
-            adds `from` and `outside`: per split, the running tokens and the types outside it.
+        subwords: None (Moses words and shortlists, the paper's) or "sentencepiece".
+        subword_model: "bpe" or "unigram", SentencePiece's model type.
+        subword_vocabulary_size: pieces per vocabulary (reserved ones and the 256 bytes included).
+        joint_subwords: one SentencePiece model learned from both languages (the default: a name or
+            number is cut into the same pieces on both sides, so copying it is piece by piece), else one
+            per language.
+        vocabulary_from: a model directory (or a data directory) whose text codec (vocabularies and
+            SentencePiece models) is copied instead of learning one, so that the ids are that model's (to
+            continue training it on this corpus, `rnnsearch train --init_from`); its languages must be
+            the corpus's. `shortlist_size` and the subword options are then unused; each vocabulary's
+            metadata adds `from` and `outside`: per split, the running tokens and the types outside it.
         joined_share: share of the train split's records that are joined pairs, in [0, 1): 2 to
             `max_joined_sentences` consecutive kept pairs (corpus order) joined into one, both sides within
             `max_length` (`SentenceJoiner.sample_joined_pairs`, seeded with `seed`), added to the kept
@@ -84,7 +93,10 @@ class DatasetBuilder:
         seed=1234,
         allow_download=False,
         show_progress=True,
-        wordpiece_vocabulary_size=None,
+        subwords=None,
+        subword_model="bpe",
+        subword_vocabulary_size=8000,
+        joint_subwords=True,
         vocabulary_from=None,
         joined_share=0.0,
         max_joined_sentences=MAX_JOINED_SENTENCES,
@@ -103,16 +115,20 @@ class DatasetBuilder:
         self.seed = seed
         self.allow_download = allow_download
         self.show_progress = show_progress
-        self.wordpiece_vocabulary_size = wordpiece_vocabulary_size
+        if subwords not in (None, text_codec.SENTENCEPIECE):
+            raise ValueError(f"subwords must be None or {text_codec.SENTENCEPIECE!r}, got {subwords!r}")
+        if subwords and subword_model not in text_codec.SUBWORD_MODELS:
+            raise ValueError(f"subword_model must be one of {text_codec.SUBWORD_MODELS}, got {subword_model!r}")
+        self.subwords = subwords
+        self.subword_model = subword_model
+        self.subword_vocabulary_size = subword_vocabulary_size
+        self.joint_subwords = joint_subwords
         self.vocabulary_from = VocabularyFolder(os.path.abspath(vocabulary_from)) if vocabulary_from else None
-        if self.vocabulary_from and wordpiece_vocabulary_size:
-            raise ValueError(
-                "vocabulary_from copies a model's vocabularies: wordpiece_vocabulary_size cannot be given too"
-            )
+        if self.vocabulary_from and subwords:
+            raise ValueError("vocabulary_from copies a model's text codec: subwords cannot be given too")
         self.joined_share = joined_share
         self.max_joined_sentences = max_joined_sentences
-        self._source_tokenizer = MosesTokenizer(corpus.source_language)
-        self._target_tokenizer = MosesTokenizer(corpus.target_language)
+        self._codecs = None  # per side, the `TextCodec` tokenizing the corpus (`_make_codecs`)
 
     def build(self):
         """Builds everything; returns the metadata dict also written to `metadata.json`.
@@ -122,8 +138,7 @@ class DatasetBuilder:
         """
         if "train" not in self.corpus.splits:
             raise ValueError(f"corpus {self.corpus.name} has no train split to learn vocabularies from")
-        if self.vocabulary_from:
-            self._check_vocabulary_from()
+        copied = self._check_vocabulary_from() if self.vocabulary_from else None
         readers = {
             split: [
                 pair_reader.PairReader(
@@ -138,6 +153,7 @@ class DatasetBuilder:
         self._work_dir = self.output_dir.parent / f".{self.output_dir.name}.incomplete"
         shutil.rmtree(self._work_dir, ignore_errors=True)
         self._work_dir.mkdir(parents=True)
+        self._codecs = self._make_codecs(readers["train"], copied)
         split_counts, splits = {}, {}
         for split, split_readers in readers.items():
             if split == "train" or self.vocabulary_from:  # every split's words outside a copied vocabulary
@@ -162,6 +178,7 @@ class DatasetBuilder:
             "target_language": self.corpus.target_language,
             "splits": splits,
             "vocabularies": vocabularies,
+            "codec": {side: codec.description() for side, codec in self._described_codecs().items()},
             "filters": {
                 "max_length": self.max_length,
                 "max_length_counts": "tokens per side, without </s>",
@@ -181,38 +198,82 @@ class DatasetBuilder:
         _replace_folder(self._work_dir, self.output_dir)
         return metadata
 
+    def _make_codecs(self, train_readers, copied):
+        """Each side's `TextCodec` as it tokenizes the corpus (its vocabulary comes later): the codec of
+        `vocabulary_from` (its files copied here; `copied` is its data.json or metadata.json), SentencePiece
+        models learned from the raw train split, or Moses."""
+        languages = {side: getattr(self.corpus, f"{side}_language") for side in _SIDES}
+        if copied is not None:
+            descriptions = text_codec.codec_descriptions(copied)
+            models = {side: descriptions[side].get("model") for side in _SIDES}
+            for name in set(models.values()) - {None}:
+                shutil.copyfile(self.vocabulary_from.file(name), self._work_dir / name)
+            return {side: TextCodec(languages[side], None, descriptions[side]["kind"],
+                                    models[side] and self._work_dir / models[side]) for side in _SIDES}
+        if not self.subwords:
+            return {side: TextCodec(languages[side]) for side in _SIDES}
+        models = self._learn_sentencepiece(train_readers)
+        return {side: TextCodec(languages[side], None, self.subwords, models[side]) for side in _SIDES}
+
+    def _learn_sentencepiece(self, train_readers):
+        """SentencePiece model file(s) learned from the raw train split: {side: path} (one joint model, or one
+        per language). The text is read again by fresh readers (their counts are not the split's)."""
+        text_files = {side: self._work_dir / f".train.{side}.txt" for side in _SIDES}
+        with contextlib.ExitStack() as stack:
+            streams = {side: stack.enter_context(open(path, "w", encoding="utf-8")) for side, path in text_files.items()}
+            for reader in train_readers:
+                for source, target in pair_reader.PairReader(reader.part, reader.paths, reader.max_line_chars):
+                    streams["source"].write(source + "\n")
+                    streams["target"].write(target + "\n")
+        if self.joint_subwords:
+            models = {side: self._work_dir / constants.JOINT_SUBWORD_MODEL_FILE for side in _SIDES}
+            groups = [(models["source"], list(text_files.values()))]
+        else:
+            models = {side: self._work_dir / constants.SUBWORD_MODEL_FILES[side] for side in _SIDES}
+            groups = [(models[side], [text_files[side]]) for side in _SIDES]
+        for model_file, inputs in groups:
+            text_codec.learn_sentencepiece(inputs, model_file, self.subword_model, self.subword_vocabulary_size,
+                                           self.seed)
+        for path in text_files.values():
+            os.remove(path)
+        return models
+
+    def _described_codecs(self):
+        """Each side's codec with the vocabulary written here (checks that they fit each other)."""
+        return {side: TextCodec(codec.language, self._work_dir / constants.VOCABULARY_FILES[side], codec.kind,
+                                codec.model_file) for side, codec in self._codecs.items()}
+
     def _write_vocabularies(self, source_counts, target_counts, training_pairs):
         """Writes both vocabularies; returns their metadata and their token -> id mappings by side."""
         vocabularies, ids = {}, {}
-        for side, counts, file_name in (
-            ("source", source_counts, constants.SOURCE_VOCABULARY_FILE),
-            ("target", target_counts, constants.TARGET_VOCABULARY_FILE),
-        ):
+        for side, counts in (("source", source_counts), ("target", target_counts)):
+            file_name = constants.VOCABULARY_FILES[side]
             language = getattr(self.corpus, f"{side}_language")
             path = self._work_dir / file_name
-            if self.wordpiece_vocabulary_size:
-                written = WordPieceTokenizer.learn(counts, self.wordpiece_vocabulary_size, path, training_pairs)
-                ids[side] = _WordPieceIds(WordPieceTokenizer(language, path), path)
-            elif self.vocabulary_from:
+            codec = self._codecs[side]
+            if self.vocabulary_from:
                 shutil.copyfile(self.vocabulary_from.file(file_name), path)
                 ids[side] = _token_ids(path)
                 running = sum(counts.values())
                 covered = sum(count for token, count in counts.items() if token in ids[side])
                 written = {"size": len(ids[side]), "coverage": covered / running if running else 1.0,
                            "from": self.vocabulary_from.path}
+            elif codec.is_subword:
+                written = Vocabulary.write_pieces(
+                    path, text_codec.sentencepiece_pieces(codec.model_file), counts, training_pairs
+                )
+                ids[side] = _token_ids(path)
             else:
                 written = Vocabulary.write(path, counts, self.shortlist_size, training_pairs)
                 ids[side] = _token_ids(path)
             vocabularies[side] = {
                 "file": file_name, "language": language, "sha256": pair_reader.sha256(path), **written
             }
-            if self.wordpiece_vocabulary_size:
-                vocabularies[side]["subword"] = "wordpiece"
         return vocabularies, ids
 
     def _check_vocabulary_from(self):
         """Raises ValueError unless `vocabulary_from` holds both vocabularies, for the corpus's languages
-        (read from a model directory's data.json or a data directory's metadata.json)."""
+        (read from a model directory's data.json or a data directory's metadata.json); returns that dict."""
         folder = self.vocabulary_from
         for name in (constants.SOURCE_VOCABULARY_FILE, constants.TARGET_VOCABULARY_FILE):
             if not os.path.isfile(folder.file(name)):
@@ -237,6 +298,7 @@ class DatasetBuilder:
                     f"{folder.file(name)}: {side}_language is {theirs!r} but corpus {self.corpus.name}'s is "
                     f"{ours!r}: its vocabularies do not fit this corpus"
                 )
+        return description
 
     def _count_outside_vocabularies(self, vocabularies, ids, split_counts):
         """Adds to each vocabulary's metadata `outside`: per split, its running tokens and types outside it."""
@@ -325,7 +387,7 @@ class DatasetBuilder:
             tf.data.Dataset.from_tensor_slices((list(sources), list(targets)))
             .batch(_TOKENIZE_BATCH)
             .map(
-                lambda s, t: (self._source_tokenizer.tokenize(s), self._target_tokenizer.tokenize(t)),
+                lambda s, t: (self._codecs["source"].tokenize(s), self._codecs["target"].tokenize(t)),
                 num_parallel_calls=tf.data.AUTOTUNE,
                 deterministic=True,
             )
@@ -343,9 +405,6 @@ class DatasetBuilder:
             lines = [line.rstrip(b"\n").split(b"\t") for line in scratch]
         if split == "train" and self.joined_share:
             lines += self._joined_lines(lines)
-        for side, column in (("source", 0), ("target", 1)):
-            if isinstance(ids[side], _WordPieceIds):
-                ids[side].add(token for line in lines for token in line[column].split(b" "))
         pairs = [(_to_ids(source, ids["source"]), _to_ids(target, ids["target"])) for source, target in lines]
         os.remove(self._scratch_file(split))
         num_shards = self.num_shards if split == "train" else 1
@@ -391,28 +450,11 @@ class DatasetBuilder:
 
 def _token_ids(vocabulary_file):
     """token bytes -> [id], as the in-graph `Vocabulary` maps them (line number)."""
-    with open(vocabulary_file, "rb") as lines:
-        return {line.split(b"\t")[0]: [index] for index, line in enumerate(lines)}
-
-
-class _WordPieceIds(dict):
-    """Moses token bytes -> its WordPiece ids, filled by `add` with `WordPieceTokenizer.split_words`."""
-
-    def __init__(self, tokenizer, vocabulary_file):
-        super().__init__()
-        self._tokenizer = tokenizer
-        self._piece_ids = {token: ids[0] for token, ids in _token_ids(vocabulary_file).items()}
-
-    def add(self, tokens):
-        new = list({token for token in tokens if token and token not in self})
-        for start in range(0, len(new), 100_000):
-            batch = new[start : start + 100_000]
-            for token, pieces in zip(batch, self._tokenizer.split_words(tf.constant(batch)).to_list()):
-                self[token] = [self._piece_ids.get(piece, constants.UNK_ID) for piece in pieces]
+    return {token.encode("utf-8"): [index] for index, (token, _) in enumerate(Vocabulary.read_entries(vocabulary_file))}
 
 
 def _to_ids(tokens, token_ids):
-    """Space-joined tokens -> ids (each token -> one or more ids), unknown -> UNK_ID, then EOS_ID."""
+    """Space-joined tokens -> ids, unknown -> UNK_ID, then EOS_ID."""
     ids = []
     for token in tokens.split(b" "):
         if token:

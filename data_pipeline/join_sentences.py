@@ -22,8 +22,8 @@ from absl import flags
 from data_pipeline import corpus_registry
 from data_pipeline import data_files
 from data_pipeline import pair_reader
-from data_pipeline.moses_tokenizer import MosesTokenizer
 from data_pipeline.sentence_joiner import JOINED_SIZES, LENGTH_BINS, SentenceJoiner
+from data_pipeline.text_codec import TextCodec
 
 _CORPUS = flags.DEFINE_string("corpus", None, f"Registered corpus ({', '.join(corpus_registry.CORPORA)}).")
 _SPLIT = flags.DEFINE_string("split", "test", "Split of --corpus to join.")
@@ -87,7 +87,7 @@ def main(argv):
     joined = SentenceJoiner(sizes).join([source for source, _ in pairs], [target for _, target in pairs])
     if not joined:
         raise ValueError(f"{len(pairs)} sentence pairs read from {paths[0]}: too few for sizes {sizes}")
-    tokens = MosesTokenizer(source_language).tokenize(tf.constant([pair.source for pair in joined]))
+    tokens = TextCodec(source_language).tokenize(tf.constant([pair.source for pair in joined]))  # Moses tokens
     lengths = tokens.row_lengths().numpy().tolist()
     output_dir = pathlib.Path(_OUTPUT_DIR.value)
     output_dir.mkdir(parents=True, exist_ok=True)

@@ -30,9 +30,8 @@ class Vocabulary(tf.Module):
     def __init__(self, vocabulary_file, name=None):
         super().__init__(name=name)
         self.vocabulary_file = str(vocabulary_file)
-        with tf.io.gfile.GFile(self.vocabulary_file) as lines:
-            head = [line.split("\t")[0] for _, line in zip(range(len(constants.RESERVED_TOKENS)), lines)]
-        if tuple(head) != constants.RESERVED_TOKENS:
+        head = tuple(token for token, _ in self.read_entries(self.vocabulary_file)[: len(constants.RESERVED_TOKENS)])
+        if head != constants.RESERVED_TOKENS:
             raise ValueError(
                 f"{self.vocabulary_file}: must start with {constants.RESERVED_TOKENS}, starts with {tuple(head)}"
             )
@@ -87,6 +86,54 @@ class Vocabulary(tf.Module):
         return tf.ragged.map_flat_values(lambda flat: self._id_to_token.lookup(tf.cast(flat, tf.int64)), ids)
 
     @staticmethod
+    def read_entries(path):
+        """The `(token, count)` of each line of a vocabulary file, in id order: the one reader of the format.
+
+        ValueError names the file and line of a line that is not `token<TAB>count`.
+        """
+        entries = []
+        with tf.io.gfile.GFile(str(path)) as lines:
+            for number, line in enumerate(lines, 1):
+                token, separator, count = line.rstrip("\n").rpartition("\t")
+                if not separator or not count.isdigit():
+                    raise ValueError(f"{path}, line {number}: not token<TAB>count: {line.rstrip()[:80]!r}")
+                entries.append((token, int(count)))
+        return entries
+
+    @staticmethod
+    def write_entries(path, entries):
+        """Writes `(token, count)` pairs as a vocabulary file, one per line, in id order."""
+        with tf.io.gfile.GFile(str(path), "w") as out:
+            for token, count in entries:
+                out.write(f"{token}\t{count}\n")
+
+    @staticmethod
+    def write_pieces(path, pieces, token_counts, num_sentences):
+        """Writes the vocabulary file of a subword model's `pieces` (in its id order, reserved ones first).
+
+        Args:
+            path: file to write.
+            pieces: the model's pieces, id i at index i.
+            token_counts: mapping piece (str, or UTF-8 bytes) -> running occurrences in the training side.
+            num_sentences: sentences counted (the count of `</s>`).
+
+        Returns:
+            dict with `size` and `coverage` (share of running pieces in the model: 1 with byte fallback).
+        """
+        counts = collections.Counter({
+            (token.decode("utf-8") if isinstance(token, bytes) else token): count
+            for token, count in token_counts.items()
+        })
+        if tuple(pieces[: len(constants.RESERVED_TOKENS)]) != constants.RESERVED_TOKENS:
+            raise ValueError(f"a subword model's first pieces must be {constants.RESERVED_TOKENS}, got {pieces[:4]}")
+        known = set(pieces)
+        running = sum(counts.values())
+        outside = sum(count for token, count in counts.items() if token not in known)
+        counts[constants.EOS_TOKEN], counts[constants.UNK_TOKEN] = num_sentences, outside
+        Vocabulary.write_entries(path, [(piece, counts.get(piece, 0)) for piece in pieces])
+        return {"size": len(pieces), "coverage": (running - outside) / running if running else 1.0}
+
+    @staticmethod
     def write(path, token_counts, shortlist_size, num_sentences):
         """Writes the vocabulary file of the `shortlist_size` most frequent tokens.
 
@@ -111,7 +158,5 @@ class Vocabulary(tf.Module):
         reserved = collections.OrderedDict.fromkeys(constants.RESERVED_TOKENS, 0)
         reserved[constants.EOS_TOKEN] = num_sentences
         reserved[constants.UNK_TOKEN] = running - covered
-        with tf.io.gfile.GFile(str(path), "w") as out:
-            for token, count in list(reserved.items()) + shortlist:
-                out.write(f"{token}\t{count}\n")
+        Vocabulary.write_entries(path, list(reserved.items()) + shortlist)
         return {"size": len(reserved) + len(shortlist), "coverage": covered / running if running else 1.0}

@@ -1,12 +1,14 @@
-"""A folder holding the two vocabulary files: what data and model directories have in common."""
+"""A folder holding a text codec per language: what data and model directories have in common."""
 
 import os
 
+from data_pipeline import text_codec
 from data_pipeline.constants import SOURCE_VOCABULARY_FILE, TARGET_VOCABULARY_FILE
 
 
 class VocabularyFolder:
-    """Paths in a folder with `source_vocab.tsv` and `target_vocab.tsv` (`DataDir`, `ModelDir`).
+    """Paths in a folder with `source_vocab.tsv` and `target_vocab.tsv` (`DataDir`, `ModelDir`), and the text
+    codec of each language that its `read_data_info()` (metadata.json, data.json) describes.
 
     Args:
         path: the directory.
@@ -26,15 +28,42 @@ class VocabularyFolder:
     def target_vocabulary_file(self):
         return self.file(TARGET_VOCABULARY_FILE)
 
+    def read_data_info(self):
+        """The JSON dict describing the data (languages, `codec`): `DataDir` and `ModelDir` read their own file;
+        a bare folder has none ({})."""
+        return {}
+
+    def codec_descriptions(self):
+        """{side: `TextCodec.description()`} of this folder's data (word-level for folders older than codecs)."""
+        return text_codec.codec_descriptions(self.read_data_info())
+
+    def codec(self, side):
+        """The `TextCodec` of `side` ("source" or "target"), its files in this folder."""
+        return text_codec.TextCodec.from_description(self.codec_descriptions()[side], self.path)
+
+    def codec_files(self, side=None):
+        """The files of `side`'s codec (vocabulary, SentencePiece model), or of both, each once."""
+        descriptions = self.codec_descriptions()
+        names = [name for each in ([side] if side else list(descriptions))
+                 for name in (descriptions[each]["vocabulary"], descriptions[each].get("model")) if name]
+        return [self.file(name) for name in dict.fromkeys(names)]
+
     def vocabulary_file(self, side):
         """The vocabulary file of `side`, "source" or "target"."""
         return self.source_vocabulary_file if side == "source" else self.target_vocabulary_file
 
     def differing_vocabulary(self, other):
-        """The first side ("source", then "target") whose vocabulary file differs from that of `other` (another
-        `VocabularyFolder`) byte for byte, or None: both give every word the same id."""
+        """The first side ("source", then "target") whose codec differs from that of `other` (another
+        `VocabularyFolder`): another kind, or a vocabulary file or SentencePiece model not the same byte for
+        byte; None: both turn the same text into the same ids."""
         for side in ("source", "target"):
-            with open(self.vocabulary_file(side), "rb") as mine, open(other.vocabulary_file(side), "rb") as theirs:
-                if mine.read() != theirs.read():
-                    return side
+            if self._codec_kind(side) != other._codec_kind(side):
+                return side
+            for mine, theirs in zip(self.codec_files(side), other.codec_files(side)):
+                with open(mine, "rb") as first, open(theirs, "rb") as second:
+                    if first.read() != second.read():
+                        return side
         return None
+
+    def _codec_kind(self, side):
+        return self.read_data_info().get("codec", {}).get(side, {}).get("kind", text_codec.MOSES)

@@ -23,6 +23,7 @@ from absl import app, flags
 from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
 
 from data_pipeline.constants import RESERVED_TOKENS
+from data_pipeline.vocabulary import Vocabulary
 from rnnsearch_tf.cli import config_flags, search_flags
 from rnnsearch_tf.cli.errors import with_one_line_errors
 from rnnsearch_tf.inference.translator import Translator
@@ -99,11 +100,12 @@ def export(translator, export_dir, version=None):
 
 
 def warmup_sentences(translator, words=12):
-    """Two sentences of the source vocabulary's most frequent words (in any language): one short, one long."""
-    with open(translator.source_vocabulary.vocabulary_file, encoding="utf-8") as stream:
-        frequent = [line.split("\t")[0] for _, line in zip(range(len(RESERVED_TOKENS) + words), stream)]
-    frequent = frequent[len(RESERVED_TOKENS):]
-    return [" ".join(frequent[: words // 3]), " ".join(frequent)]
+    """Two sentences of the source vocabulary's most frequent tokens (in any order), written as text by the
+    source codec: one short, one long."""
+    entries = Vocabulary.read_entries(translator.source_vocabulary.vocabulary_file)[len(RESERVED_TOKENS):]
+    frequent = [token for token, _ in sorted(entries, key=lambda entry: -entry[1])[:words]]
+    text = translator.source_codec.detokenize(tf.ragged.constant([frequent[: words // 3], frequent]))
+    return [sentence.decode("utf-8") for sentence in text.numpy()]
 
 
 def write_warmup_requests(path, sentences):

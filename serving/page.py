@@ -8,7 +8,8 @@ nothing fetched from anywhere but this server) that call the server's own TF Ser
 - `GET /static/page.js`, `GET /static/page.css`;
 - `POST /page/unknown_words` with `{"tokens": [[token, ...], ...]}` (the `source_tokens` of `translate`),
   answered `{"unknown": [[bool, ...], ...]}`: whether each token is outside the export's source
-  vocabulary, i.e. read as `<unk>`; the page marks them;
+  vocabulary, i.e. read as `<unk>` (never with a subword codec, whose pieces spell any text); the page
+  marks them;
 - `POST /page/split_sentences` with `{"text": [line, ...]}`, answered `{"sentences": [[sentence, ...], ...]}`:
   each line split into sentences by Moses' rules for the export's source language (`SentenceSplitter`);
   with "Split lines into sentences" ticked the page translates the sentences in one request and shows
@@ -22,7 +23,9 @@ import os
 
 import tensorflow as tf
 
+from data_pipeline import text_codec
 from data_pipeline.constants import SOURCE_VOCABULARY_FILE
+from data_pipeline.vocabulary import Vocabulary
 from data_pipeline.sentence_splitter import SentenceSplitter
 from rnnsearch_tf.utils.exports import read_settings
 
@@ -42,6 +45,7 @@ _SECURITY_HEADERS = [
     ("Referrer-Policy", "no-referrer"),
     ("Cache-Control", "no-cache"),
 ]
+
 _STATUS_TEXT = {200: "200 OK", 400: "400 Bad Request", 404: "404 Not Found", 405: "405 Method Not Allowed"}
 
 
@@ -60,6 +64,7 @@ class Page:
     def __init__(self, servable):
         self.servable = servable
         self._source_vocabulary = None
+        self._export_settings = None
         self._splitter = None
 
     @staticmethod
@@ -102,7 +107,10 @@ class Page:
             vocabulary = self.source_vocabulary()
         except OSError:  # not an export of serving/export.py
             return 404, "application/json", _error("this export has no source vocabulary the page can read")
-        unknown = [[token not in vocabulary for token in tokens] for tokens in sentences]
+        if self._settings().get("source_codec", text_codec.MOSES) != text_codec.MOSES:
+            unknown = [[False] * len(tokens) for tokens in sentences]  # pieces spell any text: nothing is <unk>
+        else:
+            unknown = [[token not in vocabulary for token in tokens] for tokens in sentences]
         return 200, "application/json", json.dumps({"unknown": unknown}).encode("utf-8")
 
     def _split_sentences(self, method, environ):
@@ -116,11 +124,18 @@ class Page:
         except (ValueError, KeyError, TypeError) as error:
             return 400, "application/json", _error(f'the body must be {{"text": [line, ...]}}: {error}')
         if self._splitter is None:
-            if "settings" not in self.servable.loaded.signatures:
+            if "source_language" not in self._settings():
                 return 404, "application/json", _error("this export has no settings naming its source language")
-            self._splitter = SentenceSplitter(read_settings(self.servable.loaded)["source_language"])
+            self._splitter = SentenceSplitter(self._settings()["source_language"])
         sentences = [self._splitter.split(line) for line in lines]
         return 200, "application/json", json.dumps({"sentences": sentences}).encode("utf-8")
+
+    def _settings(self):
+        """The export's recorded settings (`read_settings`), read once; {} for an export without them."""
+        if self._export_settings is None:
+            signatures = self.servable.loaded.signatures
+            self._export_settings = read_settings(self.servable.loaded) if "settings" in signatures else {}
+        return self._export_settings
 
     def source_vocabulary(self):
         """The set of tokens of the export's source vocabulary, read once from the version's SavedModel
@@ -131,8 +146,7 @@ class Page:
             path = os.path.join(self.servable.path, "assets", SOURCE_VOCABULARY_FILE)
             if not tf.io.gfile.exists(path):
                 raise FileNotFoundError(f"{path} is missing")
-            with tf.io.gfile.GFile(path) as lines:
-                self._source_vocabulary = frozenset(line.split("\t")[0] for line in lines.read().splitlines())
+            self._source_vocabulary = frozenset(token for token, _ in Vocabulary.read_entries(path))
         return self._source_vocabulary
 
 

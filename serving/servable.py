@@ -6,10 +6,9 @@ import time
 import tensorflow as tf
 from absl import logging
 from google.protobuf import message
-from tensorflow.core.protobuf import saved_model_pb2
 from tensorflow_serving.apis import prediction_log_pb2
 
-from rnnsearch_tf.utils.exports import newest_version, read_settings
+from rnnsearch_tf.utils.exports import load_export, newest_version, read_saved_model, read_settings
 from serving.batching import RequestBatcher
 
 # TF Serving's warm-up file inside a version folder: PredictionLog records replayed before serving.
@@ -39,10 +38,8 @@ class Servable:
     def __init__(self, model_base_path, model_name, batching=None):
         self.model_name = model_name
         self.version, self.path = newest_version(model_base_path)
-        self.loaded = tf.saved_model.load(self.path)
-        saved_model = saved_model_pb2.SavedModel()
-        with tf.io.gfile.GFile(os.path.join(self.path, "saved_model.pb"), "rb") as stream:
-            saved_model.ParseFromString(stream.read())
+        saved_model = read_saved_model(self.path)
+        self.loaded = load_export(self.path, saved_model)
         self.signature_defs = saved_model.meta_graphs[0].signature_def
         self.maximum_batch_size = None
         if "settings" in self.loaded.signatures:  # written by serving/export.py

@@ -1,11 +1,12 @@
-"""The data_pipeline package: its classes come on first use, and translating does not import
-tensorflow_text (which only the WordPiece tokenizer and the dataset builder need)."""
+"""The data_pipeline package: its classes come on first use, and translating with a word-level model does
+not import tensorflow_text (which only a subword `TextCodec` needs)."""
 
 
 import pytest
 
 import data_pipeline
 from conftest import fresh_python
+from data_pipeline import text_codec
 from data_pipeline.moses_tokenizer import MosesTokenizer
 from data_pipeline.vocabulary import Vocabulary
 
@@ -22,12 +23,16 @@ def test_an_unknown_name_is_an_attribute_error():
         data_pipeline.Tokeniser  # noqa: B018
 
 
-def test_the_translate_command_does_not_import_tensorflow_text():
+def test_the_translate_command_does_not_import_tensorflow_text(tmp_path):
+    text = tmp_path / "text.txt"
+    text.write_text("".join(f"the cat number {number} sleeps in the house .\n" for number in range(200)))
+    text_codec.learn_sentencepiece([text], tmp_path / "spm.model", "bpe", 300, seed=1)
     script = (
         "import sys\n"
         "import rnnsearch_tf.cli.translate, serving.local_server\n"
         "print('tensorflow_text' in sys.modules)\n"
-        "from data_pipeline import WordPieceTokenizer\n"
+        "from data_pipeline.text_codec import TextCodec\n"
+        f"TextCodec('en', None, 'sentencepiece', {str(tmp_path / 'spm.model')!r})\n"
         "print('tensorflow_text' in sys.modules)\n"
     )
     assert fresh_python(script) == ["False", "True"]

@@ -1,14 +1,20 @@
 """DatasetBuilder on a toy corpus: exact vocabularies, records and metadata; bad input."""
 
+import collections
 import gzip
 import json
 
 import pytest
+import sentencepiece
 import tensorflow as tf
 
 from data_pipeline import DatasetBuilder
 from data_pipeline import build
 from data_pipeline import corpus_registry
+from data_pipeline import text_codec
+from data_pipeline.constants import EOS_ID
+from data_pipeline.vocabulary import Vocabulary
+from helpers.subword_test_data import build_subword_data
 
 # Line by line: kept; empty source; 7 source tokens > max_length 4; invalid UTF-8 in the target
 # (repaired to U+FFFD, kept); 50 characters > max_line_chars 40; a control character only (no tokens).
@@ -133,9 +139,9 @@ def test_vocabulary_from_refuses_other_languages_and_folders_without_vocabularie
     with pytest.raises(FileNotFoundError, match=rf"{tmp_path}/source_vocab.tsv is missing: vocabulary_from must be"):
         DatasetBuilder(corpus_registry.text_file_corpus("fr", "en", files), tmp_path / "refused",
                        show_progress=False, vocabulary_from=tmp_path).build()
-    with pytest.raises(ValueError, match="wordpiece_vocabulary_size cannot be given too"):
+    with pytest.raises(ValueError, match="subwords cannot be given too"):
         DatasetBuilder(corpus_registry.text_file_corpus("en", "fr", files), tmp_path / "refused",
-                       vocabulary_from=parent, wordpiece_vocabulary_size=100)
+                       vocabulary_from=parent, subwords="sentencepiece")
     assert not (tmp_path / "refused").exists()
 
 
@@ -208,3 +214,59 @@ def test_a_bad_joined_share_is_refused(tmp_path):
     corpus = corpus_registry.text_file_corpus("en", "fr", {})
     with pytest.raises(ValueError, match=r"joined_share must be in \[0, 1\), got 1.0"):
         DatasetBuilder(corpus, tmp_path / "out", joined_share=1.0)
+
+
+@pytest.fixture(scope="module")
+def subword_build(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("subwords")
+    return build_subword_data(folder), folder
+
+
+def test_a_subword_build_writes_the_pieces_of_its_sentencepiece_model(subword_build):
+    data_dir, folder = subword_build
+    metadata = json.loads((data_dir / "metadata.json").read_text())
+    assert metadata["codec"] == {
+        side: {"kind": "sentencepiece", "language": language, "vocabulary": f"{side}_vocab.tsv", "model": "spm.model"}
+        for side, language in (("source", "en"), ("target", "fr"))
+    }
+    processor = sentencepiece.SentencePieceProcessor(model_file=str(data_dir / "spm.model"))
+    pieces = [processor.IdToPiece(i) for i in range(processor.GetPieceSize())]
+    for side, language in (("source", "en"), ("target", "fr")):
+        entries = Vocabulary.read_entries(data_dir / f"{side}_vocab.tsv")  # the joint model: both sides' pieces
+        assert [token for token, _ in entries] == pieces and metadata["vocabularies"][side]["coverage"] == 1.0
+        dev = (folder / "raw" / f"dev.{language}").read_text().splitlines()
+        records = _records(next(data_dir.glob("dev-*.tfrecord.gz")))
+        column = 0 if side == "source" else 1
+        assert [list(record[column]) for record in records] == [processor.encode(line) + [EOS_ID] for line in dev]
+        train_counts = collections.Counter(
+            piece for line in (folder / "raw" / f"train.{language}").read_text().splitlines()
+            for piece in processor.encode(line, out_type=str))
+        assert {token: count for token, count in entries[4:] if count} == dict(train_counts)
+
+
+def test_per_language_unigram_models_and_a_copied_subword_codec(subword_build, tmp_path):
+    data_dir, folder = subword_build
+    separate = tmp_path / "separate"
+    build_subword_data(separate, joint=False, subword_model="unigram")
+    codec = json.loads((separate / "data" / "metadata.json").read_text())["codec"]
+    assert [codec[side]["model"] for side in ("source", "target")] == ["source_spm.model", "target_spm.model"]
+    pieces = {side: set(text_codec.sentencepiece_pieces(separate / "data" / f"{side}_spm.model")) for side in codec}
+    assert "▁ch" in pieces["target"] - pieces["source"] and "th" in pieces["source"] - pieces["target"]
+    files = {"train": (_write(tmp_path / "t.en", ["the red cat sleeps ."]), _write(tmp_path / "t.fr", ["le chat ."]))}
+    copied = DatasetBuilder(corpus_registry.text_file_corpus("en", "fr", files), tmp_path / "copied",
+                            show_progress=False, vocabulary_from=data_dir).build()
+    assert copied["codec"] == json.loads((data_dir / "metadata.json").read_text())["codec"]
+    assert (tmp_path / "copied" / "spm.model").read_bytes() == (data_dir / "spm.model").read_bytes()
+    processor = sentencepiece.SentencePieceProcessor(model_file=str(data_dir / "spm.model"))
+    records = [record for path in (tmp_path / "copied").glob("train-*") for record in _records(path)]
+    assert records[0][0] == tuple(
+        processor.encode("the red cat sleeps .") + [EOS_ID])
+
+
+def test_max_length_counts_pieces_with_subwords(tmp_path):
+    files = {"train": (_write(tmp_path / "t.en", ["the cat", "Brakkenfeld"] * 50),
+                       _write(tmp_path / "t.fr", ["le chat", "Brakkenfeld"] * 50))}
+    metadata = DatasetBuilder(corpus_registry.text_file_corpus("en", "fr", files), tmp_path / "out", max_length=2,
+                              show_progress=False, subwords="sentencepiece", subword_vocabulary_size=300).build()
+    assert metadata["splits"]["train"]["kept"] == 50 and metadata["splits"]["train"]["dropped"] == {
+        "source_too_long": 50}

@@ -2,6 +2,7 @@
 
 import pytest
 
+from data_pipeline.text_codec import TextCodec
 from rnnsearch_tf.inference.source_coverage import oov_warning, training_oov_rate
 
 
@@ -23,17 +24,17 @@ def test_training_rate_comes_from_the_unk_count(vocabulary_file):
 
 
 def test_input_like_the_training_data_passes(vocabulary_file):
-    assert oov_warning(_results("the cat", "the dog the cat", "the bird"), vocabulary_file, "en") is None
-    assert oov_warning(_results(""), vocabulary_file, "en") is None
+    assert oov_warning(_results("the cat", "the dog the cat", "the bird"), TextCodec("en", vocabulary_file)) is None
+    assert oov_warning(_results(""), TextCodec("en", vocabulary_file)) is None
 
 
 def test_input_in_another_language_is_named(vocabulary_file):
-    warning = oov_warning(_results("die Katze", "der Hund the"), vocabulary_file, "en")
+    warning = oov_warning(_results("die Katze", "der Hund the"), TextCodec("en", vocabulary_file))
     assert warning.startswith("warning: 80.0% of the source tokens") and "(5.0% in its training data)" in warning
     assert "is the input en" in warning
 
 
 def test_a_short_input_with_a_name_or_two_is_not_named(vocabulary_file):
-    assert oov_warning(_results("Hi"), vocabulary_file, "en") is None  # 1 unknown token of 1
-    assert oov_warning(_results("Zorro the cat", "Zelda"), vocabulary_file, "en") is None  # 2 of 4
-    assert oov_warning(_results("Zorro the cat", "Zelda Link"), vocabulary_file, "en") is not None  # 3 of 5
+    assert oov_warning(_results("Hi"), TextCodec("en", vocabulary_file)) is None  # 1 unknown token of 1
+    assert oov_warning(_results("Zorro the cat", "Zelda"), TextCodec("en", vocabulary_file)) is None  # 2 of 4
+    assert oov_warning(_results("Zorro the cat", "Zelda Link"), TextCodec("en", vocabulary_file)) is not None  # 3 of 5

@@ -1,4 +1,4 @@
-"""The `python -m data_pipeline.tokenize` filter, run as users run it."""
+"""The `rnnsearch tokenize` filter, run as users run it."""
 
 import os
 import subprocess
@@ -10,7 +10,7 @@ from conftest import REPO_ROOT
 def _run(args, text):
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
     result = subprocess.run(
-        [sys.executable, "-m", "data_pipeline.tokenize", *args],
+        [sys.executable, "-m", "rnnsearch_tf.cli.tokenize", *args],
         input=text.encode(), capture_output=True, check=True, env=environment, cwd=REPO_ROOT,
     )
     return result.stdout.decode()

@@ -8,8 +8,7 @@ import pytest
 import tensorflow as tf
 
 from data_pipeline.constants import TARGET_VOCABULARY_FILE
-from data_pipeline.moses_tokenizer import MosesTokenizer
-from data_pipeline.vocabulary import Vocabulary
+from data_pipeline.text_codec import TextCodec
 from rnnsearch_tf.inference.translator import Translator
 from serving.export import export
 from helpers.serving_test_utils import BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, write_model_dir
@@ -39,7 +38,7 @@ def test_outputs_are_consistent(translator):
     assert np.all(np.diff(outputs["nbest_scores"], axis=1) <= 0)
     tgt_len, src_len = outputs["tokens"].shape[1], outputs["source_tokens"].shape[1]
     assert outputs["alignment"].shape == (batch, tgt_len, src_len)
-    detokenizer = MosesTokenizer("fr")
+    detokenizer = TextCodec("fr")
     for row in range(batch):
         tokens = _strings(outputs["tokens"][row])
         length = tokens.index("</s>") + 1
@@ -58,11 +57,10 @@ def test_outputs_are_consistent(translator):
 
 def test_translate_ids_matches_translate(translator, model_dir):
     outputs = translator.translate(tf.constant(SENTENCES))
-    tokens = MosesTokenizer("en").tokenize(tf.constant(SENTENCES))
-    source_ids = Vocabulary(model_dir / "source_vocab.tsv").lookup(tokens).to_tensor()
+    source_ids = TextCodec("en", model_dir / "source_vocab.tsv").encode(tf.constant(SENTENCES)).to_tensor()
     by_ids = translator.translate_ids(source_ids)
     np.testing.assert_allclose(by_ids["score"], outputs["score"], rtol=1e-6)
-    target_tokens = Vocabulary(model_dir / "target_vocab.tsv").tokens(by_ids["target_ids"])
+    target_tokens = TextCodec("fr", model_dir / "target_vocab.tsv").tokens(by_ids["target_ids"])
     target_tokens = tf.where(by_ids["target_ids"] == 0, "", target_tokens)
     np.testing.assert_array_equal(target_tokens, outputs["tokens"][:, : target_tokens.shape[1]])
     np.testing.assert_allclose(by_ids["alignment"], outputs["alignment"][:, : target_tokens.shape[1]], atol=1e-6)
@@ -104,11 +102,11 @@ def test_misuse_is_refused(translator, model_dir):
     with pytest.raises(tf.errors.InvalidArgumentError, match="as many sentences"):
         translator.score(tf.constant(["a", "b"]), tf.constant(["la"]))
     model = translator.model
-    target = Vocabulary(model_dir / "target_vocab.tsv")
+    target = TextCodec("fr", model_dir / "target_vocab.tsv")
     with pytest.raises(ValueError, match="vocabularies of the model directory"):
-        Translator(model, target, target, "en", "fr")
+        Translator(model, target, target)
     with pytest.raises(ValueError, match="maximum_batch_size must be at least 1"):
-        Translator(model, translator.source_vocabulary, translator.target_vocabulary, "en", "fr", maximum_batch_size=0)
+        Translator(model, translator.source_codec, translator.target_codec, maximum_batch_size=0)
 
 
 def test_serving_signatures_and_their_settings(translator):
@@ -235,7 +233,7 @@ def test_forced_words_appear_verbatim_and_unknown_ones_as_unk(prefix_translators
         tokens = tokens[: tokens.index("</s>")]
         assert tokens[: len(start)] == start
         assert "<unk>" not in tokens[len(start):]  # forbid_unk holds after the prefix
-        assert outputs["translation"][row].decode("utf-8") == MosesTokenizer("fr").detokenize(
+        assert outputs["translation"][row].decode("utf-8") == TextCodec("fr").detokenize(
             tf.ragged.constant([tokens], dtype=tf.string)).numpy()[0].decode("utf-8")
         # The score is the sum of the log-probabilities, the forced words' included: teacher forcing of the
         # prefix as typed (unknown words looked up as <unk>) and the rest of the translation.

@@ -6,7 +6,7 @@ import pytest
 import sacrebleu
 import tensorflow as tf
 
-from data_pipeline.moses_tokenizer import MosesTokenizer
+from data_pipeline.text_codec import TextCodec
 from rnnsearch_tf import ModelConfig
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.search_config import SearchConfig
@@ -29,7 +29,7 @@ def validator(data_dir):
     model = RNNSearch(ModelConfig(source_vocab_size=vocabulary_sizes[0], target_vocab_size=vocabulary_sizes[1],
                                   embedding_dim=8, hidden_dim=12, maxout_dim=6, alignment_dim=10))
     randomize_weights(model, stddev=0.3)
-    return Validator(model, str(data_dir), "dev", "en", "fr", batch_size=16,
+    return Validator(model, str(data_dir), "dev", batch_size=16,
                      search_config=SearchConfig(beam_size=2, maximum_source_length=MAXIMUM_SOURCE_LENGTH),
                      bleu_sentences=40, attention_sentences=2)
 
@@ -42,7 +42,7 @@ def test_bleu_samples_and_cut_sentences_are_those_of_the_translations(validator)
     assert result["bleu"] == pytest.approx(sacrebleu.corpus_bleu(hypotheses, [validator.references]).score)
     assert result["samples"] == list(zip(validator.sources, validator.references, hypotheses))[:2]
     assert [image[:8] for image in result["attention_images"]] == [b"\x89PNG\r\n\x1a\n"] * 2
-    lengths = [len(tokens) for tokens in MosesTokenizer("en").tokenize(tf.constant(validator.sources)).to_list()]
+    lengths = [len(tokens) for tokens in TextCodec("en").tokenize(tf.constant(validator.sources)).to_list()]
     assert 0 < result["truncated_sentences"] == sum(length > MAXIMUM_SOURCE_LENGTH for length in lengths) < 40
 
 

@@ -27,7 +27,7 @@ NATIVE_LOG = os.path.join(tempfile.gettempdir(), f"rnnsearch-tf-{os.getuid()}.na
 
 COMMANDS = {
     "build-data": ("data_pipeline.build", "tokenize a parallel corpus, build vocabularies and TFRecord shards"),
-    "tokenize": ("data_pipeline.tokenize", "Moses-tokenize (or detokenize) stdin to stdout"),
+    "tokenize": ("rnnsearch_tf.cli.tokenize", "tokenize (or detokenize) stdin to stdout as a model's text codec does"),
     "join-sentences": ("data_pipeline.join_sentences", "a long test set: consecutive test pairs joined into one"),
     "train": ("rnnsearch_tf.cli.train", "train RNNsearch or RNNencdec from a flagfile"),
     "average": ("rnnsearch_tf.cli.average_checkpoints", "average the last or best checkpoints of a run"),
@@ -44,7 +44,7 @@ COMMANDS = {
 # Commands that end their process without the interpreter's teardown once they have written and flushed
 # everything: unloading TensorFlow's modules and graphs takes most of a second, longer than translating
 # one sentence. Commands with background writers (train's TensorBoard files) end the ordinary way.
-QUICK_EXIT = ("rnnsearch_tf.cli.translate", "rnnsearch_tf.cli.score", "serving.client", "data_pipeline.tokenize")
+QUICK_EXIT = ("rnnsearch_tf.cli.translate", "rnnsearch_tf.cli.score", "serving.client", "rnnsearch_tf.cli.tokenize")
 
 # Commands that never import TensorFlow (the gRPC/REST client: its start-up is all it costs).
 WITHOUT_TENSORFLOW = ("serving.client",)

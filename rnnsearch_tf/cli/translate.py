@@ -122,12 +122,11 @@ def _warnings(translator, sentences, results):
     """What stderr says after the translations: input outside the model's vocabulary (a model directory
     only), lines of several sentences (unless they were split or cannot be), lines cut to the length bound."""
     if _MODEL_DIR.value:
-        model_dir = ModelDir(ModelDir.split(_MODEL_DIR.value)[0])
-        warning = oov_warning(
-            results, model_dir.source_vocabulary_file, model_dir.read_json("data.json")["source_language"]
-        )
+        warning = oov_warning(results, ModelDir(ModelDir.split(_MODEL_DIR.value)[0]).codec("source"))
         if warning:
             yield warning
+    if _REPLACE_UNK.value and translator.unk_replacer is None:
+        yield "note: --replace_unk does nothing here: the model's subword vocabulary has no <unk>"
     splittable = _PREFIX_FILE.value is None and _OUTPUT_FORMAT.value != "nbest" and translator.source_language
     if not _SPLIT_SENTENCES.value and splittable:
         several = ParagraphTranslator(translator).lines_of_several_sentences(sentences)

@@ -7,10 +7,9 @@ import sys
 import sacrebleu
 import tensorflow as tf
 
-from data_pipeline.moses_tokenizer import MosesTokenizer
-from data_pipeline.vocabulary import Vocabulary
 from data_pipeline import constants
 from rnnsearch_tf.inference.batch_translator import DECODE_WORKERS, BatchTranslator
+from rnnsearch_tf.inference.output_formats import word_view
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.evaluation.plots import plot_alignment
 from rnnsearch_tf.inference.source_coverage import oov_warning
@@ -31,11 +30,12 @@ class Evaluator:
       with `<unk>` allowed. Also `bleu_unk_replaced`: the same translations after `UnkReplacer`.
     - "No UNK" (Table 1): BLEU on the sentences whose source has no Moses token outside the model's
       source shortlist and whose reference has none outside the target shortlist, decoded again with
-      `<unk>` forbidden.
-    - By length (Figure 2): "All" BLEU of the sentences in each bin of source length (Moses tokens):
-      `[0, 10)`, `[10, 20)`, ..., `[60, ∞)` for the default `length_bins`.
+      `<unk>` forbidden. None with a subword codec, where no text is unknown.
+    - By length (Figure 2): "All" BLEU of the sentences in each bin of source length in words (Moses
+      tokens; with a subword codec, the words its pieces make, `TextCodec.words`): `[0, 10)`,
+      `[10, 20)`, ..., `[60, ∞)` for the default `length_bins`.
     - Alignments (Figure 3): heatmaps of the first `num_heatmaps` non-empty test sentences.
-    - Long sentences (Appendix C, Table 3): the `num_longest` test sentences of most source Moses tokens
+    - Long sentences (Appendix C, Table 3): the `num_longest` test sentences of most source words
       (the first line wins a tie), each with its "All" translation and sentence BLEU
       (`sacrebleu.sentence_bleu`, the corpus BLEU's defaults).
     - Training (Table 2): `training_state.json` of the model directory (its `history` is the learning
@@ -112,32 +112,16 @@ class Evaluator:
 
         members = ModelDir.split(model_dir)
         model_directory = ModelDir(members[0])  # an ensemble's models share data (`Translator.from_model_dir`)
-        data_info = model_directory.read_json("data.json")
-        warning = oov_warning(results, model_directory.source_vocabulary_file, data_info["source_language"])
+        codecs = {side: model_directory.codec(side) for side in ("source", "target")}
+        warning = oov_warning(results, codecs["source"])
         if warning:
             print(warning, file=sys.stderr)
-        source_unknown, source_lengths = self._unknown_words(
-            self.sources, data_info["source_language"], model_directory.source_vocabulary_file
-        )
-        reference_unknown, _ = self._unknown_words(
-            self.references, data_info["target_language"], model_directory.target_vocabulary_file
-        )
-        known = [i for i in range(len(self.sources)) if not source_unknown[i] and not reference_unknown[i]]
-        no_unk_translator = BatchTranslator.from_model_dir(
-            model_dir, checkpoint, self.batch_size, workers=self.workers, function_cache=self.function_cache,
-            precision=self.precision, **dict(self.search_config.to_dict(), forbid_unk=True),
-        )
-        no_unk_results = no_unk_translator.translate(
-            [self.sources[i] for i in known], self._progress_line("No UNK", len(known))
-        )
-        no_unk_hypotheses = [result["translation"] for result in no_unk_results]
-        no_unk_score = (
-            bleu.corpus_score(no_unk_hypotheses, [[self.references[i] for i in known]]).score if known else None
-        )
+        source_unknown, source_lengths = self._unknown_words(self.sources, codecs["source"])
         _write_lines(os.path.join(output_dir, "translations.txt"), hypotheses)
         _write_lines(os.path.join(output_dir, "translations_unk_replaced.txt"), replaced)
-        _write_lines(os.path.join(output_dir, "translations_no_unk.txt"), no_unk_hypotheses)
-        _write_lines(os.path.join(output_dir, "no_unk_lines.txt"), [str(i + 1) for i in known])
+        no_unk_score, known = None, None
+        if codecs["source"].has_unknown or codecs["target"].has_unknown:
+            no_unk_score, known = self._no_unk_bleu(model_dir, checkpoint, source_unknown, codecs["target"], output_dir)
         metrics = dict(
             model_dir=os.fspath(model_dir),
             checkpoint=translator.loaded_from,
@@ -146,7 +130,7 @@ class Evaluator:
             signature=str(bleu.get_signature()),
             bleu_unk_replaced=bleu.corpus_score(replaced, [self.references]).score,
             bleu_no_unk=no_unk_score,
-            no_unk_sentences=len(known),
+            no_unk_sentences=None if known is None else len(known),
             truncated_sentences=sum(result["truncated"] for result in results),
             bleu_by_length=self._bleu_by_length(hypotheses, source_lengths),
             heatmaps=self._heatmaps(results, output_dir),
@@ -161,15 +145,35 @@ class Evaluator:
     def _progress_line(self, label, total):
         return ProgressLine(label, total) if self.progress and total else None
 
+    def _no_unk_bleu(self, model_dir, checkpoint, source_unknown, target_codec, output_dir):
+        """(BLEU, lines) of "No UNK": the sentences without an unknown word on either side, translated again
+        with `<unk>` forbidden; writes their translations and 1-based line numbers."""
+        reference_unknown, _ = self._unknown_words(self.references, target_codec)
+        known = [i for i in range(len(self.sources)) if not source_unknown[i] and not reference_unknown[i]]
+        no_unk_translator = BatchTranslator.from_model_dir(
+            model_dir, checkpoint, self.batch_size, workers=self.workers, function_cache=self.function_cache,
+            precision=self.precision, **dict(self.search_config.to_dict(), forbid_unk=True),
+        )
+        no_unk_results = no_unk_translator.translate(
+            [self.sources[i] for i in known], self._progress_line("No UNK", len(known))
+        )
+        no_unk_hypotheses = [result["translation"] for result in no_unk_results]
+        _write_lines(os.path.join(output_dir, "translations_no_unk.txt"), no_unk_hypotheses)
+        _write_lines(os.path.join(output_dir, "no_unk_lines.txt"), [str(i + 1) for i in known])
+        if not known:
+            return None, known
+        return sacrebleu.BLEU().corpus_score(no_unk_hypotheses, [[self.references[i] for i in known]]).score, known
+
     @staticmethod
-    def _unknown_words(sentences, language, vocabulary_file):
-        """-> (bool per sentence: a Moses token is outside the shortlist, Moses token count per sentence)."""
-        tokenizer, vocabulary = MosesTokenizer(language), Vocabulary(vocabulary_file)
+    def _unknown_words(sentences, codec):
+        """-> (bool per sentence: a token is `<unk>`, word count per sentence (`TextCodec.words`))."""
         unknown, lengths = [], []
         for start in range(0, len(sentences), _TOKENIZE_BATCH):
-            ids = vocabulary.lookup(tokenizer.tokenize(tf.constant(sentences[start : start + _TOKENIZE_BATCH])))
+            tokens = codec.tokenize(tf.constant(sentences[start : start + _TOKENIZE_BATCH]))
+            ids = codec.lookup(tokens)
             unknown.extend(tf.reduce_any(tf.equal(ids, constants.UNK_ID), axis=1).numpy().tolist())
-            lengths.extend(ids.row_lengths().numpy().tolist())
+            starts = tf.ragged.map_flat_values(lambda flat: tf.cast(codec.starts_word(flat), tf.int32), tokens)
+            lengths.extend(tf.reduce_sum(starts, axis=1).numpy().tolist())
         return unknown, lengths
 
     def _bleu_by_length(self, hypotheses, source_lengths):
@@ -209,11 +213,11 @@ class Evaluator:
             if not result["source_tokens"]:
                 continue
             name = f"alignment_{index + 1}.png"
-            target_tokens = result["tokens"] + [constants.EOS_TOKEN]
+            source_words, target_words, alignment = word_view(result)
             plot_alignment(
-                result["source_tokens"] + [constants.EOS_TOKEN],
-                target_tokens[: result["alignment"].shape[0]],
-                result["alignment"],
+                source_words + [constants.EOS_TOKEN],
+                (target_words + [constants.EOS_TOKEN])[: alignment.shape[0]],
+                alignment,
                 os.path.join(output_dir, name),
                 title=f"line {index + 1}",
             )

@@ -7,11 +7,11 @@ import os
 
 import tensorflow as tf
 
-from data_pipeline.moses_tokenizer import MosesTokenizer
 from data_pipeline import constants
+from data_pipeline import text_codec
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.inference.translator import Translator
-from rnnsearch_tf.utils.exports import newest_version, read_settings
+from rnnsearch_tf.utils.exports import load_export, newest_version, read_settings
 
 DECODE_WORKERS = 2  # batches in flight at once (`--decode_workers`)
 # Without a function cache, a Translator given at most this many sentences runs its search op by op instead
@@ -45,7 +45,8 @@ class BatchTranslator:
             done by the command-line tools) for the most of it. The results do not depend on it.
         unk_replacer: optional `UnkReplacer` applied to the best translation of each sentence and, where
             the translator returns every hypothesis' tokens and alignment (`num_hypotheses > 1`), to each
-            hypothesis of the n-best list.
+            hypothesis of the n-best list. Unused with a subword codec, which has no `<unk>`
+            (`replaces_unk` is then False).
         loaded_from: the checkpoint or SavedModel translating (set by `from_model_dir`, `from_saved_model`).
         eager_sentences: a `Translator` given at most this many sentences (or pairs to score) in one call
             runs the Python function of `translate`, `translate_prefix` or `score` eagerly instead of
@@ -73,13 +74,26 @@ class BatchTranslator:
         self.search_config = SearchConfig.from_settings(settings)
         self.batch_size = min(batch_size, int(settings["maximum_batch_size"]))
         self.workers = workers
-        self.unk_replacer = unk_replacer
         self.loaded_from = loaded_from
         self.eager_sentences = eager_sentences if isinstance(module, Translator) else 0
         self.function_cache = function_cache if isinstance(module, Translator) else None
         self._fingerprint = None
         self.source_language = settings.get("source_language")  # None where settings lack it
-        self.target_tokenizer = MosesTokenizer(settings["target_language"])
+        self.target_codec = self._target_codec(module, settings)
+        self.unk_replacer = unk_replacer if self.target_codec is not None else None
+
+    @staticmethod
+    def _target_codec(module, settings):
+        """The target `TextCodec` where it has `<unk>`, whose detokenization `<unk>` replacement needs (a
+        Translator's own; for a SavedModel, a word-level one when its settings say so, as every export
+        older than codecs); None for a subword codec (its export tokenizes and detokenizes by itself)."""
+        if isinstance(module, Translator):
+            codec = module.target_codec
+        elif settings.get("target_codec", text_codec.MOSES) == text_codec.MOSES:
+            codec = text_codec.TextCodec(settings["target_language"])
+        else:
+            codec = None
+        return codec if codec is not None and codec.has_unknown else None
 
     def _function(self, name, count):
         """The module's `name` function (None if an older export lacks it) for a call on `count` sentences:
@@ -111,7 +125,7 @@ class BatchTranslator:
         path = os.fspath(path)
         if not tf.io.gfile.exists(os.path.join(path, "saved_model.pb")):
             _, path = newest_version(path)
-        module = tf.saved_model.load(path)
+        module = load_export(path)
         return cls(module, read_settings(module), batch_size, unk_replacer, path, workers)
 
     @property
@@ -140,6 +154,8 @@ class BatchTranslator:
               included on both sides (shape `[0, 1]` for an empty source; the last row is missing when the
               search stopped at its length bound before `</s>`).
             - `truncated`: bool, whether the source was cut to `maximum_source_length`.
+            - with a subword codec, `source_words`, `words`, `word_alignment`: the same of the words its pieces
+              make (`Translator.translate`'s word view; `output_formats.word_view` gives the words of any result).
             - `unks_replaced`: int, `<unk>`s replaced (0 without an `unk_replacer`).
             - `nbest`: list of `(translation, score)`, best first, `num_hypotheses` items: the beam's
               translations, each after `<unk>` replacement (`nbest[0]` is `(translation, score)`); from
@@ -189,7 +205,7 @@ class BatchTranslator:
         Returns:
             list of dicts, one per pair in input order:
             - `log_prob`: float, log p(y | x), the sum of `token_log_probs`.
-            - `tokens`: list of str, the target's Moses tokens scored, then `</s>`.
+            - `tokens`: list of str, the target's tokens scored, then `</s>`.
             - `token_log_probs`: list of float, log p(y_i | y_<i, x) of each of `tokens`.
             - `source_truncated`, `target_truncated`: bool, whether a side was cut to its maximum
               (`maximum_source_length`, `maximum_target_length - 1` tokens).
@@ -207,10 +223,7 @@ class BatchTranslator:
         results, done = [None] * len(sources), 0
         lengths = [len(source.split()) + len(target.split()) for source, target in zip(sources, targets)]
         for batch, outputs in self._in_flight(self._batches(sources, lengths), score_batch):
-            batch_targets = [targets[i] for i in batch]
-            tokens = self.target_tokenizer.tokenize(tf.constant(batch_targets))[:, : self.maximum_target_length - 1]
-            for row, (index, row_tokens) in enumerate(zip(batch, tokens.to_list())):
-                row_tokens = [token.decode("utf-8") for token in row_tokens] + [constants.EOS_TOKEN]
+            for row, (index, row_tokens) in enumerate(zip(batch, self._scored_tokens(outputs, batch, targets))):
                 results[index] = dict(
                     log_prob=float(outputs["log_prob"][row]),
                     tokens=row_tokens,
@@ -222,6 +235,14 @@ class BatchTranslator:
             if progress is not None:
                 progress(done)
         return results
+
+    def _scored_tokens(self, outputs, batch, targets):
+        """Each scored target's tokens, then `</s>` (str lists): `score`'s own `tokens`, or, from an export
+        older than that output (word-level), the target codec's tokens cut as `score` cuts them."""
+        if "tokens" in outputs:
+            return [_until_padding(row) for row in outputs["tokens"]]
+        tokens = self.target_codec.tokenize(tf.constant([targets[i] for i in batch]))[:, : self.maximum_target_length - 1]
+        return [[token.decode("utf-8") for token in row] + [constants.EOS_TOKEN] for row in tokens.to_list()]
 
     def _in_flight(self, batches, run):
         """`(batch, run(batch))` for every batch, in order, with `workers` batches running at once (also
@@ -292,6 +313,13 @@ class BatchTranslator:
         )
         if hypotheses is not None:
             result["hypotheses"] = hypotheses
+        if "words" in outputs:  # a subword codec: the words its pieces make
+            source_words, words = _until_padding(outputs["source_words"][row]), _until_padding(outputs["words"][row])
+            result.update(
+                source_words=source_words[:-1],
+                words=words[:-1] if words[-1:] == [constants.EOS_TOKEN] else words,
+                word_alignment=outputs["word_alignment"][row][: len(words), : len(source_words)],
+            )
         if "alternatives" in outputs:
             result["alternatives"] = [
                 (word.decode("utf-8"), float(log_prob))
@@ -319,7 +347,7 @@ class BatchTranslator:
         ]
         if replaced:
             tokens = tf.ragged.constant([item["tokens"] for item in replaced], dtype=tf.string)
-            for item, text in zip(replaced, self.target_tokenizer.detokenize(tokens).numpy()):
+            for item, text in zip(replaced, self.target_codec.detokenize(tokens).numpy()):
                 item["translation"] = text.decode("utf-8")
         for result in results:
             if "hypotheses" in result:
@@ -331,3 +359,4 @@ class BatchTranslator:
 def _until_padding(tokens):
     """A row of string tokens `[length]` -> list of str without the "" padding."""
     return [token.decode("utf-8") for token in tokens if token]
+

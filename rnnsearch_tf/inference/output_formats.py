@@ -10,7 +10,10 @@
   rows by `len(source_tokens) + 1` columns: the `</s>` of both sides included; `[]` for an empty
   line; the last row is missing when the search stopped at its length bound), `hard_alignment` (the
   Pharaoh format `j-i ...`: for each target word i its most-attended source word j, both 0-based,
-  `</s>` excluded), `truncated`, `unks_replaced`; with `num_hypotheses > 1` also `nbest`: a list of one
+  `</s>` excluded), `truncated`, `unks_replaced`; with a subword codec also `source_words`, `target_words`
+  and `word_alignment`, the same over the words the pieces make (a word's source pieces summed, its target
+  pieces averaged: `Translator.translate`), and `hard_alignment` is over these words; with
+  `num_hypotheses > 1` also `nbest`: a list of one
   object per hypothesis, best first, each with its `translation`, `score`, `target_tokens`, `alignment`,
   `hard_alignment` and `unks_replaced` as above (the first repeats the best's).
   A line translated sentence by sentence (`translate --split_sentences`, `ParagraphTranslator`) has
@@ -43,6 +46,11 @@ def alignment_record(index, result):
     split = "sentences" in result  # a line translated sentence by sentence: one record per sentence inside
     words = len(result["source_tokens"])
     aligned = dict(target_tokens=result["tokens"]) if split else _aligned_translation(result, words)
+    if not split and "word_alignment" in result:  # a subword codec: also the words its pieces make
+        source_words, target_words, word_alignment = word_view(result)
+        by_word = _aligned_translation(dict(tokens=target_words, alignment=word_alignment), len(source_words))
+        aligned.update(source_words=source_words, target_words=target_words, word_alignment=by_word["alignment"],
+                       hard_alignment=by_word["hard_alignment"])
     record = dict(
         index=index,
         translation=result["translation"],
@@ -64,6 +72,15 @@ def alignment_record(index, result):
             for hypothesis in result["hypotheses"]
         ]
     return record
+
+
+def word_view(result):
+    """(source words, target words, alignment `[target + 1, source + 1]`, `</s>` included) of a
+    `BatchTranslator.translate` result: the words a subword codec's pieces make, else its tokens (a token is
+    a word)."""
+    if "word_alignment" in result:
+        return result["source_words"], result["words"], result["word_alignment"]
+    return result["source_tokens"], result["tokens"], result["alignment"]
 
 
 def _aligned_translation(hypothesis, words):

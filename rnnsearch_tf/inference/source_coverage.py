@@ -1,6 +1,7 @@
 """Warns when the input looks like another language than the one a model was trained on."""
 
 from data_pipeline.constants import RESERVED_TOKENS, UNK_TOKEN
+from data_pipeline.vocabulary import Vocabulary
 
 # The input's share of unknown source tokens may exceed the training data's by this much before a warning.
 OOV_MARGIN = 0.10
@@ -10,30 +11,28 @@ MIN_UNKNOWN_TOKENS = 3
 
 def training_oov_rate(vocabulary_file):
     """Share of the training data's running source tokens outside the vocabulary (its `<unk>` count)."""
-    counts = {}
-    with open(vocabulary_file, encoding="utf-8") as stream:
-        for line in stream:
-            token, count = line.rstrip("\n").rsplit("\t", 1)
-            counts[token] = int(count)
+    counts = dict(Vocabulary.read_entries(vocabulary_file))
     words = sum(count for token, count in counts.items() if token not in RESERVED_TOKENS)
     unknown = counts.get(UNK_TOKEN, 0)
     return unknown / (words + unknown) if words + unknown else 0.0, set(counts) - set(RESERVED_TOKENS)
 
 
-def oov_warning(results, vocabulary_file, source_language):
+def oov_warning(results, source_codec):
     """A warning line when the translated sources' unknown-token share is far above the training data's
     (by `OOV_MARGIN`, over at least `MIN_UNKNOWN_TOKENS` unknown tokens).
 
     Args:
         results: `BatchTranslator.translate` results (their `source_tokens`).
-        vocabulary_file: the model's source vocabulary (`token<TAB>count` lines, `<unk>` counting the
-            training tokens outside it).
-        source_language: the model's source language, for the message.
+        source_codec: the model's source `TextCodec`: its vocabulary's `<unk>` counts the training tokens
+            outside it; a codec without `<unk>` (subwords) gets no warning.
 
     Returns:
         the warning (str), or None when the input looks like the training data.
     """
-    trained_rate, vocabulary = training_oov_rate(vocabulary_file)
+    if not source_codec.has_unknown:
+        return None
+    source_language = source_codec.language
+    trained_rate, vocabulary = training_oov_rate(source_codec.vocabulary.vocabulary_file)
     tokens = [token for result in results for token in result["source_tokens"]]
     if not tokens:
         return None

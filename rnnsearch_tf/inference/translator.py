@@ -4,28 +4,24 @@ import hashlib
 
 import tensorflow as tf
 
-from data_pipeline.moses_tokenizer import MosesTokenizer
 from data_pipeline.pair_reader import sha256
-from data_pipeline.vocabulary import Vocabulary
 from data_pipeline import constants
+from data_pipeline import text_codec
 from rnnsearch_tf.models.ensemble import Ensemble
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.inference.shortlist import SHORTLIST_FILE, Shortlist
 from rnnsearch_tf.models.model_dir import ModelDir
 
-# Stands for the text `<unk>` of a prefix while it is tokenized: a private-use character, a token of its own.
-_UNK_PLACEHOLDER = "\ue000"
-
 
 class Translator(tf.Module):
     """Raw sentences -> beam search -> detokenized translations, entirely in TensorFlow ops.
 
-    `translate`: Moses tokenization of the source language (`data_pipeline.MosesTokenizer`), shortlist
-    lookup (`data_pipeline.Vocabulary`, unknown words -> `<unk>`), truncation to
-    `maximum_source_length` tokens (flagged in `truncated`), EOS, `model.encode`, beam search
-    (Bahdanau et al. 2014, Section 5.2.2) with at most `floor(maximum_length_a * source_length) +
-    maximum_length_b` target tokens (EOS included, `source_length` without EOS), target tokens,
-    Moses detokenization. Invalid UTF-8 bytes become U+FFFD before tokenization; a sentence with no
+    `translate`: the source `TextCodec` (Moses tokenization and shortlist lookup, unknown words ->
+    `<unk>`; or SentencePiece pieces), truncation to `maximum_source_length` tokens (flagged in
+    `truncated`), EOS, `model.encode`, beam search (Bahdanau et al. 2014, Section 5.2.2) with at most
+    `floor(maximum_length_a * source_length) + maximum_length_b` target tokens (EOS included,
+    `source_length` without EOS), target tokens, the target codec's detokenization. Invalid UTF-8
+    bytes become U+FFFD before tokenization; a sentence with no
     tokens (empty, whitespace or control characters only) gets the empty translation, score 0 and no
     tokens. `translate_ids` starts after the lookup; `score` gives log p(y | x) of given pairs;
     `translate_prefix` translates with the start of each translation given (interactive translation).
@@ -42,10 +38,8 @@ class Translator(tf.Module):
     Args:
         model: an `EncoderDecoderModel` (`RNNSearch` or `RNNEncDec`) with trained weights, or an
             `Ensemble` of them.
-        source_vocabulary: `Vocabulary` of the source language; its size must be the model's K_x.
-        target_vocabulary: `Vocabulary` of the target language; its size must be the model's K_y.
-        source_language: "en" or "fr", the Moses rules used to tokenize the source.
-        target_language: "en" or "fr", the Moses rules used to detokenize the translation.
+        source_codec: `TextCodec` of the source language; its vocabulary's size must be the model's K_x.
+        target_codec: `TextCodec` of the target language; its vocabulary's size must be the model's K_y.
         search_config: `SearchConfig`, the search options (default: the paper's beam search).
         maximum_batch_size: larger batches are refused with `InvalidArgumentError`.
         checkpoint_path: where the weights come from (recorded by `serving/export.py`); `from_model_dir`
@@ -64,10 +58,8 @@ class Translator(tf.Module):
     def __init__(
         self,
         model,
-        source_vocabulary,
-        target_vocabulary,
-        source_language,
-        target_language,
+        source_codec,
+        target_codec,
         search_config=None,
         maximum_batch_size=1000,
         checkpoint_path="",
@@ -77,8 +69,8 @@ class Translator(tf.Module):
     ):
         super().__init__(name=name)
         for side, vocabulary, size in (
-            ("source", source_vocabulary, model.config.source_vocab_size),
-            ("target", target_vocabulary, model.config.target_vocab_size),
+            ("source", source_codec.vocabulary, model.config.source_vocab_size),
+            ("target", target_codec.vocabulary, model.config.target_vocab_size),
         ):
             if vocabulary.size != size:
                 raise ValueError(
@@ -90,12 +82,12 @@ class Translator(tf.Module):
         if num_alternatives < 1:
             raise ValueError(f"num_alternatives must be at least 1, got {num_alternatives}")
         self.model = model
-        self.source_vocabulary = source_vocabulary
-        self.target_vocabulary = target_vocabulary
-        self.source_language = source_language
-        self.target_language = target_language
-        self.source_tokenizer = MosesTokenizer(source_language)
-        self.target_tokenizer = MosesTokenizer(target_language)
+        self.source_codec = source_codec
+        self.target_codec = target_codec
+        self.source_vocabulary = source_codec.vocabulary
+        self.target_vocabulary = target_codec.vocabulary
+        self.source_language = source_codec.language
+        self.target_language = target_codec.language
         self.search_config = search_config = search_config or SearchConfig()
         self.maximum_batch_size = maximum_batch_size
         self.checkpoint_path = checkpoint_path
@@ -117,7 +109,7 @@ class Translator(tf.Module):
     @classmethod
     def from_model_dir(cls, model_dir, checkpoint="best", maximum_batch_size=1000, precision=None, num_alternatives=10,
                        **search_options):
-        """The translator of a model directory (`ModelDir`): its model, vocabularies and languages.
+        """The translator of a model directory (`ModelDir`): its model and text codecs.
 
         Args:
             model_dir: path of the model directory, or several joined by "+" (`ModelDir.split`): an
@@ -137,7 +129,6 @@ class Translator(tf.Module):
             model_dirs[0].check_same_data(other)
         loaded = [directory.load_model(checkpoint, precision) for directory in model_dirs]
         models = [model for model, _ in loaded]
-        data_info = model_dirs[0].read_json("data.json")
         shortlist = None
         if search_options.get("shortlist"):
             path = model_dirs[0].file(SHORTLIST_FILE)
@@ -149,10 +140,8 @@ class Translator(tf.Module):
                 ) from None
         return cls(
             models[0] if len(models) == 1 else Ensemble(models),
-            Vocabulary(model_dirs[0].source_vocabulary_file),
-            Vocabulary(model_dirs[0].target_vocabulary_file),
-            data_info["source_language"],
-            data_info["target_language"],
+            model_dirs[0].codec("source"),
+            model_dirs[0].codec("target"),
             SearchConfig(**search_options),
             maximum_batch_size,
             "+".join(path for _, path in loaded),
@@ -170,6 +159,8 @@ class Translator(tf.Module):
         return dict(
             source_language=self.source_language,
             target_language=self.target_language,
+            source_codec=self.source_codec.kind,
+            target_codec=self.target_codec.kind,
             maximum_batch_size=self.maximum_batch_size,
             num_alternatives=self.num_alternatives,
             **self.search_config.to_dict(),
@@ -178,7 +169,7 @@ class Translator(tf.Module):
     def fingerprint(self):
         """Everything the graphs of its functions depend on besides the code and the weights' values: the
         settings, each model's class, configuration and dtype policy ("auto" precision resolved on this
-        machine), and the vocabularies' and shortlist's contents
+        machine), and the text codecs' files' and shortlist's contents
         (`utils.function_cache.FunctionCache` keys its traced graphs on it)."""
         models = self.model.models if isinstance(self.model, Ensemble) else [self.model]
         shortlist = None
@@ -188,8 +179,7 @@ class Translator(tf.Module):
         return dict(
             settings=self.settings(),
             models=[[type(model).__name__, model.config.to_dict(), model.dtype_policy.name] for model in models],
-            vocabularies=[sha256(vocabulary.vocabulary_file)
-                          for vocabulary in (self.source_vocabulary, self.target_vocabulary)],
+            vocabularies=[sha256(path) for codec in (self.source_codec, self.target_codec) for path in codec.files],
             shortlist=shortlist,
         )
 
@@ -249,6 +239,10 @@ class Translator(tf.Module):
             - `alignment`: float32 `[batch, tgt_len, src_len]`, α_ij of token i on source token j.
             - `source_tokens`: string `[batch, src_len]`, the source tokens searched, then `</s>`, then "".
             - `truncated`: bool `[batch]`, whether the source was cut to `maximum_source_length`.
+            - with a subword codec (`TextCodec.is_subword`) also the words a person sees: `words` string
+              `[batch, tgt_words]` and `source_words` string `[batch, src_words]` (each then `</s>`, then
+              ""), `word_alignment` float32 `[batch, tgt_words, src_words]`: a word's source pieces summed, its
+              target pieces averaged (`text_codec.word_alignment`).
             - with `num_hypotheses > 1` also `nbest_translations` string `[batch, n]`,
               `nbest_scores` float32 `[batch, n]`, `nbest_tokens` string `[batch, n, tgt_len]` and
               `nbest_alignment` float32 `[batch, n, tgt_len, src_len]`, best first (index 0 is the
@@ -267,10 +261,11 @@ class Translator(tf.Module):
     def translate_prefix(self, text, prefix):
         """Translates raw sentences whose translations must start with given words (interactive translation).
 
-        Each prefix is tokenized with the target language's Moses rules, looked up in the target
-        vocabulary and cut to `maximum_target_length - 1` tokens; the search is forced through its tokens
-        (their log-probabilities count in the score as those of any word), then free (`TargetPrefix`).
-        A prefix word outside the target vocabulary becomes `<unk>`: it is forced as `<unk>` (also with
+        Each prefix is tokenized by the target codec (`TextCodec.tokenize_prefix`: typed words become
+        their pieces with a subword codec), looked up in the target vocabulary and cut to
+        `maximum_target_length - 1` tokens; the search is forced through its tokens (their
+        log-probabilities count in the score as those of any word), then free (`TargetPrefix`).
+        A prefix word outside a word-level vocabulary becomes `<unk>`: it is forced as `<unk>` (also with
         `forbid_unk`) and appears as `<unk>` in `tokens` and in the translation; the text `<unk>` in a
         prefix is that word too, so a translation's tokens can be sent back as a prefix. An empty prefix
         gives `translate`'s result. A sentence's length bound is raised to its prefix and `</s>` where it is
@@ -283,9 +278,11 @@ class Translator(tf.Module):
 
         Returns:
             `translate`'s dict, and (`k` is `num_alternatives`):
-            - `alternatives`: string `[batch, k]`, the k most probable next words after the prefix (at
-              the first free position), best first; `</s>` among them means "end here". "" where there
-              is none (a sentence without source tokens gets none).
+            - `alternatives`: string `[batch, k]`, the k most probable next tokens after the prefix (at
+              the first free position), best first, as the text each adds to the prefix
+              (`TextCodec.token_text`: a word-level token as it is, a piece that starts a word with a
+              space); `</s>` among them means "end here". "" where there is none (a sentence without
+              source tokens gets none).
             - `alternative_scores`: float32 `[batch, k]`, their log p(word | prefix, x); `-inf` for "".
             - `prefix_truncated`: bool `[batch]`, whether the prefix was cut.
         """
@@ -296,14 +293,14 @@ class Translator(tf.Module):
             )
         ]
         with tf.control_dependencies(checks):
-            prefix_tokens = self._prefix_tokens(prefix)  # [batch, None]
+            prefix_tokens = self.target_codec.tokenize_prefix(prefix)  # [batch, None]
         prefix_tokens, prefix_truncated = self._truncate(prefix_tokens, self.maximum_target_length - 1)
-        prefix_ids = self.target_vocabulary.lookup(prefix_tokens).to_tensor(
+        prefix_ids = self.target_codec.lookup(prefix_tokens).to_tensor(
             default_value=constants.PAD_ID
         )  # [batch, prefix_len]
         outputs, result = self._translate_text(text, prefix_ids)
         alternative_ids = result["alternative_ids"]  # [batch, k]
-        alternatives = self.target_vocabulary.tokens(alternative_ids)  # [batch, k]
+        alternatives = self.target_codec.token_text(self.target_codec.tokens(alternative_ids))  # [batch, k]
         outputs.update(
             alternatives=tf.where(tf.equal(alternative_ids, constants.PAD_ID), "", alternatives),
             alternative_scores=result["alternative_log_probs"],
@@ -311,25 +308,16 @@ class Translator(tf.Module):
         )
         return outputs
 
-    def _prefix_tokens(self, prefix):
-        """The target-language Moses tokens of raw prefixes `[batch]` -> ragged `[batch, None]`; the text
-        `<unk>` (which the tokenizer would split at its brackets) stays the one token `<unk>`."""
-        prefix = tf.strings.regex_replace(self._valid_utf8(prefix), constants.UNK_TOKEN, f" {_UNK_PLACEHOLDER} ")
-        tokens = self.target_tokenizer.tokenize(prefix)  # [batch, None]
-        return tf.ragged.map_flat_values(
-            lambda flat: tf.where(tf.equal(flat, _UNK_PLACEHOLDER), constants.UNK_TOKEN, flat), tokens
-        )
-
     def _translate_text(self, text, prefix_ids=None):
         """`translate`'s outputs, and `_search`'s result, with an optional forced prefix (int32
         `[batch, prefix_len]`, right-padded with `PAD_ID`)."""
-        tokens = self.source_tokenizer.tokenize(self._valid_utf8(text))  # [batch, None]
+        tokens = self.source_codec.tokenize(text)  # [batch, None]
         tokens, truncated = self._truncate(tokens, self.maximum_source_length)
-        result = self._search(self.source_vocabulary.lookup(tokens), prefix_ids)
+        result = self._search(self.source_codec.lookup(tokens), prefix_ids)
         eos_token = tf.fill([tokens.nrows(), 1], constants.EOS_TOKEN)  # [batch, 1]
         source_tokens = tf.concat([tokens, tf.RaggedTensor.from_tensor(eos_token)], axis=1)
         ids, lengths = result["ids"], result["lengths"]  # [batch, n, steps], [batch, n]
-        target_tokens = self.target_vocabulary.tokens(ids)  # [batch, n, steps]
+        target_tokens = self.target_codec.tokens(ids)  # [batch, n, steps]
         steps = tf.range(tf.shape(ids)[2])  # [steps]
         target_tokens = tf.where(
             steps[None, None, :] < lengths[:, :, None], target_tokens, ""
@@ -339,7 +327,7 @@ class Translator(tf.Module):
             lengths=tf.reshape(tf.maximum(lengths - 1, 0), [-1]),  # EOS dropped
         )
         translations = tf.reshape(
-            self.target_tokenizer.detokenize(words), tf.shape(lengths)
+            self.target_codec.detokenize(words), tf.shape(lengths)
         )  # [batch, n]
         outputs = dict(
             translation=translations[:, 0],
@@ -349,6 +337,8 @@ class Translator(tf.Module):
             source_tokens=source_tokens.to_tensor(default_value=""),
             truncated=truncated,
         )
+        if self.source_codec.is_subword or self.target_codec.is_subword:
+            outputs.update(self._word_view(outputs["tokens"], outputs["source_tokens"], outputs["alignment"]))
         if self.search_config.hypotheses > 1:
             outputs.update(
                 nbest_translations=translations,
@@ -357,6 +347,14 @@ class Translator(tf.Module):
                 nbest_alignment=result["alignment"],  # [batch, n, steps, src_len]
             )
         return outputs, result
+
+    def _word_view(self, tokens, source_tokens, alignment):
+        """`words`, `source_words` and `word_alignment` (see `translate`) of the best translations' tokens
+        `[batch, tgt_len]`, source tokens `[batch, src_len]` and alignment `[batch, tgt_len, src_len]`."""
+        words, target_word_index = self.target_codec.words(tokens)
+        source_words, source_word_index = self.source_codec.words(source_tokens)
+        return dict(words=words, source_words=source_words,
+                    word_alignment=text_codec.word_alignment(alignment, target_word_index, source_word_index))
 
     @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name="source_ids")], autograph=False)
     def translate_ids(self, source_ids):
@@ -420,6 +418,7 @@ class Translator(tf.Module):
             dict of dense tensors:
             - `log_prob`: float32 `[batch]`, sum of the token log-probabilities, EOS included.
             - `token_log_probs`: float32 `[batch, tgt_len]`, log p(y_i | y_<i, x), EOS included, then 0.
+            - `tokens`: string `[batch, tgt_len]`, the target tokens scored, then `</s>`, then "".
             - `source_truncated`, `target_truncated`: bool `[batch]`, whether a side was cut to its
               maximum (`maximum_source_length`, `maximum_target_length - 1` tokens).
         """
@@ -430,20 +429,23 @@ class Translator(tf.Module):
             )
         ]
         with tf.control_dependencies(checks):
-            source_tokens = self.source_tokenizer.tokenize(self._valid_utf8(source))
-        target_tokens = self.target_tokenizer.tokenize(self._valid_utf8(target))
+            source_tokens = self.source_codec.tokenize(source)
+        target_tokens = self.target_codec.tokenize(target)
         source_tokens, source_truncated = self._truncate(source_tokens, self.maximum_source_length)
         target_tokens, target_truncated = self._truncate(target_tokens, self.maximum_target_length - 1)
-        source_ids = self._with_eos(self.source_vocabulary.lookup(source_tokens))  # [batch, src_len]
-        target_ids = self._with_eos(self.target_vocabulary.lookup(target_tokens))  # [batch, tgt_len]
+        source_ids = self._with_eos(self.source_codec.lookup(source_tokens))  # [batch, src_len]
+        target_ids = self._with_eos(self.target_codec.lookup(target_tokens))  # [batch, tgt_len]
         token_log_probs = tf.cond(
             tf.size(source_ids) > 0,
             lambda: self.model.token_log_probs(source_ids, target_ids),
             lambda: tf.zeros(tf.shape(target_ids)),
         )  # [batch, tgt_len]
+        eos_token = tf.fill([target_tokens.nrows(), 1], constants.EOS_TOKEN)  # [batch, 1]
+        scored_tokens = tf.concat([target_tokens, tf.RaggedTensor.from_tensor(eos_token)], axis=1)  # [batch, None]
         return dict(
             log_prob=tf.reduce_sum(token_log_probs, axis=1),
             token_log_probs=token_log_probs,
+            tokens=scored_tokens.to_tensor(default_value=""),
             source_truncated=source_truncated,
             target_truncated=target_truncated,
         )
@@ -453,13 +455,6 @@ class Translator(tf.Module):
             tf.shape(batch)[0],
             self.maximum_batch_size,
             message=f"a request holds at most {self.maximum_batch_size} sentences; split the batch",
-        )
-
-    @staticmethod
-    def _valid_utf8(text):
-        """Replaces every invalid UTF-8 byte sequence with U+FFFD, so the regex rules see valid text."""
-        return tf.strings.unicode_transcode(
-            text, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD, replace_control_characters=False
         )
 
     @staticmethod

@@ -26,8 +26,9 @@ class ModelDir(VocabularyFolder):
         model_dir/
           model.json            {"model": "rnnsearch" | "rnnencdec", "config": ModelConfig dict}
           data.json             {"source_language", "target_language", ...} of the data it was trained on
-          source_vocab.tsv      the vocabularies, copied from the data directory
-          target_vocab.tsv
+          source_vocab.tsv      the text codec (`data.json`'s "codec"), copied from the data directory:
+          target_vocab.tsv      the vocabularies and, for subwords, the SentencePiece model(s)
+          spm.model
           flags.txt             resolved flags: `--flagfile=model_dir/flags.txt` reproduces the run
           parent.json           the model it started from, if any (`--init_from`): its model_dir,
                                 checkpoint, checkpoint_path, step, and reset_optim
@@ -64,6 +65,9 @@ class ModelDir(VocabularyFolder):
         if languages[0] != languages[1]:
             raise ValueError(f"{self.path} and {other.path} translate different languages: {languages}")
 
+    def read_data_info(self):
+        return self.read_json(MODEL_DATA_FILE)
+
     @property
     def training_state_file(self):
         """training_state.json: the latest validation and the learning curve (`EarlyStopping.write_state`)."""
@@ -87,9 +91,10 @@ class ModelDir(VocabularyFolder):
         return self.file("best")
 
     def write_model(self, model_name, config, data_info, source_vocabulary_file, target_vocabulary_file,
-                    parent=None):
-        """Writes model.json, data.json, copies of the vocabularies and, for a model started from another
-        one's weights, `parent` (a dict) to parent.json (before training starts)."""
+                    parent=None, codec_files=()):
+        """Writes model.json, data.json, copies of the vocabularies and of the other `codec_files` (SentencePiece
+        models) and, for a model started from another one's weights, `parent` (a dict) to parent.json (before
+        training starts)."""
         if model_name not in MODEL_CLASSES:
             raise ValueError(f"model must be one of {sorted(MODEL_CLASSES)}, got {model_name!r}")
         os.makedirs(self.path, exist_ok=True)
@@ -100,6 +105,7 @@ class ModelDir(VocabularyFolder):
         for source, target in (
             (source_vocabulary_file, self.source_vocabulary_file),
             (target_vocabulary_file, self.target_vocabulary_file),
+            *((path, self.file(os.path.basename(path))) for path in codec_files),
         ):
             if os.path.abspath(source) != os.path.abspath(target):
                 shutil.copyfile(source, target)

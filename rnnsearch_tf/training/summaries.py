@@ -6,6 +6,8 @@ import tensorflow as tf
 from tensorboard.plugins import projector
 from tensorboard.plugins.hparams import api as hparams_api
 
+from data_pipeline.vocabulary import Vocabulary
+
 
 class TrainingSummaries:
     """The TensorBoard event files of a model directory: `train/` and `dev/`.
@@ -73,10 +75,8 @@ class TrainingSummaries:
         for name, (variable, vocabulary_file) in embeddings.items():
             metadata_file = f"{name}_tokens.tsv"
             if not os.path.exists(os.path.join(logdir, metadata_file)):
-                with open(vocabulary_file, encoding="utf-8") as source, open(
-                    os.path.join(logdir, metadata_file), "w", encoding="utf-8"
-                ) as target:
-                    target.writelines(line.split("\t")[0] + "\n" for line in source)
+                with open(os.path.join(logdir, metadata_file), "w", encoding="utf-8") as target:
+                    target.writelines(token + "\n" for token, _ in Vocabulary.read_entries(vocabulary_file))
             embedding = projector_config.embeddings.add()
             embedding.tensor_name = f"{name}/.ATTRIBUTES/VARIABLE_VALUE"
             embedding.metadata_path = metadata_file

@@ -8,8 +8,8 @@ import tensorflow as tf
 
 from data_pipeline.data_dir import DataDir
 from data_pipeline.evaluation_input import EvaluationInput
-from data_pipeline.vocabulary import Vocabulary
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.inference.output_formats import word_view
 from data_pipeline.constants import EOS_TOKEN
 from rnnsearch_tf.evaluation.plots import plot_alignment
 from rnnsearch_tf.utils.text_files import read_lines
@@ -20,8 +20,9 @@ class Validator:
     """Measures the current weights on a dev split of a built data directory.
 
     - dev NLL per sentence: -Σ log p(y | x) over the split's records / sentences (the paper's Table 2);
-    - dev BLEU: the raw dev sources (`{split}.source.txt`) translated by `Translator` (the same
-      tokenization, search and detokenization users get) and scored by sacrebleu against the raw
+    - dev BLEU: the raw dev sources (`{split}.source.txt`) translated by `Translator` with the data's
+      text codecs (the same tokenization, search and detokenization users get) and scored by sacrebleu
+      against the raw
       references (`{split}.target.txt`);
     - for the first `attention_sentences` sentences, source / reference / translation and the attention
       matrix α (Bahdanau et al. 2014, Figure 3) as PNG bytes.
@@ -33,7 +34,6 @@ class Validator:
         model: the `EncoderDecoderModel` being trained.
         data_dir: output of `data_pipeline.build`.
         split: the dev split's name.
-        source_language, target_language: languages of the data.
         batch_size: sentences per NLL batch and per translation batch.
         search_config: `SearchConfig` of the translations scored by BLEU.
         bleu_sentences: first sentences of the split translated for BLEU (None: all).
@@ -45,8 +45,6 @@ class Validator:
         model,
         data_dir,
         split,
-        source_language,
-        target_language,
         batch_size=80,
         search_config=None,
         bleu_sentences=None,
@@ -67,13 +65,7 @@ class Validator:
         self.sources = read_lines(text_files["source"])[:bleu_sentences]
         self.references = read_lines(text_files["target"])[:bleu_sentences]
         translator = Translator(
-            model,
-            Vocabulary(data_dir.source_vocabulary_file),
-            Vocabulary(data_dir.target_vocabulary_file),
-            source_language,
-            target_language,
-            search_config,
-            maximum_batch_size=batch_size,
+            model, data_dir.codec("source"), data_dir.codec("target"), search_config, maximum_batch_size=batch_size
         )
         self.translator = BatchTranslator(translator, translator.settings(), batch_size, eager_sentences=0)
 
@@ -100,11 +92,11 @@ class Validator:
         samples, images = [], []
         for source, reference, result in list(zip(self.sources, self.references, results))[: self.attention_sentences]:
             samples.append((source, reference, result["translation"]))
-            alignment = result["alignment"]  # [len(tokens) + 1, len(source_tokens) + 1], </s> included
+            source_words, words, alignment = word_view(result)  # alignment [len(words) + 1, len(source_words) + 1]
             buffer = io.BytesIO()
             plot_alignment(
-                result["source_tokens"] + [EOS_TOKEN],
-                (result["tokens"] + [EOS_TOKEN])[: alignment.shape[0]],
+                source_words + [EOS_TOKEN],
+                (words + [EOS_TOKEN])[: alignment.shape[0]],
                 alignment,
                 buffer,
             )

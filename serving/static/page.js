@@ -19,6 +19,7 @@
     button: document.getElementById("translate"),
   };
   let hasPrefixSignature = false;
+  let subwordTarget = false;  // the export's target codec is made of pieces: alternatives are text to add
   let openMenu = null;
 
   // A new element: `options` may hold className, text (set as textContent), title and attributes.
@@ -103,6 +104,7 @@
     if (!Object.prototype.hasOwnProperty.call(signatures, "settings")) return;
     const settings = await call(modelPath + ":predict", {signature_name: "settings", inputs: {}});
     const values = settings.outputs;
+    subwordTarget = Boolean(values.target_codec) && values.target_codec !== "moses";
     const box = document.getElementById("settings");
     box.textContent = "";
     box.appendChild(element("span", {className: "settings-title", text: "Search settings of the export"}));
@@ -135,13 +137,15 @@
   }
 
   // Sentence view: `prediction` is one row of translate (or translate_prefix); `forced` the number of
-  // target words the user chose (shown as such).
+  // target words the user chose (shown as such). With a subword codec the export's word view is shown (the
+  // words its pieces make, a word's attention summed over its source pieces and averaged over its target
+  // pieces); else its tokens, which are words.
   function renderSentence(section, text, prediction, unknown, forced) {
     const view = element("div", {className: "sentence-view"});
     section.replaceChildren(view);
-    const sourceWords = words(prediction.source_tokens);  // ends with </s>
-    const targetWords = words(prediction.tokens);  // ends with </s> unless empty
-    const alignment = prediction.alignment.slice(0, targetWords.length)
+    const sourceWords = words(prediction.source_words || prediction.source_tokens);  // ends with </s>
+    const targetWords = words(prediction.words || prediction.tokens);  // ends with </s> unless empty
+    const alignment = (prediction.word_alignment || prediction.alignment).slice(0, targetWords.length)
       .map((row) => row.slice(0, sourceWords.length));  // [tgt_len, src_len]
 
     view.appendChild(element("h2", {className: "source-text", text: text}));
@@ -324,14 +328,17 @@
     const choices = prediction.alternatives.map((word, k) => [word, prediction.alternative_scores[k]])
       .filter(([word]) => !NOT_CHOOSABLE.has(word));
     const options = choices.map(([word, score]) => {
-      const option = element("button", {className: "alternative" + (word === targetWords[index] ? " current" : ""),
+      // A piece is the text it adds: " word" starts a word, "s" continues the last one (shown "…s").
+      const label = subwordTarget && !word.startsWith(" ") && index ? "…" + word : word.trim();
+      const option = element("button", {className: "alternative" + (label === targetWords[index] ? " current" : ""),
         attributes: {type: "button", role: "menuitem"}},
-        [element("span", {className: "alternative-word", text: word}),
+        [element("span", {className: "alternative-word", text: label}),
          element("span", {className: "score", text: Number(score).toFixed(2)})]);
       option.addEventListener("click", (event) => {
         event.stopPropagation();
         closeMenu();
-        forcePrefix(section, text, unknown, prefix.concat([word]));
+        const before = prefix.join(" ");
+        forcePrefix(section, text, unknown, subwordTarget ? before + word : prefix.concat([word]).join(" "));
       });
       return option;
     });
@@ -339,12 +346,13 @@
       ...(options.length ? options : [element("span", {text: "no other word"})]));
   }
 
-  // Translates `text` again with `prefix` (words) forced, and shows the result in place.
+  // Translates `text` again with the text `prefix` forced, and shows the result in place.
   async function forcePrefix(section, text, unknown, prefix) {
-    showStatus("Translating with “" + prefix.join(" ") + "” forced…");
+    prefix = prefix.trim();
+    showStatus("Translating with “" + prefix + "” forced…");
     try {
-      const [prediction] = await predict("translate_prefix", [{text: text, prefix: prefix.join(" ")}]);
-      renderSentence(section, text, prediction, unknown, prefix.length);
+      const [prediction] = await predict("translate_prefix", [{text: text, prefix: prefix}]);
+      renderSentence(section, text, prediction, unknown, prefix.split(/\s+/).filter((word) => word).length);
       showStatus("");
     } catch (error) {
       showStatus(error.message, true);
@@ -357,7 +365,7 @@
   async function unknownWords(predictions) {
     try {
       const answer = await call("page/unknown_words",
-        {tokens: predictions.map((prediction) => words(prediction.source_tokens))});
+        {tokens: predictions.map((prediction) => words(prediction.source_words || prediction.source_tokens))});
       return answer.unknown;
     } catch (error) {
       return predictions.map(() => null);

@@ -1,0 +1,302 @@
+"""How one language's text becomes the model's ids and back: the one place that tokenizes and detokenizes."""
+
+import os
+
+import tensorflow as tf
+
+from data_pipeline import constants
+from data_pipeline.moses_tokenizer import MosesTokenizer
+from data_pipeline.vocabulary import Vocabulary
+
+MOSES = "moses"
+SENTENCEPIECE = "sentencepiece"
+KINDS = (MOSES, SENTENCEPIECE)
+SUBWORD_MODELS = ("bpe", "unigram")
+WORD_START = "\u2581"  # "▁": SentencePiece's mark of a piece that starts a word (a space in the text)
+# SentencePiece's default: the rarest 0.05% of the characters get no piece of their own (byte fallback
+# spells them), so a character seen once or twice does not take a piece whose embedding is barely trained.
+CHARACTER_COVERAGE = 0.9995
+INPUT_SENTENCES = 2_000_000  # sentences a SentencePiece model is learned from, sampled (memory stays bounded)
+# Stands for the text `<unk>` of a word-level prefix while it is tokenized: a private-use character, a token.
+_UNK_PLACEHOLDER = "\ue000"
+
+
+class TextCodec(tf.Module):
+    """One language's text <-> ids: normalisation and tokenization, the vocabulary, detokenization, words.
+
+    Two kinds, described by `description()` in a data folder's metadata.json and a model folder's
+    data.json (`from_description` reads it back), so that every command turns text into ids the way the
+    model was trained:
+    - "moses" (the paper's, Bahdanau et al. 2014 Section 4.1): Moses tokenization (`MosesTokenizer`),
+      a shortlist of whole words (`Vocabulary`, every other word is `<unk>`), Moses detokenization. A
+      token is a word.
+    - "sentencepiece": a SentencePiece model (`sentencepiece` package, Kudo & Richardson 2018) applied to
+      raw text in-graph by tensorflow-text's `SentencepieceTokenizer`; its pieces are the vocabulary, in
+      the model's id order, with the reserved tokens at ids 0-3. Pieces that start a word carry "▁";
+      with byte fallback no text is unknown. Detokenization is SentencePiece's exact inverse.
+
+    Everything is TensorFlow ops, so the same object tokenizes a corpus at build time and raw requests
+    inside an exported SavedModel (TF Serving links SentencePiece's ops: `serving.model_server_ops`).
+
+    Args:
+        language: "en" or "fr".
+        vocabulary_file: the `Vocabulary` file (ids); None for a codec that only tokenizes.
+        kind: one of `KINDS`.
+        model_file: the SentencePiece model ("sentencepiece" only).
+        name: module name.
+
+    Example:
+    >>> codec = TextCodec("fr", "target_vocab.tsv")
+    >>> codec.detokenize(codec.tokenize(tf.constant(["L'homme a 3,5 kg."])))
+    <tf.Tensor: shape=(1,), dtype=string, numpy=array([b"L'homme a 3,5 kg."], dtype=object)>
+    """
+
+    def __init__(self, language, vocabulary_file=None, kind=MOSES, model_file=None, name=None):
+        super().__init__(name=name)
+        if kind not in KINDS:
+            raise ValueError(f"codec kind must be one of {KINDS}, got {kind!r}")
+        if (kind == SENTENCEPIECE) != (model_file is not None):
+            raise ValueError(f"a {kind} codec takes {'a' if kind == SENTENCEPIECE else 'no'} model_file")
+        self.language = language
+        self.kind = kind
+        self.model_file = None if model_file is None else os.fspath(model_file)
+        self.vocabulary = None if vocabulary_file is None else Vocabulary(vocabulary_file)
+        self._moses = MosesTokenizer(language)
+        self._sentencepiece = None
+        if kind == SENTENCEPIECE:
+            self._sentencepiece = _load_sentencepiece(self.model_file, self.vocabulary)
+
+    @classmethod
+    def from_description(cls, description, folder):
+        """The codec `description()` describes, its files in `folder` (a data or model directory)."""
+        model = description.get("model")
+        return cls(
+            description["language"],
+            os.path.join(folder, description["vocabulary"]),
+            description.get("kind", MOSES),
+            os.path.join(folder, model) if model else None,
+        )
+
+    @staticmethod
+    def moses_description(language, vocabulary_file_name):
+        """The description of a word-level codec (what a data folder without one has)."""
+        return {"kind": MOSES, "language": language, "vocabulary": vocabulary_file_name}
+
+    def description(self):
+        """`{"kind", "language", "vocabulary"[, "model"]}`: file names relative to the folder holding them."""
+        description = self.moses_description(self.language, os.path.basename(self.vocabulary.vocabulary_file))
+        description["kind"] = self.kind
+        if self.model_file:
+            description["model"] = os.path.basename(self.model_file)
+        return description
+
+    @property
+    def files(self):
+        """The files this codec reads (copied with it into a model directory)."""
+        return [self.vocabulary.vocabulary_file] + ([self.model_file] if self.model_file else [])
+
+    @property
+    def is_subword(self):
+        """Whether a token may be part of a word (tokens and words differ)."""
+        return self.kind != MOSES
+
+    @property
+    def has_unknown(self):
+        """Whether text can become `<unk>` (a word outside the shortlist); SentencePiece's byte fallback
+        spells every character."""
+        return self.kind == MOSES
+
+    def tokenize(self, text):
+        """tf.string `[batch]` raw sentences -> tf.RaggedTensor of tf.string `[batch, None]` tokens.
+
+        Invalid UTF-8 bytes become U+FFFD first, so the rules see valid text.
+        """
+        text = valid_utf8(text)
+        if self._sentencepiece is None:
+            return self._moses.tokenize(text)
+        return self._sentencepiece.tokenize(text)
+
+    def tokenize_prefix(self, text):
+        """`tokenize` for the start of a translation typed by a person: the text `<unk>` in a word-level
+        prefix stays the one token `<unk>` (which the Moses rules would split at its brackets), so that a
+        translation's tokens can be sent back as a prefix."""
+        if self._sentencepiece is not None:
+            return self.tokenize(text)
+        text = tf.strings.regex_replace(valid_utf8(text), constants.UNK_TOKEN, f" {_UNK_PLACEHOLDER} ")
+        tokens = self.tokenize(text)  # [batch, None]
+        return tf.ragged.map_flat_values(
+            lambda flat: tf.where(tf.equal(flat, _UNK_PLACEHOLDER), constants.UNK_TOKEN, flat), tokens
+        )
+
+    def lookup(self, tokens):
+        """Tokens (any shape, dense or ragged) -> int32 ids; outside the vocabulary -> `UNK_ID`."""
+        return self.vocabulary.lookup(tokens)
+
+    def encode(self, text):
+        """tf.string `[batch]` raw sentences -> int32 tf.RaggedTensor `[batch, None]` ids (no `</s>`)."""
+        return self.lookup(self.tokenize(text))
+
+    def tokens(self, ids):
+        """Ids (any shape) -> tokens; outside the vocabulary -> `<unk>`."""
+        return self.vocabulary.tokens(ids)
+
+    def detokenize(self, tokens):
+        """tf.RaggedTensor of tf.string `[batch, None]` tokens -> tf.string `[batch]` text."""
+        if self._sentencepiece is None:
+            return self._moses.detokenize(tokens)
+        return self._sentencepiece.detokenize(tokens)
+
+    def starts_word(self, tokens):
+        """tf.string tokens (any shape) -> bool: whether each token starts a word a person sees (a Moses
+        token always; a piece with "▁", or a reserved token)."""
+        if self._sentencepiece is None:
+            return tf.ones_like(tokens, tf.bool)
+        reserved = tf.reduce_any(tf.stack([tf.equal(tokens, token) for token in constants.RESERVED_TOKENS]), axis=0)
+        return tf.logical_or(tf.strings.regex_full_match(tokens, WORD_START + ".*"), reserved)
+
+    def token_text(self, tokens):
+        """tf.string tokens (any shape) -> the text each adds to a text before it: a Moses token itself
+        (words are joined with spaces), a piece with its "▁" written as a space."""
+        if self._sentencepiece is None:
+            return tokens
+        return tf.strings.regex_replace(tokens, WORD_START, " ")
+
+    def words(self, tokens):
+        """Groups padded tokens into the words a person sees.
+
+        Args:
+            tokens: tf.string `[batch, length]`, each row's tokens then "" padding.
+
+        Returns:
+            (words tf.string `[batch, max_words]`, each row's words then "", word index int32
+            `[batch, length]` of each token, -1 for padding). A word's text is its tokens detokenized; a
+            reserved token (`</s>`) is a word of its own, as written.
+        """
+        present = tf.not_equal(tokens, "")  # [batch, length]
+        starts = tf.logical_and(self.starts_word(tokens), present)
+        starts = tf.logical_or(starts, tf.logical_and(present, tf.range(tf.shape(tokens)[1]) == 0))
+        word_index = tf.cumsum(tf.cast(starts, tf.int32), axis=1) - 1  # [batch, length]
+        word_index = tf.where(present, word_index, -1)
+        max_words = tf.reduce_max(tf.concat([word_index + 1, tf.zeros([tf.shape(tokens)[0], 1], tf.int32)], 1))
+        rows = tf.cast(tf.range(tf.shape(tokens)[0])[:, None] * max_words + word_index, tf.int64)  # [batch, length]
+        pieces = tf.RaggedTensor.from_value_rowids(
+            tf.boolean_mask(tokens, present), tf.boolean_mask(rows, present),
+            nrows=tf.cast(tf.shape(tokens)[0] * max_words, tf.int64),
+        )  # [batch * max_words, None]
+        values = tf.concat([pieces.values, [""]], axis=0)  # a row's start is in range for an empty last row
+        first = tf.where(pieces.row_lengths() > 0, tf.gather(values, pieces.row_starts()), "")  # [batch * max_words]
+        is_reserved = tf.reduce_any(tf.stack([tf.equal(first, token) for token in constants.RESERVED_TOKENS]), 0)
+        text = tf.where(is_reserved, first, self.detokenize(pieces))  # [batch * max_words]
+        return tf.reshape(text, [tf.shape(tokens)[0], max_words]), word_index
+
+    def size(self):
+        return self.vocabulary.size
+
+
+def codec_descriptions(data_info):
+    """`{"source": description, "target": description}` of a data folder's metadata.json or a model folder's
+    data.json (`data_info`); a folder written before text codecs were described is word-level (Moses)."""
+    if "codec" in data_info:
+        return data_info["codec"]
+    return {side: TextCodec.moses_description(data_info.get(f"{side}_language"), constants.VOCABULARY_FILES[side])
+            for side in ("source", "target")}
+
+
+def word_alignment(alignment, target_word_index, source_word_index):
+    """The attention over words from the attention over tokens: a word's source tokens summed (a row
+    stays a distribution over the source), its target tokens averaged (each of them attends).
+
+    Args:
+        alignment: float32 `[batch, target_length, source_length]`, α_ij of token i on token j.
+        target_word_index: int32 `[batch, target_length]`, word of each target token, -1 for padding.
+        source_word_index: int32 `[batch, source_length]`, the same for the source.
+
+    Returns:
+        float32 `[batch, target_words, source_words]`.
+    """
+    target_words = tf.reduce_max(target_word_index) + 1
+    source_words = tf.reduce_max(source_word_index) + 1
+    source_onehot = tf.one_hot(source_word_index, tf.maximum(source_words, 0))  # [batch, src_len, src_words]
+    target_onehot = tf.one_hot(target_word_index, tf.maximum(target_words, 0))  # [batch, tgt_len, tgt_words]
+    summed = tf.linalg.matmul(alignment, source_onehot)  # [batch, tgt_len, src_words]
+    totals = tf.linalg.matmul(target_onehot, summed, transpose_a=True)  # [batch, tgt_words, src_words]
+    counts = tf.reduce_sum(target_onehot, axis=1)  # [batch, tgt_words]
+    return tf.math.divide_no_nan(totals, counts[:, :, None])
+
+
+def valid_utf8(text):
+    """Replaces every invalid UTF-8 byte sequence with U+FFFD."""
+    return tf.strings.unicode_transcode(
+        text, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD, replace_control_characters=False
+    )
+
+
+def _load_sentencepiece(model_file, vocabulary):
+    """tensorflow-text's tokenizer of `model_file`, checked against the vocabulary: one line naming the
+    file when it is missing, not a SentencePiece model, or numbers its pieces otherwise."""
+    import sentencepiece
+    import tensorflow_text
+
+    try:
+        with open(model_file, "rb") as stream:
+            model = stream.read()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{model_file} is missing: the SentencePiece model of this data; rebuild the data "
+                                "with `rnnsearch build-data`, or copy the file back") from None
+    processor = sentencepiece.SentencePieceProcessor()
+    try:
+        processor.LoadFromSerializedProto(model)
+    except (RuntimeError, OSError) as error:
+        raise ValueError(f"{model_file} is not a SentencePiece model ({error}): rebuild the data with "
+                         "`rnnsearch build-data`") from None
+    if vocabulary is not None:
+        pieces = [token for token, _ in Vocabulary.read_entries(vocabulary.vocabulary_file)]
+        if pieces != [processor.IdToPiece(i) for i in range(processor.GetPieceSize())]:
+            raise ValueError(f"{vocabulary.vocabulary_file} does not list the pieces of {model_file} in its order: "
+                             "both must come from the same `rnnsearch build-data`")
+    return tensorflow_text.SentencepieceTokenizer(model=model, out_type=tf.string)
+
+
+def learn_sentencepiece(text_files, model_file, model_type, vocabulary_size, seed):
+    """Trains a SentencePiece model on raw text (one sentence per line) with the `sentencepiece` package.
+
+    The pieces' ids are the model's: the reserved tokens first (`<pad>` 0, `<s>` 1, `</s>` 2, `<unk>` 3,
+    as in every vocabulary file); byte fallback spells characters outside the pieces as UTF-8 bytes (no
+    text is `<unk>`); the ten digits are pieces of their own, however rare in the text (numbers are copied
+    digit by digit). At most
+    `INPUT_SENTENCES` sentences are read, sampled with `seed`, so memory stays bounded on any corpus.
+
+    Args:
+        text_files: files of raw sentences (a joint model: both languages' training sides).
+        model_file: the `.model` file to write.
+        model_type: "bpe" or "unigram".
+        vocabulary_size: pieces, reserved ones and the 256 bytes included; fewer when the text has fewer.
+        seed: seed of SentencePiece's sampling.
+    """
+    import io
+
+    import sentencepiece
+
+    if model_type not in SUBWORD_MODELS:
+        raise ValueError(f"subword_model must be one of {SUBWORD_MODELS}, got {model_type!r}")
+    sentencepiece.set_random_generator_seed(seed)
+    model = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(
+        input=[os.fspath(path) for path in text_files], model_writer=model, model_type=model_type,
+        vocab_size=vocabulary_size, hard_vocab_limit=False, byte_fallback=True, split_digits=True,
+        user_defined_symbols=list("0123456789"),
+        character_coverage=CHARACTER_COVERAGE, input_sentence_size=INPUT_SENTENCES, shuffle_input_sentence=True,
+        pad_id=constants.PAD_ID, bos_id=constants.BOS_ID, eos_id=constants.EOS_ID, unk_id=constants.UNK_ID,
+        pad_piece=constants.PAD_TOKEN, bos_piece=constants.BOS_TOKEN, eos_piece=constants.EOS_TOKEN,
+        unk_piece=constants.UNK_TOKEN, num_threads=os.cpu_count() or 1, minloglevel=2,
+    )
+    with open(model_file, "wb") as stream:
+        stream.write(model.getvalue())
+
+
+def sentencepiece_pieces(model_file):
+    """The pieces of a SentencePiece model, in id order."""
+    import sentencepiece
+
+    processor = sentencepiece.SentencePieceProcessor(model_file=os.fspath(model_file))
+    return [processor.IdToPiece(i) for i in range(processor.GetPieceSize())]

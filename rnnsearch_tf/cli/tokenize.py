@@ -1,0 +1,56 @@
+"""Filters stdin to stdout through a text codec, so you see exactly what the model sees.
+
+    echo "L'homme a 3,5 kg." | rnnsearch tokenize --lang=fr                    # Moses words
+    echo "The Brakkenfeld family." | rnnsearch tokenize --model_dir=M          # M's source codec (pieces)
+    rnnsearch tokenize --model_dir=M --side=target --detokenize < pieces.txt  # tokens back to text
+"""
+
+import sys
+
+import tensorflow as tf
+from absl import app
+from absl import flags
+
+from data_pipeline.data_dir import DataDir
+from data_pipeline.text_codec import TextCodec
+from rnnsearch_tf.models.model_dir import ModelDir
+
+_LANG = flags.DEFINE_enum("lang", None, ["en", "fr"], "Language of the text: Moses' word-level rules.")
+_MODEL_DIR = flags.DEFINE_string(
+    "model_dir", None, "Instead of --lang: the text codec of this model directory (or built data directory)."
+)
+_SIDE = flags.DEFINE_enum("side", "source", ["source", "target"], "With --model_dir: which language's codec.")
+_DETOKENIZE = flags.DEFINE_bool("detokenize", False, "Join space-separated tokens back into text.")
+_BATCH_LINES = flags.DEFINE_integer("batch_lines", 1000, "Lines processed together.")
+
+
+def codec():
+    """The codec of --model_dir's --side (a model directory's data.json, or a data directory's metadata.json),
+    or Moses' rules for --lang."""
+    if (_LANG.value is None) == (_MODEL_DIR.value is None):
+        raise app.UsageError("give exactly one of --lang and --model_dir")
+    if _LANG.value:
+        return TextCodec(_LANG.value)
+    folder = ModelDir(_MODEL_DIR.value) if ModelDir(_MODEL_DIR.value).has_model() else DataDir(_MODEL_DIR.value)
+    return folder.codec(_SIDE.value)
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    text_codec = codec()
+    stdin = open(sys.stdin.fileno(), "rb", closefd=False)
+    stdout = open(sys.stdout.fileno(), "wb", closefd=False)
+    lines = [line.rstrip(b"\r\n") for line in stdin]
+    for start in range(0, len(lines), _BATCH_LINES.value):
+        batch = tf.constant(lines[start : start + _BATCH_LINES.value])
+        if _DETOKENIZE.value:
+            output = text_codec.detokenize(tf.strings.split(batch)).numpy().tolist()
+        else:
+            output = tf.strings.reduce_join(text_codec.tokenize(batch), axis=-1, separator=" ").numpy().tolist()
+        stdout.write(b"".join(line + b"\n" for line in output))
+    stdout.flush()
+
+
+if __name__ == "__main__":
+    app.run(main)

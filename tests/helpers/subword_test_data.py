@@ -1,0 +1,65 @@
+"""A subword (SentencePiece) data directory and a tiny random-weight model directory on it, for the tests that
+show a command reads the model's text codec instead of tokenizing on its own."""
+
+import json
+
+import numpy as np
+import tensorflow as tf
+
+from data_pipeline import corpus_registry
+from data_pipeline.data_dir import DataDir
+from data_pipeline.dataset_builder import DatasetBuilder
+from helpers.toy_translation import write_corpus
+from rnnsearch_tf import ModelConfig
+from rnnsearch_tf.models.model_dir import ModelDir
+
+# Words the toy corpus never holds: a word-level model reads them as <unk>; pieces spell them (bytes at
+# worst), so the codec's tokens differ from any whitespace or Moses split of them.
+RARE_SENTENCE = "The Brakkenfeld cat sleeps in Tromsø in 1961."
+
+
+def build_subword_data(folder, vocabulary_size=320, joint=True, subword_model="bpe"):
+    """The toy corpus (helpers.toy_translation, 600 training pairs) built with a SentencePiece codec into
+    folder/data; returns that path."""
+    corpus = corpus_registry.text_file_corpus("en", "fr", write_corpus(folder / "raw", train_pairs=600))
+    DatasetBuilder(corpus, folder / "data", max_length=60, num_shards=2, show_progress=False,
+                   subwords="sentencepiece", subword_model=subword_model, subword_vocabulary_size=vocabulary_size,
+                   joint_subwords=joint).build()
+    return folder / "data"
+
+
+def write_subword_model_dir(data_dir, path, model_name="rnnsearch", seed=3):
+    """A model directory on `data_dir` (its codec copied, as training does) with a tiny model of N(0, 0.5²)
+    weights and one checkpoint."""
+    data = DataDir(data_dir)
+    metadata = data.read_metadata()
+    sizes = {side: metadata["vocabularies"][side]["size"] for side in ("source", "target")}
+    config = ModelConfig(source_vocab_size=sizes["source"], target_vocab_size=sizes["target"], embedding_dim=8,
+                         hidden_dim=16, maxout_dim=8, alignment_dim=16)
+    data_info = {name: metadata[name] for name in ("source_language", "target_language", "codec")}
+    data_info["data_dir"] = str(data_dir)
+    vocabularies = (data.source_vocabulary_file, data.target_vocabulary_file)
+    model_dir = ModelDir(path)
+    model_dir.write_model(model_name, config, data_info, *vocabularies,
+                          codec_files=[file for file in data.codec_files() if file not in vocabularies])
+    model = model_dir.build_model()
+    rng = np.random.default_rng(seed)
+    for variable in model.weights:
+        variable.assign(rng.normal(0.0, 0.5, size=variable.shape).astype("float32"))
+    tf.train.Checkpoint(model=model).save(str(path / "checkpoints" / "ckpt"))
+    return path
+
+
+def subword_model_dir(tmp_path_factory):
+    """(data_dir, model_dir) in a fresh temporary folder (call it from a module fixture)."""
+    folder = tmp_path_factory.mktemp("subwords")
+    data_dir = build_subword_data(folder)
+    return data_dir, write_subword_model_dir(data_dir, folder / "model")
+
+
+def codec_of(folder):
+    """The codec description a data or model directory records (metadata.json's or data.json's)."""
+    for name in ("data.json", "metadata.json"):
+        if (folder / name).exists():
+            return json.loads((folder / name).read_text())["codec"]
+    raise FileNotFoundError(folder)

@@ -1,0 +1,143 @@
+"""TextCodec: the word-level codec is the Moses tokenizer and the shortlist; the SentencePiece codec equals the
+`sentencepiece` library in-graph, spells any text, round-trips it, and groups its pieces into words; the
+attention over words against a NumPy transcription; bad codec files are named."""
+
+import json
+
+import numpy as np
+import pytest
+import sentencepiece
+import tensorflow as tf
+
+from data_pipeline import constants
+from data_pipeline import text_codec
+from data_pipeline.moses_tokenizer import MosesTokenizer
+from data_pipeline.text_codec import TextCodec
+from data_pipeline.vocabulary import Vocabulary
+from helpers.subword_test_data import RARE_SENTENCE
+
+SENTENCES = ["A man in an orange hat starring at something.", "Deux hommes à vélo, près d'un lac.", "", "  x  "]
+
+
+@pytest.fixture(scope="module")
+def subword_files(tmp_path_factory, data_root):
+    """A joint BPE model of 1,000 pieces learned from 3,000 Multi30k pairs, and its vocabulary file."""
+    import gzip
+
+    folder = tmp_path_factory.mktemp("codec")
+    inputs = []
+    for language in ("en", "fr"):
+        with gzip.open(data_root / "multi30k" / f"train.{language}.gz", "rt", encoding="utf-8") as stream:
+            lines = [line for _, line in zip(range(3000), stream)]
+        (folder / f"train.{language}").write_text("".join(lines), encoding="utf-8")
+        inputs.append(folder / f"train.{language}")
+    model = folder / "spm.model"
+    text_codec.learn_sentencepiece(inputs, model, "bpe", 1000, seed=1)
+    vocabulary = folder / "vocab.tsv"
+    Vocabulary.write_pieces(vocabulary, text_codec.sentencepiece_pieces(model), {}, 0)
+    return model, vocabulary
+
+
+@pytest.fixture(scope="module")
+def codec(subword_files):
+    model, vocabulary = subword_files
+    return TextCodec("en", vocabulary, "sentencepiece", model)
+
+
+def _strings(ragged):
+    return [[token.decode("utf-8") for token in row] for row in ragged.to_list()]
+
+
+def test_the_word_level_codec_is_the_moses_tokenizer_and_the_shortlist(tmp_path):
+    vocabulary = tmp_path / "vocab.tsv"
+    Vocabulary.write(vocabulary, {"a": 3, "man": 2, ".": 2}, 10, 2)
+    codec = TextCodec("en", vocabulary)
+    tokens = codec.tokenize(tf.constant(SENTENCES))
+    assert tokens.to_list() == MosesTokenizer("en").tokenize(tf.constant(SENTENCES)).to_list()
+    assert codec.encode(tf.constant(["a man ."]))[0].numpy().tolist() == [4, 6, 5]  # "." before "man" (tie)
+    assert codec.lookup(tf.constant(["hat"])).numpy().tolist() == [constants.UNK_ID]
+    np.testing.assert_array_equal(codec.detokenize(tokens), MosesTokenizer("en").detokenize(tokens))
+    assert codec.starts_word(tf.constant(["a", "man"])).numpy().all() and not codec.is_subword and codec.has_unknown
+    assert codec.description() == {"kind": "moses", "language": "en", "vocabulary": "vocab.tsv"}
+    assert _strings(codec.tokenize_prefix(tf.constant(["le <unk> chat"]))) == [["le", "<unk>", "chat"]]
+
+
+def test_sentencepiece_in_graph_equals_the_library(codec, subword_files, data_root):
+    processor = sentencepiece.SentencePieceProcessor(model_file=str(subword_files[0]))
+    import gzip
+
+    with gzip.open(data_root / "multi30k" / "test_2016_flickr.en.gz", "rt", encoding="utf-8") as stream:
+        sentences = [line.rstrip("\n") for _, line in zip(range(300), stream)] + [RARE_SENTENCE]
+    ids = codec.encode(tf.constant(sentences)).to_list()
+    assert ids == [processor.encode(sentence) for sentence in sentences]
+    assert constants.UNK_ID not in {token for row in ids for token in row}  # byte fallback spells everything
+    assert [text.decode("utf-8") for text in codec.detokenize(codec.tokenize(tf.constant(sentences))).numpy()] == [
+        processor.decode(row) for row in ids]
+
+
+def test_sentencepiece_round_trips_names_numbers_and_rare_characters(codec):
+    sentences = [RARE_SENTENCE, "Zoë paid 1,250.75 € for 3 crêpes at 10:45 — ok?", "Ω≈ç√ 東京"]
+    tokens = codec.tokenize(tf.constant(sentences))
+    assert [text.decode("utf-8") for text in codec.detokenize(tokens).numpy()] == sentences
+    pieces = _strings(tokens)[0]
+    assert "▁" + "1" not in pieces and ["1", "9", "6", "1"] == [piece for piece in pieces if piece.isdigit()]
+    assert codec.is_subword and not codec.has_unknown
+    assert codec.description()["kind"] == "sentencepiece" and codec.description()["model"] == "spm.model"
+
+
+def test_pieces_are_grouped_into_the_words_of_the_text(codec):
+    tokens = codec.tokenize(tf.constant([RARE_SENTENCE, "", "a cat"]))
+    padded = tf.concat([tokens, tf.ragged.constant([["</s>"]] * 3)], axis=1).to_tensor("")  # [3, length]
+    words, word_index = codec.words(padded)
+    expected = [RARE_SENTENCE.split() + ["</s>"], ["</s>"], ["a", "cat", "</s>"]]
+    for row, sentence in enumerate(expected):
+        assert [word.decode("utf-8") for word in words[row].numpy()] == sentence + [""] * (words.shape[1] - len(sentence))
+        index = word_index[row].numpy()
+        present = padded[row].numpy() != b""
+        assert index[present].tolist() == sorted(index[present].tolist()) and index[present].max() == len(sentence) - 1
+        assert (index[~present] == -1).all()
+    assert codec.token_text(tf.constant(["▁chat", "s", "</s>"])).numpy().tolist() == [b" chat", b"s", b"</s>"]
+
+
+def test_word_alignment_sums_source_pieces_and_averages_target_pieces():
+    rng = np.random.default_rng(0)
+    alignment = rng.dirichlet(np.ones(5), size=(2, 4)).astype(np.float32)  # [batch, tgt_len, src_len]
+    target_index = np.array([[0, 0, 1, 2], [0, 1, -1, -1]], np.int32)
+    source_index = np.array([[0, 1, 1, 2, 3], [0, 0, 0, 1, -1]], np.int32)
+    expected = np.zeros((2, 3, 4), np.float32)
+    for batch in range(2):
+        for target_word in range(3):
+            rows = alignment[batch][target_index[batch] == target_word]
+            if len(rows):
+                for source_word in range(4):
+                    expected[batch, target_word, source_word] = rows[:, source_index[batch] == source_word].sum(1).mean()
+    actual = text_codec.word_alignment(tf.constant(alignment), tf.constant(target_index), tf.constant(source_index))
+    np.testing.assert_allclose(actual, expected, rtol=1e-6)
+    np.testing.assert_allclose(actual.numpy()[0].sum(axis=1), 1.0, rtol=1e-6)  # a full row stays a distribution
+
+
+def test_folders_written_before_codecs_are_word_level():
+    assert text_codec.codec_descriptions({"source_language": "en", "target_language": "fr"}) == {
+        "source": {"kind": "moses", "language": "en", "vocabulary": "source_vocab.tsv"},
+        "target": {"kind": "moses", "language": "fr", "vocabulary": "target_vocab.tsv"},
+    }
+
+
+def test_bad_codec_files_are_named(subword_files, tmp_path):
+    model, vocabulary = subword_files
+    with pytest.raises(FileNotFoundError, match=rf"{tmp_path}/missing.model is missing: .*rnnsearch build-data"):
+        TextCodec("en", vocabulary, "sentencepiece", tmp_path / "missing.model")
+    (tmp_path / "corrupt.model").write_bytes(model.read_bytes()[:100])
+    with pytest.raises(ValueError, match=rf"{tmp_path}/corrupt.model is not a SentencePiece model"):
+        TextCodec("en", vocabulary, "sentencepiece", tmp_path / "corrupt.model")
+    other = tmp_path / "other.tsv"
+    entries = Vocabulary.read_entries(vocabulary)
+    Vocabulary.write_entries(other, entries[:4] + entries[5:] + entries[4:5])
+    with pytest.raises(ValueError, match=rf"{other} does not list the pieces of {model} in its order"):
+        TextCodec("en", other, "sentencepiece", model)
+    with pytest.raises(ValueError, match="codec kind must be one of"):
+        TextCodec("en", vocabulary, "wordpiece")
+    with pytest.raises(ValueError, match="a sentencepiece codec takes a model_file"):
+        TextCodec("en", vocabulary, "sentencepiece")
+    assert json.loads(json.dumps(TextCodec("en", vocabulary, "sentencepiece", model).description()))["model"] == (
+        "spm.model")
