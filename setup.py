@@ -22,6 +22,7 @@ setuptools.setup(
         "matplotlib>=3.8",
         "numpy>=1.26",
         "regex>=2023.0",  # the sentence splitter's Unicode properties (also a dependency of sacrebleu)
+        "sentencepiece>=0.2,<0.3",  # learns the subword models of `build-data --subwords=sentencepiece`
     ],
     entry_points={"console_scripts": ["rnnsearch = rnnsearch_tf.cli.main:main"]},
     extras_require={

@@ -19,6 +19,7 @@ import tensorflow as tf
 from absl import app
 from absl import flags
 
+from bench.provenance import provenance
 from data_pipeline import DatasetBuilder
 from data_pipeline.text_codec import TextCodec
 from data_pipeline import TrainingInput
@@ -68,6 +69,7 @@ def main(argv):
             tokenizer.tokenize(sentences)
         tokenize_seconds = (time.perf_counter() - start) / 5
         report = {
+            "provenance": provenance(),
             "corpus": corpus.name,
             "cpu_cores": os.cpu_count(),
             "build": {

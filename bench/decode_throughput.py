@@ -29,6 +29,7 @@ import tensorflow as tf
 from absl import app
 from absl import flags
 
+from bench.provenance import provenance
 from data_pipeline import data_files
 from rnnsearch_tf.cli import search_flags
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
@@ -87,7 +88,7 @@ def main(argv):
     test_sets = {name: _read_sentences(name) for name in _TEST_SETS.value}
     model_dir, export_dir = flags.FLAGS.model_dir, flags.FLAGS.export_dir
     batch_size = search_flags.BATCH_SIZE.value
-    report = {"model_dir": model_dir, "cpu_cores": os.cpu_count(), "batch_size": batch_size, "decode_workers": workers,
+    report = {"provenance": provenance(), "model_dir": model_dir, "cpu_cores": os.cpu_count(), "batch_size": batch_size, "decode_workers": workers,
               "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads()}
     for beam_size in (int(beam) for beam in _BEAM_SIZES.value):
         translator = Translator.from_model_dir(

@@ -17,29 +17,27 @@ import pathlib
 from absl import app, flags
 
 from bench.provenance import provenance
+from data_pipeline.data_dir import DataDir
+from rnnsearch_tf.models.model_dir import ModelDir
 
 _EVAL_DIRS = flags.DEFINE_list("eval_dirs", None, "TEST_SET:EVALUATE_OUTPUT_DIR pairs.", required=True)
 _DATA_DIR = flags.DEFINE_string("data_dir", None, "The new data, built with --vocabulary_from (its outside counts).")
 _OUTPUT = flags.DEFINE_string("output", None, "JSON file to write.", required=True)
 
 
-def _read_json(path):
-    return json.loads(pathlib.Path(path).read_text(encoding="utf-8")) if pathlib.Path(path).exists() else None
-
-
 def model_row(metrics):
     """What a model's evaluation and directory say of its training."""
-    model_dir = pathlib.Path(metrics["model_dir"])
+    model_dir = ModelDir(metrics["model_dir"])
     training = metrics.get("training") or {}
     return {
-        "model_dir": str(model_dir),
+        "model_dir": model_dir.path,
         "checkpoint": metrics["checkpoint"],
         "updates": training.get("step"),
         "hours": round(training["hours"], 3) if "hours" in training else None,
-        "data_dir": (_read_json(model_dir / "data.json") or {}).get("data_dir"),
+        "data_dir": model_dir.read_data_info().get("data_dir"),
         "best_dev_bleu": round(training["best_dev_bleu"], 2) if "best_dev_bleu" in training else None,
-        "parent": _read_json(model_dir / "parent.json"),
-        "flags": (model_dir / "flags.txt").read_text(encoding="utf-8").splitlines(),
+        "parent": model_dir.read_parent(),
+        "flags": pathlib.Path(model_dir.flags_file).read_text(encoding="utf-8").splitlines(),
     }
 
 
@@ -61,7 +59,7 @@ def main(argv):
             }
     report = {"provenance": provenance(), "rows": models}
     if _DATA_DIR.value:
-        vocabularies = json.loads((pathlib.Path(_DATA_DIR.value) / "metadata.json").read_text())["vocabularies"]
+        vocabularies = DataDir(_DATA_DIR.value).read_metadata()["vocabularies"]
         report["new_data"] = {"data_dir": _DATA_DIR.value, "vocabulary_from": vocabularies["source"].get("from"),
                               "outside_vocabulary": {side: vocabularies[side].get("outside") for side in vocabularies}}
     pathlib.Path(_OUTPUT.value).parent.mkdir(parents=True, exist_ok=True)

@@ -55,7 +55,7 @@ def main(argv):
     workers = search_flags.decode_workers()
     config = search_flags.search_config()
     translator = BatchTranslator.from_model_dir(_MODEL_DIR.value, search_flags.CHECKPOINT.value,
-                                                search_flags.BATCH_SIZE.value, workers=workers, **config.to_dict())
+                                                search_flags.BATCH_SIZE.value, workers=workers, search_config=config)
     paragraphs = ParagraphTranslator(translator)
     sources, targets = _read(_TEST_SET.value, "en"), _read(_TEST_SET.value, "fr")
     sizes = sorted(int(size) for size in _SIZES.value)

@@ -40,6 +40,7 @@ from tensorboard.backend.event_processing import event_accumulator
 
 # --precision (ours, in training and decoding) is train_throughput's flag, defined once per process.
 from bench.peer import PEER, decode_peer, read_peer_report
+from bench.provenance import provenance
 from bench.train_throughput import _PRECISION, PRESETS, _seconds_per_matmul, forward_matmuls
 from data_pipeline import data_files
 from rnnsearch_tf.inference.batch_translator import DECODE_WORKERS, BatchTranslator
@@ -203,6 +204,7 @@ def main(argv):
     peer_flops = flops_per_target_token(peer_forward_matmuls())
     cpuinfo = pathlib.Path("/proc/cpuinfo").read_text()
     report = {
+        "provenance": provenance(),
         "steps": steps,
         "date": time.strftime("%Y-%m-%d"),
         "cpu": {

@@ -24,6 +24,7 @@ from tensorboard.backend.event_processing import event_accumulator
 import tensorflow as tf
 
 from bench.provenance import provenance
+from rnnsearch_tf.models.model_dir import ModelDir
 
 _TRIALS = flags.DEFINE_list("trials", None, "NAME=MODEL_DIR of each trial, in the order to report.", required=True)
 _BASELINE = flags.DEFINE_string("baseline", None, "The trial the others' settings are told against.", required=True)
@@ -39,7 +40,7 @@ _NOT_SETTINGS = ("model_dir", "data_dir", "train_steps", "max_hours", "keep_chec
 def _flags(model_dir):
     """{name: value} of a model directory's flags.txt."""
     settings = {}
-    for line in (model_dir / "flags.txt").read_text().splitlines():
+    for line in pathlib.Path(ModelDir(model_dir).flags_file).read_text().splitlines():
         if line.startswith("--") and "=" in line:
             name, value = line[2:].split("=", 1)
             settings[name] = value
@@ -70,7 +71,7 @@ def trial(model_dir, baseline_flags, test_set):
     """One trial's settings (against the baseline), dev and test curves and speed."""
     model_dir = pathlib.Path(model_dir)
     settings = _flags(model_dir)
-    history = json.loads((model_dir / "training_state.json").read_text())["history"]
+    history = ModelDir(model_dir).read_training_state()["history"]
     tests = _tests(model_dir, test_set)
     last = history[-1]
     per_second = _median_updates_per_second(model_dir)

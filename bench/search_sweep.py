@@ -14,6 +14,7 @@ import time
 import sacrebleu
 from absl import app, flags
 
+from bench.provenance import provenance
 from data_pipeline.data_dir import DataDir
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.utils.text_files import read_lines
@@ -50,7 +51,7 @@ def main(argv):
         bleu = sacrebleu.corpus_bleu(hypotheses, [references]).score
         results.append(dict(options, bleu=round(bleu, 2), seconds=round(seconds, 1)))
     results.sort(key=lambda result: -result["bleu"])
-    print(json.dumps({"model_dir": _MODEL_DIR.value, "split": _SPLIT.value, "sentences": len(sources),
+    print(json.dumps({"provenance": provenance(), "model_dir": _MODEL_DIR.value, "split": _SPLIT.value, "sentences": len(sources),
                       "results": results}, indent=2))
 
 

@@ -52,8 +52,7 @@ _PEER_WORKDIR = flags.DEFINE_string(
 
 def _mean_candidates(translator, sentences, batch_size):
     """Mean V' of the batches of `sentences` (in input order, as a rough guide to the sorted batches)."""
-    tokens = translator.source_tokenizer.tokenize(tf.constant(sentences))
-    source_ids = translator.source_vocabulary.lookup(tokens)
+    source_ids = translator.source_codec.encode(tf.constant(sentences))
     sizes = [
         int(tf.size(translator.shortlist.candidate_ids(source_ids[start:start + batch_size].flat_values)))
         for start in range(0, len(sentences), batch_size)
@@ -67,15 +66,14 @@ def main(argv):
     workers = search_flags.decode_workers()
     batch_size = search_flags.BATCH_SIZE.value
     base = Translator.from_model_dir(_MODEL_DIR.value, search_flags.CHECKPOINT.value,
-                                     **search_flags.search_config().to_dict())
+                                     search_config=search_flags.search_config())
     translators = {"full vocabulary": base}
     for entry in _SHORTLISTS.value:
         name, path = entry.split("=", 1)
         translators[name] = Translator(
-            base.model, base.source_vocabulary, base.target_vocabulary, base.source_language, base.target_language,
-            dataclasses.replace(base.search_config, shortlist=True), shortlist=Shortlist.from_file(path),
+            base.model, base.source_codec, base.target_codec, dataclasses.replace(base.search_config, shortlist=True), shortlist=Shortlist.from_file(path),
         )
-    data_dir = DataDir(ModelDir(_MODEL_DIR.value).read_json("data.json")["data_dir"])
+    data_dir = DataDir(ModelDir(_MODEL_DIR.value).read_data_info()["data_dir"])
     decoders = {name: BatchTranslator(t, t.settings(), batch_size, workers=workers) for name, t in translators.items()}
     report = {"provenance": provenance(), "model_dir": _MODEL_DIR.value, "checkpoint": base.checkpoint_path, "cpu_cores": os.cpu_count(),
               "batch_size": batch_size, "decode_workers": workers, "rounds": _ROUNDS.value,

@@ -34,6 +34,7 @@ import tensorflow as tf
 from absl import app
 from absl import flags
 
+from bench.provenance import provenance
 from data_pipeline.constants import EOS_ID
 from rnnsearch_tf.models.model_config import ModelConfig
 from rnnsearch_tf.models.rnn_search import RNNSearch
@@ -172,12 +173,8 @@ def benchmark(name):
     steps = _STEPS.value or (5 if name == "rnnsearch50" else 20)
     batch, source_length, target_length = (settings[k] for k in ("batch_size", "source_length", "target_length"))
     config = ModelConfig(
-        source_vocab_size=settings["vocab_size"],
-        target_vocab_size=settings["vocab_size"],
-        embedding_dim=settings["embedding_dim"],
-        hidden_dim=settings["hidden_dim"],
-        maxout_dim=settings["maxout_dim"],
-        alignment_dim=settings["alignment_dim"],
+        source_vocab_size=settings["vocab_size"], target_vocab_size=settings["vocab_size"],
+        **{name: settings[name] for name in ("embedding_dim", "hidden_dim", "maxout_dim", "alignment_dim")},
         precision=_PRECISION.value,
     )
     random = np.random.default_rng(0)
@@ -211,7 +208,6 @@ def benchmark(name):
     median = statistics.median(step_seconds)
     target_tokens = batch * target_length
     matmuls, limit_seconds, matmul_flops = matmul_limit(settings, _MATMUL_SECONDS.value)
-    flops_per_token = matmul_flops / target_tokens
     return {
         "preset": name,
         "settings": settings,
@@ -225,7 +221,7 @@ def benchmark(name):
         "target_tokens_per_s": round(target_tokens / median),
         "sentences_per_s": round(batch / median, 1),
         "peak_rss_gib": peak_rss,
-        "analytic_flops_per_target_token": int(flops_per_token),
+        "analytic_flops_per_target_token": int(matmul_flops / target_tokens),
         "achieved_gflop_per_s": round(matmul_flops / median / 1e9, 2),
         "matmul_limit_seconds_per_step": round(limit_seconds, 4),
         "matmul_limit_gflop_per_s": round(matmul_flops / limit_seconds / 1e9, 2),
@@ -243,7 +239,7 @@ def main(argv):
         raise app.UsageError(f"unknown preset(s) {unknown}; choose from {sorted(PRESETS)}")
     if len(names) == 1:
         report = benchmark(names[0])
-        report["cpu_cores"] = os.cpu_count()
+        report.update(cpu_cores=os.cpu_count(), provenance=provenance())
         print(json.dumps(report, indent=2))
         return
     reports = []

@@ -16,7 +16,9 @@ EOS_ID = 2  # ends every source and target sequence
 UNK_ID = 3  # every word outside the shortlist
 
 METADATA_FILE = "metadata.json"  # `DataDir`: what the build read, kept and wrote, with shard checksums
-MODEL_DATA_FILE = "data.json"  # `ModelDir`: the languages and data directory a model was trained on
+MODEL_DATA_FILE = "data.json"  # `ModelDir`: the languages, text codec and data directory a model was trained on
+MODEL_FILE = "model.json"  # `ModelDir`: the model's class and `ModelConfig`
+FLAGS_FILE = "flags.txt"  # `DataDir`, `ModelDir`: the resolved flags of the command that wrote the folder
 SOURCE_VOCABULARY_FILE = "source_vocab.tsv"
 TARGET_VOCABULARY_FILE = "target_vocab.tsv"
 VOCABULARY_FILES = {"source": SOURCE_VOCABULARY_FILE, "target": TARGET_VOCABULARY_FILE}

@@ -11,7 +11,7 @@ from data_pipeline.vocabulary_folder import VocabularyFolder
 
 
 class DataDir(VocabularyFolder):
-    """A data directory, the `--output_dir` of `python -m data_pipeline.build`.
+    """A data directory, the `--output_dir` of `rnnsearch build-data`.
 
         data_dir/
           metadata.json                     pairs read, kept, dropped; vocabularies; shards with sha256
@@ -60,7 +60,7 @@ class DataDir(VocabularyFolder):
                 if names:
                     raise CorruptShardError(
                         f"{self.metadata_file} lists {len(listed)} {split} shards and {self.file(sorted(names)[0])} "
-                        f"{problem}: rebuild {self.path} with `python -m data_pipeline.build`"
+                        f"{problem}: rebuild {self.path} with `rnnsearch build-data`"
                     )
             shard_files.verify_shards(sorted(self.file(name) for name in listed))
 
@@ -76,7 +76,7 @@ class DataDir(VocabularyFolder):
         if not os.path.exists(self.metadata_file):
             raise FileNotFoundError(
                 f"{self.metadata_file} is missing: --data_dir must be the --output_dir of "
-                "`python -m data_pipeline.build`"
+                "`rnnsearch build-data`"
             )
         with open(self.metadata_file, encoding="utf-8") as stream:
             return json.load(stream)

@@ -139,17 +139,7 @@ class DatasetBuilder:
         if "train" not in self.corpus.splits:
             raise ValueError(f"corpus {self.corpus.name} has no train split to learn vocabularies from")
         copied = self._check_vocabulary_from() if self.vocabulary_from else None
-        readers = {
-            split: [
-                pair_reader.PairReader(
-                    part,
-                    [data_files.resolve(f, self.data_root, self.allow_download) for f in part.files],
-                    self.max_line_chars,
-                )
-                for part in parts
-            ]
-            for split, parts in self.corpus.splits.items()
-        }  # resolves every file and checks line counts before any work
+        readers = self._readers()  # resolves every file and checks line counts before any work
         self._work_dir = self.output_dir.parent / f".{self.output_dir.name}.incomplete"
         shutil.rmtree(self._work_dir, ignore_errors=True)
         self._work_dir.mkdir(parents=True)
@@ -172,27 +162,7 @@ class DatasetBuilder:
         for split, summary in splits.items():
             summary["shards"] = self._write_shards(split, ids)
         splits["train"]["joined"] = sum(shard["records"] for shard in splits["train"]["shards"]) - splits["train"]["kept"]
-        metadata = {
-            "corpus": self.corpus.name,
-            "source_language": self.corpus.source_language,
-            "target_language": self.corpus.target_language,
-            "splits": splits,
-            "vocabularies": vocabularies,
-            "codec": {side: codec.description() for side, codec in self._described_codecs().items()},
-            "filters": {
-                "max_length": self.max_length,
-                "max_length_counts": "tokens per side, without </s>",
-                "length_filtered_splits": ["train"],
-                "max_line_chars": self.max_line_chars,
-                "joined_share": self.joined_share,
-                "max_joined_sentences": self.max_joined_sentences,
-            },
-            "shuffle_seed": self.seed,
-            "inputs": [
-                {"path": str(path), "sha256": pair_reader.sha256(path)}
-                for path in dict.fromkeys(p for rs in readers.values() for r in rs for p in r.paths)
-            ],
-        }
+        metadata = self._metadata(splits, vocabularies, readers)
         with open(self._work_dir / constants.METADATA_FILE, "w") as out:
             json.dump(metadata, out, indent=2)
         _replace_folder(self._work_dir, self.output_dir)
@@ -238,10 +208,57 @@ class DatasetBuilder:
             os.remove(path)
         return models
 
+    def _subword_options(self):
+        """The options the SentencePiece models were learned with, or None (words, or a copied codec)."""
+        if not self.subwords or self.vocabulary_from:
+            return None
+        return {"kind": self.subwords, "model_type": self.subword_model,
+                "vocabulary_size": self.subword_vocabulary_size, "joint": self.joint_subwords,
+                "character_coverage": text_codec.CHARACTER_COVERAGE, "byte_fallback": True, "split_digits": True}
+
     def _described_codecs(self):
         """Each side's codec with the vocabulary written here (checks that they fit each other)."""
         return {side: TextCodec(codec.language, self._work_dir / constants.VOCABULARY_FILES[side], codec.kind,
                                 codec.model_file) for side, codec in self._codecs.items()}
+
+    def _readers(self):
+        """{split: its `PairReader`s}: every corpus file resolved and its line counts checked."""
+        return {
+            split: [
+                pair_reader.PairReader(
+                    part,
+                    [data_files.resolve(f, self.data_root, self.allow_download) for f in part.files],
+                    self.max_line_chars,
+                )
+                for part in parts
+            ]
+            for split, parts in self.corpus.splits.items()
+        }
+
+    def _metadata(self, splits, vocabularies, readers):
+        """The dict written to metadata.json (see the class docstring)."""
+        return {
+            "corpus": self.corpus.name,
+            "source_language": self.corpus.source_language,
+            "target_language": self.corpus.target_language,
+            "splits": splits,
+            "vocabularies": vocabularies,
+            "codec": {side: codec.description() for side, codec in self._described_codecs().items()},
+            "filters": {
+                "max_length": self.max_length,
+                "max_length_counts": "tokens per side, without </s>",
+                "length_filtered_splits": ["train"],
+                "max_line_chars": self.max_line_chars,
+                "joined_share": self.joined_share,
+                "max_joined_sentences": self.max_joined_sentences,
+            },
+            "subwords": self._subword_options(),
+            "shuffle_seed": self.seed,
+            "inputs": [
+                {"path": str(path), "sha256": pair_reader.sha256(path)}
+                for path in dict.fromkeys(p for rs in readers.values() for r in rs for p in r.paths)
+            ],
+        }
 
     def _write_vocabularies(self, source_counts, target_counts, training_pairs):
         """Writes both vocabularies; returns their metadata and their token -> id mappings by side."""

@@ -102,8 +102,8 @@ class MosesTokenizer:
     Args:
         language: "en" or "fr"; selects the apostrophe rules and nonbreaking prefixes.
 
-    Example:
-    >>> MosesTokenizer("fr").tokenize(tf.constant(["L'homme a 3,5 kg."]))
+    Example (every command reaches it through the word-level `TextCodec`):
+    >>> TextCodec("fr").tokenize(tf.constant(["L'homme a 3,5 kg."]))
     <tf.RaggedTensor [[b"L'", b'homme', b'a', b'3,5', b'kg', b'.']]>
     """
 

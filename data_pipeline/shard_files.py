@@ -42,7 +42,7 @@ def verify_shards(paths):
         if expected is not None and pair_reader.sha256(path) != expected:
             raise CorruptShardError(
                 f"corrupt TFRecord shard {path}: its sha256 differs from the one in "
-                f"{pathlib.Path(path).parent / METADATA_FILE}; rebuild it with data_pipeline.build"
+                f"{pathlib.Path(path).parent / METADATA_FILE}; rebuild it with `rnnsearch build-data`"
             )
 
 

@@ -46,7 +46,7 @@ class TextCodec(tf.Module):
         name: module name.
 
     Example:
-    >>> codec = TextCodec("fr", "target_vocab.tsv")
+    >>> codec = TextCodec("fr", vocabulary_file)
     >>> codec.detokenize(codec.tokenize(tf.constant(["L'homme a 3,5 kg."])))
     <tf.Tensor: shape=(1,), dtype=string, numpy=array([b"L'homme a 3,5 kg."], dtype=object)>
     """

@@ -3,7 +3,7 @@
 import os
 
 from data_pipeline import text_codec
-from data_pipeline.constants import SOURCE_VOCABULARY_FILE, TARGET_VOCABULARY_FILE
+from data_pipeline.constants import FLAGS_FILE, SOURCE_VOCABULARY_FILE, TARGET_VOCABULARY_FILE
 
 
 class VocabularyFolder:
@@ -27,6 +27,11 @@ class VocabularyFolder:
     @property
     def target_vocabulary_file(self):
         return self.file(TARGET_VOCABULARY_FILE)
+
+    @property
+    def flags_file(self):
+        """flags.txt: the resolved flags of the command that wrote the folder (`--flagfile=` it to run it again)."""
+        return self.file(FLAGS_FILE)
 
     def read_data_info(self):
         """The JSON dict describing the data (languages, `codec`): `DataDir` and `ModelDir` read their own file;

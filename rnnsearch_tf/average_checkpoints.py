@@ -1,4 +1,4 @@
-"""`python -m rnnsearch_tf.average_checkpoints` = `rnnsearch average` (`rnnsearch_tf.cli.average_checkpoints`)."""
+"""`rnnsearch average` = `rnnsearch average` (`rnnsearch_tf.cli.average_checkpoints`)."""
 
 from rnnsearch_tf.cli.main import run_command
 

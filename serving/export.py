@@ -1,9 +1,6 @@
-"""Exports a model directory as a versioned SavedModel for TensorFlow Serving.
+"""Exports a `Translator` as a versioned SavedModel for TensorFlow Serving (`rnnsearch export`).
 
-    python -m serving.export --model_dir=models/rnnsearch50 --export_dir=exports/rnnsearch \
-        --beam_size=12 --length_normalization=length
-
-writes `exports/rnnsearch/<version>/` (integer versions, the newest is served) with the signatures of
+`export` writes `exports/rnnsearch/<version>/` (integer versions, the newest is served) with the signatures of
 `Translator.serving_signatures`: `serving_default` and `translate` (raw text), `translate_prefix` (raw
 text and the start of its translation: the rest, and the `--num_alternatives` most probable next words),
 `translate_ids`, `score` and `settings` (the search options fixed here); see
@@ -19,31 +16,16 @@ import shutil
 
 import numpy as np
 import tensorflow as tf
-from absl import app, flags
 from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
 
 from data_pipeline.constants import RESERVED_TOKENS
 from data_pipeline.vocabulary import Vocabulary
-from rnnsearch_tf.cli import config_flags, search_flags
-from rnnsearch_tf.cli.errors import with_one_line_errors
-from rnnsearch_tf.inference.translator import Translator
 from rnnsearch_tf.utils.exports import newest_version
 from serving.batching import BatchingParameters
 from serving.servable import WARMUP_FILE
 
 SETTINGS_FILE = os.path.join("assets.extra", "export_settings.json")
 BATCHING_PARAMETERS_FILE = "batching_parameters.txt"
-
-_MODEL_DIR = flags.DEFINE_string(
-    "model_dir", None, "Model directory written by training; several joined by + decode as an ensemble.", required=True
-)
-_EXPORT_DIR = flags.DEFINE_string("export_dir", None, "Model base path; versions go in subfolders.", required=True)
-_VERSION = flags.DEFINE_integer("version", None, "Version number; default: one more than the newest.")
-_MAXIMUM_BATCH_SIZE = flags.DEFINE_integer("maximum_batch_size", 1000, "Larger requests are refused.")
-_NUM_ALTERNATIVES = flags.DEFINE_integer(
-    "num_alternatives", 10, "Next words the translate_prefix signature offers after each prefix.", lower_bound=1
-)
-
 
 def next_version(export_dir):
     """One more than the newest version of `export_dir` (`newest_version`'s rule); 1 when it has none."""
@@ -122,25 +104,3 @@ def write_warmup_requests(path, sentences):
                 request.inputs[name].CopyFrom(tf.make_tensor_proto(np.array(texts, dtype=object)))
             writer.write(prediction_log_pb2.PredictionLog(
                 predict_log=prediction_log_pb2.PredictLog(request=request)).SerializeToString())
-
-
-def main(argv):
-    if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-    version = new_version(_EXPORT_DIR.value, _VERSION.value)  # refused before the model is built
-    translator = Translator.from_model_dir(
-        _MODEL_DIR.value,
-        search_flags.CHECKPOINT.value,
-        maximum_batch_size=_MAXIMUM_BATCH_SIZE.value,
-        precision=search_flags.PRECISION.value,
-        num_alternatives=_NUM_ALTERNATIVES.value,
-        **search_flags.search_config(_MODEL_DIR.value).to_dict(),
-    )
-    path = export(translator, _EXPORT_DIR.value, version)
-    print(f"exported {translator.checkpoint_path} to {path}")
-
-
-if __name__ == "__main__":
-    for module in (search_flags, config_flags):  # `python -m serving.export --help` lists the search flags too
-        flags.adopt_module_key_flags(module)
-    app.run(with_one_line_errors(main))

@@ -26,6 +26,7 @@ import tensorflow as tf
 from data_pipeline import text_codec
 from data_pipeline.constants import SOURCE_VOCABULARY_FILE
 from data_pipeline.vocabulary import Vocabulary
+from serving.http_messages import STATUS_TEXT, error_body, json_body
 from data_pipeline.sentence_splitter import SentenceSplitter
 from rnnsearch_tf.utils.exports import read_settings
 
@@ -46,7 +47,6 @@ _SECURITY_HEADERS = [
     ("Cache-Control", "no-cache"),
 ]
 
-_STATUS_TEXT = {200: "200 OK", 400: "400 Bad Request", 404: "404 Not Found", 405: "405 Method Not Allowed"}
 
 
 class Page:
@@ -79,7 +79,7 @@ class Page:
         elif path == _SPLIT_SENTENCES:
             status, content_type, payload = self._split_sentences(method, environ)
         elif method not in ("GET", "HEAD"):
-            status, content_type, payload = 405, "application/json", _error(f"{path} takes GET, not {method}")
+            status, content_type, payload = 405, "application/json", error_body(f"{path} takes GET, not {method}")
         else:
             status, (file_name, content_type) = 200, _FILES[path]
             with open(os.path.join(STATIC_DIR, file_name), "rb") as stream:
@@ -87,26 +87,26 @@ class Page:
             if file_name == "index.html":
                 name = html.escape(self.servable.model_name, quote=True)
                 payload = payload.replace(b"{{model_name}}", name.encode("utf-8"))
-        start_response(_STATUS_TEXT[status], [("Content-Type", content_type),
+        start_response(STATUS_TEXT[status], [("Content-Type", content_type),
                                               ("Content-Length", str(len(payload))), *_SECURITY_HEADERS])
         return [b""] if method == "HEAD" else [payload]
 
     def _unknown_words(self, method, environ):
         if method != "POST":
-            return 405, "application/json", _error(f"{_UNKNOWN_WORDS} takes POST, not {method}")
+            return 405, "application/json", error_body(f"{_UNKNOWN_WORDS} takes POST, not {method}")
         try:
-            request = _json_body(environ)
+            request = json_body(environ)
             sentences = request["tokens"]
             if not isinstance(sentences, list) or not all(
                 isinstance(tokens, list) and all(isinstance(token, str) for token in tokens) for tokens in sentences
             ):
                 raise ValueError('"tokens" must be a list of lists of strings')
         except (ValueError, KeyError, TypeError) as error:
-            return 400, "application/json", _error(f'the body must be {{"tokens": [[token, ...], ...]}}: {error}')
+            return 400, "application/json", error_body(f'the body must be {{"tokens": [[token, ...], ...]}}: {error}')
         try:
             vocabulary = self.source_vocabulary()
         except OSError:  # not an export of serving/export.py
-            return 404, "application/json", _error("this export has no source vocabulary the page can read")
+            return 404, "application/json", error_body("this export has no source vocabulary the page can read")
         if self._settings().get("source_codec", text_codec.MOSES) != text_codec.MOSES:
             unknown = [[False] * len(tokens) for tokens in sentences]  # pieces spell any text: nothing is <unk>
         else:
@@ -115,17 +115,17 @@ class Page:
 
     def _split_sentences(self, method, environ):
         if method != "POST":
-            return 405, "application/json", _error(f"{_SPLIT_SENTENCES} takes POST, not {method}")
+            return 405, "application/json", error_body(f"{_SPLIT_SENTENCES} takes POST, not {method}")
         try:
-            request = _json_body(environ)
+            request = json_body(environ)
             lines = request["text"]
             if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
                 raise ValueError('"text" must be a list of strings')
         except (ValueError, KeyError, TypeError) as error:
-            return 400, "application/json", _error(f'the body must be {{"text": [line, ...]}}: {error}')
+            return 400, "application/json", error_body(f'the body must be {{"text": [line, ...]}}: {error}')
         if self._splitter is None:
             if "source_language" not in self._settings():
-                return 404, "application/json", _error("this export has no settings naming its source language")
+                return 404, "application/json", error_body("this export has no settings naming its source language")
             self._splitter = SentenceSplitter(self._settings()["source_language"])
         sentences = [self._splitter.split(line) for line in lines]
         return 200, "application/json", json.dumps({"sentences": sentences}).encode("utf-8")
@@ -149,11 +149,3 @@ class Page:
             self._source_vocabulary = frozenset(token for token, _ in Vocabulary.read_entries(path))
         return self._source_vocabulary
 
-
-def _json_body(environ):
-    """The request's body parsed as JSON (ValueError if it is not JSON)."""
-    return json.loads(environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0)))
-
-
-def _error(message):
-    return json.dumps({"error": message}).encode("utf-8")

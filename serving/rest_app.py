@@ -21,11 +21,10 @@ import numpy as np
 import tensorflow as tf
 from google.protobuf import json_format
 
+from serving.http_messages import STATUS_TEXT, request_body
 from serving.page import Page
 
 _MODEL_PATH = re.compile(r"^/v1/models/([^/:]+)(?:/versions/(\d+))?(/metadata|:predict)?$")
-_STATUS_TEXT = {200: "200 OK", 400: "400 Bad Request", 404: "404 Not Found", 405: "405 Method Not Allowed",
-                500: "500 Internal Server Error", 503: "503 Service Unavailable"}
 
 
 class RequestError(ValueError):
@@ -103,7 +102,7 @@ class RestApp:
             status, body = 500, {"error": f"{type(error).__name__}: {error}"}
         payload = json.dumps(body).encode("utf-8")
         start_response(
-            _STATUS_TEXT[status], [("Content-Type", "application/json"), ("Content-Length", str(len(payload)))]
+            STATUS_TEXT[status], [("Content-Type", "application/json"), ("Content-Length", str(len(payload)))]
         )
         return [payload]
 
@@ -118,7 +117,7 @@ class RestApp:
         if method != expected:
             raise RequestError(f"{path} takes {expected}, not {method}", 405)
         if action == ":predict":
-            return 200, self._predict(environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0)))
+            return 200, self._predict(request_body(environ))
         if action == "/metadata":
             return 200, self._metadata()
         return 200, self._status()

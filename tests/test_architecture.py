@@ -41,3 +41,22 @@ def test_every_module_of_the_command_line_is_a_layer():
     names = {name for layer in _layers() for name in layer}
     modules = {f"rnnsearch_tf.cli.{path.stem}" for path in (REPO_ROOT / "rnnsearch_tf" / "cli").glob("*.py")}
     assert modules - {"rnnsearch_tf.cli.__init__"} <= names
+
+
+def test_the_folders_own_their_file_names():
+    """No file name of a model or data folder is written outside the modules that own them (the folder classes
+    and the constants they share): every other module asks `ModelDir` or `DataDir`."""
+    from data_pipeline import constants
+    from rnnsearch_tf.models import model_dir
+
+    names = [constants.METADATA_FILE, constants.MODEL_DATA_FILE, constants.MODEL_FILE, constants.FLAGS_FILE,
+             constants.SOURCE_VOCABULARY_FILE, constants.TARGET_VOCABULARY_FILE, model_dir.PARENT_FILE,
+             model_dir.TRAINING_STATE_FILE, model_dir.SHORTLIST_FILE]
+    owners = {"data_pipeline/constants.py", "rnnsearch_tf/models/model_dir.py"}
+    found = sorted(
+        (str(path.relative_to(REPO_ROOT)), name)
+        for package in ("data_pipeline", "rnnsearch_tf", "serving", "bench")
+        for path in (REPO_ROOT / package).rglob("*.py") if str(path.relative_to(REPO_ROOT)) not in owners
+        for name in names if f'"{name}"' in path.read_text(encoding="utf-8")
+    )
+    assert found == []

@@ -1,4 +1,4 @@
-"""`rnnsearch average` (`rnnsearch_tf.cli.average_checkpoints`, run as `python -m rnnsearch_tf.average_checkpoints`)
+"""`rnnsearch average` (`rnnsearch_tf.cli.average_checkpoints`, run as `rnnsearch average`)
 on a tiny random model directory: `--source` and `--count` pick the checkpoints, the result is what
 `--checkpoint=averaged` reads, and a mistake ends in an error naming the flag or the folder with nothing
 written. The averaging itself is tested in test_checkpoint_averaging.py."""
@@ -26,7 +26,7 @@ def _average(*args):
 
 def test_average_checkpoints_command(tmp_path):
     path = write_model_dir(tmp_path / "model")
-    with pytest.raises(FileNotFoundError, match="average_checkpoints --model_dir"):
+    with pytest.raises(FileNotFoundError, match="run `rnnsearch average --model_dir="):
         ModelDir(path).checkpoint_path("averaged")
     completed = subprocess.run(
         [sys.executable, "-m", "rnnsearch_tf.average_checkpoints", f"--model_dir={path}", "--count=3"],

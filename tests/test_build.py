@@ -1,4 +1,4 @@
-"""`python -m data_pipeline.build` on the real Multi30k, as users run it."""
+"""`rnnsearch build-data` on the real Multi30k, as users run it."""
 
 import json
 import os
@@ -12,7 +12,7 @@ def test_build_multi30k_leaves_shards_vocabularies_and_metadata(data_root, tmp_p
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT), RNNSEARCH_DATA=str(data_root))
     completed = subprocess.run(
         [
-            sys.executable, "-m", "data_pipeline.build",
+            sys.executable, "-m", "rnnsearch_tf.cli.main", "build-data",
             "--flagfile=configs/data/multi30k.flags", f"--output_dir={tmp_path}",
         ],
         check=True, capture_output=True, env=environment, cwd=REPO_ROOT, text=True,

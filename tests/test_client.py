@@ -1,5 +1,5 @@
-"""serving/client.py, the command-line client (`rnnsearch client`): files in and out over gRPC, REST with
-scores, the truncated lines named, and no TensorFlow on the REST path; against `serving.local_server`,
+"""rnnsearch_tf/cli/client.py, the command-line client (`rnnsearch client`): files in and out over gRPC, REST with
+scores, the truncated lines named, and no TensorFlow on the REST path; against `rnnsearch serve`,
 and the real `tensorflow_model_server` whenever it is on PATH."""
 
 import os
@@ -26,7 +26,7 @@ def test_command_line_client(server, tmp_path):
     long_line = " ".join(["cat"] * (SEARCH_OPTIONS["maximum_source_length"] + 1))
     inputs = ["the cat", "", "the dog sees a house .", long_line]
     (tmp_path / "input.txt").write_text("\n".join(inputs) + "\n", encoding="utf-8")
-    common = [sys.executable, "-m", "serving.client", f"--model_name={MODEL_NAME}"]
+    common = [sys.executable, "-m", "rnnsearch_tf.cli.main", "client", f"--model_name={MODEL_NAME}"]
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     stderr = subprocess.run(
         common + [f"--server={server.address}", f"--input_file={tmp_path / 'input.txt'}",
@@ -46,7 +46,7 @@ def test_command_line_client(server, tmp_path):
 
 
 def test_rest_client_path_does_not_import_tensorflow():
-    check = "import sys, serving.client; sys.exit('tensorflow' in sys.modules)"
+    check = "import sys, rnnsearch_tf.cli.client; sys.exit('tensorflow' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", check], cwd=REPO_ROOT, timeout=60).returncode == 0
 
 

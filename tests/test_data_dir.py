@@ -43,7 +43,7 @@ def test_shard_pattern_matches_every_shard_name_and_no_other_split(data_dir, tmp
 def test_read_metadata_round_trips_and_a_missing_file_says_how_to_build_it(data_dir, tmp_path):
     assert data_dir.read_metadata() == json.loads((tmp_path / "metadata.json").read_text())
     with pytest.raises(FileNotFoundError, match=rf"{tmp_path}/other/metadata.json is missing: --data_dir must be "
-                                                r"the --output_dir of `python -m data_pipeline.build`"):
+                                                r"the --output_dir of `rnnsearch build-data`"):
         DataDir(tmp_path / "other").read_metadata()
 
 

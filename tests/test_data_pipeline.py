@@ -29,7 +29,7 @@ def test_the_translate_command_does_not_import_tensorflow_text(tmp_path):
     text_codec.learn_sentencepiece([text], tmp_path / "spm.model", "bpe", 300, seed=1)
     script = (
         "import sys\n"
-        "import rnnsearch_tf.cli.translate, serving.local_server\n"
+        "import rnnsearch_tf.cli.translate, rnnsearch_tf.cli.serve\n"
         "print('tensorflow_text' in sys.modules)\n"
         "from data_pipeline.text_codec import TextCodec\n"
         f"TextCodec('en', None, 'sentencepiece', {str(tmp_path / 'spm.model')!r})\n"

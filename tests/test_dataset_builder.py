@@ -9,7 +9,7 @@ import sentencepiece
 import tensorflow as tf
 
 from data_pipeline import DatasetBuilder
-from data_pipeline import build
+from rnnsearch_tf.cli import build_data as build
 from data_pipeline import corpus_registry
 from data_pipeline import text_codec
 from data_pipeline.constants import EOS_ID

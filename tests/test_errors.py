@@ -1,5 +1,5 @@
-"""rnnsearch_tf/cli/errors.py: a user's mistake is one `error:` line and exit code 1, through `rnnsearch` and
-through serving's `python -m` modules; a bug keeps its traceback."""
+"""rnnsearch_tf/cli/errors.py: a user's mistake is one `error:` line and exit code 1 (the serving commands as
+the others); a bug keeps its traceback."""
 
 import pathlib
 import subprocess
@@ -13,19 +13,20 @@ from rnnsearch_tf.cli.errors import with_one_line_errors
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("module, args, message", [
-    ("serving.export", ["--model_dir=/no/such/model", "--export_dir=/no/such/export"], "/no/such/model/model.json is missing"),
-    ("serving.local_server", ["--model_base_path=/no/such/export"], "no version folder"),
-    ("serving.client", ["--rest_url=http://127.0.0.1:9", "--input_file=/no/such/input.txt"], "/no/such/input.txt"),
+@pytest.mark.parametrize("command, args, message", [
+    ("export", ["--model_dir=/no/such/model", "--export_dir=/no/such/export"], "/no/such/model/data.json is missing"),
+    ("serve", ["--model_base_path=/no/such/export"], "no version folder"),
+    ("client", ["--rest_url=http://127.0.0.1:9", "--input_file=/no/such/input.txt"], "/no/such/input.txt"),
 ])
-def test_servings_modules_run_with_python_m_end_a_mistake_in_one_line(module, args, message):
-    result = subprocess.run([sys.executable, "-m", module, *args], cwd=REPO_ROOT, capture_output=True, text=True,
+def test_the_serving_commands_end_a_mistake_in_one_line(command, args, message):
+    module = ["rnnsearch_tf.cli.main", command]
+    result = subprocess.run([sys.executable, "-m", *module, *args], cwd=REPO_ROOT, capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 1, result.stderr[-3000:]
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("error: ") and message in last, result.stderr[-3000:]
     assert "Traceback" not in result.stderr
-    verbose = subprocess.run([sys.executable, "-m", module, *args, "--verbosity=1"], cwd=REPO_ROOT,
+    verbose = subprocess.run([sys.executable, "-m", *module, *args, "--verbosity=1"], cwd=REPO_ROOT,
                              capture_output=True, text=True, timeout=300)
     assert verbose.returncode == 1 and "Traceback" in verbose.stderr
 

@@ -1,5 +1,5 @@
 """serving/export.py: the SavedModel (layout, ops TF Serving has, every signature reloaded in a fresh process)
-and the `rnnsearch export` command (`python -m serving.export`)."""
+and the `rnnsearch export` command (`rnnsearch export`)."""
 
 import json
 import os
@@ -169,7 +169,7 @@ def test_the_command_exports_the_next_version_with_its_search_flags(exported, tm
 
     def run_export(*args):
         return subprocess.run(
-            [sys.executable, "-m", "serving.export", f"--export_dir={export_dir}", "--beam_size=2",
+            [sys.executable, "-m", "rnnsearch_tf.cli.main", "export", f"--export_dir={export_dir}", "--beam_size=2",
              "--maximum_source_length=12", *args],
             cwd=REPO_ROOT, capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=300,
         )
@@ -188,8 +188,8 @@ def test_the_command_exports_the_next_version_with_its_search_flags(exported, tm
     assert sorted(os.listdir(export_dir)) == ["1", "2", export.BATCHING_PARAMETERS_FILE]
 
 
-def test_python_m_serving_export_help_lists_its_flags_and_the_search_flags():
-    shown = subprocess.run([sys.executable, "-m", "serving.export", "--helpshort"], cwd=REPO_ROOT, capture_output=True,
+def test_export_help_lists_its_flags_and_the_search_flags():
+    shown = subprocess.run([sys.executable, "-m", "rnnsearch_tf.cli.main", "export", "--helpshort"], cwd=REPO_ROOT, capture_output=True,
                            text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=300).stdout
     listed = {line.split(":")[0].strip() for line in shown.splitlines() if line.startswith("  --")}
     assert {"--export_dir", "--model_dir", "--batch_size", "--beam_size", "--maximum_source_length"} <= listed, listed

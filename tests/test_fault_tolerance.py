@@ -149,7 +149,7 @@ def test_missing_or_corrupt_shards_are_named_before_training(toy_data, tmp_path)
 def test_a_build_killed_before_it_finishes_leaves_the_earlier_build_as_it_was(toy_data, tmp_path):
     raw = toy_data.parent / "raw"
     output = tmp_path / "data"
-    arguments = [sys.executable, "-m", "data_pipeline.build", "--corpus=text_files", f"--output_dir={output}",
+    arguments = [sys.executable, "-m", "rnnsearch_tf.cli.main", "build-data", "--corpus=text_files", f"--output_dir={output}",
                  f"--train_source={raw / 'train.en'}", f"--train_target={raw / 'train.fr'}",
                  f"--dev_source={raw / 'dev.en'}", f"--dev_target={raw / 'dev.fr'}", "--num_shards=2"]
     first = run([*arguments, "--shortlist_size=100"])

@@ -245,7 +245,7 @@ def test_a_port_in_use_is_named_before_the_model_is_loaded(tmp_path_factory):
             check_port("127.0.0.1", port, "--rest_api_port")
         check_port("127.0.0.1", 0, "--port")  # any free port
         refused = subprocess.run(
-            [sys.executable, "-m", "serving.local_server", f"--model_base_path={export_dir}", f"--port={port}"],
+            [sys.executable, "-m", "rnnsearch_tf.cli.main", "serve", f"--model_base_path={export_dir}", f"--port={port}"],
             cwd=REPO_ROOT, capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=120,
         )
     assert refused.returncode == 1, refused.stderr[-2000:]

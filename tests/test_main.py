@@ -51,7 +51,7 @@ def test_tokenize_through_the_command_equals_python_m(tmp_path):
     text = "L'homme a 3,5 kg.\n"
     via_command = subprocess.run([str(RNNSEARCH), "tokenize", "--lang=fr"], input=text, capture_output=True, text=True,
                                  cwd=REPO_ROOT, timeout=300)
-    via_module = subprocess.run([sys.executable, "-m", "rnnsearch_tf.cli.tokenize", "--lang=fr"], input=text,
+    via_module = subprocess.run([sys.executable, "-m", "rnnsearch_tf.cli.main", "tokenize", "--lang=fr"], input=text,
                                 capture_output=True, text=True, cwd=REPO_ROOT, timeout=300)
     assert via_command.returncode == 0, via_command.stderr[-2000:]
     assert via_command.stdout == via_module.stdout and via_command.stdout.strip()

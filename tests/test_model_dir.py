@@ -163,3 +163,21 @@ def test_check_vocabularies_against_the_checksums_of_the_data_directory(tmp_path
     del vocabularies["target"]["sha256"]  # a data directory built before checksums were recorded
     (data / "metadata.json").write_text(json.dumps({"vocabularies": vocabularies}))
     model_dir.check_vocabularies(DataDir(data))
+
+
+def test_the_folder_names_its_files_and_reads_them(tmp_path):
+    config = small_config()
+    model_dir = _model_dir(tmp_path / "model", config=config)
+    assert model_dir.read_model_description() == {"model": "rnnsearch", "config": config.to_dict()}
+    assert model_dir.model_file == str(tmp_path / "model" / "model.json")
+    assert model_dir.read_training_state() is None  # not validated yet
+    (tmp_path / "model" / "training_state.json").write_text('{"step": 5}')
+    assert model_dir.read_training_state() == {"step": 5}
+    assert model_dir.shortlist_file == str(tmp_path / "model" / "shortlist.npz")
+    assert model_dir.flags_file == str(tmp_path / "model" / "flags.txt")
+    assert model_dir.tensorboard_dir("dev") == str(tmp_path / "model" / "dev")
+    assert model_dir.worker_dir(2) == str(tmp_path / "model" / "workers" / "2")
+    with pytest.raises(ValueError, match="TensorBoard logs are train/ and dev/"):
+        model_dir.tensorboard_dir("test")
+    assert model_dir.codec_descriptions()["target"] == {"kind": "moses", "language": "fr",
+                                                          "vocabulary": "target_vocab.tsv"}

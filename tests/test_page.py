@@ -305,3 +305,50 @@ def test_split_sentences_translates_each_sentence_and_joins_them(browser, server
         urllib.request.urlopen(urllib.request.Request(server.url + "page/split_sentences", data=b'{"text": [1]}'),
                                timeout=WAIT)
     assert refused.value.code == 400
+
+
+@pytest.fixture(scope="module")
+def subword_server(tmp_path_factory):
+    """The page of a served subword (SentencePiece) export."""
+    from rnnsearch_tf.inference.translator import Translator
+    from serving import export
+    from helpers.subword_test_data import subword_model_dir
+
+    _, model_dir = subword_model_dir(tmp_path_factory)
+    export_dir = model_dir.parent / "exports"
+    export.export(Translator.from_model_dir(model_dir, beam_size=2, maximum_source_length=40), str(export_dir))
+    servable = Servable(str(export_dir), MODEL_NAME)
+    running = LocalServer(servable, rest_api_port=0).start()
+    running.url = f"http://127.0.0.1:{running.rest_api_port}/"
+    running.servable = servable
+    yield running
+    running.stop()
+    servable.close()
+
+
+def test_a_subword_model_shows_words_and_forces_the_text_of_an_alternative(browser, subword_server):
+    from selenium.webdriver.common.by import By
+    from helpers.subword_test_data import RARE_SENTENCE
+
+    section = _open_and_translate(browser, subword_server, [RARE_SENTENCE])[0]
+    source = [chip.text for chip in section.find_elements(By.CSS_SELECTOR, ".source-tokens .token")]
+    assert source == RARE_SENTENCE.split() + ["</s>"]  # the words the pieces make, none marked unknown
+    assert not section.find_elements(By.CSS_SELECTOR, ".source-tokens .token.unknown")
+    expected = subword_server.servable.predict("translate", {"text": np.array([RARE_SENTENCE.encode()], object)})
+    translation = expected["translation"][0].decode()
+    assert section.find_element(By.CSS_SELECTOR, ".translation-text").text == translation
+    assert _target_words(section) == [word.decode() for word in expected["words"][0] if word]
+    assert len(_cells(section)) == len(_target_words(section))
+    section.find_elements(By.CSS_SELECTOR, ".target-tokens .token")[0].click()
+    options = _wait(browser, lambda: browser.find_elements(By.CSS_SELECTOR, ".alternatives .alternative"),
+                    "no alternatives appeared")
+    labels = [option.find_element(By.CSS_SELECTOR, ".alternative-word").text for option in options]
+    assert all("▁" not in label for label in labels)
+    starting = [option for option, label in zip(options, labels) if label and not label.startswith("…")]
+    word = starting[0].find_element(By.CSS_SELECTOR, ".alternative-word").text
+    starting[0].click()
+    _wait(browser, lambda: browser.find_elements(By.CSS_SELECTOR, "section.sentence .badge.forced"),
+          "the sentence was not translated again")
+    section = browser.find_element(By.CSS_SELECTOR, "section.sentence")
+    assert section.find_element(By.CSS_SELECTOR, ".translation-text").text.startswith(word)
+    assert _target_words(section)[0].startswith(word)

@@ -48,6 +48,8 @@ def _kind(path):
     report = _load(path)
     if path.name.startswith("long_sentences"):
         return "long_sentences"
+    if path.name.startswith("subwords"):
+        return "subwords"
     if "models" in report:
         return "evaluation"
     if path.name.startswith("peer_comparison"):
@@ -241,6 +243,15 @@ def test_serving_rows_show_the_bench_json(path):
 def test_finetune_rows_show_the_bench_json(path):
     for name, row in _load(path)["rows"].items():
         values = [str(row["updates"])] + [f"{result['bleu']:.2f}" for result in row["bleu"].values()]
+        assert _row_with(*values), f"{path.name}: no table row shows {name}'s {values}"
+
+
+@pytest.mark.parametrize("path", _of_kind("subwords"), ids=_ids)
+def test_subword_rows_show_the_bench_json(path):
+    for name, model in _load(path)["models"].items():
+        values = [str(model["training"]["updates"]), f"{model['sentences_per_s']:.1f}",
+                  f"{100 * model['probe']['names_unchanged']:.0f}%", f"{100 * model['probe']['numbers_unchanged']:.0f}%"]
+        values += [f"{bleu['searched']:.2f}" for bleu in model["bleu"].values()]
         assert _row_with(*values), f"{path.name}: no table row shows {name}'s {values}"
 
 

@@ -3,6 +3,7 @@
 attention over words against a NumPy transcription; bad codec files are named."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -141,3 +142,16 @@ def test_bad_codec_files_are_named(subword_files, tmp_path):
         TextCodec("en", vocabulary, "sentencepiece")
     assert json.loads(json.dumps(TextCodec("en", vocabulary, "sentencepiece", model).description()))["model"] == (
         "spm.model")
+
+
+def test_text_becomes_ids_in_one_place():
+    """The Moses tokenizer is built by the codec only, and vocabulary files are parsed by `Vocabulary` only: no
+    command tokenizes, or reads a vocabulary, on its own."""
+    from conftest import REPO_ROOT
+
+    sources = {str(path.relative_to(REPO_ROOT)): path.read_text(encoding="utf-8")
+               for package in ("data_pipeline", "rnnsearch_tf", "serving", "bench")
+               for path in (REPO_ROOT / package).rglob("*.py")}
+    assert sorted(name for name, text in sources.items() if "MosesTokenizer(" in text) == ["data_pipeline/text_codec.py"]
+    opened = re.compile(r"(open|GFile)\([^)]*vocab")  # a vocabulary file opened to be read or written
+    assert sorted(name for name, text in sources.items() if opened.search(text)) == []

@@ -10,7 +10,7 @@ from conftest import REPO_ROOT
 def _run(args, text):
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
     result = subprocess.run(
-        [sys.executable, "-m", "rnnsearch_tf.cli.tokenize", *args],
+        [sys.executable, "-m", "rnnsearch_tf.cli.main", "tokenize", *args],
         input=text.encode(), capture_output=True, check=True, env=environment, cwd=REPO_ROOT,
     )
     return result.stdout.decode()

@@ -61,7 +61,7 @@ def test_the_model_comes_from_the_flags_and_the_data_and_flags_txt_resumes_the_r
     [
         (("extra",), "error: unexpected arguments: extra (--help lists the flags)"),
         (("--data_dir={empty}",), "error: {empty}/metadata.json is missing: --data_dir must be the --output_dir of "
-                                  "`python -m data_pipeline.build`; build the data first (--help lists the flags)"),
+                                  "`rnnsearch build-data`; build the data first (--help lists the flags)"),
         (("--embedding_dropout=1.5",), "error: ModelConfig.embedding_dropout must be a rate in [0, 1), got 1.5"),
         (("--label_smoothing=1",), "error: TrainingConfig.label_smoothing must be in [0, 1), got 1.0"),
         (("--hidden_dim=sixteen",),

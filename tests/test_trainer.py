@@ -23,7 +23,7 @@ from rnnsearch_tf import ModelConfig
 from rnnsearch_tf import TrainingDivergedError
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.models.model_dir import ModelDir
-from rnnsearch_tf.training import trainer as trainer_module
+from rnnsearch_tf.training import training_budget
 from rnnsearch_tf.training.trainer import Trainer
 from rnnsearch_tf.training.training_config import TrainingConfig
 from helpers.shard_test_data import checkpoint_bytes
@@ -161,7 +161,7 @@ def test_max_epochs_stops_once_that_share_of_the_training_pairs_is_seen(toy_data
 
 def test_a_budget_used_up_by_a_validation_stops_at_the_validated_step(toy_data, tmp_path, monkeypatch):
     # The quickstart's 8 minutes ran out during the validation at step 1000; it then made update 1001 and
-    # validated it too. An hour passes during each validation here (a clock in the trainer's module).
+    # validated it too. An hour passes during each validation here (the clock of the training budget).
     class Clock:
         offset = 0.0
 
@@ -169,7 +169,7 @@ def test_a_budget_used_up_by_a_validation_stops_at_the_validated_step(toy_data, 
             return time.time() + self.offset
 
     clock = Clock()
-    monkeypatch.setattr(trainer_module, "time", clock)
+    monkeypatch.setattr(training_budget, "time", clock)
     config = training_config(toy_data, tmp_path / "timed", train_steps=10_000, max_hours=0.5, validate_every=2)
     trainer = make_trainer(model_config(toy_data), config)
     validate = trainer.validator
@@ -435,7 +435,7 @@ def test_switch_data_dir_with_other_vocabularies_is_refused_before_training(toy_
 
 @pytest.mark.large  # two trainings: the switch by time equals the switch by updates (default suite, above)
 def test_switch_at_a_share_of_max_hours_as_of_train_steps(toy_data, joined_data, tmp_path, monkeypatch):
-    # A minute passes with each update (a clock in the trainer's module): with max_hours=0.1 (6 updates) the
+    # A minute passes with each update (the clock of the training budget): with max_hours=0.1 (6 updates) the
     # switch comes after 3, as it does with train_steps=6.
     by_steps = make_trainer(model_config(toy_data), training_config(
         toy_data, tmp_path / "steps", train_steps=6, switch_data_dir=str(joined_data), switch_at=0.5)).train()
@@ -447,7 +447,7 @@ def test_switch_at_a_share_of_max_hours_as_of_train_steps(toy_data, joined_data,
             self.now += 60.0
             return self.now
 
-    monkeypatch.setattr(trainer_module, "time", Clock())
+    monkeypatch.setattr(training_budget, "time", Clock())
     by_hours = make_trainer(model_config(toy_data), training_config(
         toy_data, tmp_path / "hours", train_steps=10_000, max_hours=0.1, switch_data_dir=str(joined_data),
         switch_at=0.5)).train()

@@ -26,28 +26,28 @@ from rnnsearch_tf.cli.errors import with_one_line_errors
 NATIVE_LOG = os.path.join(tempfile.gettempdir(), f"rnnsearch-tf-{os.getuid()}.native.log")
 
 COMMANDS = {
-    "build-data": ("data_pipeline.build", "tokenize a parallel corpus, build vocabularies and TFRecord shards"),
+    "build-data": ("rnnsearch_tf.cli.build_data", "tokenize a parallel corpus, build vocabularies and TFRecord shards"),
     "tokenize": ("rnnsearch_tf.cli.tokenize", "tokenize (or detokenize) stdin to stdout as a model's text codec does"),
-    "join-sentences": ("data_pipeline.join_sentences", "a long test set: consecutive test pairs joined into one"),
+    "join-sentences": ("rnnsearch_tf.cli.join_sentences", "a long test set: consecutive test pairs joined into one"),
     "train": ("rnnsearch_tf.cli.train", "train RNNsearch or RNNencdec from a flagfile"),
     "average": ("rnnsearch_tf.cli.average_checkpoints", "average the last or best checkpoints of a run"),
     "translate": ("rnnsearch_tf.cli.translate", "translate a file with a model directory, an ensemble or an export"),
     "shortlist": ("rnnsearch_tf.cli.shortlist", "build a model directory's vocabulary shortlist for --shortlist"),
     "score": ("rnnsearch_tf.cli.score", "log p(y | x) of sentence pairs; rescore Moses n-best lists"),
     "evaluate": ("rnnsearch_tf.cli.evaluate", "the paper's tables and figures for one or several models"),
-    "export": ("serving.export", "write a SavedModel for TensorFlow Serving"),
-    "serve": ("serving.local_server", "serve an export over TF Serving's gRPC and REST APIs"),
-    "client": ("serving.client", "translate with a served model over gRPC or REST"),
+    "export": ("rnnsearch_tf.cli.export", "write a SavedModel for TensorFlow Serving"),
+    "serve": ("rnnsearch_tf.cli.serve", "serve an export over TF Serving's gRPC and REST APIs"),
+    "client": ("rnnsearch_tf.cli.client", "translate with a served model over gRPC or REST"),
 }
 
 
 # Commands that end their process without the interpreter's teardown once they have written and flushed
 # everything: unloading TensorFlow's modules and graphs takes most of a second, longer than translating
 # one sentence. Commands with background writers (train's TensorBoard files) end the ordinary way.
-QUICK_EXIT = ("rnnsearch_tf.cli.translate", "rnnsearch_tf.cli.score", "serving.client", "rnnsearch_tf.cli.tokenize")
+QUICK_EXIT = ("rnnsearch_tf.cli.translate", "rnnsearch_tf.cli.score", "rnnsearch_tf.cli.client", "rnnsearch_tf.cli.tokenize")
 
 # Commands that never import TensorFlow (the gRPC/REST client: its start-up is all it costs).
-WITHOUT_TENSORFLOW = ("serving.client",)
+WITHOUT_TENSORFLOW = ("rnnsearch_tf.cli.client",)
 
 # The packages whose flags are a command's own (`--help` lists them); a process imports one command.
 OUR_PACKAGES = ("rnnsearch_tf", "data_pipeline", "serving")

@@ -33,6 +33,7 @@ log p(target | source), and the model's own K best translations (beam search wit
 """
 
 import collections
+import dataclasses
 import json
 import sys
 
@@ -50,7 +51,7 @@ from rnnsearch_tf.utils.text_files import check_writable, open_output, read_line
 _MODEL_DIR = flags.DEFINE_string(
     "model_dir", None, "Model directory written by training; several joined by + decode as an ensemble."
 )
-_SAVED_MODEL = flags.DEFINE_string("saved_model", None, "Instead of --model_dir: an export of serving/export.py.")
+_SAVED_MODEL = flags.DEFINE_string("saved_model", None, "Instead of --model_dir: an export of `rnnsearch export`.")
 _SOURCE = flags.DEFINE_string("source", None, "Source sentences, one per line (with --target or --nbest).")
 _TARGET = flags.DEFINE_string("target", None, "Target sentences, line-aligned with --source.")
 _NBEST = flags.DEFINE_string("nbest", None, "Instead of --target: a Moses n-best list to rescore.")
@@ -145,18 +146,18 @@ def main(argv):
         raise app.UsageError("give exactly one of --target (scoring) and --nbest (rescoring)")
     check_writable(_OUTPUT.value, "--output")
     check_writable(_BEST_OUTPUT.value, "--best_output")
-    search_options = search_flags.search_config().to_dict()
-    if _PHRASE_TABLE_TOP.value and not search_options["sampling"]:
-        search_options.update(
-            num_hypotheses=_PHRASE_TABLE_TOP.value, beam_size=max(search_options["beam_size"], _PHRASE_TABLE_TOP.value)
-        )
+    search_config = search_flags.search_config()
+    if _PHRASE_TABLE_TOP.value and not search_config.sampling:
+        search_config = dataclasses.replace(search_config, num_hypotheses=_PHRASE_TABLE_TOP.value,
+                                            beam_size=max(search_config.beam_size, _PHRASE_TABLE_TOP.value))
     workers = search_flags.decode_workers()
     if _SAVED_MODEL.value:
         scorer = BatchTranslator.from_saved_model(_SAVED_MODEL.value, search_flags.BATCH_SIZE.value, workers=workers)
     else:
         scorer = BatchTranslator.from_model_dir(
             _MODEL_DIR.value, search_flags.CHECKPOINT.value, search_flags.BATCH_SIZE.value, workers=workers,
-            function_cache=search_flags.function_cache(), precision=search_flags.PRECISION.value, **search_options,
+            function_cache=search_flags.function_cache(), precision=search_flags.PRECISION.value,
+            search_config=search_config,
         )
     if _PHRASE_TABLE_TOP.value:
         _phrase_table_top(scorer, _PHRASE_TABLE_TOP.value)

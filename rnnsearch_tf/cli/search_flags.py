@@ -9,7 +9,6 @@ from absl import flags
 from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags
 from rnnsearch_tf.inference.batch_translator import DECODE_WORKERS as _DEFAULT_WORKERS
 from rnnsearch_tf.inference.search_config import SearchConfig
-from rnnsearch_tf.inference.shortlist import SHORTLIST_FILE
 from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.utils.function_cache import FunctionCache, default_directory
 from rnnsearch_tf.utils.precision import PRECISIONS
@@ -55,8 +54,8 @@ def search_config(model_dir=None):
 
     Given the model directory that `translate` or `export` decodes with, `shortlist` is on where
     `--shortlist` / `--noshortlist` was not given and the directory is a single model with a vocabulary
-    shortlist (`rnnsearch shortlist`): on two Multi30k models it decoded 1.5x faster at 0.2-0.4 higher
-    BLEU (docs/translating.md). `evaluate` and `score` give no model directory: the paper's tables and
+    shortlist (`rnnsearch shortlist`): measured faster at the same or higher BLEU
+    (`bench/results/shortlist.json`, docs/translating.md). `evaluate` and `score` give no model directory: the paper's tables and
     log p(y | x) are over the whole vocabulary unless `--shortlist` asks.
     """
     config = config_from_flags(SearchConfig, _SEARCH_FLAGS)
@@ -68,4 +67,4 @@ def search_config(model_dir=None):
 def has_shortlist(model_dir):
     """Whether `model_dir` is one model directory (not an ensemble "a+b") with a `shortlist.npz`."""
     paths = ModelDir.split(model_dir)
-    return len(paths) == 1 and os.path.exists(ModelDir(paths[0]).file(SHORTLIST_FILE))
+    return len(paths) == 1 and os.path.exists(ModelDir(paths[0]).shortlist_file)

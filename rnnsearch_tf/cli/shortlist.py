@@ -12,7 +12,7 @@ from absl import app, flags
 
 from data_pipeline import shard_files
 from data_pipeline.data_dir import DataDir
-from rnnsearch_tf.inference.shortlist import FREQUENT_WORDS, PER_SOURCE_WORD, SHORTLIST_FILE, Shortlist
+from rnnsearch_tf.inference.shortlist import FREQUENT_WORDS, PER_SOURCE_WORD, Shortlist
 from rnnsearch_tf.models.model_dir import ModelDir
 
 _MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory written by training.", required=True)
@@ -33,9 +33,9 @@ def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     model_dir = ModelDir(_MODEL_DIR.value)
-    data_dir = DataDir(_DATA_DIR.value or model_dir.read_json("data.json")["data_dir"])
+    data_dir = DataDir(_DATA_DIR.value or model_dir.read_data_info()["data_dir"])
     model_dir.check_vocabularies(data_dir)
-    config = model_dir.read_json("model.json")["config"]
+    config = model_dir.read_model_description()["config"]
     paths = shard_files.list_shards(data_dir.shard_pattern("train"))
     pairs = (
         (example["source_ids"], example["target_ids"])
@@ -44,7 +44,7 @@ def main(argv):
     shortlist = Shortlist.build(
         pairs, config["source_vocab_size"], config["target_vocab_size"], _PER_SOURCE_WORD.value, _FREQUENT.value
     )
-    path = model_dir.file(SHORTLIST_FILE)
+    path = model_dir.shortlist_file
     shortlist.save(path)
     print(f"wrote {path}: {shortlist.per_source_word} target words per source word, {len(shortlist.frequent)} frequent")
 

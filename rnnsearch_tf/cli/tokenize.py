@@ -50,7 +50,3 @@ def main(argv):
             output = tf.strings.reduce_join(text_codec.tokenize(batch), axis=-1, separator=" ").numpy().tolist()
         stdout.write(b"".join(line + b"\n" for line in output))
     stdout.flush()
-
-
-if __name__ == "__main__":
-    app.run(main)

@@ -20,6 +20,7 @@ from absl import logging
 from data_pipeline.data_dir import DataDir
 from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags
 from rnnsearch_tf.inference.search_config import SearchConfig
+from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.models.model_config import ModelConfig
 from rnnsearch_tf.training.strategy import make_strategy, strategy_name
 from rnnsearch_tf.training.training_config import TrainingConfig
@@ -55,7 +56,7 @@ def main(argv):
     )
     training_config = config_from_flags(TrainingConfig, _TRAINING_FLAGS)
     os.makedirs(training_config.model_dir, exist_ok=True)
-    with open(os.path.join(training_config.model_dir, "flags.txt"), "w", encoding="utf-8") as stream:
+    with open(ModelDir(training_config.model_dir).flags_file, "w", encoding="utf-8") as stream:
         stream.writelines(flags.FLAGS[holder.name].serialize() + "\n" for holder in _ALL_FLAGS
                           if flags.FLAGS[holder.name].value is not None)
     logging.info("TensorBoard: tensorboard --logdir %s", training_config.model_dir)

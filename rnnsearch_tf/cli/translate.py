@@ -33,7 +33,7 @@ _MODEL_DIR = flags.DEFINE_string(
     "model_dir", None, "Model directory written by training; several joined by + decode as an ensemble."
 )
 _SAVED_MODEL = flags.DEFINE_string(
-    "saved_model", None, "Instead of --model_dir: an export of serving/export.py (base path or version folder); "
+    "saved_model", None, "Instead of --model_dir: an export of `rnnsearch export` (base path or version folder); "
     "its search options are those fixed at export, the search flags here are ignored."
 )
 _INPUT = flags.DEFINE_string("input", "-", 'Source sentences, one per line ("-": stdin).')
@@ -96,7 +96,7 @@ def main(argv):
             workers,
             function_cache=search_flags.function_cache(),
             precision=search_flags.PRECISION.value,
-            **search_flags.search_config(_MODEL_DIR.value).to_dict(),
+            search_config=search_flags.search_config(_MODEL_DIR.value),
         )
     shortlist = ""
     if translator.search_config.shortlist:

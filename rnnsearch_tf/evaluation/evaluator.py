@@ -1,5 +1,6 @@
 """One model on one test set: the paper's Table 1, Figure 2, Figure 3 and Table 2 numbers."""
 
+import dataclasses
 import json
 import os
 import sys
@@ -102,7 +103,7 @@ class Evaluator:
         os.makedirs(output_dir, exist_ok=True)
         translator = BatchTranslator.from_model_dir(
             model_dir, checkpoint, self.batch_size, self.unk_replacer, self.workers, function_cache=self.function_cache,
-            precision=self.precision, **self.search_config.to_dict(),
+            precision=self.precision, search_config=self.search_config,
         )
         results = translator.translate(self.sources, self._progress_line("translated", len(self.sources)))
         hypotheses = [result["searched_translation"] for result in results]  # <unk>s kept
@@ -135,7 +136,7 @@ class Evaluator:
             bleu_by_length=self._bleu_by_length(hypotheses, source_lengths),
             heatmaps=self._heatmaps(results, output_dir),
             longest_sentences=self._longest_sentences(hypotheses, source_lengths),
-            training=_training_state(model_directory) if len(members) == 1 else None,
+            training=model_directory.read_training_state() if len(members) == 1 else None,
         )
         with open(os.path.join(output_dir, "metrics.json"), "w", encoding="utf-8") as stream:
             json.dump(metrics, stream, indent=2, ensure_ascii=False)
@@ -152,7 +153,7 @@ class Evaluator:
         known = [i for i in range(len(self.sources)) if not source_unknown[i] and not reference_unknown[i]]
         no_unk_translator = BatchTranslator.from_model_dir(
             model_dir, checkpoint, self.batch_size, workers=self.workers, function_cache=self.function_cache,
-            precision=self.precision, **dict(self.search_config.to_dict(), forbid_unk=True),
+            precision=self.precision, search_config=dataclasses.replace(self.search_config, forbid_unk=True),
         )
         no_unk_results = no_unk_translator.translate(
             [self.sources[i] for i in known], self._progress_line("No UNK", len(known))
@@ -229,9 +230,3 @@ def _write_lines(path, lines):
     with open_output(path) as stream:
         stream.writelines(line + "\n" for line in lines)
 
-
-def _training_state(model_directory):
-    """The training state written after each validation (Table 2 statistics), or None when missing."""
-    if not os.path.exists(model_directory.training_state_file):
-        return None
-    return model_directory.read_json(os.path.basename(model_directory.training_state_file))

@@ -71,7 +71,8 @@ class BatchTranslator:
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
         self.module = module
-        self.search_config = SearchConfig.from_settings(settings)
+        self.search_config = module.search_config if isinstance(module, Translator) else SearchConfig.from_settings(
+            settings)
         self.batch_size = min(batch_size, int(settings["maximum_batch_size"]))
         self.workers = workers
         self.loaded_from = loaded_from

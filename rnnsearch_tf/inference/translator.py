@@ -9,7 +9,7 @@ from data_pipeline import constants
 from data_pipeline import text_codec
 from rnnsearch_tf.models.ensemble import Ensemble
 from rnnsearch_tf.inference.search_config import SearchConfig
-from rnnsearch_tf.inference.shortlist import SHORTLIST_FILE, Shortlist
+from rnnsearch_tf.inference.shortlist import Shortlist
 from rnnsearch_tf.models.model_dir import ModelDir
 
 
@@ -108,7 +108,7 @@ class Translator(tf.Module):
 
     @classmethod
     def from_model_dir(cls, model_dir, checkpoint="best", maximum_batch_size=1000, precision=None, num_alternatives=10,
-                       **search_options):
+                       search_config=None, **search_options):
         """The translator of a model directory (`ModelDir`): its model and text codecs.
 
         Args:
@@ -119,19 +119,24 @@ class Translator(tf.Module):
             maximum_batch_size: as `Translator`.
             precision: `ModelConfig.precision` to decode with; None: each model's own (model.json).
             num_alternatives: as `Translator`.
-            **search_options: fields of `SearchConfig`.
+            search_config: the `SearchConfig` (a command passes the one its flags made, whole).
+            **search_options: instead of `search_config`, its fields.
 
         Returns:
             the `Translator`; its `checkpoint_path` joins an ensemble's checkpoint paths with "+".
         """
+        if search_config is not None and search_options:
+            raise ValueError(f"give search_config or its fields, not both: {sorted(search_options)}")
+        search_config = search_config or SearchConfig(**search_options)
         model_dirs = [ModelDir(path) for path in ModelDir.split(model_dir)]
         for other in model_dirs[1:]:
             model_dirs[0].check_same_data(other)
+        codecs = [model_dirs[0].codec(side) for side in ("source", "target")]  # a bad codec file fails first
         loaded = [directory.load_model(checkpoint, precision) for directory in model_dirs]
         models = [model for model, _ in loaded]
         shortlist = None
-        if search_options.get("shortlist"):
-            path = model_dirs[0].file(SHORTLIST_FILE)
+        if search_config.shortlist:
+            path = model_dirs[0].shortlist_file
             try:
                 shortlist = Shortlist.from_file(path)
             except FileNotFoundError:
@@ -140,9 +145,8 @@ class Translator(tf.Module):
                 ) from None
         return cls(
             models[0] if len(models) == 1 else Ensemble(models),
-            model_dirs[0].codec("source"),
-            model_dirs[0].codec("target"),
-            SearchConfig(**search_options),
+            *codecs,
+            search_config,
             maximum_batch_size,
             "+".join(path for _, path in loaded),
             num_alternatives,

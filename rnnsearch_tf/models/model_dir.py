@@ -8,7 +8,7 @@ import shutil
 
 import tensorflow as tf
 
-from data_pipeline.constants import MODEL_DATA_FILE
+from data_pipeline.constants import MODEL_DATA_FILE, MODEL_FILE
 from data_pipeline.pair_reader import sha256
 from data_pipeline.vocabulary_folder import VocabularyFolder
 from rnnsearch_tf.models.model_config import ModelConfig
@@ -17,6 +17,8 @@ from rnnsearch_tf.models.rnn_search import RNNSearch
 
 MODEL_CLASSES = {"rnnsearch": RNNSearch, "rnnencdec": RNNEncDec}
 PARENT_FILE = "parent.json"  # written with the model's description when it starts from another's weights
+TRAINING_STATE_FILE = "training_state.json"  # the latest validation and the learning curve
+SHORTLIST_FILE = "shortlist.npz"  # written by `rnnsearch shortlist`, read by `--shortlist`
 ENSEMBLE_SEPARATOR = "+"
 
 
@@ -37,6 +39,7 @@ class ModelDir(VocabularyFolder):
           best/ckpt-N           the checkpoints with the best dev BLEU
           averaged/ckpt-N       the average of several checkpoints (`average_checkpoints`)
           train/, dev/          TensorBoard event files
+          workers/N/            a multi-worker run's files of worker N (not the chief)
 
     Args:
         path: the directory.
@@ -59,7 +62,7 @@ class ModelDir(VocabularyFolder):
                 "must be trained on the same data directory"
             )
         languages = [
-            {key: directory.read_json("data.json")[key] for key in ("source_language", "target_language")}
+            {key: directory.read_data_info()[key] for key in ("source_language", "target_language")}
             for directory in (self, other)
         ]
         if languages[0] != languages[1]:
@@ -68,15 +71,42 @@ class ModelDir(VocabularyFolder):
     def read_data_info(self):
         return self.read_json(MODEL_DATA_FILE)
 
+    def read_model_description(self):
+        """model.json: {"model": "rnnsearch" | "rnnencdec", "config": `ModelConfig` dict}."""
+        return self.read_json(MODEL_FILE)
+
+    @property
+    def model_file(self):
+        return self.file(MODEL_FILE)
+
+    @property
+    def shortlist_file(self):
+        """shortlist.npz: the vocabulary shortlist `--shortlist` decodes over (`rnnsearch shortlist`)."""
+        return self.file(SHORTLIST_FILE)
+
     @property
     def training_state_file(self):
         """training_state.json: the latest validation and the learning curve (`EarlyStopping.write_state`)."""
-        return self.file("training_state.json")
+        return self.file(TRAINING_STATE_FILE)
+
+    def read_training_state(self):
+        """training_state.json as a dict, or None where training has not validated yet (or for a copy)."""
+        return self.read_json(TRAINING_STATE_FILE) if os.path.exists(self.training_state_file) else None
 
     def read_parent(self):
         """parent.json, the trained model this one started from (`rnnsearch train --init_from`), as a dict;
         None for a model trained from scratch."""
         return self.read_json(PARENT_FILE) if os.path.exists(self.file(PARENT_FILE)) else None
+
+    def tensorboard_dir(self, name):
+        """The TensorBoard log folder of the "train" or "dev" summaries."""
+        if name not in ("train", "dev"):
+            raise ValueError(f"TensorBoard logs are train/ and dev/, not {name!r}")
+        return self.file(name)
+
+    def worker_dir(self, index):
+        """The folder of a non-chief worker's own files (workers/N) in a multi-worker run."""
+        return self.file(os.path.join("workers", str(index)))
 
     @property
     def averaged_checkpoint_dir(self):
@@ -98,7 +128,7 @@ class ModelDir(VocabularyFolder):
         if model_name not in MODEL_CLASSES:
             raise ValueError(f"model must be one of {sorted(MODEL_CLASSES)}, got {model_name!r}")
         os.makedirs(self.path, exist_ok=True)
-        self._write_json("model.json", {"model": model_name, "config": config.to_dict()})
+        self._write_json(MODEL_FILE, {"model": model_name, "config": config.to_dict()})
         self._write_json(MODEL_DATA_FILE, data_info)
         if parent is not None:
             self._write_json(PARENT_FILE, parent)
@@ -112,18 +142,18 @@ class ModelDir(VocabularyFolder):
 
     def has_model(self):
         """Whether model.json exists: training started in this directory before, and resumes."""
-        return os.path.exists(self.file("model.json"))
+        return os.path.exists(self.model_file)
 
     def check_model(self, model_name, config):
         """Raises ValueError unless model.json describes `model_name` with `config` (a `ModelConfig`):
         the checkpoints here hold that model's weights, so a resumed run must build the same one."""
-        written, wanted = self.read_json("model.json"), {"model": model_name, **config.to_dict()}
+        written, wanted = self.read_model_description(), {"model": model_name, **config.to_dict()}
         written = {"model": written.get("model"), **written.get("config", {})}
         differences = [f"{name} {written.get(name)}, not {value}" for name, value in wanted.items()
                        if written.get(name) != value]
         if differences:
             raise ValueError(
-                f"{self.path} holds a different model ({self.file('model.json')}: {'; '.join(differences)} as "
+                f"{self.path} holds a different model ({self.model_file}: {'; '.join(differences)} as "
                 "given); resume with the same settings or choose another --model_dir"
             )
 
@@ -163,9 +193,9 @@ class ModelDir(VocabularyFolder):
     def build_model(self, precision=None):
         """The model of model.json, with fresh weights; `precision` (`ModelConfig.precision`) replaces the
         one it was trained with."""
-        description = self.read_json("model.json")
+        description = self.read_model_description()
         if description.get("model") not in MODEL_CLASSES:
-            raise ValueError(f"{self.file('model.json')}: field 'model' must be one of {sorted(MODEL_CLASSES)}")
+            raise ValueError(f"{self.model_file}: field 'model' must be one of {sorted(MODEL_CLASSES)}")
         config = ModelConfig.from_dict(description["config"])
         if precision is not None:
             config = dataclasses.replace(config, precision=precision)
@@ -179,7 +209,7 @@ class ModelDir(VocabularyFolder):
             path = tf.train.latest_checkpoint(self.averaged_checkpoint_dir)
             if path is None:
                 raise FileNotFoundError(
-                    f"no checkpoint in {self.averaged_checkpoint_dir}: run `python -m rnnsearch_tf.average_checkpoints "
+                    f"no checkpoint in {self.averaged_checkpoint_dir}: run `rnnsearch average "
                     f"--model_dir={self.path}` first"
                 )
             return path

@@ -133,21 +133,22 @@ class BeamSearch(SearchStrategy):
         alive_log_probs = tf.tile(
             tf.concat([[0.0], tf.fill([beam - 1], LARGE_NEGATIVE)], axis=0)[None, :], [batch_size, 1]
         )  # [batch, beam]
+        # Every key of the loop state, with its shape (`n` = num_hypotheses, `active` = sentences still computed):
         loop_state = dict(
-            step=tf.constant(0),
-            alive_ids=tf.fill([batch_size, beam], self.bos_id),
-            alive_log_probs=alive_log_probs,
-            active=tf.range(batch_size),
-            state=state,
-            fixed={},  # [batch, ...] after the first step
-            finished_log_probs=tf.fill([batch_size, best], LARGE_NEGATIVE),
-            finished_scores=tf.fill([batch_size, best], LARGE_NEGATIVE),
-            finished_lengths=tf.zeros([batch_size, best], tf.int32),
-            finished_parents=tf.zeros([batch_size, best], tf.int32),
-            done=tf.zeros([batch_size], tf.bool),
-            tokens=tf.TensorArray(tf.int32, size=length_bound),
-            parents=tf.TensorArray(tf.int32, size=length_bound),
-            alignments=tf.TensorArray(tf.float32, size=length_bound),
+            step=tf.constant(0),  # int32 []: the step about to run (tokens written so far)
+            alive_ids=tf.fill([batch_size, beam], self.bos_id),  # int32 [batch, beam]: each alive hypothesis's last token
+            alive_log_probs=alive_log_probs,  # float32 [batch, beam]: their log p(y | x)
+            active=tf.range(batch_size),  # int32 [active]: the sentences the step function still runs on
+            state=state,  # model state, changing entries [active * beam, ...] ([batch, ...] before the first step)
+            fixed={},  # model state, fixed entries [active, ...] (empty before the first step)
+            finished_log_probs=tf.fill([batch_size, best], LARGE_NEGATIVE),  # float32 [batch, n]
+            finished_scores=tf.fill([batch_size, best], LARGE_NEGATIVE),  # float32 [batch, n]: length-normalised
+            finished_lengths=tf.zeros([batch_size, best], tf.int32),  # int32 [batch, n], EOS included
+            finished_parents=tf.zeros([batch_size, best], tf.int32),  # int32 [batch, n]: alive slot it ended from
+            done=tf.zeros([batch_size], tf.bool),  # bool [batch]: no alive hypothesis can beat the finished ones
+            tokens=tf.TensorArray(tf.int32, size=length_bound),  # per step int32 [batch, beam]: the tokens chosen
+            parents=tf.TensorArray(tf.int32, size=length_bound),  # per step int32 [batch, beam]: back-pointers
+            alignments=tf.TensorArray(tf.float32, size=length_bound),  # per step float32 [batch, beam, src_len]
         )
         if num_alternatives:
             loop_state["alternatives"] = no_alternatives(batch_size, num_alternatives)  # [batch, k] twice

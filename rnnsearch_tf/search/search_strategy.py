@@ -167,20 +167,7 @@ class SearchStrategy:
         batch_size, maximum_lengths, length_bound, prefix = self.prepare(
             initial_state, maximum_lengths, prefix_ids, num_alternatives
         )
-        state = self.tiled_state(initial_state, batch_size, count)
-        flat_size = batch_size * count
-        loop_state = dict(
-            step=tf.constant(0),
-            ids=tf.fill([flat_size], self.bos_id),
-            log_probs=tf.zeros([flat_size]),
-            lengths=tf.zeros([flat_size], tf.int32),
-            finished=tf.zeros([flat_size], tf.bool),
-            state=state,
-            tokens=tf.TensorArray(tf.int32, size=length_bound),
-            alignments=tf.TensorArray(tf.float32, size=length_bound),
-        )
-        if num_alternatives:
-            loop_state["alternatives"] = no_alternatives(batch_size, num_alternatives)
+        loop_state = self._independent_loop_state(initial_state, batch_size, count, length_bound, num_alternatives)
 
         def condition(loop_state):
             still_searching = tf.logical_not(tf.reduce_all(loop_state["finished"]))
@@ -226,6 +213,23 @@ class SearchStrategy:
 
         final = tf.while_loop(condition, body, [loop_state], maximum_iterations=length_bound)[0]
         return self._sorted_by_score(final, batch_size, count)
+
+    def _independent_loop_state(self, initial_state, batch_size, count, length_bound, num_alternatives):
+        """The first loop state of `search_independently`: `count` rows per sentence at `<s>`."""
+        flat_size = batch_size * count
+        loop_state = dict(
+            step=tf.constant(0),
+            ids=tf.fill([flat_size], self.bos_id),
+            log_probs=tf.zeros([flat_size]),
+            lengths=tf.zeros([flat_size], tf.int32),
+            finished=tf.zeros([flat_size], tf.bool),
+            state=self.tiled_state(initial_state, batch_size, count),
+            tokens=tf.TensorArray(tf.int32, size=length_bound),  # [max_length] of [batch * count]
+            alignments=tf.TensorArray(tf.float32, size=length_bound),  # [max_length] of [batch * count, ...]
+        )
+        if num_alternatives:
+            loop_state["alternatives"] = no_alternatives(batch_size, num_alternatives)
+        return loop_state
 
     def _sorted_by_score(self, final, batch_size, count):
         """The result dict of `search_independently` from its loop's final values."""

@@ -50,15 +50,7 @@ def top_candidates(logits, alive_log_probs, k, is_last_step, forbidden_ids, eos_
     padded = tf.pad(logits, [[0, 0], [0, chunks * size - vocab_size]], constant_values=float("-inf"))
     chunked = tf.reshape(padded, [batch_size, beam * chunks, size])  # [batch, beam * chunks, size]
     chunk_maxima = tf.reduce_max(chunked, axis=-1)  # [batch, beam * chunks]
-    # log Σ_k exp(logit_k) = m - log max_k softmax_k, m the row maximum: the largest probability is
-    # exp(m - log Σ_k exp(logit_k)) ≥ 1 / vocab, and it lies in the chunk of the largest logit. One fused
-    # softmax and a max over one chunk instead of a subtraction, an exp and a sum over the row.
-    row_chunk_maxima = tf.reshape(chunk_maxima, [batch_size * beam, chunks])  # [batch * beam, chunks]
-    row_maxima = tf.reduce_max(row_chunk_maxima, axis=-1)  # [batch * beam]
-    top_chunks = tf.argmax(row_chunk_maxima, axis=-1, output_type=tf.int32)  # [batch * beam]
-    probabilities = tf.reshape(tf.nn.softmax(padded), [batch_size * beam, chunks, size])  # padding: 0
-    largest_probabilities = tf.reduce_max(tf.gather(probabilities, top_chunks, batch_dims=1), axis=-1)  # [batch * beam]
-    log_normalizer = tf.reshape(row_maxima - tf.math.log(largest_probabilities), [batch_size, beam])  # [batch, beam]
+    log_normalizer = _log_normalizer(padded, chunk_maxima, batch_size, beam, chunks, size)  # [batch, beam]
 
     def restricted_log_probs(values, ids, hypotheses):
         """values `[batch, n, size]` of hypotheses `[batch, n]` and tokens `ids` `[batch or 1, n, size]`."""
@@ -71,23 +63,9 @@ def top_candidates(logits, alive_log_probs, k, is_last_step, forbidden_ids, eos_
     hypotheses = tf.range(beam * chunks) // chunks  # [beam * chunks]
     chunk_starts = (tf.range(beam * chunks) % chunks) * size  # [beam * chunks]
     maxima = chunk_maxima - tf.repeat(log_normalizer, chunks, axis=1)  # [batch, beam * chunks]
-    special = sorted({token // size for token in forbidden_ids + (eos_id,)})
-    special_chunks = tf.reshape(
-        tf.range(beam)[:, None] * chunks + tf.constant(special, tf.int32)[None, :], [-1]
-    )  # [beam * specials]
-    special_ids = tf.gather(chunk_starts, special_chunks)[:, None] + tf.range(size)[None, :]  # [beam * specials, size]
-    special_maxima = tf.reduce_max(
-        restricted_log_probs(
-            tf.gather(chunked, special_chunks, axis=1),
-            special_ids[None],
-            tf.tile(tf.gather(hypotheses, special_chunks)[None], [batch_size, 1]),
-        ),
-        axis=-1,
-    )  # [batch, beam * specials]
     maxima = tf.where(is_last_step[:, None], LARGE_NEGATIVE, maxima)  # only EOS may follow: in a special chunk
-    maxima = tf.transpose(
-        tf.tensor_scatter_nd_update(tf.transpose(maxima), special_chunks[:, None], tf.transpose(special_maxima))
-    )  # [batch, beam * chunks]
+    maxima = _with_special_chunks(maxima, chunked, restricted_log_probs, forbidden_ids + (eos_id,), beam, chunks,
+                                  size)  # [batch, beam * chunks]
     chunk_scores = tf.repeat(alive_log_probs, chunks, axis=1) + maxima  # [batch, beam * chunks]
     chunk_count = min(k, beam * chunks) if isinstance(beam * chunks, int) else tf.minimum(k, beam * chunks)
     _, best_chunks = tf.math.top_k(chunk_scores, k=chunk_count)  # [batch, chunk_count]
@@ -109,6 +87,45 @@ def top_candidates(logits, alive_log_probs, k, is_last_step, forbidden_ids, eos_
         tf.where(is_forced, forced_value, free_value)
         for forced_value, free_value in zip(forced, (top_log_probs, top_hypotheses, top_ids))
     )
+
+
+def _log_normalizer(padded, chunk_maxima, batch_size, beam, chunks, size):
+    """log Σ_k exp(logit_k) of each hypothesis `[batch, beam]`, from the padded logits `[batch * beam, chunks *
+    size]` and their chunk maxima `[batch, beam * chunks]`.
+
+    log Σ_k exp(logit_k) = m - log max_k softmax_k, m the row maximum: the largest probability is
+    exp(m - log Σ_k exp(logit_k)) ≥ 1 / vocab, and it lies in the chunk of the largest logit. One fused
+    softmax and a max over one chunk instead of a subtraction, an exp and a sum over the row.
+    """
+    row_chunk_maxima = tf.reshape(chunk_maxima, [batch_size * beam, chunks])  # [batch * beam, chunks]
+    row_maxima = tf.reduce_max(row_chunk_maxima, axis=-1)  # [batch * beam]
+    top_chunks = tf.argmax(row_chunk_maxima, axis=-1, output_type=tf.int32)  # [batch * beam]
+    probabilities = tf.reshape(tf.nn.softmax(padded), [batch_size * beam, chunks, size])  # padding: 0
+    largest_probabilities = tf.reduce_max(tf.gather(probabilities, top_chunks, batch_dims=1), axis=-1)  # [batch * beam]
+    return tf.reshape(row_maxima - tf.math.log(largest_probabilities), [batch_size, beam])  # [batch, beam]
+
+
+def _with_special_chunks(maxima, chunked, restricted_log_probs, special_tokens, beam, chunks, size):
+    """`maxima` `[batch, beam * chunks]` with the chunks that hold a special token (forbidden, or EOS)
+    recomputed from the restricted log-probabilities of `chunked` `[batch, beam * chunks, size]`."""
+    batch_size = tf.shape(maxima)[0]
+    special = sorted({token // size for token in special_tokens})
+    special_chunks = tf.reshape(
+        tf.range(beam)[:, None] * chunks + tf.constant(special, tf.int32)[None, :], [-1]
+    )  # [beam * specials]
+    chunk_starts = (special_chunks % chunks) * size  # [beam * specials]
+    special_ids = chunk_starts[:, None] + tf.range(size)[None, :]  # [beam * specials, size]
+    special_maxima = tf.reduce_max(
+        restricted_log_probs(
+            tf.gather(chunked, special_chunks, axis=1),
+            special_ids[None],
+            tf.tile((special_chunks // chunks)[None], [batch_size, 1]),
+        ),
+        axis=-1,
+    )  # [batch, beam * specials]
+    return tf.transpose(
+        tf.tensor_scatter_nd_update(tf.transpose(maxima), special_chunks[:, None], tf.transpose(special_maxima))
+    )  # [batch, beam * chunks]
 
 
 def _forced_candidates(logits, log_normalizer, alive_log_probs, k, forced_ids):

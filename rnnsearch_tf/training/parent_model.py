@@ -60,8 +60,8 @@ class ParentModel:
     def check_fits(self, model_name, model_config, data_dir):
         """Raises ValueError naming what differs unless the parent is a `model_name` with `model_config`'s
         architecture and `data_dir` (a `DataDir`) was built with the parent's vocabularies."""
-        description = self.model_dir.read_json("model.json")
-        model_file = self.model_dir.file("model.json")
+        description = self.model_dir.read_model_description()
+        model_file = self.model_dir.model_file
         if description.get("model") != model_name:
             raise ValueError(
                 f"init_from={self.init_from}: the parent is an {description.get('model')!r} model ({model_file}) "

@@ -31,7 +31,7 @@ class TrainingSummaries:
         self.model = model
         self.is_chief = is_chief
         self.train, self.dev = (
-            tf.summary.create_file_writer(model_dir.file(name)) if is_chief else tf.summary.create_noop_writer()
+            tf.summary.create_file_writer(model_dir.tensorboard_dir(name)) if is_chief else tf.summary.create_noop_writer()
             for name in ("train", "dev")
         )
 
@@ -64,7 +64,7 @@ class TrainingSummaries:
 
     def _write_projector(self, step):
         """Both embedding matrices with their vocabularies, for TensorBoard's projector."""
-        logdir = self.model_dir.file("train")
+        logdir = self.model_dir.tensorboard_dir("train")
         embeddings = {
             "source_embedding": (self.model.encoder.source_embedding.embeddings,
                                  self.model_dir.source_vocabulary_file),

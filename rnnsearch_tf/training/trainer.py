@@ -4,7 +4,6 @@ import os
 import time
 
 import keras
-import numpy as np
 import tensorflow as tf
 from absl import logging
 
@@ -19,6 +18,7 @@ from rnnsearch_tf.training.parent_model import ParentModel
 from rnnsearch_tf.training.stop_request import StopRequest
 from rnnsearch_tf.training.summaries import TrainingSummaries
 from rnnsearch_tf.training.train_step import make_train_step
+from rnnsearch_tf.training.training_budget import TrainingBudget
 from rnnsearch_tf.training.training_diverged_error import TrainingDivergedError
 from rnnsearch_tf.training.training_statistics import TrainingStatistics
 from rnnsearch_tf.training.validator import Validator
@@ -85,7 +85,7 @@ class Trainer:
         self.is_chief = worker_index == 0
         # Every worker saves checkpoints (saving is collective); only the chief's go to model_dir.
         self.worker_dir = ModelDir(
-            self.model_dir.path if self.is_chief else os.path.join(self.model_dir.path, "workers", str(worker_index))
+            self.model_dir.path if self.is_chief else self.model_dir.worker_dir(worker_index)
         )
         self.metadata = self.data_dir.read_metadata()
         self.training_pairs = self.data_dir.records("train")  # kept and joined pairs: what an epoch passes over
@@ -99,12 +99,10 @@ class Trainer:
         self.early_stopping = EarlyStopping(
             training_config.patience, training_config.decay_patience, training_config.learning_rate_decay
         )
-        self.progress = {
-            name: tf.Variable(initial, trainable=False, name=name)
-            for name, initial in (("step", np.int64(0)), ("sentences_seen", np.int64(0)),
-                                  ("training_seconds", np.float64(0)))
-            + ((("switched", False),) if self.switch_data_dir else ())
-        }
+        self.budget = TrainingBudget(training_config.train_steps, training_config.max_epochs,
+                                     training_config.max_hours, self.training_pairs)
+        # Whether updates read `switch_data_dir` already (checkpointed: the best checkpoint was judged afresh).
+        self.has_switched = tf.Variable(False, trainable=False, name="switched") if self.switch_data_dir else None
         # One iterator and one update function per data directory (the second read after `switch_at`).
         iterators = [iter(self._make_dataset(data_dir, worker_index))
                      for data_dir in (self.data_dir, self.switch_data_dir) if data_dir]
@@ -241,7 +239,8 @@ class Trainer:
             learning_rate_scale=self.schedule.scale,
             dropout_random_states=self.model.dropout_random_states(),
             **self.early_stopping.variables,
-            **self.progress,
+            **self.budget.variables,
+            **({"switched": self.has_switched} if self.has_switched is not None else {}),
         )
 
     def _make_validator(self):
@@ -285,16 +284,13 @@ class Trainer:
 
     @property
     def step(self):
-        return int(self.progress["step"])
-
-    def _epoch(self):
-        return int(self.progress["sentences_seen"]) / self.training_pairs
+        return self.budget.step
 
     def _loop(self):
         """Appendix B.2: read a minibatch and update on it; every so many updates log, validate (early
         stopping judges the validation) and checkpoint. Until a limit or early stopping; returns why."""
         statistics = TrainingStatistics(self.summaries.train)
-        self._clock = time.time(), float(self.progress["training_seconds"])
+        self.budget.start_clock()
         nonfinite_in_row = 0
         while (stop_reason := self._limit_reached()) is None:
             try:
@@ -314,34 +310,21 @@ class Trainer:
     def _update(self):
         """Reads the next minibatch and updates on it; returns the update's statistics (`make_train_step`)."""
         switched = self._switched()
-        if switched and not self.progress["switched"]:
-            self.progress["switched"].assign(True)
+        if switched and not self.has_switched:
+            self.has_switched.assign(True)
             self.early_stopping.restart()
             logging.info("step %d: past %.0f%% of the budget, updates read the training pairs of %s; the best "
                          "checkpoint is judged afresh", self.step, 100 * self.config.switch_at,
                          self.switch_data_dir.path)
         result = {name: value.numpy() for name, value in self.train_steps[int(switched)]().items()}
-        self.progress["step"].assign_add(1)
-        self.progress["sentences_seen"].assign_add(int(result["sentences"]))
-        self._count_training_seconds()
+        self.budget.add_update(result["sentences"])
         return result
 
     def _switched(self):
         """Whether updates now read `switch_data_dir`: once `switch_at` of `train_steps` or of `max_hours`
         is spent (the limit that ends training comes first to its share too). With several workers only
         the steps count: every worker must switch at the same update, and each keeps its own clock."""
-        config = self.config
-        if self.switch_data_dir is None:
-            return False
-        if self.step >= config.switch_at * config.train_steps:
-            return True
-        return (config.max_hours is not None and self.workers == 1
-                and float(self.progress["training_seconds"]) >= config.switch_at * config.max_hours * 3600)
-
-    def _count_training_seconds(self):
-        """Brings `training_seconds` (updates and validations, the `max_hours` budget) up to now."""
-        started, seconds_before = self._clock
-        self.progress["training_seconds"].assign(seconds_before + time.time() - started)
+        return self.switch_data_dir is not None and self.budget.spent(self.config.switch_at, self.workers == 1)
 
     def _after_update(self, statistics):
         """Logging, validation and checkpointing due after a finite update; returns a stop reason or None."""
@@ -349,8 +332,8 @@ class Trainer:
         is_last = self._limit_reached() is not None
         train_nll = statistics.nll_per_sentence()  # before `log` starts a new window
         if step % config.log_every == 0 or is_last:
-            statistics.log(step, self._epoch(), float(self.progress["training_seconds"]),
-                           self._remaining_seconds(statistics), self._learning_rate())
+            statistics.log(step, self.budget.epoch, self.budget.seconds,
+                           self.budget.remaining_seconds(statistics.seconds_per_update()), self._learning_rate())
         final_validation = is_last and not self.stop_request.signal_name  # a signal asks for a quick stop
         if self.validator and (step % config.validate_every == 0 or final_validation):
             return self._validate(train_nll)
@@ -373,24 +356,10 @@ class Trainer:
             )
 
     def _limit_reached(self):
-        """Why training must stop now (`train_steps`, `max_epochs`, `max_hours`, a signal), or None."""
-        config = self.config
+        """Why training must stop now (a signal, or the budget: `TrainingBudget.exhausted`), or None."""
         if self.stop_request.signal_name:
             return f"{self.stop_request.signal_name} at step {self.step}; the same command resumes"
-        if self.step >= config.train_steps:
-            return f"reached train_steps={config.train_steps}"
-        if config.max_epochs is not None and self._epoch() >= config.max_epochs:
-            return f"reached max_epochs={config.max_epochs}"
-        if config.max_hours is not None and float(self.progress["training_seconds"]) >= config.max_hours * 3600:
-            return f"reached max_hours={config.max_hours}"
-        return None
-
-    def _remaining_seconds(self, statistics):
-        remaining = (self.config.train_steps - self.step) * statistics.seconds_per_update()
-        if self.config.max_hours is not None:
-            budget_left = self.config.max_hours * 3600 - float(self.progress["training_seconds"])
-            remaining = min(remaining, max(budget_left, 0.0))
-        return remaining
+        return self.budget.exhausted()
 
     def _learning_rate(self):
         """The rate of the next update."""
@@ -407,7 +376,7 @@ class Trainer:
         result = self.validator()
         # The validation's time counts against `max_hours`: a budget it used up stops training here, at
         # a validated step, instead of after one more update and a second validation.
-        self._count_training_seconds()
+        self.budget.count_seconds()
         improved = self.early_stopping.record(step, result["bleu"])
         if self.early_stopping.should_decay():
             self.schedule.decay(self.config.learning_rate_decay)
@@ -427,8 +396,8 @@ class Trainer:
         self.summaries.write_validation(step, result)
         self.early_stopping.write_state(self.worker_dir.training_state_file, {
             "step": step,
-            "epoch": self._epoch(),
-            "hours": float(self.progress["training_seconds"]) / 3600,
+            "epoch": self.budget.epoch,
+            "hours": self.budget.seconds / 3600,
             "train_nll_per_sentence": train_nll,
             "dev_nll_per_sentence": result["nll_per_sentence"],
             "dev_bleu": result["bleu"],

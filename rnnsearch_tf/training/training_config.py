@@ -17,7 +17,7 @@ class TrainingConfig:
     """Settings of `Trainer`. Defaults are the paper's (Bahdanau et al. 2014, Appendix B.2).
 
     Args:
-        data_dir: output of `python -m data_pipeline.build` (shards, vocabularies, metadata.json).
+        data_dir: output of `rnnsearch build-data` (shards, vocabularies, metadata.json).
         model_dir: where checkpoints, event files and the model description go.
         model: "rnnsearch" or "rnnencdec".
         train_steps: updates to run in total (a resumed run counts the updates already done).

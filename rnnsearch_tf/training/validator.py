@@ -32,7 +32,7 @@ class Validator:
 
     Args:
         model: the `EncoderDecoderModel` being trained.
-        data_dir: output of `data_pipeline.build`.
+        data_dir: output of `rnnsearch build-data`.
         split: the dev split's name.
         batch_size: sentences per NLL batch and per translation batch.
         search_config: `SearchConfig` of the translations scored by BLEU.
@@ -59,7 +59,7 @@ class Validator:
         for path in text_files.values():
             if not os.path.exists(path):
                 raise FileNotFoundError(
-                    f"{path} is missing: rebuild {data_dir.path} with `python -m data_pipeline.build` "
+                    f"{path} is missing: rebuild {data_dir.path} with `rnnsearch build-data` "
                     "(it writes the raw text of dev and test splits)"
                 )
         self.sources = read_lines(text_files["source"])[:bleu_sentences]

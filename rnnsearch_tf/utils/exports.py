@@ -7,6 +7,8 @@ import os
 
 import tensorflow as tf
 
+from data_pipeline.constants import MODEL_FILE
+
 
 def newest_version(model_base_path):
     """(version, path) of the largest integer subfolder holding a saved_model.pb, as TF Serving picks it.
@@ -26,7 +28,7 @@ def newest_version(model_base_path):
                 versions.append(int(name))
     if not versions:
         model_dir = " (it holds model.json: a model directory, which --model_dir reads)" if tf.io.gfile.exists(
-            os.path.join(model_base_path, "model.json")) else ""
+            os.path.join(model_base_path, MODEL_FILE)) else ""
         raise FileNotFoundError(
             f"no version folder (an integer name with a saved_model.pb) in {model_base_path}{model_dir}"
         )

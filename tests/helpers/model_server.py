@@ -36,7 +36,7 @@ class RunningServer:
         grpc_port, rest_port = free_port(), free_port()
         if kind == "local_server":
             command = [
-                sys.executable, "-m", "serving.local_server", f"--model_base_path={export_dir}",
+                sys.executable, "-m", "rnnsearch_tf.cli.main", "serve", f"--model_base_path={export_dir}",
                 f"--model_name={MODEL_NAME}", f"--port={grpc_port}", f"--rest_api_port={rest_port}",
                 f"--max_request_bytes={MAX_REQUEST_BYTES}", f"--rest_channel_timeout={REST_CHANNEL_TIMEOUT}",
             ]

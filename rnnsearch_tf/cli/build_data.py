@@ -1,9 +1,9 @@
 """Builds a corpus into vocabularies, TFRecord shards and metadata.json, once, before training.
 
-    python -m data_pipeline.build --flagfile=configs/data/multi30k.flags --output_dir=/tmp/m30k
-    python -m data_pipeline.build --corpus=text_files --train_source=a.en --train_target=a.fr \
+    rnnsearch build-data --flagfile=configs/data/multi30k.flags --output_dir=/tmp/m30k
+    rnnsearch build-data --corpus=text_files --train_source=a.en --train_target=a.fr \
         --output_dir=/tmp/mine
-    python -m data_pipeline.build --flagfile=configs/data/tatoeba.flags --output_dir=/tmp/tatoeba \
+    rnnsearch build-data --flagfile=configs/data/tatoeba.flags --output_dir=/tmp/tatoeba \
         --vocabulary_from=/tmp/m30k_model    # a trained model's vocabularies, to continue training it
 """
 
@@ -15,6 +15,7 @@ from absl import flags
 from data_pipeline import corpus_registry
 from data_pipeline import data_files
 from data_pipeline import text_codec
+from data_pipeline.data_dir import DataDir
 from data_pipeline.dataset_builder import DatasetBuilder
 from data_pipeline.sentence_joiner import MAX_JOINED_SENTENCES
 
@@ -104,7 +105,7 @@ def main(argv):
         max_joined_sentences=_MAX_JOINED_SENTENCES.value,
     )
     metadata = builder.build()
-    pathlib.Path(_OUTPUT_DIR.value, "flags.txt").write_text(flags.FLAGS.flags_into_string())
+    pathlib.Path(DataDir(_OUTPUT_DIR.value).flags_file).write_text(flags.FLAGS.flags_into_string())
     print(summary_line(metadata, _OUTPUT_DIR.value))
 
 
@@ -116,7 +117,7 @@ def summary_line(metadata, output_dir):
     )
     vocabularies = ", ".join(
         f"{v['language']} {v['size']:,} ({100 * v['coverage']:.1f}% of tokens)" for v in metadata["vocabularies"].values()
-    )
+    ) + _subwords(metadata)
     repairs = "".join(
         f"; {count:,} {reason} (first: {', '.join(s['first_repaired_lines'][reason])})"
         for s in metadata["splits"].values()
@@ -124,6 +125,15 @@ def summary_line(metadata, output_dir):
     )
     return (f"built {output_dir}: {splits}; vocabularies {vocabularies}{_outside_vocabularies(metadata)}{repairs}; "
             f"details in {output_dir}/metadata.json")
+
+
+def _subwords(metadata):
+    """" of sentencepiece bpe pieces (one joint model)" for a build that learned subwords, else ""."""
+    options = metadata.get("subwords")
+    if not options:
+        return ""
+    models = "one joint model" if options["joint"] else "a model per language"
+    return f" of {options['kind']} {options['model_type']} pieces ({models})"
 
 
 def _outside_vocabularies(metadata):
@@ -141,7 +151,3 @@ def _outside_vocabularies(metadata):
                          f"of {counts['running_tokens']:,}")
         splits.append(f"{split} {', '.join(sides)}")
     return f"; outside the vocabularies of {vocabularies['source']['from']}: {'; '.join(splits)}"
-
-
-if __name__ == "__main__":
-    app.run(main)

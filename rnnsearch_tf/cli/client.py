@@ -1,8 +1,8 @@
 """Translates with a served model, over gRPC (TF Serving's port 8500) or REST (port 8501).
 
-    python -m serving.client --server=localhost:8500 --model_name=rnnsearch "A sentence." "Another."
-    python -m serving.client --server=localhost:8500 --input_file=newstest2014.en --output_file=out.fr
-    python -m serving.client --rest_url=http://localhost:8501 "A sentence."
+    rnnsearch client --server=localhost:8500 --model_name=rnnsearch "A sentence." "Another."
+    rnnsearch client --server=localhost:8500 --input_file=newstest2014.en --output_file=out.fr
+    rnnsearch client --rest_url=http://localhost:8501 "A sentence."
 
 Prints one translation per line (with `--with_scores`, a tab and the score after it). Lines longer than
 the export's `maximum_source_length` Moses tokens are translated from their first tokens only (the
@@ -14,7 +14,6 @@ import urllib.error
 
 from absl import app, flags
 
-from rnnsearch_tf.cli.errors import with_one_line_errors
 from rnnsearch_tf.utils.text_files import line_numbers
 from serving.rest_client import RestClient
 
@@ -73,6 +72,3 @@ def main(argv):
             f"{line_numbers(truncated)}",
             file=sys.stderr,
         )
-
-if __name__ == "__main__":
-    app.run(with_one_line_errors(main))

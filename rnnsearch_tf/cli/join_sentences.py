@@ -109,7 +109,3 @@ def main(argv):
     (output_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     bins = ", ".join(f"{label}: {count}" for label, count in summary["pairs_per_source_length"].items())
     print(f"wrote {len(joined):,} pairs from {len(pairs):,} to {output_dir} (source tokens {bins})")
-
-
-if __name__ == "__main__":
-    app.run(main)

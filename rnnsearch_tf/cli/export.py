@@ -1,0 +1,40 @@
+"""Exports a model directory as a versioned SavedModel for TensorFlow Serving.
+
+    rnnsearch export --model_dir=models/rnnsearch50 --export_dir=exports/rnnsearch \
+        --beam_size=12 --length_normalization=length
+
+writes `exports/rnnsearch/<version>/` (integer versions, the newest is served) with the signatures of
+`Translator.serving_signatures`; see `serving/export.py` for what a version holds.
+"""
+
+from absl import app, flags
+
+from rnnsearch_tf.cli import search_flags
+from rnnsearch_tf.inference.translator import Translator
+from serving import export
+
+_MODEL_DIR = flags.DEFINE_string(
+    "model_dir", None, "Model directory written by training; several joined by + decode as an ensemble.", required=True
+)
+_EXPORT_DIR = flags.DEFINE_string("export_dir", None, "Model base path; versions go in subfolders.", required=True)
+_VERSION = flags.DEFINE_integer("version", None, "Version number; default: one more than the newest.")
+_MAXIMUM_BATCH_SIZE = flags.DEFINE_integer("maximum_batch_size", 1000, "Larger requests are refused.")
+_NUM_ALTERNATIVES = flags.DEFINE_integer(
+    "num_alternatives", 10, "Next words the translate_prefix signature offers after each prefix.", lower_bound=1
+)
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    version = export.new_version(_EXPORT_DIR.value, _VERSION.value)  # refused before the model is built
+    translator = Translator.from_model_dir(
+        _MODEL_DIR.value,
+        search_flags.CHECKPOINT.value,
+        maximum_batch_size=_MAXIMUM_BATCH_SIZE.value,
+        precision=search_flags.PRECISION.value,
+        num_alternatives=_NUM_ALTERNATIVES.value,
+        search_config=search_flags.search_config(_MODEL_DIR.value),
+    )
+    path = export.export(translator, _EXPORT_DIR.value, version)
+    print(f"exported {translator.checkpoint_path} to {path}")
