@@ -53,7 +53,8 @@ class ServedModel:
     def translate(self, sentence):
         """Seconds one REST request of `translate` for `sentence` took."""
         body = json.dumps({"signature_name": "translate", "instances": [{"text": sentence}]}).encode()
-        request = urllib.request.Request(f"{self.rest_url}/v1/models/rnnsearch:predict", body)
+        request = urllib.request.Request(f"{self.rest_url}/v1/models/rnnsearch:predict", body,
+                                         {"Content-Type": "application/json"})
         started = time.perf_counter()
         with urllib.request.urlopen(request, timeout=120) as response:
             json.load(response)

@@ -3,8 +3,9 @@ request body, the error body."""
 
 import json
 
-STATUS_TEXT = {200: "200 OK", 400: "400 Bad Request", 404: "404 Not Found", 405: "405 Method Not Allowed",
-               500: "500 Internal Server Error", 503: "503 Service Unavailable"}
+STATUS_TEXT = {200: "200 OK", 400: "400 Bad Request", 403: "403 Forbidden", 404: "404 Not Found",
+               405: "405 Method Not Allowed", 415: "415 Unsupported Media Type", 500: "500 Internal Server Error",
+               503: "503 Service Unavailable"}
 
 
 def request_body(environ):

@@ -14,6 +14,8 @@ import threading
 
 import grpc
 import waitress
+
+from serving.browser_guard import BrowserGuard
 from serving.prediction_service import PredictionService
 from serving.rest_app import RestApp
 from serving.servable import Servable
@@ -31,6 +33,8 @@ class LocalServer:
         workers: threads answering gRPC requests, and as many answering REST requests; more requests wait.
         rest_channel_timeout: seconds after which a silent REST connection is closed.
         rest_connection_limit: REST connections held at once (waiting ones cost a socket, not a thread).
+        allowed_hosts: names the REST port answers to besides `host`, localhost and the loopback addresses
+            (`BrowserGuard`: a request of another Host, or a POST of another Origin, is refused).
     """
 
     def __init__(
@@ -43,6 +47,7 @@ class LocalServer:
         workers=64,
         rest_channel_timeout=30,
         rest_connection_limit=1000,
+        allowed_hosts=(),
     ):
         self.servable = servable
         self.host = host
@@ -64,8 +69,9 @@ class LocalServer:
         self._rest_server = None
         self.rest_api_port = None
         if rest_api_port is not None:
+            guarded = BrowserGuard(RestApp(servable), host, allowed_hosts)
             self._rest_server = waitress.create_server(
-                RestApp(servable),
+                guarded,
                 host=host,
                 port=rest_api_port,
                 threads=workers,
@@ -77,7 +83,7 @@ class LocalServer:
                 asyncore_use_poll=True,  # select() fails beyond 1024 sockets
                 ident="rnnsearch-tf",
             )
-            self.rest_api_port = self._rest_server.effective_port
+            self.rest_api_port = guarded.port = int(self._rest_server.effective_port)
 
     def start(self):
         self._grpc_server.start()

@@ -94,7 +94,8 @@ class Servable:
             {output name: NumPy array}.
 
         Raises:
-            ValueError: unknown signature or output, missing or unknown inputs, wrong dtype or shape.
+            ValueError: unknown signature or output, missing or unknown inputs, wrong dtype or shape, more rows
+                than the export's `maximum_batch_size` (checked before the graph runs, in one line).
             tf.errors.OpError: the graph refused the input (e.g. `InvalidArgumentError` from an assertion).
         """
         signature_name = signature_name or tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY
@@ -112,6 +113,9 @@ class Servable:
                     f"input {name!r} of signature {signature_name!r} must be {spec.dtype.name} of shape "
                     f"{spec.shape}, got {tensor.dtype.name} of shape {tensor.shape}"
                 )
+            if self.maximum_batch_size and tensor.shape.rank and tensor.shape[0] > self.maximum_batch_size:
+                raise ValueError(f"input {name!r} holds {tensor.shape[0]} sentences; this model takes at most "
+                                 f"{self.maximum_batch_size} per request")
             tensors[name] = tensor
         output_names = self.loaded.signatures[signature_name].structured_outputs
         unknown = sorted(set(output_filter) - set(output_names))

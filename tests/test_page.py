@@ -28,6 +28,7 @@ CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
 SENTENCES = ["the cat sees the big dog .", "the zyzzyva sees a cat, the dog sees a house."]  # lower case: the vocabulary's
 HOSTILE = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>"]
 WAIT = 30  # seconds any page state may take to appear
+JSON_HEADERS = {"Content-Type": "application/json"}  # what the server takes (BrowserGuard)
 
 
 @pytest.fixture(scope="module")
@@ -244,7 +245,8 @@ def test_server_errors_are_shown_in_the_page(browser, server):
     _open_and_translate(browser, server, ["cat"] * 1001, typed=False)  # more than the export's maximum batch (1000)
     status = browser.find_element(By.ID, "status")
     assert "error" in status.get_attribute("class")
-    assert status.text == "The server answered 400 Bad Request: a request holds at most 1000 sentences; split the batch"
+    assert status.text == ("The server answered 400 Bad Request: input 'text' holds 1001 sentences; this model takes "
+                           "at most 1000 per request")
     _open_and_translate(browser, server, ["cat " * (MAX_REQUEST_BYTES // 4)], typed=False)  # waitress refuses the body
     assert "The server answered 413" in browser.find_element(By.ID, "status").text
 
@@ -265,12 +267,13 @@ def test_page_files_headers_and_the_model_name(servable, server):
     assert server.host == "127.0.0.1"
     with urllib.request.urlopen(server.url + "static/page.js", timeout=WAIT) as response:
         assert response.headers["Content-Type"].startswith("text/javascript")
-    request = urllib.request.Request(server.url + "page/unknown_words",
+    request = urllib.request.Request(server.url + "page/unknown_words", headers=JSON_HEADERS,
                                      data=json.dumps({"tokens": [["the", "zyzzyva", "</s>"], []]}).encode())
     with urllib.request.urlopen(request, timeout=WAIT) as response:
         assert json.load(response) == {"unknown": [[False, True, False], []]}
     with pytest.raises(urllib.error.HTTPError) as refused:
-        urllib.request.urlopen(urllib.request.Request(server.url + "page/unknown_words", data=b"[1]"), timeout=WAIT)
+        urllib.request.urlopen(urllib.request.Request(server.url + "page/unknown_words", data=b"[1]",
+                                                      headers=JSON_HEADERS), timeout=WAIT)
     assert refused.value.code == 400
 
 
@@ -297,13 +300,13 @@ def test_split_sentences_translates_each_sentence_and_joins_them(browser, server
     for section, translation in zip(sections[0] + sections[1], expected):
         assert section.find_element(By.CSS_SELECTOR, ".translation-text").text == translation
         assert _cells(section)  # each sentence its own heatmap
-    request = urllib.request.Request(server.url + "page/split_sentences",
+    request = urllib.request.Request(server.url + "page/split_sentences", headers=JSON_HEADERS,
                                      data=json.dumps({"text": ["Mr. Dog sees. The cat.", ""]}).encode())
     with urllib.request.urlopen(request, timeout=WAIT) as response:
         assert json.load(response) == {"sentences": [["Mr. Dog sees.", "The cat."], []]}
     with pytest.raises(urllib.error.HTTPError) as refused:
-        urllib.request.urlopen(urllib.request.Request(server.url + "page/split_sentences", data=b'{"text": [1]}'),
-                               timeout=WAIT)
+        urllib.request.urlopen(urllib.request.Request(server.url + "page/split_sentences", data=b'{"text": [1]}',
+                                                      headers=JSON_HEADERS), timeout=WAIT)
     assert refused.value.code == 400
 
 

@@ -125,6 +125,12 @@ def test_client_mistakes_are_400_with_the_reason(rest_app, body, reason):
     assert status == 400 and re.search(reason, answer["error"]), (status, answer)
 
 
+def test_a_request_over_the_batch_limit_is_named_in_one_line_before_the_graph_runs(rest_app):
+    status, answer = call(rest_app, "POST", f"{MODEL}:predict", {"instances": ["the cat"] * 10_000})
+    assert status == 400 and answer["error"] == (
+        "input 'text' holds 10000 sentences; this model takes at most 1000 per request")
+
+
 def test_unknown_model_version_or_path_is_404_and_a_wrong_method_405(rest_app):
     status, answer = call(rest_app, "GET", "/v1/models/other_model")
     assert status == 404 and "Latest(other_model)" in answer["error"]

@@ -3,6 +3,8 @@
     rnnsearch serve --model_base_path=exports/rnnsearch --model_name=rnnsearch --port=8500 --rest_api_port=8501
 """
 
+import sys
+
 from absl import app, flags, logging
 
 from rnnsearch_tf.utils.threads import share_cores
@@ -27,6 +29,10 @@ _BATCHING_PARAMETERS_FILE = flags.DEFINE_string(
     "batching_parameters_file", None, "TF Serving's BatchingParameters text file (`rnnsearch export` writes "
     "one beside the versions); default: the defaults of BatchingParameters. Implies --enable_batching."
 )
+_ALLOWED_HOSTS = flags.DEFINE_list(
+    "allowed_hosts", [], "Names the REST port answers to besides --host, localhost and the loopback addresses "
+    "(e.g. this machine's DNS name when --host=0.0.0.0); a request of another Host is refused."
+)
 _REST_CHANNEL_TIMEOUT = flags.DEFINE_integer(
     "rest_channel_timeout", 30, "Seconds a REST connection may stay silent (e.g. a body never sent)."
 )
@@ -35,6 +41,10 @@ _REST_CHANNEL_TIMEOUT = flags.DEFINE_integer(
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    if _HOST.value in ("0.0.0.0", "::", ""):
+        print(f"warning: --host={_HOST.value} serves every network this machine is on: whoever reaches its ports "
+              "can translate with the model (the REST port answers only to the Host names localhost, the loopback "
+              "addresses and --allowed_hosts)", file=sys.stderr)
     check_port(_HOST.value, _PORT.value, "--port")
     check_port(_HOST.value, _REST_API_PORT.value, "--rest_api_port")
     batching = None
@@ -53,6 +63,7 @@ def main(argv):
         max_request_bytes=_MAX_REQUEST_BYTES.value,
         workers=_WORKERS.value,
         rest_channel_timeout=_REST_CHANNEL_TIMEOUT.value,
+        allowed_hosts=_ALLOWED_HOSTS.value,
     ).start()
     rest = f", REST on {server.host}:{server.rest_api_port}" if server.rest_api_port else ""
     logging.info(

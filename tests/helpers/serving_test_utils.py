@@ -2,6 +2,8 @@
 
 import concurrent.futures
 import contextlib
+import os
+import pathlib
 
 import grpc
 import numpy as np
@@ -62,12 +64,18 @@ def write_model_dir(path, model_name="rnnsearch", seed=3):
         path / "source.tsv",
         path / "target.tsv",
     )
+    return save_random_model(model_dir, seed)
+
+
+def save_random_model(model_dir, seed):
+    """Saves the model of `model_dir` (a `ModelDir` with its model.json) with N(0, 0.5²) weights as its one
+    checkpoint; returns its path as a `pathlib.Path`."""
     model = model_dir.build_model()
     rng = np.random.default_rng(seed)
     for variable in model.weights:
         variable.assign(rng.normal(0.0, 0.5, size=variable.shape).astype("float32"))
-    tf.train.Checkpoint(model=model).save(str(path / "checkpoints" / "ckpt"))
-    return path
+    tf.train.Checkpoint(model=model).save(model_dir.file(os.path.join("checkpoints", "ckpt")))
+    return pathlib.Path(model_dir.path)
 
 
 def exported_model(tmp_path_factory):

@@ -1,14 +1,10 @@
 """A subword (SentencePiece) data directory and a tiny random-weight model directory on it, for the tests that
 show a command reads the model's text codec instead of tokenizing on its own."""
 
-import json
-
-import numpy as np
-import tensorflow as tf
-
 from data_pipeline import corpus_registry
 from data_pipeline.data_dir import DataDir
 from data_pipeline.dataset_builder import DatasetBuilder
+from helpers.serving_test_utils import save_random_model
 from helpers.toy_translation import write_corpus
 from rnnsearch_tf import ModelConfig
 from rnnsearch_tf.models.model_dir import ModelDir
@@ -42,12 +38,7 @@ def write_subword_model_dir(data_dir, path, model_name="rnnsearch", seed=3):
     model_dir = ModelDir(path)
     model_dir.write_model(model_name, config, data_info, *vocabularies,
                           codec_files=[file for file in data.codec_files() if file not in vocabularies])
-    model = model_dir.build_model()
-    rng = np.random.default_rng(seed)
-    for variable in model.weights:
-        variable.assign(rng.normal(0.0, 0.5, size=variable.shape).astype("float32"))
-    tf.train.Checkpoint(model=model).save(str(path / "checkpoints" / "ckpt"))
-    return path
+    return save_random_model(model_dir, seed)
 
 
 def subword_model_dir(tmp_path_factory):
@@ -56,10 +47,3 @@ def subword_model_dir(tmp_path_factory):
     data_dir = build_subword_data(folder)
     return data_dir, write_subword_model_dir(data_dir, folder / "model")
 
-
-def codec_of(folder):
-    """The codec description a data or model directory records (metadata.json's or data.json's)."""
-    for name in ("data.json", "metadata.json"):
-        if (folder / name).exists():
-            return json.loads((folder / name).read_text())["codec"]
-    raise FileNotFoundError(folder)
