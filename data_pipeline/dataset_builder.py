@@ -210,11 +210,11 @@ class DatasetBuilder:
 
     def _subword_options(self):
         """The options the SentencePiece models were learned with, or None (words, or a copied codec)."""
-        if not self.subwords or self.vocabulary_from:
+        if not self.subwords:
             return None
         return {"kind": self.subwords, "model_type": self.subword_model,
                 "vocabulary_size": self.subword_vocabulary_size, "joint": self.joint_subwords,
-                "character_coverage": text_codec.CHARACTER_COVERAGE, "byte_fallback": True, "split_digits": True}
+                **text_codec.SENTENCEPIECE_OPTIONS}
 
     def _described_codecs(self):
         """Each side's codec with the vocabulary written here (checks that they fit each other)."""
@@ -270,19 +270,18 @@ class DatasetBuilder:
             codec = self._codecs[side]
             if self.vocabulary_from:
                 shutil.copyfile(self.vocabulary_from.file(file_name), path)
-                ids[side] = _token_ids(path)
-                running = sum(counts.values())
-                covered = sum(count for token, count in counts.items() if token in ids[side])
-                written = {"size": len(ids[side]), "coverage": covered / running if running else 1.0,
-                           "from": self.vocabulary_from.path}
             elif codec.is_subword:
                 written = Vocabulary.write_pieces(
                     path, text_codec.sentencepiece_pieces(codec.model_file), counts, training_pairs
                 )
-                ids[side] = _token_ids(path)
             else:
                 written = Vocabulary.write(path, counts, self.shortlist_size, training_pairs)
-                ids[side] = _token_ids(path)
+            ids[side] = _token_ids(path)
+            if self.vocabulary_from:  # how much of this corpus the copy covers
+                running = sum(counts.values())
+                covered = sum(count for token, count in counts.items() if token in ids[side])
+                written = {"size": len(ids[side]), "coverage": covered / running if running else 1.0,
+                           "from": self.vocabulary_from.path}
             vocabularies[side] = {
                 "file": file_name, "language": language, "sha256": pair_reader.sha256(path), **written
             }

@@ -17,6 +17,11 @@ WORD_START = "\u2581"  # "▁": SentencePiece's mark of a piece that starts a wo
 # spells them), so a character seen once or twice does not take a piece whose embedding is barely trained.
 CHARACTER_COVERAGE = 0.9995
 INPUT_SENTENCES = 2_000_000  # sentences a SentencePiece model is learned from, sampled (memory stays bounded)
+# How every SentencePiece model is learned besides its type and size (`learn_sentencepiece`; recorded in a
+# data folder's metadata.json): byte fallback spells what no piece holds, so no text is `<unk>`; the ten
+# digits are pieces of their own however rare in the text, so numbers are copied digit by digit.
+SENTENCEPIECE_OPTIONS = dict(byte_fallback=True, split_digits=True, user_defined_symbols=list("0123456789"),
+                             character_coverage=CHARACTER_COVERAGE)
 # Stands for the text `<unk>` of a word-level prefix while it is tokenized: a private-use character, a token.
 _UNK_PLACEHOLDER = "\ue000"
 
@@ -36,7 +41,8 @@ class TextCodec(tf.Module):
       with byte fallback no text is unknown. Detokenization is SentencePiece's exact inverse.
 
     Everything is TensorFlow ops, so the same object tokenizes a corpus at build time and raw requests
-    inside an exported SavedModel (TF Serving links SentencePiece's ops: `serving.model_server_ops`).
+    inside an exported SavedModel (TF Serving links SentencePiece's ops:
+    `rnnsearch_tf.utils.exports.MODEL_SERVER_TF_TEXT_OPS`).
 
     Args:
         language: "en" or "fr".
@@ -61,10 +67,11 @@ class TextCodec(tf.Module):
         self.kind = kind
         self.model_file = None if model_file is None else os.fspath(model_file)
         self.vocabulary = None if vocabulary_file is None else Vocabulary(vocabulary_file)
-        self._moses = MosesTokenizer(language)
-        self._sentencepiece = None
+        # Both have tokenize (`[batch]` text -> ragged tokens) and detokenize (ragged tokens -> text).
         if kind == SENTENCEPIECE:
-            self._sentencepiece = _load_sentencepiece(self.model_file, self.vocabulary)
+            self._tokenizer = _load_sentencepiece(self.model_file, self.vocabulary)
+        else:
+            self._tokenizer = MosesTokenizer(language)
 
     @classmethod
     def from_description(cls, description, folder):
@@ -111,16 +118,13 @@ class TextCodec(tf.Module):
 
         Invalid UTF-8 bytes become U+FFFD first, so the rules see valid text.
         """
-        text = valid_utf8(text)
-        if self._sentencepiece is None:
-            return self._moses.tokenize(text)
-        return self._sentencepiece.tokenize(text)
+        return self._tokenizer.tokenize(valid_utf8(text))
 
     def tokenize_prefix(self, text):
         """`tokenize` for the start of a translation typed by a person: the text `<unk>` in a word-level
         prefix stays the one token `<unk>` (which the Moses rules would split at its brackets), so that a
         translation's tokens can be sent back as a prefix."""
-        if self._sentencepiece is not None:
+        if self.is_subword:
             return self.tokenize(text)
         text = tf.strings.regex_replace(valid_utf8(text), constants.UNK_TOKEN, f" {_UNK_PLACEHOLDER} ")
         tokens = self.tokenize(text)  # [batch, None]
@@ -142,22 +146,19 @@ class TextCodec(tf.Module):
 
     def detokenize(self, tokens):
         """tf.RaggedTensor of tf.string `[batch, None]` tokens -> tf.string `[batch]` text."""
-        if self._sentencepiece is None:
-            return self._moses.detokenize(tokens)
-        return self._sentencepiece.detokenize(tokens)
+        return self._tokenizer.detokenize(tokens)
 
     def starts_word(self, tokens):
         """tf.string tokens (any shape) -> bool: whether each token starts a word a person sees (a Moses
         token always; a piece with "▁", or a reserved token)."""
-        if self._sentencepiece is None:
+        if not self.is_subword:
             return tf.ones_like(tokens, tf.bool)
-        reserved = tf.reduce_any(tf.stack([tf.equal(tokens, token) for token in constants.RESERVED_TOKENS]), axis=0)
-        return tf.logical_or(tf.strings.regex_full_match(tokens, WORD_START + ".*"), reserved)
+        return tf.logical_or(tf.strings.regex_full_match(tokens, WORD_START + ".*"), _is_reserved(tokens))
 
     def token_text(self, tokens):
         """tf.string tokens (any shape) -> the text each adds to a text before it: a Moses token itself
         (words are joined with spaces), a piece with its "▁" written as a space."""
-        if self._sentencepiece is None:
+        if not self.is_subword:
             return tokens
         return tf.strings.regex_replace(tokens, WORD_START, " ")
 
@@ -185,12 +186,13 @@ class TextCodec(tf.Module):
         )  # [batch * max_words, None]
         values = tf.concat([pieces.values, [""]], axis=0)  # a row's start is in range for an empty last row
         first = tf.where(pieces.row_lengths() > 0, tf.gather(values, pieces.row_starts()), "")  # [batch * max_words]
-        is_reserved = tf.reduce_any(tf.stack([tf.equal(first, token) for token in constants.RESERVED_TOKENS]), 0)
-        text = tf.where(is_reserved, first, self.detokenize(pieces))  # [batch * max_words]
+        text = tf.where(_is_reserved(first), first, self.detokenize(pieces))  # [batch * max_words]
         return tf.reshape(text, [tf.shape(tokens)[0], max_words]), word_index
 
-    def size(self):
-        return self.vocabulary.size
+
+def _is_reserved(tokens):
+    """tf.string tokens (any shape) -> bool: whether each is one of `constants.RESERVED_TOKENS`."""
+    return tf.reduce_any(tf.stack([tf.equal(tokens, token) for token in constants.RESERVED_TOKENS]), axis=0)
 
 
 def codec_descriptions(data_info):
@@ -251,7 +253,7 @@ def _load_sentencepiece(model_file, vocabulary):
                          "`rnnsearch build-data`") from None
     if vocabulary is not None:
         pieces = [token for token, _ in Vocabulary.read_entries(vocabulary.vocabulary_file)]
-        if pieces != [processor.IdToPiece(i) for i in range(processor.GetPieceSize())]:
+        if pieces != _pieces(processor):
             raise ValueError(f"{vocabulary.vocabulary_file} does not list the pieces of {model_file} in its order: "
                              "both must come from the same `rnnsearch build-data`")
     return tensorflow_text.SentencepieceTokenizer(model=model, out_type=tf.string)
@@ -261,9 +263,7 @@ def learn_sentencepiece(text_files, model_file, model_type, vocabulary_size, see
     """Trains a SentencePiece model on raw text (one sentence per line) with the `sentencepiece` package.
 
     The pieces' ids are the model's: the reserved tokens first (`<pad>` 0, `<s>` 1, `</s>` 2, `<unk>` 3,
-    as in every vocabulary file); byte fallback spells characters outside the pieces as UTF-8 bytes (no
-    text is `<unk>`); the ten digits are pieces of their own, however rare in the text (numbers are copied
-    digit by digit). At most
+    as in every vocabulary file); `SENTENCEPIECE_OPTIONS` (byte fallback, digits). At most
     `INPUT_SENTENCES` sentences are read, sampled with `seed`, so memory stays bounded on any corpus.
 
     Args:
@@ -277,15 +277,12 @@ def learn_sentencepiece(text_files, model_file, model_type, vocabulary_size, see
 
     import sentencepiece
 
-    if model_type not in SUBWORD_MODELS:
-        raise ValueError(f"subword_model must be one of {SUBWORD_MODELS}, got {model_type!r}")
     sentencepiece.set_random_generator_seed(seed)
     model = io.BytesIO()
     sentencepiece.SentencePieceTrainer.train(
         input=[os.fspath(path) for path in text_files], model_writer=model, model_type=model_type,
-        vocab_size=vocabulary_size, hard_vocab_limit=False, byte_fallback=True, split_digits=True,
-        user_defined_symbols=list("0123456789"),
-        character_coverage=CHARACTER_COVERAGE, input_sentence_size=INPUT_SENTENCES, shuffle_input_sentence=True,
+        vocab_size=vocabulary_size, hard_vocab_limit=False, **SENTENCEPIECE_OPTIONS,
+        input_sentence_size=INPUT_SENTENCES, shuffle_input_sentence=True,
         pad_id=constants.PAD_ID, bos_id=constants.BOS_ID, eos_id=constants.EOS_ID, unk_id=constants.UNK_ID,
         pad_piece=constants.PAD_TOKEN, bos_piece=constants.BOS_TOKEN, eos_piece=constants.EOS_TOKEN,
         unk_piece=constants.UNK_TOKEN, num_threads=os.cpu_count() or 1, minloglevel=2,
@@ -298,5 +295,9 @@ def sentencepiece_pieces(model_file):
     """The pieces of a SentencePiece model, in id order."""
     import sentencepiece
 
-    processor = sentencepiece.SentencePieceProcessor(model_file=os.fspath(model_file))
+    return _pieces(sentencepiece.SentencePieceProcessor(model_file=os.fspath(model_file)))
+
+
+def _pieces(processor):
+    """A loaded `sentencepiece.SentencePieceProcessor`'s pieces, in id order."""
     return [processor.IdToPiece(i) for i in range(processor.GetPieceSize())]

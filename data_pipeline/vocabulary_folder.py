@@ -46,11 +46,9 @@ class VocabularyFolder:
         """The `TextCodec` of `side` ("source" or "target"), its files in this folder."""
         return text_codec.TextCodec.from_description(self.codec_descriptions()[side], self.path)
 
-    def codec_files(self, side=None):
-        """The files of `side`'s codec (vocabulary, SentencePiece model), or of both, each once."""
-        descriptions = self.codec_descriptions()
-        names = [name for each in ([side] if side else list(descriptions))
-                 for name in (descriptions[each]["vocabulary"], descriptions[each].get("model")) if name]
+    def subword_model_files(self):
+        """The SentencePiece models of both codecs, each once (none for word-level codecs)."""
+        names = [description["model"] for description in self.codec_descriptions().values() if "model" in description]
         return [self.file(name) for name in dict.fromkeys(names)]
 
     def vocabulary_file(self, side):
@@ -61,14 +59,17 @@ class VocabularyFolder:
         """The first side ("source", then "target") whose codec differs from that of `other` (another
         `VocabularyFolder`): another kind, or a vocabulary file or SentencePiece model not the same byte for
         byte; None: both turn the same text into the same ids."""
+        mine, theirs = self.codec_descriptions(), other.codec_descriptions()
         for side in ("source", "target"):
-            if self._codec_kind(side) != other._codec_kind(side):
+            if mine[side]["kind"] != theirs[side]["kind"]:
                 return side
-            for mine, theirs in zip(self.codec_files(side), other.codec_files(side)):
-                with open(mine, "rb") as first, open(theirs, "rb") as second:
-                    if first.read() != second.read():
+            for first, second in zip(_codec_files(self, mine[side]), _codec_files(other, theirs[side])):
+                with open(first, "rb") as stream, open(second, "rb") as other_stream:
+                    if stream.read() != other_stream.read():
                         return side
         return None
 
-    def _codec_kind(self, side):
-        return self.read_data_info().get("codec", {}).get(side, {}).get("kind", text_codec.MOSES)
+
+def _codec_files(folder, description):
+    """The files of one codec's `description` in `folder`: its vocabulary, and its SentencePiece model if any."""
+    return [folder.file(description[key]) for key in ("vocabulary", "model") if key in description]

@@ -25,10 +25,9 @@ import tensorflow as tf
 
 from data_pipeline import text_codec
 from data_pipeline.constants import SOURCE_VOCABULARY_FILE
+from data_pipeline.sentence_splitter import SentenceSplitter
 from data_pipeline.vocabulary import Vocabulary
 from serving.http_messages import STATUS_TEXT, error_body, json_body
-from data_pipeline.sentence_splitter import SentenceSplitter
-from rnnsearch_tf.utils.exports import read_settings
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 _FILES = {
@@ -64,7 +63,6 @@ class Page:
     def __init__(self, servable):
         self.servable = servable
         self._source_vocabulary = None
-        self._export_settings = None
         self._splitter = None
 
     @staticmethod
@@ -107,7 +105,7 @@ class Page:
             vocabulary = self.source_vocabulary()
         except OSError:  # not an export of serving/export.py
             return 404, "application/json", error_body("this export has no source vocabulary the page can read")
-        if self._settings().get("source_codec", text_codec.MOSES) != text_codec.MOSES:
+        if self.servable.settings.get("source_codec", text_codec.MOSES) != text_codec.MOSES:
             unknown = [[False] * len(tokens) for tokens in sentences]  # pieces spell any text: nothing is <unk>
         else:
             unknown = [[token not in vocabulary for token in tokens] for tokens in sentences]
@@ -124,18 +122,11 @@ class Page:
         except (ValueError, KeyError, TypeError) as error:
             return 400, "application/json", error_body(f'the body must be {{"text": [line, ...]}}: {error}')
         if self._splitter is None:
-            if "source_language" not in self._settings():
+            if "source_language" not in self.servable.settings:
                 return 404, "application/json", error_body("this export has no settings naming its source language")
-            self._splitter = SentenceSplitter(self._settings()["source_language"])
+            self._splitter = SentenceSplitter(self.servable.settings["source_language"])
         sentences = [self._splitter.split(line) for line in lines]
         return 200, "application/json", json.dumps({"sentences": sentences}).encode("utf-8")
-
-    def _settings(self):
-        """The export's recorded settings (`read_settings`), read once; {} for an export without them."""
-        if self._export_settings is None:
-            signatures = self.servable.loaded.signatures
-            self._export_settings = read_settings(self.servable.loaded) if "settings" in signatures else {}
-        return self._export_settings
 
     def source_vocabulary(self):
         """The set of tokens of the export's source vocabulary, read once from the version's SavedModel

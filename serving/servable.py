@@ -41,9 +41,9 @@ class Servable:
         saved_model = read_saved_model(self.path)
         self.loaded = load_export(self.path, saved_model)
         self.signature_defs = saved_model.meta_graphs[0].signature_def
-        self.maximum_batch_size = None
-        if "settings" in self.loaded.signatures:  # written by serving/export.py
-            self.maximum_batch_size = read_settings(self.loaded)["maximum_batch_size"]
+        # What the export recorded (`rnnsearch export`): languages, codecs, search options; {} for another export.
+        self.settings = read_settings(self.loaded) if "settings" in self.loaded.signatures else {}
+        self.maximum_batch_size = self.settings.get("maximum_batch_size")
         self.batcher = RequestBatcher(self._run, batching) if batching else None
         self.warmup_requests = self._warm_up()
 

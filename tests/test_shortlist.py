@@ -12,7 +12,8 @@ import tensorflow as tf
 
 from data_pipeline import constants
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
-from rnnsearch_tf.inference.shortlist import SHORTLIST_FILE, Shortlist
+from rnnsearch_tf.inference.shortlist import Shortlist
+from rnnsearch_tf.models.model_dir import SHORTLIST_FILE
 from rnnsearch_tf.inference.translator import Translator
 from serving import export
 from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES, assert_outputs_equal, write_model_dir

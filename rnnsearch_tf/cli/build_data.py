@@ -47,8 +47,9 @@ _JOINT_SUBWORDS = flags.DEFINE_bool(
 )
 _VOCABULARY_FROM = flags.DEFINE_string(
     "vocabulary_from", None,
-    "Model directory whose vocabularies are used instead of learning new ones (the ids are that model's, for "
-    "`rnnsearch train --init_from`); --shortlist_size is then unused. The words outside them are counted.",
+    "Model directory whose text codec (vocabularies, SentencePiece models) is used instead of learning a new one "
+    "(the ids are that model's, for `rnnsearch train --init_from`); --shortlist_size is then unused. The tokens "
+    "outside the vocabularies are counted.",
 )
 _JOINED_SHARE = flags.DEFINE_float(
     "joined_share", 0.0, "Share of the training records that are 2 to --max_joined_sentences consecutive training "

@@ -31,8 +31,8 @@ def codec():
         raise app.UsageError("give exactly one of --lang and --model_dir")
     if _LANG.value:
         return TextCodec(_LANG.value)
-    folder = ModelDir(_MODEL_DIR.value) if ModelDir(_MODEL_DIR.value).has_model() else DataDir(_MODEL_DIR.value)
-    return folder.codec(_SIDE.value)
+    model_dir = ModelDir(_MODEL_DIR.value)
+    return (model_dir if model_dir.has_model() else DataDir(_MODEL_DIR.value)).codec(_SIDE.value)
 
 
 def main(argv):

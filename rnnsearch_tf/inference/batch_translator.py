@@ -45,8 +45,8 @@ class BatchTranslator:
             done by the command-line tools) for the most of it. The results do not depend on it.
         unk_replacer: optional `UnkReplacer` applied to the best translation of each sentence and, where
             the translator returns every hypothesis' tokens and alignment (`num_hypotheses > 1`), to each
-            hypothesis of the n-best list. Unused with a subword codec, which has no `<unk>`
-            (`replaces_unk` is then False).
+            hypothesis of the n-best list. Unused with a subword codec, which has no `<unk>` (the
+            attribute `unk_replacer` is then None).
         loaded_from: the checkpoint or SavedModel translating (set by `from_model_dir`, `from_saved_model`).
         eager_sentences: a `Translator` given at most this many sentences (or pairs to score) in one call
             runs the Python function of `translate`, `translate_prefix` or `score` eagerly instead of
@@ -360,4 +360,3 @@ class BatchTranslator:
 def _until_padding(tokens):
     """A row of string tokens `[length]` -> list of str without the "" padding."""
     return [token.decode("utf-8") for token in tokens if token]
-

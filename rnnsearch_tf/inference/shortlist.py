@@ -4,7 +4,6 @@ import numpy as np
 import tensorflow as tf
 
 from data_pipeline import constants
-from rnnsearch_tf.models.model_dir import SHORTLIST_FILE  # noqa: F401  (where a model directory keeps it)
 # K and N by default: measured on Multi30k En->Fr in docs/translating.md ("A vocabulary shortlist").
 PER_SOURCE_WORD = 10
 FREQUENT_WORDS = 300

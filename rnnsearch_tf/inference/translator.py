@@ -318,8 +318,6 @@ class Translator(tf.Module):
         tokens = self.source_codec.tokenize(text)  # [batch, None]
         tokens, truncated = self._truncate(tokens, self.maximum_source_length)
         result = self._search(self.source_codec.lookup(tokens), prefix_ids)
-        eos_token = tf.fill([tokens.nrows(), 1], constants.EOS_TOKEN)  # [batch, 1]
-        source_tokens = tf.concat([tokens, tf.RaggedTensor.from_tensor(eos_token)], axis=1)
         ids, lengths = result["ids"], result["lengths"]  # [batch, n, steps], [batch, n]
         target_tokens = self.target_codec.tokens(ids)  # [batch, n, steps]
         steps = tf.range(tf.shape(ids)[2])  # [steps]
@@ -338,7 +336,7 @@ class Translator(tf.Module):
             score=result["scores"][:, 0],
             tokens=target_tokens[:, 0],
             alignment=result["alignment"][:, 0],
-            source_tokens=source_tokens.to_tensor(default_value=""),
+            source_tokens=self._with_eos(tokens, constants.EOS_TOKEN, ""),  # [batch, src_len]
             truncated=truncated,
         )
         if self.source_codec.is_subword or self.target_codec.is_subword:
@@ -444,12 +442,10 @@ class Translator(tf.Module):
             lambda: self.model.token_log_probs(source_ids, target_ids),
             lambda: tf.zeros(tf.shape(target_ids)),
         )  # [batch, tgt_len]
-        eos_token = tf.fill([target_tokens.nrows(), 1], constants.EOS_TOKEN)  # [batch, 1]
-        scored_tokens = tf.concat([target_tokens, tf.RaggedTensor.from_tensor(eos_token)], axis=1)  # [batch, None]
         return dict(
             log_prob=tf.reduce_sum(token_log_probs, axis=1),
             token_log_probs=token_log_probs,
-            tokens=scored_tokens.to_tensor(default_value=""),
+            tokens=self._with_eos(target_tokens, constants.EOS_TOKEN, ""),  # [batch, tgt_len]
             source_truncated=source_truncated,
             target_truncated=target_truncated,
         )
@@ -467,11 +463,12 @@ class Translator(tf.Module):
         return ragged[:, :maximum_length], ragged.row_lengths() > maximum_length
 
     @staticmethod
-    def _with_eos(token_ids):
-        """Ragged ids `[batch, None]` -> int32 `[batch, len + 1]`: each row, then EOS, then `PAD_ID`."""
-        eos = tf.fill([token_ids.nrows(), 1], constants.EOS_ID)  # [batch, 1]
-        with_eos = tf.concat([token_ids, tf.RaggedTensor.from_tensor(eos)], axis=1)  # [batch, None]
-        return with_eos.to_tensor(default_value=constants.PAD_ID)
+    def _with_eos(rows, eos=constants.EOS_ID, padding=constants.PAD_ID):
+        """Ragged `[batch, None]` -> dense `[batch, len + 1]`: each row, then `eos`, then `padding` (ids by
+        default; tokens with `EOS_TOKEN` and "")."""
+        end = tf.fill([rows.nrows(), 1], eos)  # [batch, 1]
+        with_eos = tf.concat([rows, tf.RaggedTensor.from_tensor(end)], axis=1)  # [batch, None]
+        return with_eos.to_tensor(default_value=padding)
 
     def _search(self, token_ids, prefix_ids=None):
         """Beam search from ragged source ids `[batch, None]` (no EOS), through `prefix_ids` if given.

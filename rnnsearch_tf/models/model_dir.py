@@ -121,10 +121,10 @@ class ModelDir(VocabularyFolder):
         return self.file("best")
 
     def write_model(self, model_name, config, data_info, source_vocabulary_file, target_vocabulary_file,
-                    parent=None, codec_files=()):
-        """Writes model.json, data.json, copies of the vocabularies and of the other `codec_files` (SentencePiece
-        models) and, for a model started from another one's weights, `parent` (a dict) to parent.json (before
-        training starts)."""
+                    parent=None, subword_model_files=()):
+        """Writes model.json, data.json, copies of the vocabularies and of the `subword_model_files` (a subword
+        codec's SentencePiece models) and, for a model started from another one's weights, `parent` (a dict)
+        to parent.json (before training starts)."""
         if model_name not in MODEL_CLASSES:
             raise ValueError(f"model must be one of {sorted(MODEL_CLASSES)}, got {model_name!r}")
         os.makedirs(self.path, exist_ok=True)
@@ -135,7 +135,7 @@ class ModelDir(VocabularyFolder):
         for source, target in (
             (source_vocabulary_file, self.source_vocabulary_file),
             (target_vocabulary_file, self.target_vocabulary_file),
-            *((path, self.file(os.path.basename(path))) for path in codec_files),
+            *((path, self.file(os.path.basename(path))) for path in subword_model_files),
         ):
             if os.path.abspath(source) != os.path.abspath(target):
                 shutil.copyfile(source, target)

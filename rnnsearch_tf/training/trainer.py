@@ -153,9 +153,9 @@ class Trainer:
         data_info = {name: self.metadata[name] for name in ("source_language", "target_language")}
         data_info.update(corpus=self.metadata.get("corpus"), data_dir=os.path.abspath(self.data_dir.path),
                          max_length=self.metadata["filters"]["max_length"], codec=self.data_dir.codec_descriptions())
-        vocabularies = (self.data_dir.source_vocabulary_file, self.data_dir.target_vocabulary_file)
-        models = [path for path in self.data_dir.codec_files() if path not in vocabularies]
-        self.model_dir.write_model(self.config.model, self.model.config, data_info, *vocabularies, parent, models)
+        self.model_dir.write_model(self.config.model, self.model.config, data_info,
+                                   self.data_dir.source_vocabulary_file, self.data_dir.target_vocabulary_file,
+                                   parent, self.data_dir.subword_model_files())
 
     def _check_same_parent(self, parent):
         """Raises ValueError when `init_from` names a parent that the existing model directory did not

@@ -34,10 +34,9 @@ def write_subword_model_dir(data_dir, path, model_name="rnnsearch", seed=3):
                          hidden_dim=16, maxout_dim=8, alignment_dim=16)
     data_info = {name: metadata[name] for name in ("source_language", "target_language", "codec")}
     data_info["data_dir"] = str(data_dir)
-    vocabularies = (data.source_vocabulary_file, data.target_vocabulary_file)
     model_dir = ModelDir(path)
-    model_dir.write_model(model_name, config, data_info, *vocabularies,
-                          codec_files=[file for file in data.codec_files() if file not in vocabularies])
+    model_dir.write_model(model_name, config, data_info, data.source_vocabulary_file, data.target_vocabulary_file,
+                          subword_model_files=data.subword_model_files())
     return save_random_model(model_dir, seed)
 
 
