@@ -1,6 +1,6 @@
 """Benchmarks the data pipeline on a real corpus and prints JSON.
 
-    RNNSEARCH_DATA=../shared/data python -m bench.data_pipeline --corpus=multi30k_enfr --shortlist_size=10000
+    RNNSEARCH_DATA=../shared/data python -m bench.data_pipeline --corpus=multi30k_enfr --vocabulary_size=10000
 
 (Run it with -m from the repository root: as a script, this file would shadow the package.)
 
@@ -27,7 +27,7 @@ from data_pipeline import corpus_registry
 from data_pipeline import data_files
 
 _CORPUS = flags.DEFINE_string("corpus", "multi30k_enfr", "Registered corpus to build and read.")
-_SHORTLIST_SIZE = flags.DEFINE_integer("shortlist_size", 10000, "Shortlist per language.")
+_VOCABULARY_SIZE = flags.DEFINE_integer("vocabulary_size", 10000, "Most frequent words kept per language.")
 _MAX_LENGTH = flags.DEFINE_integer("max_length", 50, "Length filter.")
 _BATCHES = flags.DEFINE_integer("batches", 2000, "Batches read per tf.data measurement.")
 _MAX_TOKENS = flags.DEFINE_integer("max_tokens", 4000, "Token budget of the token-count measurement.")
@@ -54,7 +54,7 @@ def main(argv):
             corpus,
             output_dir,
             data_root=data_files.data_root_from_environment(),
-            shortlist_size=_SHORTLIST_SIZE.value,
+            vocabulary_size=_VOCABULARY_SIZE.value,
             max_length=_MAX_LENGTH.value,
             show_progress=False,
         ).build()

@@ -51,7 +51,7 @@ PRESETS = {
     # bench.peer_comparison's size: the peer's decoder (OpenNMT-py, hidden 512), Multi30k lengths, batch 80.
     "peer": dict(vocab_size=10004, embedding_dim=256, hidden_dim=512, maxout_dim=256, alignment_dim=512,
                  batch_size=80, source_length=14, target_length=16),
-    # Bahdanau et al. 2014: 30000-word shortlists (+4 reserved ids), batch 80, 50-word sentences (+EOS).
+    # Bahdanau et al. 2014: 30000-word vocabularies (+4 reserved ids), batch 80, 50-word sentences (+EOS).
     "rnnsearch50": dict(vocab_size=30004, embedding_dim=620, hidden_dim=1000, maxout_dim=500,
                         alignment_dim=1000, batch_size=80, source_length=51, target_length=51),
 }

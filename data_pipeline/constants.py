@@ -13,7 +13,7 @@ RESERVED_TOKENS = (PAD_TOKEN, BOS_TOKEN, EOS_TOKEN, UNK_TOKEN)
 PAD_ID = 0  # right padding of every batch; never a real token
 BOS_ID = 1  # "no previous word": its embedding is the zero vector (Cho et al.: e(y_0) = 0)
 EOS_ID = 2  # ends every source and target sequence
-UNK_ID = 3  # every word outside the shortlist
+UNK_ID = 3  # every word outside the vocabulary
 
 METADATA_FILE = "metadata.json"  # `DataDir`: what the build read, kept and wrote, with shard checksums
 MODEL_DATA_FILE = "data.json"  # `ModelDir`: the languages, text codec and data directory a model was trained on

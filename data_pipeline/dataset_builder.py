@@ -30,12 +30,12 @@ _TOKENIZE_BATCH = 256
 class DatasetBuilder:
     """Turns a `ParallelCorpus` into what training reads: vocabularies, TFRecord shards, `metadata.json`.
 
-    Bahdanau et al. 2014, Section 4.1: sentences are Moses-tokenized, each language keeps a shortlist of
+    Bahdanau et al. 2014, Section 4.1: sentences are Moses-tokenized, each language keeps a vocabulary of
     its most frequent words (every other word is `<unk>`), and training pairs with more than
     `max_length` words on either side are dropped (30 for RNNsearch-30, 50 for RNNsearch-50; counted
     without the `</s>` every sequence ends with). Dev and test splits are not length-filtered. With
     `subwords="sentencepiece"` a SentencePiece model learned from the raw train split replaces the Moses
-    tokenizer and the shortlist (`TextCodec`), and `max_length` counts pieces.
+    tokenizer and the word vocabulary (`TextCodec`), and `max_length` counts pieces.
 
     Output, in `output_dir`:
       - `source_vocab.tsv`, `target_vocab.tsv`: `Vocabulary` files learned from the train split (the
@@ -55,14 +55,14 @@ class DatasetBuilder:
         corpus: the `ParallelCorpus` to build.
         output_dir: folder to write (created if missing).
         data_root: data folder holding the corpus files (`RNNSEARCH_DATA`), or None.
-        shortlist_size: tokens kept per language, on top of the 4 reserved ones (the paper: 30000).
+        vocabulary_size: tokens kept per language, on top of the 4 reserved ones (the paper: 30000).
         max_length: longest training sentence kept, in tokens without `</s>`.
         max_line_chars: longest raw line kept, in characters; longer pairs are dropped and counted.
         num_shards: shards of the train split.
         seed: seed of the one-time shuffle of the train split.
         allow_download: fetch missing corpus files from their official URLs.
         show_progress: print a progress line per split on stderr.
-        subwords: None (Moses words and shortlists, the paper's) or "sentencepiece".
+        subwords: None (Moses words and frequent-word vocabularies, the paper's) or "sentencepiece".
         subword_model: "bpe" or "unigram", SentencePiece's model type.
         subword_vocabulary_size: pieces per vocabulary (reserved ones and the 256 bytes included).
         joint_subwords: one SentencePiece model learned from both languages (the default: a name or
@@ -71,7 +71,7 @@ class DatasetBuilder:
         vocabulary_from: a model directory (or a data directory) whose text codec (vocabularies and
             SentencePiece models) is copied instead of learning one, so that the ids are that model's (to
             continue training it on this corpus, `rnnsearch train --init_from`); its languages must be
-            the corpus's. `shortlist_size` and the subword options are then unused; each vocabulary's
+            the corpus's. `vocabulary_size` and the subword options are then unused; each vocabulary's
             metadata adds `from` and `outside`: per split, the running tokens and the types outside it.
         joined_share: share of the train split's records that are joined pairs, in [0, 1): 2 to
             `max_joined_sentences` consecutive kept pairs (corpus order) joined into one, both sides within
@@ -86,7 +86,7 @@ class DatasetBuilder:
         corpus,
         output_dir,
         data_root=None,
-        shortlist_size=30000,
+        vocabulary_size=30000,
         max_length=50,
         max_line_chars=2000,
         num_shards=8,
@@ -108,7 +108,7 @@ class DatasetBuilder:
         self.corpus = corpus
         self.output_dir = pathlib.Path(output_dir).resolve()
         self.data_root = data_root
-        self.shortlist_size = shortlist_size
+        self.vocabulary_size = vocabulary_size
         self.max_length = max_length
         self.max_line_chars = max_line_chars
         self.num_shards = num_shards
@@ -275,7 +275,7 @@ class DatasetBuilder:
                     path, text_codec.sentencepiece_pieces(codec.model_file), counts, training_pairs
                 )
             else:
-                written = Vocabulary.write(path, counts, self.shortlist_size, training_pairs)
+                written = Vocabulary.write(path, counts, self.vocabulary_size, training_pairs)
             ids[side] = _token_ids(path)
             if self.vocabulary_from:  # how much of this corpus the copy covers
                 running = sum(counts.values())

@@ -33,7 +33,7 @@ class TextCodec(tf.Module):
     data.json (`from_description` reads it back), so that every command turns text into ids the way the
     model was trained:
     - "moses" (the paper's, Bahdanau et al. 2014 Section 4.1): Moses tokenization (`MosesTokenizer`),
-      a shortlist of whole words (`Vocabulary`, every other word is `<unk>`), Moses detokenization. A
+      a vocabulary of the most frequent whole words (`Vocabulary`, every other word is `<unk>`), Moses detokenization. A
       token is a word.
     - "sentencepiece": a SentencePiece model (`sentencepiece` package, Kudo & Richardson 2018) applied to
       raw text in-graph by tensorflow-text's `SentencepieceTokenizer`; its pieces are the vocabulary, in
@@ -109,7 +109,7 @@ class TextCodec(tf.Module):
 
     @property
     def has_unknown(self):
-        """Whether text can become `<unk>` (a word outside the shortlist); SentencePiece's byte fallback
+        """Whether text can become `<unk>` (a word outside the vocabulary); SentencePiece's byte fallback
         spells every character."""
         return self.kind == MOSES
 

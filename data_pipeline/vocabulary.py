@@ -1,4 +1,4 @@
-"""A shortlist vocabulary: its file format, and in-graph token <-> id lookup."""
+"""A vocabulary of the most frequent tokens: its file format, and in-graph token <-> id lookup."""
 
 import collections
 
@@ -11,7 +11,7 @@ class Vocabulary(tf.Module):
     """Maps tokens to ids and back inside the TensorFlow graph, from a vocabulary file.
 
     The file holds one `token<TAB>count` per line; line i is id i. It starts with the reserved tokens
-    `<pad>`, `<s>`, `</s>`, `<unk>` (ids 0-3, `data_pipeline.constants`), then the shortlist: the most
+    `<pad>`, `<s>`, `</s>`, `<unk>` (ids 0-3, `data_pipeline.constants`), then the kept tokens: the most
     frequent tokens of the training side, by descending count, ties broken by the token string
     (Bahdanau et al. 2014, Section 4.1: "a shortlist of 30,000 most frequent words in each language").
     Every other token maps to `<unk>`. The lookup tables are tracked by this `tf.Module`, so a serving
@@ -64,7 +64,7 @@ class Vocabulary(tf.Module):
         return int(self._token_to_id.size())
 
     def lookup(self, tokens):
-        """Token strings -> int32 ids; tokens outside the shortlist -> `UNK_ID`.
+        """Token strings -> int32 ids; tokens outside the vocabulary -> `UNK_ID`.
 
         Args:
             tokens: tf.string, any shape, dense or ragged (e.g. `[batch, None]`).
@@ -134,29 +134,29 @@ class Vocabulary(tf.Module):
         return {"size": len(pieces), "coverage": (running - outside) / running if running else 1.0}
 
     @staticmethod
-    def write(path, token_counts, shortlist_size, num_sentences):
-        """Writes the vocabulary file of the `shortlist_size` most frequent tokens.
+    def write(path, token_counts, vocabulary_size, num_sentences):
+        """Writes the vocabulary file of the `vocabulary_size` most frequent tokens.
 
         Args:
             path: file to write.
             token_counts: mapping token (str, or UTF-8 bytes) -> running occurrences in the training side.
-            shortlist_size: number of ordinary tokens kept (the reserved four come on top).
+            vocabulary_size: number of ordinary tokens kept (the reserved four come on top).
             num_sentences: sentences counted; each ends with `</s>`, which is its count.
 
         Returns:
-            dict with `size` (ids in the file) and `coverage` (share of running tokens in the shortlist).
+            dict with `size` (ids in the file) and `coverage` (share of running tokens kept).
         """
         decoded = (
             (token.decode("utf-8") if isinstance(token, bytes) else token, count)
             for token, count in token_counts.items()
         )
         ranked = sorted(decoded, key=lambda item: (-item[1], item[0]))
-        shortlist = [(token, count) for token, count in ranked if token not in constants.RESERVED_TOKENS]
-        shortlist = shortlist[:shortlist_size]
+        kept = [(token, count) for token, count in ranked if token not in constants.RESERVED_TOKENS]
+        kept = kept[:vocabulary_size]
         running = sum(token_counts.values())
-        covered = sum(count for _, count in shortlist)
+        covered = sum(count for _, count in kept)
         reserved = collections.OrderedDict.fromkeys(constants.RESERVED_TOKENS, 0)
         reserved[constants.EOS_TOKEN] = num_sentences
         reserved[constants.UNK_TOKEN] = running - covered
-        Vocabulary.write_entries(path, list(reserved.items()) + shortlist)
-        return {"size": len(reserved) + len(shortlist), "coverage": covered / running if running else 1.0}
+        Vocabulary.write_entries(path, list(reserved.items()) + kept)
+        return {"size": len(reserved) + len(kept), "coverage": covered / running if running else 1.0}

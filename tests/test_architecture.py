@@ -1,5 +1,6 @@
 """The house plan holds: every package imports only the packages below it (`.importlinter`)."""
 
+import ast
 import configparser
 import importlib.util
 import pathlib
@@ -60,3 +61,24 @@ def test_the_folders_own_their_file_names():
         for name in names if f'"{name}"' in path.read_text(encoding="utf-8")
     )
     assert found == []
+
+
+def _code_lines(function):
+    """Lines of a function's definition without its docstring."""
+    lines = function.end_lineno - function.lineno + 1
+    first = function.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        lines -= first.end_lineno - first.lineno + 1
+    return lines
+
+
+def test_no_function_is_longer_than_60_code_lines():
+    """STYLE.md: functions short enough to read at once (decorators and docstring not counted)."""
+    too_long = sorted(
+        (str(path.relative_to(REPO_ROOT)), node.name, _code_lines(node))
+        for package in ("data_pipeline", "rnnsearch_tf", "serving", "bench")
+        for path in (REPO_ROOT / package).rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _code_lines(node) > 60
+    )
+    assert too_long == []

@@ -33,4 +33,4 @@ def test_build_multi30k_leaves_shards_vocabularies_and_metadata(data_root, tmp_p
         assert vocabulary["size"] == 10004
         assert len((tmp_path / vocabulary["file"]).read_text().splitlines()) == 10004
         assert vocabulary["coverage"] > 0.95
-    assert "--shortlist_size=10000" in (tmp_path / "flags.txt").read_text()
+    assert "--vocabulary_size=10000" in (tmp_path / "flags.txt").read_text()

@@ -48,12 +48,12 @@ def toy_build(tmp_path):
     )
     output_dir = tmp_path / "out"
     builder = DatasetBuilder(
-        corpus, output_dir, shortlist_size=2, max_length=4, max_line_chars=40, num_shards=2, show_progress=False
+        corpus, output_dir, vocabulary_size=2, max_length=4, max_line_chars=40, num_shards=2, show_progress=False
     )
     return builder.build(), output_dir
 
 
-def test_vocabularies_hold_the_shortlist_of_kept_training_pairs(toy_build):
+def test_vocabularies_hold_the_most_frequent_tokens_of_kept_training_pairs(toy_build):
     _, output_dir = toy_build
     assert (output_dir / "source_vocab.tsv").read_text().splitlines() == [
         "<pad>\t0", "<s>\t0", "</s>\t2", "<unk>\t1", "cat\t2", "the\t2",
@@ -107,7 +107,7 @@ def test_vocabulary_from_keeps_the_given_ids_and_counts_the_words_outside(toy_bu
         "test": (_write(tmp_path / "test.en", ["the bird"]), _write(tmp_path / "test.fr", ["le oiseau"])),
     })
     output_dir = tmp_path / "new"
-    metadata = DatasetBuilder(corpus, output_dir, shortlist_size=100, num_shards=1, show_progress=False,
+    metadata = DatasetBuilder(corpus, output_dir, vocabulary_size=100, num_shards=1, show_progress=False,
                               vocabulary_from=parent).build()
     for name in ("source_vocab.tsv", "target_vocab.tsv"):
         assert (output_dir / name).read_bytes() == (parent / name).read_bytes()

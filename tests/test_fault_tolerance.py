@@ -152,13 +152,13 @@ def test_a_build_killed_before_it_finishes_leaves_the_earlier_build_as_it_was(to
     arguments = [sys.executable, "-m", "rnnsearch_tf.cli.main", "build-data", "--corpus=text_files", f"--output_dir={output}",
                  f"--train_source={raw / 'train.en'}", f"--train_target={raw / 'train.fr'}",
                  f"--dev_source={raw / 'dev.en'}", f"--dev_target={raw / 'dev.fr'}", "--num_shards=2"]
-    first = run([*arguments, "--shortlist_size=100"])
+    first = run([*arguments, "--vocabulary_size=100"])
     assert first.returncode == 0, first.stderr[-3000:]
     before = {path.name: path.read_bytes() for path in output.iterdir()}
-    killed = run([*arguments, "--shortlist_size=20"], strace_path=tmp_path / ".data.incomplete" / "metadata.json")
+    killed = run([*arguments, "--vocabulary_size=20"], strace_path=tmp_path / ".data.incomplete" / "metadata.json")
     assert killed.returncode in (-9, 137), killed.stderr[-3000:]
     assert {path.name: path.read_bytes() for path in output.iterdir()} == before
-    rebuilt = run([*arguments, "--shortlist_size=20"])
+    rebuilt = run([*arguments, "--vocabulary_size=20"])
     assert rebuilt.returncode == 0, rebuilt.stderr[-3000:]
     metadata = json.loads((output / "metadata.json").read_text())
     assert metadata["vocabularies"]["source"]["size"] == 24 and not (tmp_path / ".data.incomplete").exists()

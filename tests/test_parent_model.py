@@ -97,7 +97,7 @@ def test_a_different_architecture_or_model_is_refused_naming_the_field(parent):
 def test_data_with_other_vocabularies_is_refused_until_built_with_vocabulary_from(parent, tmp_path):
     data_dir, model_dir = parent
     corpus = corpus_registry.text_file_corpus("en", "fr", write_corpus(tmp_path / "raw", train_pairs=500, seed=7))
-    own = DatasetBuilder(corpus, tmp_path / "own", shortlist_size=20, show_progress=False, num_shards=1)
+    own = DatasetBuilder(corpus, tmp_path / "own", vocabulary_size=20, show_progress=False, num_shards=1)
     own.build()
     with pytest.raises(ValueError, match=rf"the source vocabulary of {tmp_path / 'own'} differs from the parent's "
                                          rf".*--vocabulary_from={model_dir}` so that the word ids are the parent's"):

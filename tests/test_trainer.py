@@ -390,7 +390,7 @@ def joined_data(toy_data):
     raw = toy_data.parent / "raw"
     splits = {split: (raw / f"{split}.en", raw / f"{split}.fr") for split in ("train", "dev")}
     DatasetBuilder(corpus_registry.text_file_corpus("en", "fr", splits), toy_data.parent / "joined",
-                   shortlist_size=100, max_length=40, num_shards=2, show_progress=False, joined_share=0.5).build()
+                   vocabulary_size=100, max_length=40, num_shards=2, show_progress=False, joined_share=0.5).build()
     return toy_data.parent / "joined"
 
 
@@ -420,17 +420,6 @@ def test_switch_data_dir_continues_as_a_child_on_that_data_would_and_resumes(toy
     assert resumed["step"] == 8
     for name, value in checkpoint_weights(resumed["latest_checkpoint"]).items():
         np.testing.assert_allclose(value, actual[name], atol=1e-6, err_msg=name)
-
-
-def test_switch_data_dir_with_other_vocabularies_is_refused_before_training(toy_data, tmp_path):
-    folder = tmp_path / "other"
-    corpus = corpus_registry.text_file_corpus("en", "fr", write_corpus(folder / "raw", train_pairs=300, seed=7))
-    DatasetBuilder(corpus, folder / "data", shortlist_size=20, num_shards=1, show_progress=False).build()
-    with pytest.raises(ValueError, match=rf"switch_data_dir={folder / 'data'}: its source vocabulary differs from "
-                                         rf"that of data_dir={toy_data}"):
-        make_trainer(model_config(toy_data), training_config(toy_data, tmp_path / "a",
-                                                             switch_data_dir=str(folder / "data")))
-    assert not (tmp_path / "a").exists()
 
 
 @pytest.mark.large  # two trainings: the switch by time equals the switch by updates (default suite, above)

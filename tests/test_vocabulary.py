@@ -13,18 +13,18 @@ from data_pipeline import constants
 def vocabulary_file(tmp_path):
     counts = collections.Counter({"the": 5, "cat": 2, "bat": 2, "a": 3, "zebra": 1})
     path = tmp_path / "vocab.tsv"
-    summary = Vocabulary.write(path, counts, shortlist_size=4, num_sentences=3)
+    summary = Vocabulary.write(path, counts, vocabulary_size=4, num_sentences=3)
     assert summary == {"size": 8, "coverage": 12 / 13}
     return path
 
 
-def test_file_lists_reserved_then_shortlist_by_count_then_token(vocabulary_file):
+def test_file_lists_reserved_then_kept_tokens_by_count_then_token(vocabulary_file):
     assert vocabulary_file.read_text().splitlines() == [
         "<pad>\t0", "<s>\t0", "</s>\t3", "<unk>\t1", "the\t5", "a\t3", "bat\t2", "cat\t2",
     ]
 
 
-def test_lookup_maps_out_of_shortlist_tokens_to_unk(vocabulary_file):
+def test_lookup_maps_tokens_outside_the_vocabulary_to_unk(vocabulary_file):
     vocabulary = Vocabulary(vocabulary_file)
     ids = vocabulary.lookup(tf.ragged.constant([["the", "zebra", "cat"], ["</s>"]]))
     assert ids.dtype == tf.int32

@@ -26,14 +26,16 @@ _OUTPUT_DIR = flags.DEFINE_string("output_dir", None, "Folder for shards, vocabu
 _DATA_DIR = flags.DEFINE_string(
     "data_dir", None, f"Folder of corpus files; default: ${data_files.DATA_ENVIRONMENT_VARIABLE}."
 )
-_SHORTLIST_SIZE = flags.DEFINE_integer("shortlist_size", 30000, "Most frequent tokens kept per language.")
+_VOCABULARY_SIZE = flags.DEFINE_integer(
+    "vocabulary_size", 30000, "Most frequent words kept per language (the paper's 30,000-word \"shortlist\"; the rest are <unk>).")
+flags.DEFINE_alias("shortlist_size", "vocabulary_size")  # its name before 2026-11-27
 _MAX_LENGTH = flags.DEFINE_integer("max_length", 50, "Longest training sentence kept, in tokens (no </s>).")
 _MAX_LINE_CHARS = flags.DEFINE_integer("max_line_chars", 2000, "Longest raw line kept, in characters.")
 _NUM_SHARDS = flags.DEFINE_integer("num_shards", 8, "Shards of the train split.")
 _SEED = flags.DEFINE_integer("seed", 1234, "Seed of the one-time shuffle of the train split.")
 _SUBWORDS = flags.DEFINE_enum(
     "subwords", None, [text_codec.SENTENCEPIECE],
-    "Subword units instead of Moses words and shortlists: a SentencePiece model learned from the raw training text "
+    "Subword units instead of Moses words and frequent-word vocabularies: a SentencePiece model learned from the raw training text "
     "(no word is unknown; --max_length then counts pieces). Default: words, as the paper.",
 )
 _SUBWORD_MODEL = flags.DEFINE_enum("subword_model", "bpe", text_codec.SUBWORD_MODELS, "SentencePiece's model type.")
@@ -48,7 +50,7 @@ _JOINT_SUBWORDS = flags.DEFINE_bool(
 _VOCABULARY_FROM = flags.DEFINE_string(
     "vocabulary_from", None,
     "Model directory whose text codec (vocabularies, SentencePiece models) is used instead of learning a new one "
-    "(the ids are that model's, for `rnnsearch train --init_from`); --shortlist_size is then unused. The tokens "
+    "(the ids are that model's, for `rnnsearch train --init_from`); --vocabulary_size is then unused. The tokens "
     "outside the vocabularies are counted.",
 )
 _JOINED_SHARE = flags.DEFINE_float(
@@ -91,7 +93,7 @@ def main(argv):
         corpus,
         _OUTPUT_DIR.value,
         data_root=data_root,
-        shortlist_size=_SHORTLIST_SIZE.value,
+        vocabulary_size=_VOCABULARY_SIZE.value,
         max_length=_MAX_LENGTH.value,
         max_line_chars=_MAX_LINE_CHARS.value,
         num_shards=_NUM_SHARDS.value,

@@ -30,7 +30,7 @@ class Evaluator:
       (`sacrebleu.BLEU()` defaults: 13a tokenization, mixed case; its signature is reported), decoded
       with `<unk>` allowed. Also `bleu_unk_replaced`: the same translations after `UnkReplacer`.
     - "No UNK" (Table 1): BLEU on the sentences whose source has no Moses token outside the model's
-      source shortlist and whose reference has none outside the target shortlist, decoded again with
+      source vocabulary and whose reference has none outside the target vocabulary, decoded again with
       `<unk>` forbidden. None with a subword codec, where no text is unknown.
     - By length (Figure 2): "All" BLEU of the sentences in each bin of source length in words (Moses
       tokens; with a subword codec, the words its pieces make, `TextCodec.words`): `[0, 10)`,

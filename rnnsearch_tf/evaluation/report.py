@@ -58,7 +58,7 @@ def _bleu_table(metrics_by_model):
         "## BLEU (Bahdanau et al. 2014, Table 1)",
         "",
         "\"All\": every test sentence, `<unk>` allowed. \"No UNK\": the sentences without a word outside the "
-        "shortlists in source and reference, decoded with `<unk>` forbidden. \"UNK replaced\": \"All\" after "
+        "vocabularies in source and reference, decoded with `<unk>` forbidden. \"UNK replaced\": \"All\" after "
         "replacing each `<unk>` with its most-attended source word (or dictionary entry).",
         "",
         "| Model | All | No UNK | No UNK sentences | UNK replaced | Sentences | Truncated sources | Checkpoint |",

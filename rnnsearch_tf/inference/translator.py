@@ -7,20 +7,20 @@ import tensorflow as tf
 from data_pipeline.pair_reader import sha256
 from data_pipeline import constants
 from data_pipeline import text_codec
-from rnnsearch_tf.models.ensemble import Ensemble
+from rnnsearch_tf.inference.model_loader import load_model_dir
 from rnnsearch_tf.inference.search_config import SearchConfig
-from rnnsearch_tf.inference.shortlist import Shortlist
-from rnnsearch_tf.models.model_dir import ModelDir
+from rnnsearch_tf.inference.sentence_search import SentenceSearch, truncate, with_eos
+from rnnsearch_tf.models.ensemble import Ensemble
 
 
 class Translator(tf.Module):
     """Raw sentences -> beam search -> detokenized translations, entirely in TensorFlow ops.
 
-    `translate`: the source `TextCodec` (Moses tokenization and shortlist lookup, unknown words ->
+    `translate`: the source `TextCodec` (Moses tokenization and vocabulary lookup, unknown words ->
     `<unk>`; or SentencePiece pieces), truncation to `maximum_source_length` tokens (flagged in
     `truncated`), EOS, `model.encode`, beam search (Bahdanau et al. 2014, Section 5.2.2) with at most
     `floor(maximum_length_a * source_length) + maximum_length_b` target tokens (EOS included,
-    `source_length` without EOS), target tokens, the target codec's detokenization. Invalid UTF-8
+    `source_length` without EOS; `SentenceSearch`), target tokens, the target codec's detokenization. Invalid UTF-8
     bytes become U+FFFD before tokenization; a sentence with no
     tokens (empty, whitespace or control characters only) gets the empty translation, score 0 and no
     tokens. `translate_ids` starts after the lookup; `score` gives log p(y | x) of given pairs;
@@ -46,8 +46,7 @@ class Translator(tf.Module):
             sets it.
         num_alternatives: next words `translate_prefix` offers after each prefix.
         shortlist: the `Shortlist` decoded over with `search_config.shortlist` (`from_model_dir` reads the
-            model directory's); each batch is searched over its `candidate_ids`, a forced prefix's words
-            added to them, and needs a single model (not an `Ensemble`).
+            model directory's; `SentenceSearch`).
 
     Example:
     >>> translator = Translator.from_model_dir("models/rnnsearch50", beam_size=12)
@@ -93,32 +92,17 @@ class Translator(tf.Module):
         self.checkpoint_path = checkpoint_path
         self.num_alternatives = num_alternatives
         self.maximum_source_length = search_config.maximum_source_length
-        self.search_strategy = search_config.strategy(model.symbols_to_logits_fn)
-        self.shortlist = shortlist if search_config.shortlist else None
-        if search_config.shortlist:
-            if shortlist is None:
-                raise ValueError("SearchConfig.shortlist needs a Shortlist: build one with `rnnsearch shortlist`")
-            if not hasattr(model, "restricted_symbols_to_logits_fn"):
-                raise ValueError("a vocabulary shortlist decodes a single model, not an ensemble")
-            if shortlist.source_vocab_size != model.config.source_vocab_size:
-                raise ValueError(
-                    f"the shortlist has {shortlist.source_vocab_size} source words but the model "
-                    f"{model.config.source_vocab_size}: rebuild it with `rnnsearch shortlist`"
-                )
+        self.search = SentenceSearch(model, search_config, num_alternatives, shortlist)
+        self.shortlist = self.search.shortlist
 
     @classmethod
     def from_model_dir(cls, model_dir, checkpoint="best", maximum_batch_size=1000, precision=None, num_alternatives=10,
                        search_config=None, **search_options):
-        """The translator of a model directory (`ModelDir`): its model and text codecs.
+        """The translator of a model directory, or of an ensemble of several joined by "+" (`load_model_dir`).
 
         Args:
-            model_dir: path of the model directory, or several joined by "+" (`ModelDir.split`): an
-                `Ensemble` of their models, which must share vocabularies and languages.
-            checkpoint: "best", "latest", "averaged" or a checkpoint path (`ModelDir.load_model`), the
-                same for every model.
-            maximum_batch_size: as `Translator`.
-            precision: `ModelConfig.precision` to decode with; None: each model's own (model.json).
-            num_alternatives: as `Translator`.
+            model_dir, checkpoint, precision: as `load_model_dir` (its `shortlist` is `search_config`'s).
+            maximum_batch_size, num_alternatives: as `Translator`.
             search_config: the `SearchConfig` (a command passes the one its flags made, whole).
             **search_options: instead of `search_config`, its fields.
 
@@ -128,30 +112,9 @@ class Translator(tf.Module):
         if search_config is not None and search_options:
             raise ValueError(f"give search_config or its fields, not both: {sorted(search_options)}")
         search_config = search_config or SearchConfig(**search_options)
-        model_dirs = [ModelDir(path) for path in ModelDir.split(model_dir)]
-        for other in model_dirs[1:]:
-            model_dirs[0].check_same_data(other)
-        codecs = [model_dirs[0].codec(side) for side in ("source", "target")]  # a bad codec file fails first
-        loaded = [directory.load_model(checkpoint, precision) for directory in model_dirs]
-        models = [model for model, _ in loaded]
-        shortlist = None
-        if search_config.shortlist:
-            path = model_dirs[0].shortlist_file
-            try:
-                shortlist = Shortlist.from_file(path)
-            except FileNotFoundError:
-                raise FileNotFoundError(
-                    f"--shortlist needs {path}: build it with `rnnsearch shortlist --model_dir={model_dirs[0].path}`"
-                ) from None
-        return cls(
-            models[0] if len(models) == 1 else Ensemble(models),
-            *codecs,
-            search_config,
-            maximum_batch_size,
-            "+".join(path for _, path in loaded),
-            num_alternatives,
-            shortlist,
-        )
+        loaded = load_model_dir(model_dir, checkpoint, precision, search_config.shortlist)
+        return cls(loaded.model, loaded.source_codec, loaded.target_codec, search_config, maximum_batch_size,
+                   loaded.checkpoint_path, num_alternatives, loaded.shortlist)
 
     @property
     def maximum_target_length(self):
@@ -298,7 +261,7 @@ class Translator(tf.Module):
         ]
         with tf.control_dependencies(checks):
             prefix_tokens = self.target_codec.tokenize_prefix(prefix)  # [batch, None]
-        prefix_tokens, prefix_truncated = self._truncate(prefix_tokens, self.maximum_target_length - 1)
+        prefix_tokens, prefix_truncated = truncate(prefix_tokens, self.maximum_target_length - 1)
         prefix_ids = self.target_codec.lookup(prefix_tokens).to_tensor(
             default_value=constants.PAD_ID
         )  # [batch, prefix_len]
@@ -313,11 +276,11 @@ class Translator(tf.Module):
         return outputs
 
     def _translate_text(self, text, prefix_ids=None):
-        """`translate`'s outputs, and `_search`'s result, with an optional forced prefix (int32
-        `[batch, prefix_len]`, right-padded with `PAD_ID`)."""
+        """`translate`'s outputs, and the search's result (`SentenceSearch`), with an optional forced prefix
+        (int32 `[batch, prefix_len]`, right-padded with `PAD_ID`)."""
         tokens = self.source_codec.tokenize(text)  # [batch, None]
-        tokens, truncated = self._truncate(tokens, self.maximum_source_length)
-        result = self._search(self.source_codec.lookup(tokens), prefix_ids)
+        tokens, truncated = truncate(tokens, self.maximum_source_length)
+        result = self.search(self.source_codec.lookup(tokens), prefix_ids)
         ids, lengths = result["ids"], result["lengths"]  # [batch, n, steps], [batch, n]
         target_tokens = self.target_codec.tokens(ids)  # [batch, n, steps]
         steps = tf.range(tf.shape(ids)[2])  # [steps]
@@ -336,7 +299,7 @@ class Translator(tf.Module):
             score=result["scores"][:, 0],
             tokens=target_tokens[:, 0],
             alignment=result["alignment"][:, 0],
-            source_tokens=self._with_eos(tokens, constants.EOS_TOKEN, ""),  # [batch, src_len]
+            source_tokens=with_eos(tokens, constants.EOS_TOKEN, ""),  # [batch, src_len]
             truncated=truncated,
         )
         if self.source_codec.is_subword or self.target_codec.is_subword:
@@ -390,8 +353,8 @@ class Translator(tf.Module):
         ]
         with tf.control_dependencies(checks):
             token_ids = tf.RaggedTensor.from_tensor(tf.identity(source_ids), padding=constants.PAD_ID)
-        token_ids, truncated = self._truncate(token_ids, self.maximum_source_length)
-        result = self._search(token_ids)
+        token_ids, truncated = truncate(token_ids, self.maximum_source_length)
+        result = self.search(token_ids)
         outputs = dict(
             target_ids=result["ids"][:, 0],
             score=result["scores"][:, 0],
@@ -433,10 +396,10 @@ class Translator(tf.Module):
         with tf.control_dependencies(checks):
             source_tokens = self.source_codec.tokenize(source)
         target_tokens = self.target_codec.tokenize(target)
-        source_tokens, source_truncated = self._truncate(source_tokens, self.maximum_source_length)
-        target_tokens, target_truncated = self._truncate(target_tokens, self.maximum_target_length - 1)
-        source_ids = self._with_eos(self.source_codec.lookup(source_tokens))  # [batch, src_len]
-        target_ids = self._with_eos(self.target_codec.lookup(target_tokens))  # [batch, tgt_len]
+        source_tokens, source_truncated = truncate(source_tokens, self.maximum_source_length)
+        target_tokens, target_truncated = truncate(target_tokens, self.maximum_target_length - 1)
+        source_ids = with_eos(self.source_codec.lookup(source_tokens))  # [batch, src_len]
+        target_ids = with_eos(self.target_codec.lookup(target_tokens))  # [batch, tgt_len]
         token_log_probs = tf.cond(
             tf.size(source_ids) > 0,
             lambda: self.model.token_log_probs(source_ids, target_ids),
@@ -445,7 +408,7 @@ class Translator(tf.Module):
         return dict(
             log_prob=tf.reduce_sum(token_log_probs, axis=1),
             token_log_probs=token_log_probs,
-            tokens=self._with_eos(target_tokens, constants.EOS_TOKEN, ""),  # [batch, tgt_len]
+            tokens=with_eos(target_tokens, constants.EOS_TOKEN, ""),  # [batch, tgt_len]
             source_truncated=source_truncated,
             target_truncated=target_truncated,
         )
@@ -456,85 +419,3 @@ class Translator(tf.Module):
             self.maximum_batch_size,
             message=f"a request holds at most {self.maximum_batch_size} sentences; split the batch",
         )
-
-    @staticmethod
-    def _truncate(ragged, maximum_length):
-        """`[batch, None]` -> its first `maximum_length` entries per row, and bool `[batch]` "was cut"."""
-        return ragged[:, :maximum_length], ragged.row_lengths() > maximum_length
-
-    @staticmethod
-    def _with_eos(rows, eos=constants.EOS_ID, padding=constants.PAD_ID):
-        """Ragged `[batch, None]` -> dense `[batch, len + 1]`: each row, then `eos`, then `padding` (ids by
-        default; tokens with `EOS_TOKEN` and "")."""
-        end = tf.fill([rows.nrows(), 1], eos)  # [batch, 1]
-        with_eos = tf.concat([rows, tf.RaggedTensor.from_tensor(end)], axis=1)  # [batch, None]
-        return with_eos.to_tensor(default_value=padding)
-
-    def _search(self, token_ids, prefix_ids=None):
-        """Beam search from ragged source ids `[batch, None]` (no EOS), through `prefix_ids` if given.
-
-        Returns:
-            dict: `ids` int32 `[batch, n, steps]`, `lengths` int32 `[batch, n]`, `scores` float32
-            `[batch, n]`, `alignment` float32 `[batch, n, steps, src_len]`; with `prefix_ids`
-            `alternative_ids` int32 and `alternative_log_probs` float32 `[batch, num_alternatives]`.
-            Sentences without tokens get length 0, score 0 and no alternatives (`PAD_ID`, `-inf`).
-        """
-        source_ids = self._with_eos(token_ids)  # [batch, src_len]
-        source_lengths = tf.cast(token_ids.row_lengths(), tf.int32)  # [batch], EOS excluded
-        maximum_lengths = self.search_config.maximum_target_length(source_lengths)  # [batch]
-        n = self.search_config.hypotheses
-
-        names = ["ids", "lengths", "scores", "alignments"]
-        options = {}
-        if prefix_ids is not None:
-            names += ["alternative_ids", "alternative_log_probs"]
-            options = dict(prefix_ids=prefix_ids, num_alternatives=self.num_alternatives)
-
-        def search():
-            state = self.model.encode(source_ids)
-            if self.shortlist is None:
-                result = self.search_strategy.search(state, maximum_lengths, **options)
-                return {name: result[name] for name in names}
-            return self._search_shortlist(source_ids, state, maximum_lengths, options, names)
-
-        def nothing_to_search():
-            src_len, k = tf.shape(source_ids)[1], self.num_alternatives
-            return {name: value for name, value in dict(
-                ids=tf.zeros([0, n, 0], tf.int32),
-                lengths=tf.zeros([0, n], tf.int32),
-                scores=tf.zeros([0, n]),
-                alignments=tf.zeros([0, n, 0, src_len]),
-                alternative_ids=tf.zeros([0, k], tf.int32),
-                alternative_log_probs=tf.zeros([0, k]),
-            ).items() if name in names}
-
-        result = tf.cond(tf.shape(source_ids)[0] > 0, search, nothing_to_search)
-        ids, alignment = result["ids"], result["alignments"]
-        if not self.model.uses_attention:  # RNNencdec aligns nothing: zeros of the same shape
-            alignment = tf.zeros(tf.concat([tf.shape(ids), tf.shape(source_ids)[1:]], axis=0))
-        is_empty = tf.equal(source_lengths, 0)  # [batch]
-        searched = dict(
-            ids=tf.where(is_empty[:, None, None], constants.PAD_ID, ids),
-            lengths=tf.where(is_empty[:, None], 0, result["lengths"]),
-            scores=tf.where(is_empty[:, None], 0.0, result["scores"]),
-            alignment=tf.where(is_empty[:, None, None, None], 0.0, alignment),
-        )
-        if prefix_ids is not None:
-            searched.update(
-                alternative_ids=tf.where(is_empty[:, None], constants.PAD_ID, result["alternative_ids"]),
-                alternative_log_probs=tf.where(is_empty[:, None], float("-inf"), result["alternative_log_probs"]),
-            )
-        return searched
-
-    def _search_shortlist(self, source_ids, state, maximum_lengths, options, names):
-        """`_search`'s search over the batch's shortlist (`Shortlist.candidate_ids`, with the prefix words):
-        in the reduced id space (position in the candidate ids), its ids mapped back to vocabulary ids."""
-        candidate_ids = self.shortlist.candidate_ids(source_ids, options.get("prefix_ids"))  # [V']
-        strategy = self.search_config.strategy(self.model.restricted_symbols_to_logits_fn(candidate_ids))
-        if "prefix_ids" in options:  # PAD_ID stays PAD_ID: the reserved ids keep their positions
-            prefix_ids = options["prefix_ids"]  # [batch, prefix_len]
-            reduced_prefix = tf.searchsorted(candidate_ids, tf.reshape(prefix_ids, [-1]))  # [batch * prefix_len]
-            options = dict(options, prefix_ids=tf.reshape(reduced_prefix, tf.shape(prefix_ids)))
-        result = strategy.search(state, maximum_lengths, **options)
-        reduced_ids = ("ids", "alternative_ids")
-        return {name: tf.gather(candidate_ids, result[name]) if name in reduced_ids else result[name] for name in names}

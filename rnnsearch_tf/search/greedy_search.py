@@ -1,15 +1,15 @@
 """Greedy search over any recurrent step function.
 
 After OpenNMT-tf `opennmt/utils/decoding.py` (`GreedySearch`, `BestSampler`); the loop is
-`SearchStrategy.search_independently`, shared with `Sampler`.
+`IndependentSearch.search_independently`, shared with `Sampler`.
 """
 
 import tensorflow as tf
 
-from rnnsearch_tf.search.search_strategy import SearchStrategy
+from rnnsearch_tf.search.independent_search import IndependentSearch
 
 
-class GreedySearch(SearchStrategy):
+class GreedySearch(IndependentSearch):
     """Greedy search: the most probable next token at every step, until EOS.
 
     Takes the step function, options and call arguments of `SearchStrategy`, and returns its dict with

@@ -1,16 +1,16 @@
 """Ancestral sampling of translations (Cho et al. 2014 drew 50 per source and ranked them by score).
 
 After OpenNMT-tf `opennmt/utils/decoding.py` (`RandomSampler`): the loop of `GreedySearch`
-(`SearchStrategy.search_independently`) with a draw from the (tempered) next-token distribution in
+(`IndependentSearch.search_independently`) with a draw from the (tempered) next-token distribution in
 place of the argmax.
 """
 
 import tensorflow as tf
 
-from rnnsearch_tf.search.search_strategy import SearchStrategy
+from rnnsearch_tf.search.independent_search import IndependentSearch
 
 
-class Sampler(SearchStrategy):
+class Sampler(IndependentSearch):
     """Draws `num_samples` independent translations per sentence, returned best-first.
 
     Every sample starts from BOS and draws each next token from `softmax(log_probs / temperature)`

@@ -1,25 +1,23 @@
 """The training loop of Bahdanau et al. 2014, Appendix B.2, under tf.distribute, made of parts."""
 
-import os
 import time
 
 import keras
 import tensorflow as tf
 from absl import logging
 
-from data_pipeline.data_dir import DataDir
 from data_pipeline.training_input import TrainingInput
-from rnnsearch_tf.models.model_dir import MODEL_CLASSES, ModelDir
+from rnnsearch_tf.models.model_dir import MODEL_CLASSES
 from rnnsearch_tf.training.checkpointing import Checkpointing
 from rnnsearch_tf.training.early_stopping import EarlyStopping
 from rnnsearch_tf.training.fused_optimizers import FusedAdadelta, FusedAdam
 from rnnsearch_tf.training.learning_rate_schedule import LearningRateSchedule
-from rnnsearch_tf.training.parent_model import ParentModel
 from rnnsearch_tf.training.stop_request import StopRequest
 from rnnsearch_tf.training.summaries import TrainingSummaries
 from rnnsearch_tf.training.train_step import make_train_step
 from rnnsearch_tf.training.training_budget import TrainingBudget
 from rnnsearch_tf.training.training_diverged_error import TrainingDivergedError
+from rnnsearch_tf.training.training_folders import TrainingFolders
 from rnnsearch_tf.training.training_statistics import TrainingStatistics
 from rnnsearch_tf.training.validator import Validator
 
@@ -44,9 +42,8 @@ class Trainer:
     checkpoint is written twice. At start-up, leftovers of an interrupted save are removed, and when the
     newest checkpoint does not read, training resumes from the one before it, saying so.
 
-    The constructor checks the data directory and the model directory (a resumed one must hold the same
-    model and vocabularies: `ModelDir.check_model`, `ModelDir.check_vocabularies`), writes a new model
-    directory's description, and creates the parts; `train()` resumes and runs the loop.
+    The constructor checks the data directory and the model directory and writes a new model directory's
+    description (`TrainingFolders`), and creates the parts; `train()` resumes and runs the loop.
 
     With `switch_data_dir`, updates read that data directory's training pairs (its own iterator, also
     checkpointed) once `switch_at` of the budget is spent; the model, optimizer, schedule and validation go
@@ -55,7 +52,7 @@ class Trainer:
 
     With `init_from` (`ParentModel`), a new model directory starts from a trained model's weights: the
     parent must be the same model with the same architecture and the data must have its vocabularies
-    (checked before anything is written); `parent.json` records it; the first `train()` copies its weights
+    (`TrainingFolders`, before anything is written); `parent.json` records it; the first `train()` copies its weights
     (and with `reset_optim="keep_states"` its optimizer state) before the first update. The step count,
     schedule, early stopping and data iterator are this run's own; a killed child resumes from its own
     checkpoints. A model directory that already holds another model, or a child of another parent, is refused.
@@ -79,37 +76,24 @@ class Trainer:
         self.config = training_config
         self.strategy = strategy
         self.search_config = search_config
-        self.model_dir = ModelDir(training_config.model_dir)
-        self.data_dir = DataDir(training_config.data_dir)
         self.workers, worker_index = self._workers()
-        self.is_chief = worker_index == 0
-        # Every worker saves checkpoints (saving is collective); only the chief's go to model_dir.
-        self.worker_dir = ModelDir(
-            self.model_dir.path if self.is_chief else self.model_dir.worker_dir(worker_index)
-        )
-        self.metadata = self.data_dir.read_metadata()
-        self.training_pairs = self.data_dir.records("train")  # kept and joined pairs: what an epoch passes over
-        self._check_vocabulary_sizes()
-        self.parent = ParentModel(training_config.init_from) if training_config.init_from else None
-        if self.parent:
-            self.parent.check_fits(training_config.model, model.config, self.data_dir)
-        self.data_dir.check_shards(["train"] + ([training_config.dev_split] if training_config.validate_every else []))
-        self.switch_data_dir = self._check_switch_data_dir()
-        self._prepare_model_dir()
+        self.folders = TrainingFolders(training_config, model.config, worker_index)
+        self.folders.prepare_model_dir()
         self.early_stopping = EarlyStopping(
             training_config.patience, training_config.decay_patience, training_config.learning_rate_decay
         )
         self.budget = TrainingBudget(training_config.train_steps, training_config.max_epochs,
-                                     training_config.max_hours, self.training_pairs)
+                                     training_config.max_hours, self.folders.training_pairs)
+        self.switch_data_dir = self.folders.switch_data_dir
         # Whether updates read `switch_data_dir` already (checkpointed: the best checkpoint was judged afresh).
         self.has_switched = tf.Variable(False, trainable=False, name="switched") if self.switch_data_dir else None
         # One iterator and one update function per data directory (the second read after `switch_at`).
         iterators = [iter(self._make_dataset(data_dir, worker_index))
-                     for data_dir in (self.data_dir, self.switch_data_dir) if data_dir]
+                     for data_dir in (self.folders.data_dir, self.switch_data_dir) if data_dir]
         self.checkpointing = self._make_checkpointing(iterators)
         self.train_steps = [self._make_train_step(iterator) for iterator in iterators]
         self.validator = self._make_validator()
-        self.summaries = TrainingSummaries(self.model_dir, model, self.is_chief)
+        self.summaries = TrainingSummaries(self.folders.model_dir, model, self.folders.is_chief)
         self.stop_request = StopRequest(enabled=False)  # `train` listens for SIGINT and SIGTERM
 
     @classmethod
@@ -129,49 +113,6 @@ class Trainer:
             optimizer.build(model.trainable_variables)
         return cls(model, optimizer, schedule, training_config, strategy, search_config)
 
-    def _check_vocabulary_sizes(self):
-        for side in ("source", "target"):
-            data_size = self.metadata["vocabularies"][side]["size"]
-            model_size = getattr(self.model.config, f"{side}_vocab_size")
-            if data_size != model_size:
-                raise ValueError(
-                    f"{self.config.data_dir} has a {side} vocabulary of {data_size} entries but the model "
-                    f"config says {side}_vocab_size={model_size}"
-                )
-
-    def _prepare_model_dir(self):
-        """Checks a model directory that training started in before; describes a new one."""
-        if not self.is_chief:
-            os.makedirs(self.worker_dir.path, exist_ok=True)
-            return
-        parent = self.parent and dict(self.parent.record(), reset_optim=self.config.reset_optim)
-        if self.model_dir.has_model():
-            self._check_same_parent(parent)
-            self.model_dir.check_model(self.config.model, self.model.config)
-            self.model_dir.check_vocabularies(self.data_dir)
-            return
-        data_info = {name: self.metadata[name] for name in ("source_language", "target_language")}
-        data_info.update(corpus=self.metadata.get("corpus"), data_dir=os.path.abspath(self.data_dir.path),
-                         max_length=self.metadata["filters"]["max_length"], codec=self.data_dir.codec_descriptions())
-        self.model_dir.write_model(self.config.model, self.model.config, data_info,
-                                   self.data_dir.source_vocabulary_file, self.data_dir.target_vocabulary_file,
-                                   parent, self.data_dir.subword_model_files())
-
-    def _check_same_parent(self, parent):
-        """Raises ValueError when `init_from` names a parent that the existing model directory did not
-        start from: `init_from` starts a new model directory, it does not overwrite one. The same parent
-        directory and checkpoint name resume the child, even if the parent's checkpoint has moved on since."""
-        if parent is None:
-            return
-        recorded = self.model_dir.read_parent()
-        same = ("model_dir", "checkpoint")
-        if recorded is None or any(recorded.get(key) != parent[key] for key in same):
-            raise ValueError(
-                f"init_from={self.config.init_from}: {self.model_dir.path} already holds a model"
-                + (f" started from {recorded['checkpoint_path']}" if recorded else " not started from it")
-                + "; --init_from starts a new --model_dir"
-            )
-
     def _workers(self):
         """(number of workers, this worker's index): (1, 0) without a cluster."""
         resolver = getattr(self.strategy, "cluster_resolver", None)
@@ -181,23 +122,6 @@ class Trainer:
         jobs = [job for job in ("chief", "worker") if job in spec.jobs]
         tasks = [(job, index) for job in jobs for index in range(spec.num_tasks(job))]
         return len(tasks), tasks.index((resolver.task_type, resolver.task_id))
-
-    def _check_switch_data_dir(self):
-        """The `switch_data_dir` as a `DataDir` (None without one), checked: its training shards read and
-        its vocabularies are `data_dir`'s (the same word ids)."""
-        if not self.config.switch_data_dir:
-            return None
-        switch_data_dir = DataDir(self.config.switch_data_dir)
-        side = switch_data_dir.differing_vocabulary(self.data_dir)
-        if side:
-            raise ValueError(
-                f"switch_data_dir={switch_data_dir.path}: its {side} vocabulary differs from that of "
-                f"data_dir={self.data_dir.path} ({switch_data_dir.vocabulary_file(side)}); build it from the "
-                f"same corpus, or with `rnnsearch build-data ... --vocabulary_from={self.data_dir.path}`; "
-                "--switch_data_dir= trains on data_dir only"
-            )
-        switch_data_dir.check_shards(["train"])
-        return switch_data_dir
 
     def _make_dataset(self, data_dir, worker_index):
         """This worker's share of every global minibatch of `data_dir`'s training pairs, as a plain
@@ -229,7 +153,7 @@ class Trainer:
         """Checkpoints of everything a resumed run needs; the names are those of every earlier checkpoint
         (`switch_iterator` only in runs with a `switch_data_dir`)."""
         return Checkpointing(
-            self.worker_dir,
+            self.folders.worker_dir,
             self.config.keep_checkpoints,
             self.config.keep_best_checkpoints,
             model=self.model,
@@ -261,9 +185,10 @@ class Trainer:
         resumed_from = self.checkpointing.restore()
         if resumed_from is not None:
             logging.info("Resumed from %s at step %d", resumed_from, self.step)
-        elif self.parent:
-            self.parent.restore(self.model, self.optimizer if self.config.reset_optim == "keep_states" else None)
-            logging.info("Started from the weights of %s (step %d)%s", self.parent.checkpoint_path, self.parent.step,
+        elif self.folders.parent:
+            parent = self.folders.parent
+            parent.restore(self.model, self.optimizer if self.config.reset_optim == "keep_states" else None)
+            logging.info("Started from the weights of %s (step %d)%s", parent.checkpoint_path, parent.step,
                          ", with its optimizer state" if self.config.reset_optim == "keep_states" else "")
         if self.step == 0:
             self.summaries.write_hparams(self._hparams())
@@ -394,7 +319,7 @@ class Trainer:
                             "were translated from their first tokens", result["truncated_sentences"],
                             self.validator.translator.search_config.maximum_source_length)
         self.summaries.write_validation(step, result)
-        self.early_stopping.write_state(self.worker_dir.training_state_file, {
+        self.early_stopping.write_state(self.folders.worker_dir.training_state_file, {
             "step": step,
             "epoch": self.budget.epoch,
             "hours": self.budget.seconds / 3600,

@@ -48,6 +48,6 @@ def write_corpus(folder, train_pairs=3000, dev_pairs=100, seed=0):
 def build_toy_data(folder):
     """Raw toy corpus -> `data_pipeline` output (shards, vocabularies, raw dev text) in folder/data."""
     corpus = corpus_registry.text_file_corpus("en", "fr", write_corpus(folder / "raw"))
-    DatasetBuilder(corpus, folder / "data", shortlist_size=100, max_length=20, num_shards=2,
+    DatasetBuilder(corpus, folder / "data", vocabulary_size=100, max_length=20, num_shards=2,
                    show_progress=False).build()
     return folder / "data"

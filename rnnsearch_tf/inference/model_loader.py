@@ -1,0 +1,63 @@
+"""What translating needs from model directories: the model (or ensemble), the text codecs, the shortlist."""
+
+import dataclasses
+
+from rnnsearch_tf.inference.shortlist import Shortlist
+from rnnsearch_tf.models.ensemble import Ensemble
+from rnnsearch_tf.models.model_dir import ModelDir
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadedModel:
+    """A model read from one model directory, or an `Ensemble` of several sharing a text codec.
+
+    Attributes:
+        model: the `EncoderDecoderModel` with restored weights, or an `Ensemble` of them.
+        source_codec, target_codec: the `TextCodec`s of the (first) model directory.
+        checkpoint_path: the checkpoint read; an ensemble's joined with "+".
+        shortlist: the first directory's `Shortlist` when asked for, else None.
+    """
+
+    model: object
+    source_codec: object
+    target_codec: object
+    checkpoint_path: str
+    shortlist: Shortlist = None
+
+
+def load_model_dir(model_dir, checkpoint="best", precision=None, shortlist=False):
+    """Reads a model directory (`ModelDir`) for translation.
+
+    Args:
+        model_dir: path of the model directory, or several joined by "+" (`ModelDir.split`): an
+            `Ensemble` of their models, which must share vocabularies and languages.
+        checkpoint: "best", "latest", "averaged" or a checkpoint path (`ModelDir.load_model`), the same
+            for every model.
+        precision: `ModelConfig.precision` to decode with; None: each model's own (model.json).
+        shortlist: whether to read the first directory's shortlist (`rnnsearch shortlist` writes it).
+
+    Returns:
+        `LoadedModel`. The codecs are read first, so that a bad codec file is named before any weights load.
+    """
+    model_dirs = [ModelDir(path) for path in ModelDir.split(model_dir)]
+    for other in model_dirs[1:]:
+        model_dirs[0].check_same_data(other)
+    codecs = [model_dirs[0].codec(side) for side in ("source", "target")]
+    loaded = [directory.load_model(checkpoint, precision) for directory in model_dirs]
+    models = [model for model, _ in loaded]
+    return LoadedModel(
+        models[0] if len(models) == 1 else Ensemble(models),
+        *codecs,
+        "+".join(path for _, path in loaded),
+        _read_shortlist(model_dirs[0]) if shortlist else None,
+    )
+
+
+def _read_shortlist(model_dir):
+    try:
+        return Shortlist.from_file(model_dir.shortlist_file)
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"--shortlist needs {model_dir.shortlist_file}: build it with "
+            f"`rnnsearch shortlist --model_dir={model_dir.path}`"
+        ) from None

@@ -1,0 +1,126 @@
+"""The search of a batch of source ids: the strategy, the shortlist's reduced id space, sentences without tokens."""
+
+import tensorflow as tf
+
+from data_pipeline import constants
+
+
+def truncate(ragged, maximum_length):
+    """`[batch, None]` -> its first `maximum_length` entries per row, and bool `[batch]` "was cut"."""
+    return ragged[:, :maximum_length], ragged.row_lengths() > maximum_length
+
+
+def with_eos(rows, eos=constants.EOS_ID, padding=constants.PAD_ID):
+    """Ragged `[batch, None]` -> dense `[batch, len + 1]`: each row, then `eos`, then `padding` (ids by
+    default; tokens with `EOS_TOKEN` and "")."""
+    end = tf.fill([rows.nrows(), 1], eos)  # [batch, 1]
+    with_end = tf.concat([rows, tf.RaggedTensor.from_tensor(end)], axis=1)  # [batch, None]
+    return with_end.to_tensor(default_value=padding)
+
+
+class SentenceSearch:
+    """Searches translations of source ids with `search_config`'s strategy, in TensorFlow ops.
+
+    What every caller of the search needs around the strategy (`SearchStrategy.search`): EOS appended,
+    each sentence's length bound (`SearchConfig.maximum_target_length`), an empty batch and sentences
+    without tokens answered without searching (length 0, score 0, no alternatives), RNNencdec's missing
+    alignment as zeros, and with a `Shortlist` the search run in the batch's reduced id space (position in
+    `Shortlist.candidate_ids`, a forced prefix's words added) and its ids mapped back to vocabulary ids.
+
+    Args:
+        model: an `EncoderDecoderModel` or an `Ensemble`.
+        search_config: `SearchConfig`.
+        num_alternatives: next words offered after a forced prefix.
+        shortlist: the `Shortlist` searched over when `search_config.shortlist` (a single model only).
+    """
+
+    def __init__(self, model, search_config, num_alternatives, shortlist=None):
+        if search_config.shortlist:
+            if shortlist is None:
+                raise ValueError("SearchConfig.shortlist needs a Shortlist: build one with `rnnsearch shortlist`")
+            if not hasattr(model, "restricted_symbols_to_logits_fn"):
+                raise ValueError("a vocabulary shortlist decodes a single model, not an ensemble")
+            if shortlist.source_vocab_size != model.config.source_vocab_size:
+                raise ValueError(
+                    f"the shortlist has {shortlist.source_vocab_size} source words but the model "
+                    f"{model.config.source_vocab_size}: rebuild it with `rnnsearch shortlist`"
+                )
+        self.model = model
+        self.search_config = search_config
+        self.num_alternatives = num_alternatives
+        self.shortlist = shortlist if search_config.shortlist else None
+        self.strategy = search_config.strategy(model.symbols_to_logits_fn)
+
+    def __call__(self, token_ids, prefix_ids=None):
+        """Beam search from ragged source ids `[batch, None]` (no EOS), through `prefix_ids` (int32
+        `[batch, prefix_len]`, right-padded with `PAD_ID`) if given.
+
+        Returns:
+            dict: `ids` int32 `[batch, n, steps]`, `lengths` int32 `[batch, n]`, `scores` float32
+            `[batch, n]`, `alignment` float32 `[batch, n, steps, src_len]`; with `prefix_ids`
+            `alternative_ids` int32 and `alternative_log_probs` float32 `[batch, num_alternatives]`.
+        """
+        source_ids = with_eos(token_ids)  # [batch, src_len]
+        source_lengths = tf.cast(token_ids.row_lengths(), tf.int32)  # [batch], EOS excluded
+        names = ["ids", "lengths", "scores", "alignments"]
+        options = {}
+        if prefix_ids is not None:
+            names += ["alternative_ids", "alternative_log_probs"]
+            options = dict(prefix_ids=prefix_ids, num_alternatives=self.num_alternatives)
+
+        def search():
+            maximum_lengths = self.search_config.maximum_target_length(source_lengths)  # [batch]
+            state = self.model.encode(source_ids)
+            if self.shortlist is None:
+                result = self.strategy.search(state, maximum_lengths, **options)
+                return {name: result[name] for name in names}
+            return self._search_shortlist(source_ids, state, maximum_lengths, options, names)
+
+        result = tf.cond(tf.shape(source_ids)[0] > 0, search, lambda: self._nothing(source_ids, names))
+        return self._without_empty_sentences(result, source_ids, source_lengths, prefix_ids is not None)
+
+    def _nothing(self, source_ids, names):
+        """`search`'s result for a batch of no sentences."""
+        n, src_len, k = self.search_config.hypotheses, tf.shape(source_ids)[1], self.num_alternatives
+        empty = dict(
+            ids=tf.zeros([0, n, 0], tf.int32),
+            lengths=tf.zeros([0, n], tf.int32),
+            scores=tf.zeros([0, n]),
+            alignments=tf.zeros([0, n, 0, src_len]),
+            alternative_ids=tf.zeros([0, k], tf.int32),
+            alternative_log_probs=tf.zeros([0, k]),
+        )
+        return {name: empty[name] for name in names}
+
+    def _without_empty_sentences(self, result, source_ids, source_lengths, has_prefix):
+        """The result with sentences without tokens at length 0, score 0 and no alternatives, and
+        RNNencdec's alignment (it aligns nothing) as zeros of the same shape."""
+        ids, alignment = result["ids"], result["alignments"]
+        if not self.model.uses_attention:
+            alignment = tf.zeros(tf.concat([tf.shape(ids), tf.shape(source_ids)[1:]], axis=0))
+        is_empty = tf.equal(source_lengths, 0)  # [batch]
+        searched = dict(
+            ids=tf.where(is_empty[:, None, None], constants.PAD_ID, ids),
+            lengths=tf.where(is_empty[:, None], 0, result["lengths"]),
+            scores=tf.where(is_empty[:, None], 0.0, result["scores"]),
+            alignment=tf.where(is_empty[:, None, None, None], 0.0, alignment),
+        )
+        if has_prefix:
+            searched.update(
+                alternative_ids=tf.where(is_empty[:, None], constants.PAD_ID, result["alternative_ids"]),
+                alternative_log_probs=tf.where(is_empty[:, None], float("-inf"), result["alternative_log_probs"]),
+            )
+        return searched
+
+    def _search_shortlist(self, source_ids, state, maximum_lengths, options, names):
+        """The search over the batch's shortlist (`Shortlist.candidate_ids`, with the prefix words): in the
+        reduced id space (position in the candidate ids), its ids mapped back to vocabulary ids."""
+        candidate_ids = self.shortlist.candidate_ids(source_ids, options.get("prefix_ids"))  # [V']
+        strategy = self.search_config.strategy(self.model.restricted_symbols_to_logits_fn(candidate_ids))
+        if "prefix_ids" in options:  # PAD_ID stays PAD_ID: the reserved ids keep their positions
+            prefix_ids = options["prefix_ids"]  # [batch, prefix_len]
+            reduced_prefix = tf.searchsorted(candidate_ids, tf.reshape(prefix_ids, [-1]))  # [batch * prefix_len]
+            options = dict(options, prefix_ids=tf.reshape(reduced_prefix, tf.shape(prefix_ids)))
+        result = strategy.search(state, maximum_lengths, **options)
+        reduced_ids = ("ids", "alternative_ids")
+        return {name: tf.gather(candidate_ids, result[name]) if name in reduced_ids else result[name] for name in names}

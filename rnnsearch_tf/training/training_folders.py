@@ -1,0 +1,109 @@
+"""The folders a training run reads and writes, checked before anything is written."""
+
+import os
+
+from data_pipeline.data_dir import DataDir
+from rnnsearch_tf.models.model_dir import ModelDir
+from rnnsearch_tf.training.parent_model import ParentModel
+
+
+class TrainingFolders:
+    """The data directory, the model directory (this worker's), the parent model and the data to switch to.
+
+    Construction checks what can be checked without writing: the data's vocabularies have the model's
+    sizes, the training (and dev) shards read, a parent model fits (`ParentModel.check_fits`), a
+    `switch_data_dir` has the same vocabularies. `prepare_model_dir` then checks a model directory that
+    training started in before (the same model, vocabularies and parent) or describes a new one.
+
+    Every worker of a multi-worker run saves checkpoints (saving is collective); only the chief's go to
+    `model_dir`, the others' to `ModelDir.worker_dir`.
+
+    Args:
+        training_config: `TrainingConfig` (`model_dir`, `data_dir`, `dev_split`, `validate_every`, `model`,
+            `init_from`, `reset_optim`, `switch_data_dir`).
+        model_config: the `ModelConfig` of the model to train.
+        worker_index: this worker's index; 0 is the chief.
+    """
+
+    def __init__(self, training_config, model_config, worker_index=0):
+        self.config = training_config
+        self.model_config = model_config
+        self.is_chief = worker_index == 0
+        self.model_dir = ModelDir(training_config.model_dir)
+        self.data_dir = DataDir(training_config.data_dir)
+        self.worker_dir = self.model_dir if self.is_chief else ModelDir(self.model_dir.worker_dir(worker_index))
+        self.metadata = self.data_dir.read_metadata()
+        self.training_pairs = self.data_dir.records("train")  # kept and joined pairs: what an epoch passes over
+        self._check_vocabulary_sizes()
+        self.parent = ParentModel(training_config.init_from) if training_config.init_from else None
+        if self.parent:
+            self.parent.check_fits(training_config.model, model_config, self.data_dir)
+        validated = [training_config.dev_split] if training_config.validate_every else []
+        self.data_dir.check_shards(["train"] + validated)
+        self.switch_data_dir = self._check_switch_data_dir()
+
+    @property
+    def max_length(self):
+        """The data's longest training sentence, in tokens without `</s>`."""
+        return self.metadata["filters"]["max_length"]
+
+    def _check_vocabulary_sizes(self):
+        for side in ("source", "target"):
+            data_size = self.metadata["vocabularies"][side]["size"]
+            model_size = getattr(self.model_config, f"{side}_vocab_size")
+            if data_size != model_size:
+                raise ValueError(
+                    f"{self.config.data_dir} has a {side} vocabulary of {data_size} entries but the model "
+                    f"config says {side}_vocab_size={model_size}"
+                )
+
+    def _check_switch_data_dir(self):
+        """The `switch_data_dir` as a `DataDir` (None without one), checked: its training shards read and
+        its vocabularies are `data_dir`'s (the same word ids)."""
+        if not self.config.switch_data_dir:
+            return None
+        switch_data_dir = DataDir(self.config.switch_data_dir)
+        side = switch_data_dir.differing_vocabulary(self.data_dir)
+        if side:
+            raise ValueError(
+                f"switch_data_dir={switch_data_dir.path}: its {side} vocabulary differs from that of "
+                f"data_dir={self.data_dir.path} ({switch_data_dir.vocabulary_file(side)}); build it from the "
+                f"same corpus, or with `rnnsearch build-data ... --vocabulary_from={self.data_dir.path}`; "
+                "--switch_data_dir= trains on data_dir only"
+            )
+        switch_data_dir.check_shards(["train"])
+        return switch_data_dir
+
+    def prepare_model_dir(self):
+        """Checks a model directory that training started in before; describes a new one (the chief), or
+        creates this worker's folder."""
+        if not self.is_chief:
+            os.makedirs(self.worker_dir.path, exist_ok=True)
+            return
+        parent = self.parent and dict(self.parent.record(), reset_optim=self.config.reset_optim)
+        if self.model_dir.has_model():
+            self._check_same_parent(parent)
+            self.model_dir.check_model(self.config.model, self.model_config)
+            self.model_dir.check_vocabularies(self.data_dir)
+            return
+        data_info = {name: self.metadata[name] for name in ("source_language", "target_language")}
+        data_info.update(corpus=self.metadata.get("corpus"), data_dir=os.path.abspath(self.data_dir.path),
+                         max_length=self.max_length, codec=self.data_dir.codec_descriptions())
+        self.model_dir.write_model(self.config.model, self.model_config, data_info,
+                                   self.data_dir.source_vocabulary_file, self.data_dir.target_vocabulary_file,
+                                   parent, self.data_dir.subword_model_files())
+
+    def _check_same_parent(self, parent):
+        """Raises ValueError when `init_from` names a parent that the existing model directory did not
+        start from: `init_from` starts a new model directory, it does not overwrite one. The same parent
+        directory and checkpoint name resume the child, even if the parent's checkpoint has moved on since."""
+        if parent is None:
+            return
+        recorded = self.model_dir.read_parent()
+        same = ("model_dir", "checkpoint")
+        if recorded is None or any(recorded.get(key) != parent[key] for key in same):
+            raise ValueError(
+                f"init_from={self.config.init_from}: {self.model_dir.path} already holds a model"
+                + (f" started from {recorded['checkpoint_path']}" if recorded else " not started from it")
+                + "; --init_from starts a new --model_dir"
+            )

@@ -1,0 +1,50 @@
+"""load_model_dir: a model directory, or an ensemble of several, read for translation."""
+
+import pytest
+
+from rnnsearch_tf.inference.model_loader import load_model_dir
+from rnnsearch_tf.inference.shortlist import Shortlist
+from rnnsearch_tf.models.ensemble import Ensemble
+from rnnsearch_tf.models.model_dir import ModelDir
+from helpers.serving_test_utils import write_model_dir
+
+
+@pytest.fixture(scope="module")
+def model_dirs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("model_loader")
+    return write_model_dir(folder / "a", seed=3), write_model_dir(folder / "b", seed=4)
+
+
+def test_one_model_directory(model_dirs):
+    loaded = load_model_dir(model_dirs[0])
+    assert not isinstance(loaded.model, Ensemble) and loaded.shortlist is None
+    assert loaded.checkpoint_path.startswith(str(model_dirs[0]))
+    assert loaded.model.config.source_vocab_size == loaded.source_codec.vocabulary.size
+    assert loaded.model.config.target_vocab_size == loaded.target_codec.vocabulary.size
+    assert (loaded.source_codec.language, loaded.target_codec.language) == ("en", "fr")
+
+
+def test_an_ensemble_joins_models_and_checkpoint_paths(model_dirs):
+    loaded = load_model_dir("+".join(str(path) for path in model_dirs))
+    assert isinstance(loaded.model, Ensemble) and len(loaded.model.models) == 2
+    first, second = loaded.checkpoint_path.split("+")
+    assert first.startswith(str(model_dirs[0])) and second.startswith(str(model_dirs[1]))
+
+
+def test_the_shortlist_is_read_when_asked_and_named_when_missing(model_dirs, tmp_path):
+    other = write_model_dir(tmp_path / "other")
+    with pytest.raises(FileNotFoundError, match="shortlist.npz: build it with `rnnsearch shortlist --model_dir="):
+        load_model_dir(other, shortlist=True)
+    Shortlist([[4]] * 5, [4]).save(ModelDir(other).shortlist_file)
+    assert load_model_dir(other, shortlist=True).shortlist.per_source_word == 1
+
+
+def test_a_bad_codec_file_is_named_before_weights_load(tmp_path):
+    broken = write_model_dir(tmp_path / "broken")
+    for checkpoint_file in (broken / "checkpoints").glob("*"):
+        checkpoint_file.unlink()
+    vocabulary_file = ModelDir(broken).source_vocabulary_file
+    with open(vocabulary_file, "w", encoding="utf-8") as stream:
+        stream.write("not a vocabulary\n")
+    with pytest.raises(ValueError, match=vocabulary_file):
+        load_model_dir(broken)
