@@ -34,3 +34,14 @@ def test_build_multi30k_leaves_shards_vocabularies_and_metadata(data_root, tmp_p
         assert len((tmp_path / vocabulary["file"]).read_text().splitlines()) == 10004
         assert vocabulary["coverage"] > 0.95
     assert "--vocabulary_size=10000" in (tmp_path / "flags.txt").read_text()
+
+
+def test_shortlist_size_is_the_old_name_of_vocabulary_size():
+    from absl import flags
+    from rnnsearch_tf.cli import build_data
+
+    try:
+        flags.FLAGS(["build-data", "--shortlist_size=7", "--corpus=multi30k_enfr", "--output_dir=unused"])
+        assert build_data._VOCABULARY_SIZE.value == 7
+    finally:
+        flags.FLAGS.unparse_flags()

@@ -58,10 +58,11 @@ def test_a_new_model_directory_has_nothing_to_restore(tmp_path):
         np.testing.assert_array_equal(weight.numpy(), value)
 
 
-def test_an_unreadable_newest_checkpoint_falls_back_to_the_one_before(tmp_path, caplog):
+@pytest.mark.parametrize("cut_short", ["index", "data"])
+def test_an_unreadable_newest_checkpoint_falls_back_to_the_one_before(tmp_path, caplog, cut_short):
     saved = saved_run(tmp_path, 4, 8)
-    index = tmp_path / "checkpoints" / "ckpt-8.index"
-    index.write_bytes(index.read_bytes()[:20])  # a write cut short
+    written = next((tmp_path / "checkpoints").glob(f"ckpt-8.{cut_short}*"))
+    written.write_bytes(written.read_bytes()[:20])  # a write cut short
     model, step = run_state(seed=99)
     with caplog.at_level(logging.WARNING):
         path = checkpointing(tmp_path, model, step).restore()
@@ -146,3 +147,14 @@ def test_a_checkpoint_written_before_checkpointing_existed_resumes(tmp_path):
     assert checkpointing(tmp_path, model, step).restore() == manager.latest_checkpoint
     assert int(step) == 4
     assert_same_weights(model, saved)
+
+
+def test_restore_step_goes_back_to_a_kept_step_and_names_a_missing_one(tmp_path):
+    saved = saved_run(tmp_path, 4, 8)
+    model, step = run_state(seed=99)
+    kept = checkpointing(tmp_path, model, step)
+    assert kept.restore() == str(tmp_path / "checkpoints" / "ckpt-8")
+    assert kept.restore_step(4) == str(tmp_path / "checkpoints" / "ckpt-4") and int(step) == 4
+    assert_same_weights(model, saved[4])
+    with pytest.raises(RuntimeError, match="has no checkpoint of step 6, the newest that every worker has"):
+        kept.restore_step(6)

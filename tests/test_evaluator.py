@@ -33,13 +33,17 @@ def _lines(path):
     return path.read_text(encoding="utf-8").splitlines()
 
 
-def test_bleu_equals_sacrebleu_on_the_written_files(evaluated):
+def test_bleu_chrf_and_ter_equal_sacrebleus_on_the_written_files(evaluated):
     metrics, output_dir = evaluated
     translations = _lines(output_dir / "translations.txt")
     assert len(translations) == len(SOURCES)
     bleu = sacrebleu.BLEU()
     assert metrics["bleu"] == bleu.corpus_score(translations, [REFERENCES]).score
-    assert metrics["signature"] == str(bleu.get_signature())
+    assert metrics["signature"] == str(bleu.get_signature()) == metrics["signatures"]["bleu"]
+    for name, metric in (("chrf", sacrebleu.CHRF()), ("chrf_plus_plus", sacrebleu.CHRF(word_order=2)),
+                         ("ter", sacrebleu.TER())):
+        assert metrics[name] == metric.corpus_score(translations, [REFERENCES]).score, name
+        assert metrics["signatures"][name] == str(metric.get_signature()), name
     replaced = sacrebleu.corpus_bleu(_lines(output_dir / "translations_unk_replaced.txt"), [REFERENCES])
     assert metrics["bleu_unk_replaced"] == replaced.score
 

@@ -19,8 +19,11 @@ LONGEST = [dict(line=5, source_length=24, source="a | b", reference="le | la", t
            dict(line=1, source_length=7, source="the cat", reference="le chat", translation="chat", sentence_bleu=0.0)]
 TRAINING = dict(step=1200, epoch=2.5, hours=0.75, train_nll_per_sentence=41.5, dev_nll_per_sentence=44.0,
                 dev_bleu=3.1, best_step=1000, best_dev_bleu=3.4)
+SIGNATURES = {"bleu": "nrefs:1|case:mixed|tok:13a", "chrf": "nrefs:1|case:mixed|nc:6|nw:0",
+              "chrf_plus_plus": "nrefs:1|case:mixed|nc:6|nw:2", "ter": "nrefs:1|case:lc|tok:tercom"}
 METRICS = {
-    "rnnsearch": _metrics(31.256, 35.0, 32.1049, [(5, 30.0), (1, 12.345)], ["alignment_1.png"], LONGEST, TRAINING),
+    "rnnsearch": dict(_metrics(31.256, 35.0, 32.1049, [(5, 30.0), (1, 12.345)], ["alignment_1.png"], LONGEST, TRAINING),
+                      chrf=55.123, chrf_plus_plus=52.0, ter=48.456, signatures=SIGNATURES),
     "rnnencdec": _metrics(20.0, None, 20.5, [(5, 18.0), (0, None)], [], LONGEST[1:], None,
                           signature="nrefs:1|case:lc|tok:13a"),
 }
@@ -53,13 +56,15 @@ def test_the_heading_names_the_test_files(report):
 
 def test_the_bleu_table_has_a_row_per_model(report):
     section = _section(report, "BLEU (Bahdanau et al. 2014, Table 1)")
-    expected = [[name, _number(m["bleu"]), _number(m["bleu_no_unk"]), str(m["no_unk_sentences"]),
+    expected = [[name, _number(m["bleu"]), _number(m.get("chrf")), _number(m.get("chrf_plus_plus")),
+                 _number(m.get("ter")), _number(m["bleu_no_unk"]), str(m["no_unk_sentences"]),
                  _number(m["bleu_unk_replaced"]), str(m["sentences"]), str(m["truncated_sentences"]),
                  f"`{m['checkpoint']}`"] for name, m in METRICS.items()]
     assert _rows(section) == expected
-    assert expected[0][1:3] == ["31.26", "35.00"] and expected[1][2] == "–"  # two decimals; "–" for no value
-    signatures = sorted({m["signature"] for m in METRICS.values()})
-    assert "sacreBLEU signature: " + ", ".join(f"`{s}`" for s in signatures) in section
+    assert expected[0][1:6] == ["31.26", "55.12", "52.00", "48.46", "35.00"]  # two decimals
+    assert expected[1][2:6] == ["–", "–", "–", "–"]  # "–" for no value (a metrics.json without chrF and TER)
+    signatures = sorted(set(SIGNATURES.values()) | {METRICS["rnnencdec"]["signature"]})
+    assert "sacreBLEU signatures: " + ", ".join(f"`{s}`" for s in signatures) in section
 
 
 def test_the_length_table_shows_bleu_and_sentences_per_bin(report):

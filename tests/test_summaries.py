@@ -13,6 +13,7 @@ from helpers.serving_test_utils import write_model_dir
 VALIDATION = dict(
     nll_per_sentence=41.5,
     bleu=12.25,
+    chrf=40.5,
     attention_images=[tf.io.encode_png(np.full((3, 5, 1), 200, np.uint8)).numpy()],
     samples=[("the cat | dog", "le chat", "le chien")],
     bleu_signature="nrefs:1",
@@ -39,9 +40,10 @@ def test_a_validation_reads_back_as_dev_scalars_an_attention_image_and_a_transla
     summaries.write_validation(200, VALIDATION)
     summaries.flush()
     dev = events(model_dir.file("dev"))
-    assert set(dev) == {"dev/nll_per_sentence", "dev/bleu", "attention/0", "translations"}
+    assert set(dev) == {"dev/nll_per_sentence", "dev/bleu", "dev/chrf", "attention/0", "translations"}
     assert dev["dev/nll_per_sentence"] == [(200, pytest.approx(41.5))]
     assert dev["dev/bleu"] == [(200, pytest.approx(12.25))]
+    assert dev["dev/chrf"] == [(200, pytest.approx(40.5))]
     [(step, image)] = dev["attention/0"]
     assert step == 200 and list(image[:2]) == [b"5", b"3"]  # width, height, then the PNG
     np.testing.assert_array_equal(tf.image.decode_png(image[2]).numpy(), np.full((3, 5, 1), 200, np.uint8))
@@ -64,7 +66,7 @@ def test_the_projector_shows_both_embeddings_with_their_words(model_dir):
     model = model_dir.build_model()
     summaries = TrainingSummaries(model_dir, model)
     summaries.write_validation(200, dict(VALIDATION, attention_images=[], samples=[]))
-    assert set(events(model_dir.file("dev"))) == {"dev/nll_per_sentence", "dev/bleu"}
+    assert set(events(model_dir.file("dev"))) == {"dev/nll_per_sentence", "dev/bleu", "dev/chrf"}
     train = model_dir.file("train")
     projector_config = open(f"{train}/projector_config.pbtxt", encoding="utf-8").read()
     assert 'metadata_path: "source_embedding_tokens.tsv"' in projector_config

@@ -6,7 +6,6 @@ import math
 import os
 import pathlib
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -78,10 +77,25 @@ def trained_run(toy_data, tmp_path_factory):
 def test_dev_bleu_rises_well_above_zero(trained_run):
     summary, model_dir = trained_run
     state = json.loads((model_dir / "training_state.json").read_text())
-    assert summary["best_dev_bleu"] > 30.0, summary
-    assert state["best_dev_bleu"] == summary["best_dev_bleu"]
+    assert summary["selected_by"] == state["selected_by"] == "bleu"
+    assert summary["best_dev_score"] > 30.0, summary
+    assert state["best_dev_bleu"] == summary["best_dev_score"]
+    best = next(entry for entry in state["history"] if entry["step"] == state["best_step"])
+    assert state["best_dev_chrf"] == best["dev_chrf"] > 30.0
     assert state["dev_nll_per_sentence"] < 5.0
     assert os.path.exists(str(summary["best_checkpoint"]) + ".index")
+
+
+def test_select_by_chrf_keeps_the_checkpoint_of_the_best_dev_chrf(toy_data, tmp_path):
+    config = training_config(toy_data, tmp_path / "chrf", train_steps=60, validate_every=20, checkpoint_every=20,
+                             dev_bleu_sentences=20, select_by="chrf")
+    summary = make_trainer(model_config(toy_data), config).train()
+    state = json.loads((tmp_path / "chrf" / "training_state.json").read_text())
+    chrf = {entry["step"]: entry["dev_chrf"] for entry in state["history"]}
+    best_step = max(chrf, key=lambda step: (chrf[step], -step))  # the first of equal scores stays the best
+    assert (state["selected_by"], summary["selected_by"]) == ("chrf", "chrf") and sorted(chrf) == [20, 40, 60]
+    assert state["best_step"] == best_step and summary["best_dev_score"] == state["best_dev_chrf"] == chrf[best_step]
+    assert summary["best_checkpoint"].endswith(f"best/ckpt-{best_step}")
 
 
 def test_event_files_hold_scalars_images_text_hparams_and_projector(trained_run):
@@ -93,7 +107,7 @@ def test_event_files_hold_scalars_images_text_hparams_and_projector(trained_run)
         tags[run] = set(accumulator.Tags()["tensors"])
     assert {"loss", "nll_per_sentence", "gradient_norm", "updates_per_second", "tokens_per_second",
             "_hparams_/session_start_info"} <= tags["train"]
-    assert {"dev/nll_per_sentence", "dev/bleu", "attention/0", "attention/1", "translations"} <= tags["dev"]
+    assert {"dev/nll_per_sentence", "dev/bleu", "dev/chrf", "attention/0", "attention/1", "translations"} <= tags["dev"]
     projector_config = (model_dir / "train" / "projector_config.pbtxt").read_text()
     assert "source_embedding" in projector_config and "target_embedding" in projector_config
     assert (model_dir / "train" / "target_embedding_tokens.tsv").read_text().split("\n")[:4] == [
@@ -260,37 +274,6 @@ def test_misconfiguration_is_reported_before_training(toy_data, tmp_path):
     make_trainer(model_config(toy_data), training_config(toy_data, tmp_path / "c", train_steps=1)).train()
     with pytest.raises(ValueError, match="holds a different model"):
         make_trainer(model_config(toy_data, hidden_dim=40), training_config(toy_data, tmp_path / "c")).train()
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.mark.large
-def test_two_workers_on_loopback_train_together(toy_data, tmp_path):
-    cluster = {"worker": [f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"]}
-    model_dir = tmp_path / "multi"
-    processes = []
-    for index in range(2):
-        environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2",
-                           TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}}))
-        command = [sys.executable, "-m", "rnnsearch_tf.train", f"--data_dir={toy_data}", f"--model_dir={model_dir}",
-                   "--optimizer=adam", "--learning_rate=0.005", "--batch_size=32", "--sort_window=5",
-                   "--train_steps=6", "--validate_every=0", "--log_every=3", "--checkpoint_every=6",
-                   *[f"--{name}={value}" for name, value in TINY_MODEL.items()]]
-        processes.append(subprocess.Popen(command, cwd=REPO_ROOT, env=environment, stdout=subprocess.PIPE,
-                                          stderr=subprocess.PIPE, text=True))
-    outputs = [process.communicate(timeout=600) for process in processes]
-    for process, (_, stderr) in zip(processes, outputs):
-        assert process.returncode == 0, stderr[-3000:]
-    assert "MultiWorkerMirroredStrategy" in outputs[0][1]
-    chief = checkpoint_weights(model_dir / "checkpoints" / "ckpt-6")
-    worker = checkpoint_weights(model_dir / "workers" / "1" / "checkpoints" / "ckpt-6")
-    for name in chief:
-        np.testing.assert_array_equal(worker[name], chief[name], err_msg=name)
-    assert (model_dir / "train").exists() and not (model_dir / "workers" / "1" / "train").exists()
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ from rnnsearch_tf.training.training_config import TrainingConfig
     ("learning_rate_decay", 0.0, r"learning_rate_decay must be in \(0, 1\]"),
     ("warmup_steps", -1, "warmup_steps must be at least 0"),
     ("model", "transformer", "model must be one of"),
+    ("select_by", "ter", "select_by must be one of"),
     ("switch_at", 1.0, r"switch_at must be in \(0, 1\)"),
     ("switch_at", 0.0, r"switch_at must be in \(0, 1\)"),
 ])

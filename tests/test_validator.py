@@ -40,6 +40,7 @@ def test_bleu_samples_and_cut_sentences_are_those_of_the_translations(validator)
     expected = BatchTranslator(translator, translator.settings(), 16, eager_sentences=0).translate(validator.sources)
     hypotheses = [entry["translation"] for entry in expected]
     assert result["bleu"] == pytest.approx(sacrebleu.corpus_bleu(hypotheses, [validator.references]).score)
+    assert result["chrf"] == pytest.approx(sacrebleu.corpus_chrf(hypotheses, [validator.references]).score)
     assert result["samples"] == list(zip(validator.sources, validator.references, hypotheses))[:2]
     assert [image[:8] for image in result["attention_images"]] == [b"\x89PNG\r\n\x1a\n"] * 2
     lengths = [len(tokens) for tokens in TextCodec("en").tokenize(tf.constant(validator.sources)).to_list()]

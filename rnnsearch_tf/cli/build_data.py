@@ -27,7 +27,8 @@ _DATA_DIR = flags.DEFINE_string(
     "data_dir", None, f"Folder of corpus files; default: ${data_files.DATA_ENVIRONMENT_VARIABLE}."
 )
 _VOCABULARY_SIZE = flags.DEFINE_integer(
-    "vocabulary_size", 30000, "Most frequent words kept per language (the paper's 30,000-word \"shortlist\"; the rest are <unk>).")
+    "vocabulary_size", 30000,
+    "Most frequent words kept per language (the paper's 30,000-word \"shortlist\"; the rest are <unk>).")
 flags.DEFINE_alias("shortlist_size", "vocabulary_size")  # its name before 2026-11-27
 _MAX_LENGTH = flags.DEFINE_integer("max_length", 50, "Longest training sentence kept, in tokens (no </s>).")
 _MAX_LINE_CHARS = flags.DEFINE_integer("max_line_chars", 2000, "Longest raw line kept, in characters.")

@@ -2,8 +2,8 @@
 commands that are also `python -m MODULE` outside `rnnsearch_tf/cli` (serving's export, serve and client).
 
 A user error is one whose message says what to fix (a missing file, a bad value, a bad flag, training that
-diverged); `--verbosity=1` (absl's flag) raises it with its traceback instead. Anything else is a bug and
-keeps its traceback.
+diverged, a lost training worker); `--verbosity=1` (absl's flag) raises it with its traceback instead.
+Anything else is a bug and keeps its traceback.
 """
 
 import sys
@@ -20,7 +20,9 @@ def user_errors():
 
         errors += (tf.errors.NotFoundError, tf.errors.DataLossError, tf.errors.PermissionDeniedError)
     diverged = sys.modules.get("rnnsearch_tf.training.training_diverged_error")  # imported by what trains
-    return errors + ((diverged.TrainingDivergedError,) if diverged else ())
+    workers = sys.modules.get("rnnsearch_tf.training.workers")
+    errors += (diverged.TrainingDivergedError,) if diverged else ()
+    return errors + ((workers.LostWorkerError,) if workers else ())
 
 
 def with_one_line_errors(main):

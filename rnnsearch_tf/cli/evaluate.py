@@ -72,7 +72,9 @@ def main(argv):
         metrics[name] = evaluator.evaluate(
             model_dir, os.path.join(_OUTPUT_DIR.value, name), search_flags.CHECKPOINT.value
         )
-        print(f"{name}: BLEU {metrics[name]['bleu']:.2f} ({metrics[name]['signature']})")
+        scores = metrics[name]
+        print(f"{name}: BLEU {scores['bleu']:.2f} | chrF {scores['chrf']:.2f} | chrF++ {scores['chrf_plus_plus']:.2f} | "
+              f"TER {scores['ter']:.2f} ({scores['signature']})")
     plot_bleu_by_length(
         {name: values["bleu_by_length"] for name, values in metrics.items()},
         os.path.join(_OUTPUT_DIR.value, "bleu_by_length.png"),

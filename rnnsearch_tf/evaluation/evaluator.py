@@ -12,6 +12,7 @@ from data_pipeline import constants
 from rnnsearch_tf.inference.batch_translator import DECODE_WORKERS, BatchTranslator
 from rnnsearch_tf.inference.output_formats import word_view
 from rnnsearch_tf.inference.search_config import SearchConfig
+from rnnsearch_tf.evaluation.corpus_scores import corpus_scores
 from rnnsearch_tf.evaluation.plots import plot_alignment
 from rnnsearch_tf.inference.source_coverage import oov_warning
 from rnnsearch_tf.models.model_dir import ModelDir
@@ -28,7 +29,8 @@ class Evaluator:
 
     - "All" (Table 1): sacreBLEU corpus BLEU of the detokenized translations against the raw references
       (`sacrebleu.BLEU()` defaults: 13a tokenization, mixed case; its signature is reported), decoded
-      with `<unk>` allowed. Also `bleu_unk_replaced`: the same translations after `UnkReplacer`.
+      with `<unk>` allowed; beside it chrF, chrF++ and TER of the same translations (`corpus_scores`). Also
+      `bleu_unk_replaced`: the same translations after `UnkReplacer`.
     - "No UNK" (Table 1): BLEU on the sentences whose source has no Moses token outside the model's
       source vocabulary and whose reference has none outside the target vocabulary, decoded again with
       `<unk>` forbidden. None with a subword codec, where no text is unknown.
@@ -93,7 +95,8 @@ class Evaluator:
         `model_dir` may join several model directories with "+": their ensemble is evaluated.
 
         Returns:
-            dict with `model_dir`, `checkpoint`, `sentences`, `bleu`, `signature`, `bleu_unk_replaced`,
+            dict with `model_dir`, `checkpoint`, `sentences`, `bleu`, `signature` (BLEU's), `chrf`,
+            `chrf_plus_plus`, `ter` and `signatures` (each metric's; `corpus_scores`), `bleu_unk_replaced`,
             `bleu_no_unk`, `no_unk_sentences`, `truncated_sentences`, `bleu_by_length` (list of
             `{"bin", "minimum", "maximum", "sentences", "bleu"}`, `maximum` None for the last bin and
             `bleu` None for an empty bin), `heatmaps` (file names in `output_dir`), `longest_sentences`
@@ -108,8 +111,7 @@ class Evaluator:
         results = translator.translate(self.sources, self._progress_line("translated", len(self.sources)))
         hypotheses = [result["searched_translation"] for result in results]  # <unk>s kept
         replaced = [result["translation"] for result in results]
-        bleu = sacrebleu.BLEU()
-        all_score = bleu.corpus_score(hypotheses, [self.references]).score
+        scores, signatures = corpus_scores(hypotheses, self.references)
 
         members = ModelDir.split(model_dir)
         model_directory = ModelDir(members[0])  # an ensemble's models share data (`Translator.from_model_dir`)
@@ -127,9 +129,13 @@ class Evaluator:
             model_dir=os.fspath(model_dir),
             checkpoint=translator.loaded_from,
             sentences=len(self.sources),
-            bleu=all_score,
-            signature=str(bleu.get_signature()),
-            bleu_unk_replaced=bleu.corpus_score(replaced, [self.references]).score,
+            bleu=scores["bleu"],
+            signature=signatures["bleu"],
+            chrf=scores["chrf"],
+            chrf_plus_plus=scores["chrf_plus_plus"],
+            ter=scores["ter"],
+            signatures=signatures,
+            bleu_unk_replaced=corpus_scores(replaced, self.references, ["bleu"])[0]["bleu"],
             bleu_no_unk=no_unk_score,
             no_unk_sentences=None if known is None else len(known),
             truncated_sentences=sum(result["truncated"] for result in results),

@@ -53,24 +53,29 @@ def write_report(path, metrics_by_model, source, reference, bleu_by_length_figur
 
 
 def _bleu_table(metrics_by_model):
-    signatures = sorted({metrics["signature"] for metrics in metrics_by_model.values()})
+    signatures = sorted({signature for metrics in metrics_by_model.values()
+                         for signature in metrics.get("signatures", {"bleu": metrics["signature"]}).values()})
     lines = [
         "## BLEU (Bahdanau et al. 2014, Table 1)",
         "",
         "\"All\": every test sentence, `<unk>` allowed. \"No UNK\": the sentences without a word outside the "
         "vocabularies in source and reference, decoded with `<unk>` forbidden. \"UNK replaced\": \"All\" after "
-        "replacing each `<unk>` with its most-attended source word (or dictionary entry).",
+        "replacing each `<unk>` with its most-attended source word (or dictionary entry). chrF, chrF++ and TER "
+        "(an edit rate: lower is better) of the \"All\" translations.",
         "",
-        "| Model | All | No UNK | No UNK sentences | UNK replaced | Sentences | Truncated sources | Checkpoint |",
-        "|---|---|---|---|---|---|---|---|",
+        "| Model | All | chrF | chrF++ | TER | No UNK | No UNK sentences | UNK replaced | Sentences | Truncated sources "
+        "| Checkpoint |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, metrics in metrics_by_model.items():
         lines.append(
-            f"| {name} | {_number(metrics['bleu'])} | {_number(metrics['bleu_no_unk'])} | "
-            f"{metrics['no_unk_sentences']} | {_number(metrics['bleu_unk_replaced'])} | {metrics['sentences']} | "
-            f"{metrics['truncated_sentences']} | `{metrics['checkpoint']}` |"
+            f"| {name} | {_number(metrics['bleu'])} | {_number(metrics.get('chrf'))} | "
+            f"{_number(metrics.get('chrf_plus_plus'))} | {_number(metrics.get('ter'))} | "
+            f"{_number(metrics['bleu_no_unk'])} | {metrics['no_unk_sentences']} | "
+            f"{_number(metrics['bleu_unk_replaced'])} | {metrics['sentences']} | {metrics['truncated_sentences']} | "
+            f"`{metrics['checkpoint']}` |"
         )
-    return lines + ["", "sacreBLEU signature: " + ", ".join(f"`{signature}`" for signature in signatures), ""]
+    return lines + ["", "sacreBLEU signatures: " + ", ".join(f"`{signature}`" for signature in signatures), ""]
 
 
 def _length_table(metrics_by_model, bleu_by_length_figure):

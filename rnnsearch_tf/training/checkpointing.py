@@ -75,7 +75,7 @@ class Checkpointing:
         for path in reversed(self.latest.checkpoints):
             try:
                 self.checkpoint.restore(path).assert_existing_objects_matched()
-            except (tf.errors.OpError, ValueError, AssertionError) as error:
+            except (tf.errors.OpError, ValueError, AssertionError, IndexError) as error:  # IndexError: data cut short
                 logging.warning("%s does not read (%s); trying the checkpoint before it", path, str(error)[:300])
                 continue
             if path != self.latest_checkpoint:
@@ -86,6 +86,18 @@ class Checkpointing:
                 f"no checkpoint in {self.model_dir.checkpoint_dir} reads; move the folder away to start afresh"
             )
         return None
+
+    def restore_step(self, step):
+        """Restores `checkpoints/ckpt-{step}` (the step every worker of a multi-worker run has); returns its path.
+        Raises RuntimeError when it is not among the kept checkpoints."""
+        for path in self.latest.checkpoints:
+            if is_of_step(path, step):
+                self.checkpoint.restore(path).assert_existing_objects_matched()
+                return path
+        raise RuntimeError(
+            f"{self.model_dir.checkpoint_dir} has no checkpoint of step {step}, the newest that every worker has; "
+            "move every worker's model directory away to start afresh"
+        )
 
     def _remove_unfinished_saves(self):
         """A save writes `ckpt-N_temp*/` and renames it when complete; a kill in between leaves it behind."""

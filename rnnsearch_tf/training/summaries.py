@@ -50,6 +50,7 @@ class TrainingSummaries:
         with self.dev.as_default():
             tf.summary.scalar("dev/nll_per_sentence", result["nll_per_sentence"], step=step)
             tf.summary.scalar("dev/bleu", result["bleu"], step=step)
+            tf.summary.scalar("dev/chrf", result["chrf"], step=step)
             for index, png in enumerate(result["attention_images"]):
                 tf.summary.image(f"attention/{index}", tf.image.decode_png(png)[tf.newaxis], step=step)
             if result["samples"]:

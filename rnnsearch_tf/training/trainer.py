@@ -20,6 +20,7 @@ from rnnsearch_tf.training.training_diverged_error import TrainingDivergedError
 from rnnsearch_tf.training.training_folders import TrainingFolders
 from rnnsearch_tf.training.training_statistics import TrainingStatistics
 from rnnsearch_tf.training.validator import Validator
+from rnnsearch_tf.training.workers import Workers
 
 
 class Trainer:
@@ -76,19 +77,18 @@ class Trainer:
         self.config = training_config
         self.strategy = strategy
         self.search_config = search_config
-        self.workers, worker_index = self._workers()
-        self.folders = TrainingFolders(training_config, model.config, worker_index)
+        self.workers = Workers(strategy)
+        self.folders = TrainingFolders(training_config, model.config, self.workers.index)
         self.folders.prepare_model_dir()
-        self.early_stopping = EarlyStopping(
-            training_config.patience, training_config.decay_patience, training_config.learning_rate_decay
-        )
+        self.early_stopping = EarlyStopping(training_config.patience, training_config.decay_patience,
+                                            training_config.learning_rate_decay, training_config.select_by)
         self.budget = TrainingBudget(training_config.train_steps, training_config.max_epochs,
                                      training_config.max_hours, self.folders.training_pairs)
         self.switch_data_dir = self.folders.switch_data_dir
         # Whether updates read `switch_data_dir` already (checkpointed: the best checkpoint was judged afresh).
         self.has_switched = tf.Variable(False, trainable=False, name="switched") if self.switch_data_dir else None
         # One iterator and one update function per data directory (the second read after `switch_at`).
-        iterators = [iter(self._make_dataset(data_dir, worker_index))
+        iterators = [iter(self._make_dataset(data_dir))
                      for data_dir in (self.folders.data_dir, self.switch_data_dir) if data_dir]
         self.checkpointing = self._make_checkpointing(iterators)
         self.train_steps = [self._make_train_step(iterator) for iterator in iterators]
@@ -113,17 +113,7 @@ class Trainer:
             optimizer.build(model.trainable_variables)
         return cls(model, optimizer, schedule, training_config, strategy, search_config)
 
-    def _workers(self):
-        """(number of workers, this worker's index): (1, 0) without a cluster."""
-        resolver = getattr(self.strategy, "cluster_resolver", None)
-        if not isinstance(self.strategy, tf.distribute.MultiWorkerMirroredStrategy) or resolver is None:
-            return 1, 0
-        spec = resolver.cluster_spec()
-        jobs = [job for job in ("chief", "worker") if job in spec.jobs]
-        tasks = [(job, index) for job in jobs for index in range(spec.num_tasks(job))]
-        return len(tasks), tasks.index((resolver.task_type, resolver.task_id))
-
-    def _make_dataset(self, data_dir, worker_index):
+    def _make_dataset(self, data_dir):
         """This worker's share of every global minibatch of `data_dir`'s training pairs, as a plain
         (checkpointable) dataset."""
         training_input = TrainingInput(
@@ -136,15 +126,16 @@ class Trainer:
             verify_shards=False,  # checked at start-up (`DataDir.check_shards`)
             pairs=data_dir.records("train"),
         )
-        if self.workers == 1:
+        count = self.workers.count
+        if count == 1:
             return training_input()
-        return training_input(tf.distribute.InputContext(self.workers, worker_index, self.workers))
+        return training_input(tf.distribute.InputContext(count, self.workers.index, count))
 
     def _make_train_step(self, iterator):
         config = self.config
         return make_train_step(
             self.model, self.optimizer, lambda: next(iterator), self.strategy, config.clip_norm,
-            local_replicas=self.strategy.num_replicas_in_sync // self.workers,
+            local_replicas=self.strategy.num_replicas_in_sync // self.workers.count,
             jit_compile=config.jit_compile, jit_length_multiple=config.jit_length_multiple,
             label_smoothing=config.label_smoothing, loss_normalization=config.loss_normalization,
         )
@@ -182,19 +173,18 @@ class Trainer:
 
     def train(self):
         """Runs until `train_steps`, `max_epochs`, `max_hours` or early stopping; returns a summary dict."""
-        resumed_from = self.checkpointing.restore()
-        if resumed_from is not None:
-            logging.info("Resumed from %s at step %d", resumed_from, self.step)
-        elif self.folders.parent:
-            parent = self.folders.parent
-            parent.restore(self.model, self.optimizer if self.config.reset_optim == "keep_states" else None)
-            logging.info("Started from the weights of %s (step %d)%s", parent.checkpoint_path, parent.step,
-                         ", with its optimizer state" if self.config.reset_optim == "keep_states" else "")
+        self._resume()
         if self.step == 0:
             self.summaries.write_hparams(self._hparams())
-        with StopRequest(enabled=self.workers == 1) as self.stop_request:
-            stop_reason = self._loop()
-        self.checkpointing.save_unless_saved(self.step)
+        try:
+            with StopRequest(enabled=self.workers.count == 1) as self.stop_request:
+                stop_reason = self._loop()
+            self.checkpointing.save_unless_saved(self.step)
+        except tf.errors.OpError as error:  # a collective op of a multi-worker run: was a worker lost?
+            lost = self.workers.lost_worker_error(error, self.step, self.checkpointing.latest_checkpoint)
+            if lost is None:
+                raise
+            raise lost from None
         self.summaries.flush()
         logging.info("Training stopped: %s", stop_reason)
         return {
@@ -202,7 +192,8 @@ class Trainer:
             "signal": self.stop_request.signal_name,  # "SIGINT" or "SIGTERM" where one stopped it, else None
             "step": self.step,
             "best_step": self.early_stopping.best_step,
-            "best_dev_bleu": self.early_stopping.best_bleu,
+            "selected_by": self.config.select_by,
+            "best_dev_score": self.early_stopping.best_score,  # of `selected_by`
             "latest_checkpoint": self.checkpointing.latest_checkpoint,
             "best_checkpoint": self.checkpointing.best_checkpoint,
         }
@@ -210,6 +201,29 @@ class Trainer:
     @property
     def step(self):
         return self.budget.step
+
+    def _resume(self):
+        """Restores the newest checkpoint (the same step on every worker), or a parent's weights."""
+        resumed_from = self._same_step_on_every_worker(self.checkpointing.restore())
+        if resumed_from is not None:
+            logging.info("Resumed from %s at step %d", resumed_from, self.step)
+        elif self.folders.parent:
+            parent = self.folders.parent
+            parent.restore(self.model, self.optimizer if self.config.reset_optim == "keep_states" else None)
+            logging.info("Started from the weights of %s (step %d)%s", parent.checkpoint_path, parent.step,
+                         ", with its optimizer state" if self.config.reset_optim == "keep_states" else "")
+
+    def _same_step_on_every_worker(self, resumed_from):
+        """Workers killed at different moments may hold newest checkpoints of different steps (one finished a
+        save that another did not): every worker resumes from the oldest of those steps. Returns the path
+        this worker resumed from."""
+        steps = self.workers.steps(self.step)
+        if min(steps) == self.step:
+            return resumed_from
+        path = self.checkpointing.restore_step(min(steps))
+        logging.warning("the workers' newest checkpoints are of steps %s: resuming from %s, the newest step "
+                        "every worker has", steps, path)
+        return path
 
     def _loop(self):
         """Appendix B.2: read a minibatch and update on it; every so many updates log, validate (early
@@ -249,7 +263,7 @@ class Trainer:
         """Whether updates now read `switch_data_dir`: once `switch_at` of `train_steps` or of `max_hours`
         is spent (the limit that ends training comes first to its share too). With several workers only
         the steps count: every worker must switch at the same update, and each keeps its own clock."""
-        return self.switch_data_dir is not None and self.budget.spent(self.config.switch_at, self.workers == 1)
+        return self.switch_data_dir is not None and self.budget.spent(self.config.switch_at, self.workers.count == 1)
 
     def _after_update(self, statistics):
         """Logging, validation and checkpointing due after a finite update; returns a stop reason or None."""
@@ -302,7 +316,7 @@ class Trainer:
         # The validation's time counts against `max_hours`: a budget it used up stops training here, at
         # a validated step, instead of after one more update and a second validation.
         self.budget.count_seconds()
-        improved = self.early_stopping.record(step, result["bleu"])
+        improved = self.early_stopping.record(step, result[self.config.select_by])
         if self.early_stopping.should_decay():
             self.schedule.decay(self.config.learning_rate_decay)
             logging.info("dev BLEU did not improve for %d validations: learning rate decayed to %g",
@@ -310,8 +324,8 @@ class Trainer:
         if improved:
             self.checkpointing.save_best(step)
         logging.info(
-            "validation at step %d: dev NLL/sentence %.2f | dev BLEU %.2f%s | %s | %.0f s",
-            step, result["nll_per_sentence"], result["bleu"], " (best)" if improved else "",
+            "validation at step %d: dev NLL/sentence %.2f | dev BLEU %.2f%s | chrF %.2f | %s | %.0f s",
+            step, result["nll_per_sentence"], result["bleu"], " (best)" if improved else "", result["chrf"],
             result["bleu_signature"], time.time() - started,
         )
         if result["truncated_sentences"]:
@@ -327,6 +341,7 @@ class Trainer:
             "dev_nll_per_sentence": result["nll_per_sentence"],
             "dev_bleu": result["bleu"],
             "dev_bleu_signature": result["bleu_signature"],
+            "dev_chrf": result["chrf"],
             "learning_rate": self._learning_rate(),
         })
         self.checkpointing.save(step)  # last: this step is complete

@@ -5,6 +5,7 @@ import typing
 
 from rnnsearch_tf.utils.config_checks import check_at_least, check_choices
 from rnnsearch_tf.models.model_dir import MODEL_CLASSES
+from rnnsearch_tf.training.early_stopping import SELECTION_METRICS
 from rnnsearch_tf.training.parent_model import RESET_OPTIM
 
 MODELS = tuple(sorted(MODEL_CLASSES))
@@ -65,6 +66,8 @@ class TrainingConfig:
         reset_optim: with `init_from`, as OpenNMT-py's -reset_optim: "all" starts a fresh optimizer;
             "keep_states" restores the parent's optimizer state (its accumulators and update count) and
             keeps this run's optimizer settings.
+        select_by: the dev score that judges each validation ("bleu", the paper's; or "chrf"): the best
+            checkpoints in best/, learning-rate decay and `patience` follow it.
         switch_data_dir: a second data directory with `data_dir`'s vocabularies (e.g. the same corpus
             built with `--joined_share=0.5`): after `switch_at` of the budget, updates read its training
             pairs instead, the model, optimizer and schedule going on as they were. Singles first, then
@@ -110,6 +113,7 @@ class TrainingConfig:
     jit_length_multiple: int = 4
     init_from: typing.Optional[str] = None
     reset_optim: str = dataclasses.field(default="all", metadata={"choices": RESET_OPTIM})
+    select_by: str = dataclasses.field(default="bleu", metadata={"choices": SELECTION_METRICS})
     switch_data_dir: typing.Optional[str] = None
     switch_at: float = 0.5
 

@@ -3,7 +3,6 @@
 import io
 import os
 
-import sacrebleu
 import tensorflow as tf
 
 from data_pipeline.data_dir import DataDir
@@ -11,6 +10,7 @@ from data_pipeline.evaluation_input import EvaluationInput
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.output_formats import word_view
 from data_pipeline.constants import EOS_TOKEN
+from rnnsearch_tf.evaluation.corpus_scores import corpus_scores
 from rnnsearch_tf.evaluation.plots import plot_alignment
 from rnnsearch_tf.utils.text_files import read_lines
 from rnnsearch_tf.inference.translator import Translator
@@ -20,7 +20,7 @@ class Validator:
     """Measures the current weights on a dev split of a built data directory.
 
     - dev NLL per sentence: -Σ log p(y | x) over the split's records / sentences (the paper's Table 2);
-    - dev BLEU: the raw dev sources (`{split}.source.txt`) translated by `Translator` with the data's
+    - dev BLEU and chrF (`corpus_scores`): the raw dev sources (`{split}.source.txt`) translated by `Translator` with the data's
       text codecs (the same tokenization, search and detokenization users get) and scored by sacrebleu
       against the raw
       references (`{split}.target.txt`);
@@ -83,12 +83,12 @@ class Validator:
         return total / max(sentences, 1)
 
     def __call__(self):
-        """-> dict: nll_per_sentence, bleu, bleu_signature, samples [(source, reference, translation)],
+        """-> dict: nll_per_sentence, bleu, bleu_signature, chrf, samples [(source, reference, translation)],
         attention_images [PNG bytes], truncated_sentences (dev sentences longer than the search's
         `maximum_source_length`, translated from their first tokens: their BLEU counts them so)."""
         results = self.translator.translate(self.sources)  # in order; batches formed by length
-        bleu = sacrebleu.BLEU()
-        score = bleu.corpus_score([result["translation"] for result in results], [self.references])
+        scores, signatures = corpus_scores([result["translation"] for result in results], self.references,
+                                           ["bleu", "chrf"])
         samples, images = [], []
         for source, reference, result in list(zip(self.sources, self.references, results))[: self.attention_sentences]:
             samples.append((source, reference, result["translation"]))
@@ -103,8 +103,9 @@ class Validator:
             images.append(buffer.getvalue())
         return {
             "nll_per_sentence": self.nll_per_sentence(),
-            "bleu": score.score,
-            "bleu_signature": str(bleu.get_signature()),
+            "bleu": scores["bleu"],
+            "bleu_signature": signatures["bleu"],
+            "chrf": scores["chrf"],
             "samples": samples,
             "attention_images": images,
             "truncated_sentences": sum(result["truncated"] for result in results),
