@@ -17,6 +17,7 @@ setuptools.setup(
         "tensorflow-serving-api==2.21.*",
         "grpcio>=1.60",
         "waitress>=3.0,<4",  # the REST port of serving/local_server.py
+        "prometheus_client>=0.20",  # the metrics of `rnnsearch serve --monitoring_config_file` (serving/metrics.py)
         "absl-py>=2.1",
         "sacrebleu>=2.4,<3",
         "matplotlib>=3.8",

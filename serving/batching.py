@@ -105,6 +105,7 @@ class _Answer:
     """Where a batch thread leaves one request's outputs (or error) for the request's thread."""
 
     def __init__(self):
+        self.enqueued = time.monotonic()
         self.done = threading.Event()
         self.outputs = None
         self.error = None
@@ -121,11 +122,14 @@ class RequestBatcher:
     Args:
         run: `run(signature_name, {name: array}) -> {name: array}`, each output with the rows first.
         parameters: `BatchingParameters`.
+        on_batch: called as `on_batch(signature_name, rows, queuing_seconds)` before each batch runs, with the
+            seconds each of its requests waited in the queue (the server's metrics); None: nothing is called.
     """
 
-    def __init__(self, run, parameters):
+    def __init__(self, run, parameters, on_batch=None):
         self.run = run
         self.parameters = parameters
+        self.on_batch = on_batch
         self._waiting = collections.deque()  # _Batch, oldest first
         self._condition = threading.Condition()
         self._closed = False
@@ -205,6 +209,10 @@ class RequestBatcher:
     def _run_batch(self, batch):
         inputs = {name: np.concatenate([request_inputs[name] for request_inputs, _, _ in batch.requests])
                   for name in batch.requests[0][0]}
+        if self.on_batch is not None:
+            started = time.monotonic()
+            waited = [started - answer.enqueued for _, _, answer in batch.requests]
+            self.on_batch(batch.signature_name, batch.rows, waited)
         try:
             outputs = self.run(batch.signature_name, inputs)
         except Exception as error:  # every request of the batch gets the error

@@ -1,11 +1,12 @@
-"""A development stand-in for `tensorflow_model_server`: the same gRPC API over the newest version.
+"""A development stand-in for `tensorflow_model_server`: the same gRPC and REST APIs over the same models.
 
     rnnsearch serve --model_base_path=exports/rnnsearch --model_name=rnnsearch --port=8500 --rest_api_port=8501
 
-Implements PredictionService.Predict and GetModelMetadata, and TF Serving's REST API (model status,
-metadata, predict in row and columnar format) served by waitress, so `rnnsearch client` and the tests
-talk to it exactly as to TF Serving; the REST port also serves the translation page at `/`
-(`serving/page.py`). Binds 127.0.0.1 unless told.
+Implements PredictionService.Predict and GetModelMetadata, ModelService.GetModelStatus, and TF Serving's REST
+API (model status, metadata, predict in row and columnar format, the Prometheus metrics of
+`--monitoring_config_file`) served by waitress, over the models and versions of a `ModelManager`, so
+`rnnsearch client` and the tests talk to it exactly as to TF Serving; the REST port also serves the
+translation page at `/` (`serving/page.py`). Binds 127.0.0.1 unless told.
 """
 
 import concurrent.futures
@@ -16,15 +17,16 @@ import grpc
 import waitress
 
 from serving.browser_guard import BrowserGuard
+from serving.metrics import ServerMetrics
+from serving.model_service import ModelService
 from serving.prediction_service import PredictionService
 from serving.rest_app import RestApp
-from serving.servable import Servable
 
 class LocalServer:
-    """gRPC (and optionally REST) server of one `Servable`.
+    """gRPC (and optionally REST) server of the models of a `ModelManager`.
 
     Args:
-        servable: the `Servable` to serve.
+        models: the `serving.model_manager.ModelManager` to serve (started: its versions loaded).
         host: address to bind ("127.0.0.1": this machine only).
         port: gRPC port; 0 picks a free one (see `port` after `start`).
         rest_api_port: REST port, 0 picks a free one, None for no REST.
@@ -35,11 +37,14 @@ class LocalServer:
         rest_connection_limit: REST connections held at once (waiting ones cost a socket, not a thread).
         allowed_hosts: names the REST port answers to besides `host`, localhost and the loopback addresses
             (`BrowserGuard`: a request of another Host, or a POST of another Origin, is refused).
+        metrics: the `serving.metrics.ServerMetrics` the requests are counted in (give the one the models
+            count their loads and batches in); default a new one.
+        metrics_path: the REST path of the metrics (`serving.monitoring_config.prometheus_path`); None: 404.
     """
 
     def __init__(
         self,
-        servable,
+        models,
         host="127.0.0.1",
         port=0,
         rest_api_port=None,
@@ -48,8 +53,11 @@ class LocalServer:
         rest_channel_timeout=30,
         rest_connection_limit=1000,
         allowed_hosts=(),
+        metrics=None,
+        metrics_path=None,
     ):
-        self.servable = servable
+        self.models = models
+        self.metrics = metrics or ServerMetrics()
         self.host = host
         self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
         self._grpc_server = grpc.server(
@@ -59,7 +67,9 @@ class LocalServer:
                 ("grpc.max_send_message_length", -1),
             ],
         )
-        PredictionService(servable, max_input_bytes=max_request_bytes).add_to_server(self._grpc_server)
+        PredictionService(models, max_input_bytes=max_request_bytes, metrics=self.metrics).add_to_server(
+            self._grpc_server)
+        ModelService(models).add_to_server(self._grpc_server)
         try:
             self.port = self._grpc_server.add_insecure_port(f"{host}:{port}")
         except RuntimeError:  # grpcio raises where its older versions returned 0
@@ -69,7 +79,7 @@ class LocalServer:
         self._rest_server = None
         self.rest_api_port = None
         if rest_api_port is not None:
-            guarded = BrowserGuard(RestApp(servable), host, allowed_hosts)
+            guarded = BrowserGuard(RestApp(models, self.metrics, metrics_path), host, allowed_hosts)
             self._rest_server = waitress.create_server(
                 guarded,
                 host=host,
@@ -113,4 +123,5 @@ def check_port(host, port, flag):
         try:
             probe.bind(address)
         except OSError as error:
-            raise OSError(f"{flag}={port}: cannot listen on {host}:{port} ({error.strerror}); give another port") from None
+            raise OSError(
+                f"{flag}={port}: cannot listen on {host}:{port} ({error.strerror}); give another port") from None

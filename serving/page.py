@@ -3,14 +3,16 @@
 The page is three static files in `serving/static/` (plain HTML, CSS and JavaScript: no build step,
 nothing fetched from anywhere but this server) that call the server's own TF Serving REST API
 (`translate`, `settings`, and `translate_prefix` when the export has it). `Page` answers:
-- `GET /` (or `/index.html`): index.html, with the model name written into its
-  `<meta name="model-name">` (HTML-escaped), so the page knows which `/v1/models/<name>` to call;
+- `GET /` (or `/index.html`): index.html, with the served model names written into its
+  `<meta name="model-names">` (HTML-escaped JSON, the default model first), so the page knows which
+  `/v1/models/<name>` it may call; with several it shows a choice of model;
 - `GET /static/page.js`, `GET /static/page.css`;
-- `POST /page/unknown_words` with `{"tokens": [[token, ...], ...]}` (the `source_tokens` of `translate`),
+- `POST /page/unknown_words` with `{"tokens": [[token, ...], ...], "model": name}` (the `source_tokens` of
+  `translate`; `model` the model that translated, default the first),
   answered `{"unknown": [[bool, ...], ...]}`: whether each token is outside the export's source
   vocabulary, i.e. read as `<unk>` (never with a subword codec, whose pieces spell any text); the page
   marks them;
-- `POST /page/split_sentences` with `{"text": [line, ...]}`, answered `{"sentences": [[sentence, ...], ...]}`:
+- `POST /page/split_sentences` with `{"text": [line, ...], "model": name}`, answered `{"sentences": [[sentence, ...], ...]}`:
   each line split into sentences by Moses' rules for the export's source language (`SentenceSplitter`);
   with "Split lines into sentences" ticked the page translates the sentences in one request and shows
   each line's translations joined, each sentence with its own heatmap.
@@ -49,21 +51,21 @@ _SECURITY_HEADERS = [
 
 
 class Page:
-    """WSGI application of the translation page for one `Servable` (see the module docstring).
+    """WSGI application of the translation page for the models of a `ModelManager` (see the module docstring).
 
     Args:
-        servable: the `serving.servable.Servable` the page translates with.
+        models: the `serving.model_manager.ModelManager` whose models the page translates with.
 
     Example:
-    >>> page = Page(servable)
+    >>> page = Page(ModelManager.serving(servable))
     >>> page.serves("/")
     True
     """
 
-    def __init__(self, servable):
-        self.servable = servable
-        self._source_vocabulary = None
-        self._splitter = None
+    def __init__(self, models):
+        self.models = models
+        self._source_vocabularies = {}  # version path: frozenset of tokens
+        self._splitters = {}  # source language: SentenceSplitter
 
     @staticmethod
     def serves(path):
@@ -72,10 +74,8 @@ class Page:
 
     def __call__(self, environ, start_response):
         path, method = environ.get("PATH_INFO", ""), environ["REQUEST_METHOD"]
-        if path == _UNKNOWN_WORDS:
-            status, content_type, payload = self._unknown_words(method, environ)
-        elif path == _SPLIT_SENTENCES:
-            status, content_type, payload = self._split_sentences(method, environ)
+        if path in (_UNKNOWN_WORDS, _SPLIT_SENTENCES):
+            status, content_type, payload = self._page_request(path, method, environ)
         elif method not in ("GET", "HEAD"):
             status, content_type, payload = 405, "application/json", error_body(f"{path} takes GET, not {method}")
         else:
@@ -83,60 +83,68 @@ class Page:
             with open(os.path.join(STATIC_DIR, file_name), "rb") as stream:
                 payload = stream.read()
             if file_name == "index.html":
-                name = html.escape(self.servable.model_name, quote=True)
-                payload = payload.replace(b"{{model_name}}", name.encode("utf-8"))
+                names = html.escape(json.dumps(list(self.models.models)), quote=True)
+                payload = payload.replace(b"{{model_names}}", names.encode("utf-8"))
         start_response(STATUS_TEXT[status], [("Content-Type", content_type),
                                               ("Content-Length", str(len(payload))), *_SECURITY_HEADERS])
         return [b""] if method == "HEAD" else [payload]
 
-    def _unknown_words(self, method, environ):
+    def _page_request(self, path, method, environ):
+        """(status, content type, payload) of a POST to one of the page's own endpoints."""
         if method != "POST":
-            return 405, "application/json", error_body(f"{_UNKNOWN_WORDS} takes POST, not {method}")
+            return 405, "application/json", error_body(f"{path} takes POST, not {method}")
         try:
             request = json_body(environ)
-            sentences = request["tokens"]
-            if not isinstance(sentences, list) or not all(
-                isinstance(tokens, list) and all(isinstance(token, str) for token in tokens) for tokens in sentences
-            ):
-                raise ValueError('"tokens" must be a list of lists of strings')
-        except (ValueError, KeyError, TypeError) as error:
-            return 400, "application/json", error_body(f'the body must be {{"tokens": [[token, ...], ...]}}: {error}')
+            if not isinstance(request, dict):
+                raise ValueError("the body must be a JSON object")
+            model = self.models.model(request.get("model") or self.models.default_model_name)
+        except (ValueError, TypeError) as error:
+            return 400, "application/json", error_body(f"{path}: {error}")
+        except LookupError as error:
+            return 404, "application/json", error_body(str(error))
+        with model.servable() as servable:
+            if path == _UNKNOWN_WORDS:
+                return self._unknown_words(servable, request)
+            return self._split_sentences(servable, request)
+
+    def _unknown_words(self, servable, request):
+        sentences = request.get("tokens")
+        if not isinstance(sentences, list) or not all(
+            isinstance(tokens, list) and all(isinstance(token, str) for token in tokens) for tokens in sentences
+        ):
+            return 400, "application/json", error_body(
+                'the body must be {"tokens": [[token, ...], ...]}: "tokens" must be a list of lists of strings')
         try:
-            vocabulary = self.source_vocabulary()
+            vocabulary = self.source_vocabulary(servable)
         except OSError:  # not an export of serving/export.py
             return 404, "application/json", error_body("this export has no source vocabulary the page can read")
-        if self.servable.settings.get("source_codec", text_codec.MOSES) != text_codec.MOSES:
+        if servable.settings.get("source_codec", text_codec.MOSES) != text_codec.MOSES:
             unknown = [[False] * len(tokens) for tokens in sentences]  # pieces spell any text: nothing is <unk>
         else:
             unknown = [[token not in vocabulary for token in tokens] for tokens in sentences]
         return 200, "application/json", json.dumps({"unknown": unknown}).encode("utf-8")
 
-    def _split_sentences(self, method, environ):
-        if method != "POST":
-            return 405, "application/json", error_body(f"{_SPLIT_SENTENCES} takes POST, not {method}")
-        try:
-            request = json_body(environ)
-            lines = request["text"]
-            if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
-                raise ValueError('"text" must be a list of strings')
-        except (ValueError, KeyError, TypeError) as error:
-            return 400, "application/json", error_body(f'the body must be {{"text": [line, ...]}}: {error}')
-        if self._splitter is None:
-            if "source_language" not in self.servable.settings:
-                return 404, "application/json", error_body("this export has no settings naming its source language")
-            self._splitter = SentenceSplitter(self.servable.settings["source_language"])
-        sentences = [self._splitter.split(line) for line in lines]
+    def _split_sentences(self, servable, request):
+        lines = request.get("text")
+        if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
+            return 400, "application/json", error_body(
+                'the body must be {"text": [line, ...]}: "text" must be a list of strings')
+        language = servable.settings.get("source_language")
+        if language is None:
+            return 404, "application/json", error_body("this export has no settings naming its source language")
+        if language not in self._splitters:
+            self._splitters[language] = SentenceSplitter(language)
+        sentences = [self._splitters[language].split(line) for line in lines]
         return 200, "application/json", json.dumps({"sentences": sentences}).encode("utf-8")
 
-    def source_vocabulary(self):
-        """The set of tokens of the export's source vocabulary, read once from the version's SavedModel
-        assets (`rnnsearch export` copies the model directory's `source_vocab.tsv` there); OSError when
-        the export has none.
+    def source_vocabulary(self, servable):
+        """The set of tokens of a version's source vocabulary, read once from its SavedModel assets
+        (`rnnsearch export` copies the model directory's `source_vocab.tsv` there); OSError when the export
+        has none.
         """
-        if self._source_vocabulary is None:
-            path = os.path.join(self.servable.path, "assets", SOURCE_VOCABULARY_FILE)
+        if servable.path not in self._source_vocabularies:
+            path = os.path.join(servable.path, "assets", SOURCE_VOCABULARY_FILE)
             if not tf.io.gfile.exists(path):
                 raise FileNotFoundError(f"{path} is missing")
-            self._source_vocabulary = frozenset(token for token, _ in Vocabulary.read_entries(path))
-        return self._source_vocabulary
-
+            self._source_vocabularies[servable.path] = frozenset(token for token, _ in Vocabulary.read_entries(path))
+        return self._source_vocabularies[servable.path]

@@ -1,14 +1,19 @@
-"""TensorFlow Serving's REST API (port 8501 style) over one `Servable`, as a WSGI application.
+"""TensorFlow Serving's REST API (port 8501 style) over the models of a `ModelManager`, as a WSGI application.
 
 Served by waitress (`serving/local_server.py`): it reads each request whole before a worker thread sees
 it, so slow or stalled clients cost a socket, not a thread; malformed `Content-Length` headers and
 bodies over the limit are answered by waitress itself (400 / 413).
 
 Endpoints and formats as TF Serving documents them (https://www.tensorflow.org/tfx/serving/api_rest):
-- `GET /v1/models/<name>[/versions/<v>]`: model status, `{"model_version_status": [...]}`;
+- `GET /v1/models/<name>[/versions/<v>]`: model status, `{"model_version_status": [...]}` (each version's
+  state: LOADING, AVAILABLE, UNLOADING, END);
 - `GET /v1/models/<name>[/versions/<v>]/metadata`: `{"model_spec": ..., "metadata": {"signature_def": ...}}`;
 - `POST /v1/models/<name>[/versions/<v>]:predict` with `{"signature_name", "inputs"}` (columnar:
-  answered `{"outputs": ...}`) or `{"signature_name", "instances"}` (row: answered `{"predictions": [...]}`).
+  answered `{"outputs": ...}`, TF Serving's padded tensors) or `{"signature_name", "instances"}` (row: answered
+  `{"predictions": [...]}`, each trimmed to its own length: `serving.instance_rows`). The version that
+  answered is the `X-Model-Version` header (TF Serving's body has no place for it).
+- `GET` of the `MonitoringConfig`'s path (`/monitoring/prometheus/metrics`) when metrics are on: the
+  server's metrics in Prometheus' text format (`serving/metrics.py`).
 Errors are `{"error": "..."}` with 400 (bad request), 404 (unknown model, version or path), 503 (the
 batch queue is full: retry later) or 500. `GET /` is the translation page (`serving/page.py`).
 """
@@ -16,13 +21,18 @@ batch queue is full: retry later) or 500. `GET /` is the translation page (`serv
 import base64
 import json
 import re
+import time
 
 import numpy as np
 import tensorflow as tf
 from google.protobuf import json_format
 
 from serving.http_messages import STATUS_TEXT, request_body
+from serving.instance_rows import rows_of_outputs
+from serving.metrics import CONTENT_TYPE, ServerMetrics
+from serving.model_service import model_status_json
 from serving.page import Page
+from serving.request_status import error_message, grpc_code, http_status
 
 _MODEL_PATH = re.compile(r"^/v1/models/([^/:]+)(?:/versions/(\d+))?(/metadata|:predict)?$")
 
@@ -71,108 +81,116 @@ def _columns_of_instances(instances, input_names):
     return {name: [instance.get(name) for instance in instances] for name in input_names}
 
 
-def _rows_of_outputs(outputs):
-    """{output name: array of rows} -> TF Serving's predictions: a list of rows (dicts when several outputs)."""
-    columns = {name: _to_json(value) for name, value in outputs.items()}
-    if len(columns) == 1:
-        return next(iter(columns.values()))
-    rows = len(next(iter(columns.values())))
-    return [{name: column[row] for name, column in columns.items()} for row in range(rows)]
-
-
 class RestApp:
-    """WSGI application answering TF Serving's REST API for one `Servable` (see the module docstring)."""
+    """WSGI application answering TF Serving's REST API for a `ModelManager` (see the module docstring).
 
-    def __init__(self, servable):
-        self.servable = servable
-        self.page = Page(servable)
+    Args:
+        models: the `serving.model_manager.ModelManager` to answer for.
+        metrics: `serving.metrics.ServerMetrics` counting each predict request (a new one by default).
+        metrics_path: where `GET` answers the metrics (`serving.monitoring_config.prometheus_path`); None:
+            nowhere (404, as TF Serving without `--monitoring_config_file`).
+    """
+
+    def __init__(self, models, metrics=None, metrics_path=None):
+        self.models = models
+        self.metrics = metrics or ServerMetrics()
+        self.metrics_path = metrics_path
+        self.page = Page(models)
 
     def __call__(self, environ, start_response):
-        if self.page.serves(environ.get("PATH_INFO", "")):
+        path = environ.get("PATH_INFO", "")
+        if self.page.serves(path):
             return self.page(environ, start_response)
+        if self.metrics_path is not None and path == self.metrics_path and environ["REQUEST_METHOD"] == "GET":
+            payload = self.metrics.exposition()
+            start_response(STATUS_TEXT[200], [("Content-Type", CONTENT_TYPE), ("Content-Length", str(len(payload)))])
+            return [payload]
+        headers = []
         try:
-            status, body = self._route(environ)
+            status, body, version = self._route(environ)
+            if version is not None:
+                headers.append(("X-Model-Version", str(version)))
         except RequestError as error:
             status, body = error.status, {"error": str(error)}
-        except (ValueError, RecursionError, OverflowError, tf.errors.InvalidArgumentError) as error:
-            status, body = 400, {"error": getattr(error, "message", None) or str(error)}
-        except tf.errors.UnavailableError as error:
-            status, body = 503, {"error": error.message}
         except Exception as error:  # the server outlives any failure of one request
-            status, body = 500, {"error": f"{type(error).__name__}: {error}"}
+            status, body = http_status(grpc_code(error)), {"error": error_message(error)}
         payload = json.dumps(body).encode("utf-8")
-        start_response(
-            STATUS_TEXT[status], [("Content-Type", "application/json"), ("Content-Length", str(len(payload)))]
-        )
+        start_response(STATUS_TEXT[status], [("Content-Type", "application/json"),
+                                             ("Content-Length", str(len(payload))), *headers])
         return [payload]
 
     def _route(self, environ):
+        """(HTTP status, JSON body, version that answered or None) of one API request."""
         path, method = environ.get("PATH_INFO", ""), environ["REQUEST_METHOD"]
         match = _MODEL_PATH.match(path)
         if not match:
-            raise RequestError(f"unknown path {path}; see /v1/models/{self.servable.model_name}", 404)
-        self._check_model(match.group(1), match.group(2))
+            raise RequestError(f"unknown path {path}; see /v1/models/{self.models.default_model_name}", 404)
+        name, version = match.group(1), None if match.group(2) is None else int(match.group(2))
         action = match.group(3) or ""
         expected = "POST" if action == ":predict" else "GET"
         if method != expected:
             raise RequestError(f"{path} takes {expected}, not {method}", 405)
         if action == ":predict":
-            return 200, self._predict(request_body(environ))
+            return self._timed_predict(name, version, request_body(environ))
+        model = self.models.model(name)
         if action == "/metadata":
-            return 200, self._metadata()
-        return 200, self._status()
+            with model.servable(version) as servable:
+                return 200, _metadata(model.name, servable), servable.version
+        return 200, model_status_json(model, version), None
 
-    def _check_model(self, name, version):
-        servable = self.servable
-        if name != servable.model_name:
-            raise RequestError(f"Servable not found for request: Latest({name}); this server has "
-                               f"{servable.model_name}", 404)
-        if version is not None and int(version) != servable.version:
-            raise RequestError(f"Servable not found for request: Specific({name}, {version}); this server has "
-                               f"version {servable.version}", 404)
-
-    def _status(self):
-        return {
-            "model_version_status": [
-                {
-                    "version": str(self.servable.version),
-                    "state": "AVAILABLE",
-                    "status": {"error_code": "OK", "error_message": ""},
-                }
-            ]
-        }
-
-    def _metadata(self):
-        signatures = {
-            name: json_format.MessageToDict(signature_def, preserving_proto_field_name=True)
-            for name, signature_def in self.servable.signature_defs.items()
-        }
-        return {
-            "model_spec": {"name": self.servable.model_name, "signature_name": "",
-                           "version": str(self.servable.version)},
-            "metadata": {"signature_def": {"signature_def": signatures}},
-        }
-
-    def _predict(self, body):
+    def _timed_predict(self, name, version, body):
+        """`_predict` of model `name`, counted in the metrics with its outcome."""
+        started, signature_name, answered = time.perf_counter(), "", None
         try:
-            request = json.loads(body)
-        except json.JSONDecodeError as error:
-            raise RequestError(f"the body is not JSON: {error}") from error
-        if not isinstance(request, dict) or ("inputs" in request) == ("instances" in request):
-            raise RequestError('the body must be {"signature_name": ..., "inputs": ...} or {..., "instances": [...]}')
-        signature_name = request.get("signature_name") or tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY
-        specs = self.servable.input_specs(signature_name)
-        if "instances" in request:
-            columns = _columns_of_instances(request["instances"], sorted(specs))
-        elif isinstance(request["inputs"], dict):
-            columns = request["inputs"]
-        elif len(specs) == 1:
-            columns = {next(iter(specs)): request["inputs"]}
-        else:
-            raise RequestError(f'"inputs" must name the inputs {sorted(specs)}')
-        inputs = {name: _from_json(value, specs[name].dtype if name in specs else tf.string)
-                  for name, value in columns.items()}
-        outputs = self.servable.predict(signature_name, inputs)
-        if "instances" in request:
-            return {"predictions": _rows_of_outputs(outputs)}
-        return {"outputs": {name: _to_json(value) for name, value in outputs.items()}}
+            request = _parse_predict_request(body)
+            signature_name = request.get("signature_name") or tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY
+            with self.models.model(name).servable(version) as servable:
+                answered = servable.version
+                answer = _predict(servable, signature_name, request)
+        except Exception as error:
+            self.metrics.record_request(name, answered, signature_name, "REST", grpc_code(error).name,
+                                        time.perf_counter() - started)
+            raise
+        self.metrics.record_request(name, answered, signature_name, "REST", "OK", time.perf_counter() - started)
+        return 200, answer, answered
+
+
+def _metadata(model_name, servable):
+    signatures = {
+        name: json_format.MessageToDict(signature_def, preserving_proto_field_name=True)
+        for name, signature_def in servable.signature_defs.items()
+    }
+    return {
+        "model_spec": {"name": model_name, "signature_name": "", "version": str(servable.version)},
+        "metadata": {"signature_def": {"signature_def": signatures}},
+    }
+
+
+def _parse_predict_request(body):
+    try:
+        request = json.loads(body)
+    except json.JSONDecodeError as error:
+        raise RequestError(f"the body is not JSON: {error}") from error
+    if not isinstance(request, dict) or ("inputs" in request) == ("instances" in request):
+        raise RequestError('the body must be {"signature_name": ..., "inputs": ...} or {..., "instances": [...]}')
+    return request
+
+
+def _predict(servable, signature_name, request):
+    """The answer of one parsed predict request in its format: `{"predictions": [...]}` for "instances"
+    (each row trimmed to its own length), `{"outputs": {...}}` for "inputs"."""
+    specs = servable.input_specs(signature_name)
+    if "instances" in request:
+        columns = _columns_of_instances(request["instances"], sorted(specs))
+    elif isinstance(request["inputs"], dict):
+        columns = request["inputs"]
+    elif len(specs) == 1:
+        columns = {next(iter(specs)): request["inputs"]}
+    else:
+        raise RequestError(f'"inputs" must name the inputs {sorted(specs)}')
+    inputs = {name: _from_json(value, specs[name].dtype if name in specs else tf.string)
+              for name, value in columns.items()}
+    outputs = servable.predict(signature_name, inputs)
+    if "instances" in request:
+        return {"predictions": rows_of_outputs(outputs)}
+    return {"outputs": {name: _to_json(value) for name, value in outputs.items()}}

@@ -1,4 +1,5 @@
-"""The newest version of a SavedModel base path, called the way TensorFlow Serving's Predict calls it."""
+"""One version of a SavedModel base path (the newest unless told), called the way TensorFlow Serving's Predict
+calls it."""
 
 import os
 import time
@@ -10,6 +11,7 @@ from tensorflow_serving.apis import prediction_log_pb2
 
 from rnnsearch_tf.utils.exports import load_export, newest_version, read_saved_model, read_settings
 from serving.batching import RequestBatcher
+from serving.metrics import ServerMetrics
 
 # TF Serving's warm-up file inside a version folder: PredictionLog records replayed before serving.
 WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
@@ -23,36 +25,64 @@ class Servable:
     first run.
 
     Args:
-        model_base_path: folder of integer version subfolders (`serving/export.py` writes them); the
-            newest is served (`rnnsearch_tf.utils.exports.newest_version`).
+        model_base_path: folder of integer version subfolders (`serving/export.py` writes them).
         model_name: the name requests must use.
         batching: `serving.batching.BatchingParameters` to join concurrent requests of signatures
             whose inputs are all vectors of rows (`translate`, `score`) into batches; None: each
             request runs on its own.
+        version: the version (subfolder) to load; None: the newest (`rnnsearch_tf.utils.exports.newest_version`).
+        metrics: `serving.metrics.ServerMetrics` counting the load, the warm-up and the batches.
 
     Example:
     >>> servable = Servable("exports/rnnsearch", "rnnsearch")
     >>> servable.predict("translate", {"text": np.array([b"A sentence."], object)})["translation"]
     """
 
-    def __init__(self, model_base_path, model_name, batching=None):
+    def __init__(self, model_base_path, model_name, batching=None, version=None, metrics=None):
         self.model_name = model_name
-        self.version, self.path = newest_version(model_base_path)
-        saved_model = read_saved_model(self.path)
-        self.loaded = load_export(self.path, saved_model)
+        if version is None:
+            self.version, self.path = newest_version(model_base_path)
+        else:
+            self.version, self.path = int(version), os.path.join(os.fspath(model_base_path), str(version))
+        self.metrics = metrics or ServerMetrics()
+        started = time.perf_counter()
+        try:
+            saved_model = read_saved_model(self.path)
+            self.loaded = load_export(self.path, saved_model)
+        except Exception:
+            self.metrics.record_load(self.path, "fail", time.perf_counter() - started)
+            raise
+        self.metrics.record_load(self.path, "success", time.perf_counter() - started)
         self.signature_defs = saved_model.meta_graphs[0].signature_def
         # What the export recorded (`rnnsearch export`): languages, codecs, search options; {} for another export.
         self.settings = read_settings(self.loaded) if "settings" in self.loaded.signatures else {}
         self.maximum_batch_size = self.settings.get("maximum_batch_size")
-        self.batcher = RequestBatcher(self._run, batching) if batching else None
+        self.batcher = None
+        if batching:
+            self.batcher = RequestBatcher(self._run, batching, self._record_batch)
         self.warmup_requests = self._warm_up()
+
+    def _record_batch(self, signature_name, rows, queuing_seconds):
+        self.metrics.record_batch(self.model_name, signature_name, rows, queuing_seconds)
 
     def _warm_up(self):
         """Replays the warm-up records of the version folder; returns how many ran."""
         path = os.path.join(self.path, WARMUP_FILE)
         if not tf.io.gfile.exists(path):
             return 0
-        started, count = time.perf_counter(), 0
+        started = time.perf_counter()
+        try:
+            count = self._replay(path)
+        except ValueError:
+            self.metrics.record_warmup(self.path, "INVALID_ARGUMENT", time.perf_counter() - started)
+            raise
+        self.metrics.record_warmup(self.path, "OK", time.perf_counter() - started)
+        logging.info("warmed up with %d requests from %s in %.2f s", count, path, time.perf_counter() - started)
+        return count
+
+    def _replay(self, path):
+        """Runs every PredictionLog record of the warm-up file at `path`; returns how many."""
+        count = 0
         for count, record in enumerate(tf.data.TFRecordDataset(path).as_numpy_iterator(), 1):
             try:
                 log = prediction_log_pb2.PredictionLog.FromString(record)
@@ -66,7 +96,6 @@ class Servable:
                 self.predict(request.model_spec.signature_name, inputs)
             except (ValueError, tf.errors.OpError) as error:
                 raise ValueError(f"{path}: warm-up request {count} failed: {error}") from error
-        logging.info("warmed up with %d requests from %s in %.2f s", count, path, time.perf_counter() - started)
         return count
 
     def close(self):

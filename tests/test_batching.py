@@ -120,3 +120,20 @@ def test_an_error_reaches_every_request_of_its_batch():
             with pytest.raises(tf.errors.InvalidArgumentError, match="refused"):
                 future.result()
     batcher.close()
+
+
+def test_each_batch_reports_its_rows_and_each_requests_time_in_the_queue():
+    reported = []
+    run = RecordingRun()
+    timeout = 0.05
+    batcher = RequestBatcher(run, BatchingParameters(max_batch_size=16, batch_timeout_micros=int(timeout * 1e6),
+                                                     num_batch_threads=1),
+                             on_batch=lambda *report: reported.append(report))
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        list(pool.map(lambda rows: batcher("translate", {"text": np.array([b"a"] * rows, object)}), (1, 2, 3)))
+    batcher.close()
+    assert [rows for _, rows, _ in reported] == run.batch_rows and sum(run.batch_rows) == 6
+    assert {signature for signature, _, _ in reported} == {"translate"}
+    waits = [seconds for _, _, queued in reported for seconds in queued]
+    assert len(waits) == 3 and all(0 <= seconds < 10 for seconds in waits)
+    assert max(waits) >= timeout * 0.9  # the first of a batch waited for the others the timeout long

@@ -92,10 +92,11 @@ def test_every_address_binding_adds_no_name():
 def test_a_served_port_refuses_a_foreign_host_and_origin(tmp_path_factory):
     from helpers.serving_test_utils import exported_model
     from serving.local_server import LocalServer
+    from serving.model_manager import ModelManager
     from serving.servable import Servable
 
     servable = Servable(exported_model(tmp_path_factory)[1], "rnnsearch")
-    server = LocalServer(servable, rest_api_port=0).start()
+    server = LocalServer(ModelManager.serving(servable), rest_api_port=0).start()
     url = f"http://127.0.0.1:{server.rest_api_port}/v1/models/rnnsearch:predict"
     body = json.dumps({"signature_name": "translate", "instances": ["a cat"]}).encode()
     try:

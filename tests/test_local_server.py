@@ -178,6 +178,22 @@ def test_rest_formats_as_tf_serving_documents(server):
     assert _get(f"{server.rest_url}/v1/models/other_model")[0] == 404
 
 
+def test_prometheus_metrics_count_each_request(server):
+    """TF Serving's metric names (prometheus_client writes a counter NAME as NAME_total: serving/metrics.py)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    def ok_requests():
+        text = _get(f"{server.rest_url}/monitoring/prometheus/metrics")[1]
+        return sum(sample.value for family in text_string_to_metric_families(text) for sample in family.samples
+                   if sample.name in (":tensorflow:serving:request_count", ":tensorflow:serving:request_count_total")
+                   and sample.labels == {"model_name": MODEL_NAME, "status": "OK"})
+
+    before = ok_requests()
+    server.client.translate(["the cat"])
+    RestClient(server.rest_url, MODEL_NAME).translate(["the dog"])
+    assert ok_requests() == before + 2
+
+
 def test_rest_concurrent_stalled_and_malformed_clients(server):
     def one_client(index):
         client = RestClient(server.rest_url, MODEL_NAME, timeout=120)

@@ -13,9 +13,12 @@ import numpy as np
 import pytest
 
 from serving.local_server import LocalServer
+from serving.metrics import ServerMetrics
+from serving.model_manager import ModelManager
 from serving.page import STATIC_DIR
 from serving.rest_app import RestApp
 from serving.servable import Servable
+from serving.served_model import ServedModel
 from helpers.serving_test_utils import SEARCH_OPTIONS, exported_model
 
 MODEL_NAME = "rnnsearch"
@@ -41,7 +44,7 @@ def servable(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server(servable):
-    running = LocalServer(servable, rest_api_port=0, max_request_bytes=MAX_REQUEST_BYTES).start()
+    running = LocalServer(ModelManager.serving(servable), rest_api_port=0, max_request_bytes=MAX_REQUEST_BYTES).start()
     running.url = f"http://127.0.0.1:{running.rest_api_port}/"
     yield running
     running.stop()
@@ -187,7 +190,7 @@ class _WithoutPrefixSignature:
 def test_without_translate_prefix_the_words_are_not_clickable(browser, servable):
     from selenium.webdriver.common.by import By
 
-    older = LocalServer(_WithoutPrefixSignature(servable), rest_api_port=0).start()
+    older = LocalServer(ModelManager.serving(_WithoutPrefixSignature(servable)), rest_api_port=0).start()
     older.url = f"http://127.0.0.1:{older.rest_api_port}/"
     try:
         section = _open_and_translate(browser, older, SENTENCES[:1])[0]
@@ -252,16 +255,15 @@ def test_server_errors_are_shown_in_the_page(browser, server):
 
 
 def test_page_files_headers_and_the_model_name(servable, server):
-    class Named:
-        model_name = 'x"><script>alert(1)</script>'
-
+    hostile = ModelManager([ServedModel('x"><script>alert(1)</script>'), ServedModel("second")])
     answers = []
-    body = b"".join(RestApp(Named())({"PATH_INFO": "/", "REQUEST_METHOD": "GET"},
+    body = b"".join(RestApp(hostile)({"PATH_INFO": "/", "REQUEST_METHOD": "GET"},
                                      lambda status, headers: answers.append((status, dict(headers)))))
     status, headers = answers[0]
     assert status == "200 OK" and headers["Content-Type"].startswith("text/html")
     assert "script-src 'self'" in headers["Content-Security-Policy"]
-    assert b'content="x&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"' in body and b"{{" not in body
+    assert (b'content="[&quot;x\\&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;&quot;, &quot;second&quot;]"' in body
+            and b"{{" not in body)
     for name in re.findall(rb'(?:src|href)="(static/[^"]+)"', body):
         assert os.path.exists(os.path.join(STATIC_DIR, os.path.basename(name.decode())))
     assert server.host == "127.0.0.1"
@@ -310,6 +312,38 @@ def test_split_sentences_translates_each_sentence_and_joins_them(browser, server
     assert refused.value.code == 400
 
 
+def test_the_page_lists_the_models_and_translates_with_the_one_picked(browser, server, servable):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    browser.get(server.url)
+    _wait(browser, lambda: "version" in browser.find_element(By.ID, "model").text, "the model's version never showed")
+    assert not browser.find_element(By.ID, "model-choice").is_displayed()  # one model: no choice
+    metrics = ServerMetrics()
+    models = ModelManager([ServedModel(MODEL_NAME, servables=[servable]), ServedModel("second", servables=[servable])])
+    several = LocalServer(models, rest_api_port=0, metrics=metrics).start()
+    several.url = f"http://127.0.0.1:{several.rest_api_port}/"
+    try:
+        browser.get(several.url)
+        _wait(browser, lambda: browser.find_element(By.ID, "model").text.startswith(f"Model {MODEL_NAME}, version"),
+              "the first model never showed")
+        choice = Select(browser.find_element(By.ID, "model-select"))
+        assert [option.text for option in choice.options] == [MODEL_NAME, "second"]
+        choice.select_by_value("second")
+        _wait(browser, lambda: browser.find_element(By.ID, "model").text == "Model second, version 1",
+              "the chosen model never showed")
+        browser.find_element(By.ID, "input").send_keys(SENTENCES[0])
+        browser.find_element(By.ID, "translate").click()
+        _wait(browser, lambda: browser.find_element(By.ID, "status").text.startswith(("Translated", "The server")),
+              "no translation and no error")
+        assert browser.find_element(By.ID, "status").text.startswith("Translated 1 sentence")
+        counted = metrics.exposition().decode("utf-8")
+        assert ':rnnsearch:serving:signature_request_latency_count{model_name="second",signature_name="translate",' \
+               'status="OK",version="1"} 1.0' in counted
+    finally:
+        several.stop()
+
+
 @pytest.fixture(scope="module")
 def subword_server(tmp_path_factory):
     """The page of a served subword (SentencePiece) export."""
@@ -321,7 +355,7 @@ def subword_server(tmp_path_factory):
     export_dir = model_dir.parent / "exports"
     export.export(Translator.from_model_dir(model_dir, beam_size=2, maximum_source_length=40), str(export_dir))
     servable = Servable(str(export_dir), MODEL_NAME)
-    running = LocalServer(servable, rest_api_port=0).start()
+    running = LocalServer(ModelManager.serving(servable), rest_api_port=0).start()
     running.url = f"http://127.0.0.1:{running.rest_api_port}/"
     running.servable = servable
     yield running

@@ -11,6 +11,7 @@ import tensorflow as tf
 from tensorflow_serving.apis import get_model_metadata_pb2, predict_pb2, prediction_service_pb2_grpc
 
 from serving.grpc_client import GrpcClient
+from serving.model_manager import ModelManager
 from serving.prediction_service import PredictionService
 from serving.servable import Servable
 from helpers.serving_test_utils import SENTENCES, exported_model, grpc_server
@@ -25,7 +26,7 @@ def servable(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def address(servable):
-    with grpc_server(PredictionService(servable, max_input_bytes=MAX_INPUT_BYTES).add_to_server) as address:
+    with grpc_server(PredictionService(ModelManager.serving(servable), max_input_bytes=MAX_INPUT_BYTES).add_to_server) as address:
         yield address
 
 

@@ -11,6 +11,7 @@ import re
 import numpy as np
 import pytest
 
+from serving.model_manager import ModelManager
 from serving.rest_app import RestApp
 from serving.servable import Servable
 from helpers.serving_test_utils import SENTENCES, exported_model
@@ -25,7 +26,7 @@ def servable(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def rest_app(servable):
-    return RestApp(servable)
+    return RestApp(ModelManager.serving(servable))
 
 
 def call(rest_app, method, path, body=None):
@@ -88,13 +89,40 @@ def test_row_predict_answers_a_prediction_per_instance(rest_app, servable):
     for row, prediction in enumerate(answer["predictions"]):
         assert sorted(prediction) == sorted(expected)
         assert prediction["translation"] == expected["translation"][row].decode("utf-8")
-        assert prediction["tokens"] == [token.decode("utf-8") for token in expected["tokens"][row]]
+        tokens = [token.decode("utf-8") for token in expected["tokens"][row] if token]
+        source_tokens = [token.decode("utf-8") for token in expected["source_tokens"][row] if token]
+        assert prediction["tokens"] == tokens and tokens[-1] == "</s>"  # no "" after </s>
+        assert prediction["source_tokens"] == source_tokens
+        np.testing.assert_allclose(prediction["alignment"],  # no rows or columns of zeros: [tgt_len, src_len]
+                                   expected["alignment"][row, : len(tokens), : len(source_tokens)], rtol=1e-6)
+        np.testing.assert_allclose(np.sum(prediction["alignment"], axis=1), 1.0, rtol=1e-5)
+        assert [len(hypothesis) for hypothesis in prediction["nbest_tokens"]] == [
+            sum(1 for token in hypothesis if token) for hypothesis in expected["nbest_tokens"][row]]
+        np.testing.assert_allclose(prediction["nbest_alignment"][0], expected["nbest_alignment"][row, 0][
+            : len(prediction["nbest_tokens"][0]), : len(source_tokens)], rtol=1e-6)
+    _, columnar = call(rest_app, "POST", f"{MODEL}:predict", {"inputs": SENTENCES[:2]})
+    assert len(columnar["outputs"]["tokens"][0]) == len(columnar["outputs"]["tokens"][1])  # padded as TF Serving's
+    for sentence, prediction in zip(SENTENCES[:2], answer["predictions"]):  # each row as if it were alone
+        _, alone = call(rest_app, "POST", f"{MODEL}:predict", {"instances": [sentence]})
+        assert alone["predictions"][0]["tokens"] == prediction["tokens"]
+        np.testing.assert_allclose(alone["predictions"][0]["alignment"], prediction["alignment"], rtol=1e-5, atol=1e-6)
     pairs = [{"source": "the cat", "target": "le chat"}, {"source": "a dog", "target": ""}]
     status, answer = call(rest_app, "POST", f"{MODEL}:predict", {"signature_name": "score", "instances": pairs})
     scored = servable.predict("score", {"source": np.array([b"the cat", b"a dog"], object),
                                         "target": np.array([b"le chat", b""], object)})
     assert status == 200
     np.testing.assert_allclose([row["log_prob"] for row in answer["predictions"]], scored["log_prob"], rtol=1e-6)
+    for row, prediction in enumerate(answer["predictions"]):
+        assert len(prediction["token_log_probs"]) == len(prediction["tokens"]) == sum(
+            1 for token in scored["tokens"][row] if token)
+    status, answer = call(rest_app, "POST", f"{MODEL}:predict",
+                          {"signature_name": "translate_ids", "instances": [[4, 6, 9, 0], [7, 0, 0, 0]]})
+    ids = servable.predict("translate_ids", {"source_ids": np.array([[4, 6, 9, 0], [7, 0, 0, 0]], np.int32)})
+    assert status == 200
+    for row, prediction in enumerate(answer["predictions"]):
+        target_ids = [int(value) for value in ids["target_ids"][row] if value]
+        assert prediction["target_ids"] == target_ids
+        assert np.shape(prediction["alignment"]) == (len(target_ids), [4, 2][row])  # source ids and </s>
 
 
 def test_the_settings_signature_answers_its_scalars(rest_app, servable):

@@ -16,6 +16,7 @@ import tensorflow as tf
 from serving.batching import BatchingParameters
 from serving.grpc_client import GrpcClient
 from serving.local_server import LocalServer
+from serving.model_manager import ModelManager
 from serving.rest_client import RestClient
 from serving.servable import WARMUP_FILE, Servable
 from helpers.serving_test_utils import SOURCE_WORDS, exported_model
@@ -36,6 +37,19 @@ def test_the_export_warms_up_the_servable(export_dir):
     assert servable.warmup_requests == 4  # translate 1 sentence, translate 2, score 1, translate_prefix 1 (export.py)
 
 
+def test_a_version_is_loaded_by_number_and_its_load_counted(export_dir):
+    from serving.metrics import ServerMetrics
+
+    metrics = ServerMetrics()
+    servable = Servable(export_dir, "rnnsearch", version=1, metrics=metrics)
+    assert (servable.version, servable.path) == (1, os.path.join(str(export_dir), "1"))
+    with pytest.raises(Exception, match="saved_model.pb"):
+        Servable(export_dir, "rnnsearch", version=7, metrics=metrics)
+    counted = metrics.exposition().decode("utf-8")
+    assert f'load_attempt_count_total{{model_path="{servable.path}",status="success"}} 1.0' in counted
+    assert f'load_attempt_count_total{{model_path="{os.path.join(str(export_dir), "7")}",status="fail"}} 1.0' in counted
+
+
 def test_a_broken_warmup_file_is_named(export_dir, tmp_path):
     copy = tmp_path / "rnnsearch"
     shutil.copytree(export_dir, copy)
@@ -53,7 +67,7 @@ def test_64_sentences_from_32_threads_each_get_their_own_translation(export_dir)
                 for sentence in SENTENCES]
     batching = BatchingParameters(max_batch_size=16, batch_timeout_micros=20_000, num_batch_threads=2)
     servable = Servable(export_dir, "rnnsearch", batching)
-    server = LocalServer(servable, rest_api_port=0, workers=32).start()
+    server = LocalServer(ModelManager.serving(servable), rest_api_port=0, workers=32).start()
     clients = [GrpcClient(f"127.0.0.1:{server.port}", "rnnsearch"),
                RestClient(f"http://127.0.0.1:{server.rest_api_port}", "rnnsearch")]
     try:
@@ -70,7 +84,7 @@ def test_64_sentences_from_32_threads_each_get_their_own_translation(export_dir)
 
 def test_a_server_that_refuses_work_answers_unavailable_and_503(export_dir):
     servable = Servable(export_dir, "rnnsearch", BatchingParameters())
-    server = LocalServer(servable, rest_api_port=0).start()
+    server = LocalServer(ModelManager.serving(servable), rest_api_port=0).start()
     servable.close()  # its batcher takes nothing more, as when the queue is full
     try:
         with pytest.raises(grpc.RpcError) as raised:

@@ -17,6 +17,7 @@ from data_pipeline.constants import EOS_TOKEN
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.translator import Translator
 from rnnsearch_tf.utils.exports import MODEL_SERVER_TF_TEXT_OPS, graph_ops, read_saved_model
+from serving.model_manager import ModelManager
 from serving.page import Page
 from serving.servable import Servable
 from helpers.serving_test_utils import write_model_dir
@@ -162,7 +163,7 @@ def test_the_served_export_answers_words_and_marks_no_piece_unknown(subwords, ex
     body = json.dumps({"tokens": [RARE_SENTENCE.split()]}).encode()
     environ = {"REQUEST_METHOD": "POST", "PATH_INFO": "/page/unknown_words", "CONTENT_LENGTH": str(len(body)),
                "wsgi.input": __import__("io").BytesIO(body)}
-    answer = json.loads(b"".join(Page(servable)(environ, lambda status, headers: None)))
+    answer = json.loads(b"".join(Page(ModelManager.serving(servable))(environ, lambda status, headers: None)))
     assert answer == {"unknown": [[False] * len(RARE_SENTENCE.split())]}
 
 

@@ -1,6 +1,7 @@
-"""Serves an export over TF Serving's gRPC and REST APIs, with the translation page (`serving.LocalServer`).
+"""Serves exports over TF Serving's gRPC and REST APIs, with the translation page (`serving.LocalServer`).
 
     rnnsearch serve --model_base_path=exports/rnnsearch --model_name=rnnsearch --port=8500 --rest_api_port=8501
+    rnnsearch serve --model_config_file=models.config --monitoring_config_file=monitoring.config --rest_api_port=8501
 """
 
 import sys
@@ -10,10 +11,29 @@ from absl import app, flags, logging
 from rnnsearch_tf.utils.threads import share_cores
 from serving.batching import BatchingParameters
 from serving.local_server import LocalServer, check_port
-from serving.servable import Servable
+from serving.metrics import ServerMetrics
+from serving.model_manager import ModelManager
+from serving.model_server_config import model_config, read_model_config_file, version_policy
+from serving.monitoring_config import read_monitoring_config
+from serving.served_model import ServedModel
 
-_MODEL_BASE_PATH = flags.DEFINE_string("model_base_path", None, "Folder of integer versions.", required=True)
+_MODEL_BASE_PATH = flags.DEFINE_string(
+    "model_base_path", None, "Folder of integer versions (TF Serving's flag); or --model_config_file.")
 _MODEL_NAME = flags.DEFINE_string("model_name", "rnnsearch", "Name requests must use.")
+_MODEL_CONFIG_FILE = flags.DEFINE_string(
+    "model_config_file", None, "TF Serving's ModelServerConfig text file: model_config_list { config { name, "
+    "base_path, model_platform: \"tensorflow\", model_version_policy } ... }, for several models.")
+_NUM_LATEST_VERSIONS = flags.DEFINE_integer(
+    "num_latest_versions", 1, "With --model_base_path: serve the newest N versions (TF Serving's default "
+    "policy, latest 1).")
+_MODEL_VERSIONS = flags.DEFINE_list(
+    "model_versions", [], "With --model_base_path: serve these versions only (a `specific` version policy).")
+_FILE_SYSTEM_POLL_WAIT_SECONDS = flags.DEFINE_float(
+    "file_system_poll_wait_seconds", 1, "Seconds between two looks for new versions in every base path (TF "
+    "Serving's flag); 0: only at start.")
+_MONITORING_CONFIG_FILE = flags.DEFINE_string(
+    "monitoring_config_file", None, "TF Serving's MonitoringConfig text file: prometheus_config { enable: true, "
+    "path: \"/monitoring/prometheus/metrics\" } serves the metrics on the REST port.")
 _HOST = flags.DEFINE_string("host", "127.0.0.1", "Address to bind; 0.0.0.0 exposes the server to the network.")
 _PORT = flags.DEFINE_integer("port", 8500, "gRPC port.")
 _REST_API_PORT = flags.DEFINE_integer("rest_api_port", 0, "REST port (8501 in TF Serving); 0 for none.")
@@ -38,6 +58,29 @@ _REST_CHANNEL_TIMEOUT = flags.DEFINE_integer(
 )
 
 
+def _model_configs():
+    """The `ModelConfig`s of --model_config_file, or of --model_base_path and --model_name."""
+    if _MODEL_CONFIG_FILE.value:
+        if _MODEL_BASE_PATH.value:
+            raise app.UsageError("give --model_config_file or --model_base_path, not both")
+        return read_model_config_file(_MODEL_CONFIG_FILE.value)
+    if not _MODEL_BASE_PATH.value:
+        raise app.UsageError("--model_base_path or --model_config_file is required")
+    try:
+        versions = [int(version) for version in _MODEL_VERSIONS.value]
+    except ValueError:
+        raise app.UsageError(f"--model_versions must be integers, got {_MODEL_VERSIONS.value}") from None
+    policy = version_policy(None if versions else _NUM_LATEST_VERSIONS.value, versions)
+    return [model_config(_MODEL_NAME.value, _MODEL_BASE_PATH.value, policy)]
+
+
+def _batching():
+    """The BatchingParameters of --batching_parameters_file or --enable_batching; None for no batching."""
+    if _BATCHING_PARAMETERS_FILE.value:
+        return BatchingParameters.from_file(_BATCHING_PARAMETERS_FILE.value)
+    return BatchingParameters() if _ENABLE_BATCHING.value else None
+
+
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
@@ -45,18 +88,18 @@ def main(argv):
         print(f"warning: --host={_HOST.value} serves every network this machine is on: whoever reaches its ports "
               "can translate with the model (the REST port answers only to the Host names localhost, the loopback "
               "addresses and --allowed_hosts)", file=sys.stderr)
+    configs = _model_configs()
+    metrics_path = read_monitoring_config(_MONITORING_CONFIG_FILE.value) if _MONITORING_CONFIG_FILE.value else None
     check_port(_HOST.value, _PORT.value, "--port")
     check_port(_HOST.value, _REST_API_PORT.value, "--rest_api_port")
-    batching = None
-    if _BATCHING_PARAMETERS_FILE.value:
-        batching = BatchingParameters.from_file(_BATCHING_PARAMETERS_FILE.value)
-    elif _ENABLE_BATCHING.value:
-        batching = BatchingParameters()
+    batching = _batching()
     if batching:
         share_cores(batching.num_batch_threads)
-    servable = Servable(_MODEL_BASE_PATH.value, _MODEL_NAME.value, batching)
+    metrics = ServerMetrics()
+    models = ModelManager([ServedModel(config.name, config.base_path, config.model_version_policy, batching, metrics)
+                           for config in configs], _FILE_SYSTEM_POLL_WAIT_SECONDS.value).start()
     server = LocalServer(
-        servable,
+        models,
         host=_HOST.value,
         port=_PORT.value,
         rest_api_port=_REST_API_PORT.value or None,
@@ -64,13 +107,14 @@ def main(argv):
         workers=_WORKERS.value,
         rest_channel_timeout=_REST_CHANNEL_TIMEOUT.value,
         allowed_hosts=_ALLOWED_HOSTS.value,
+        metrics=metrics,
+        metrics_path=metrics_path,
     ).start()
     rest = f", REST on {server.host}:{server.rest_api_port}" if server.rest_api_port else ""
-    logging.info(
-        "serving %s version %d from %s: gRPC on %s:%d%s; %d warm-up requests; batching: %s",
-        servable.model_name, servable.version, servable.path, server.host, server.port, rest,
-        servable.warmup_requests, batching or "off",
-    )
+    for model in models.models.values():
+        logging.info("serving %s versions %s from %s", model.name, model.available_versions(), model.base_path)
+    logging.info("gRPC on %s:%d%s; batching: %s; metrics: %s", server.host, server.port, rest, batching or "off",
+                 metrics_path or "off")
     print(f"ready grpc={server.port} rest={server.rest_api_port or 0}", flush=True)
     if server.rest_api_port:
         print(f"page: open http://{server.host}:{server.rest_api_port}/ in a browser", flush=True)
@@ -78,4 +122,4 @@ def main(argv):
         server.wait()
     except KeyboardInterrupt:
         server.stop()
-        servable.close()
+        models.close()

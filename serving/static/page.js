@@ -10,8 +10,10 @@
   const UNK = "<unk>";
   const ALIGNED = 0.2; // a word is highlighted as aligned from this α on (and the largest α always)
 
-  const modelName = document.querySelector('meta[name="model-name"]').content;
-  const modelPath = "v1/models/" + encodeURIComponent(modelName);
+  // The served models, the default first (`rnnsearch serve --model_config_file` may serve several).
+  const modelNames = JSON.parse(document.querySelector('meta[name="model-names"]').content);
+  let modelName = modelNames[0];
+  const modelPath = () => "v1/models/" + encodeURIComponent(modelName);
   const page = {
     status: document.getElementById("status"),
     results: document.getElementById("results"),
@@ -74,7 +76,7 @@
   }
 
   function predict(signatureName, instances) {
-    return call(modelPath + ":predict", {signature_name: signatureName, instances: instances})
+    return call(modelPath() + ":predict", {signature_name: signatureName, instances: instances})
       .then((answer) => answer.predictions);
   }
 
@@ -95,14 +97,14 @@
   ];
 
   async function showModel() {
-    const metadata = await call(modelPath + "/metadata");
+    const metadata = await call(modelPath() + "/metadata");
     const signatures = metadata.metadata.signature_def.signature_def;
     const version = metadata.model_spec.version;
     hasPrefixSignature = Object.prototype.hasOwnProperty.call(signatures, "translate_prefix");
     document.getElementById("prefix-hint").hidden = !hasPrefixSignature;
     document.getElementById("model").textContent = "Model " + modelName + ", version " + version;
     if (!Object.prototype.hasOwnProperty.call(signatures, "settings")) return;
-    const settings = await call(modelPath + ":predict", {signature_name: "settings", inputs: {}});
+    const settings = await call(modelPath() + ":predict", {signature_name: "settings", inputs: {}});
     const values = settings.outputs;
     subwordTarget = Boolean(values.target_codec) && values.target_codec !== "moses";
     const box = document.getElementById("settings");
@@ -364,8 +366,8 @@
   // Which source tokens are outside the source vocabulary (POST page/unknown_words); null if unknown.
   async function unknownWords(predictions) {
     try {
-      const answer = await call("page/unknown_words",
-        {tokens: predictions.map((prediction) => words(prediction.source_words || prediction.source_tokens))});
+      const answer = await call("page/unknown_words", {model: modelName,
+        tokens: predictions.map((prediction) => words(prediction.source_words || prediction.source_tokens))});
       return answer.unknown;
     } catch (error) {
       return predictions.map(() => null);
@@ -376,7 +378,7 @@
   // sentences translated in one request; a line shows its sentences' translations joined, then each
   // sentence with its own heatmap.
   async function translateParagraphs(lines, started) {
-    const split = (await call("page/split_sentences", {text: lines})).sentences;
+    const split = (await call("page/split_sentences", {model: modelName, text: lines})).sentences;
     const sentences = split.flat();
     const predictions = sentences.length ?
       await predict("translate", sentences.map((sentence) => ({text: sentence}))) : [];
@@ -442,5 +444,19 @@
       translate();
     }
   });
+  // With several models, a choice of model: the page then translates with the chosen one.
+  const choice = document.getElementById("model-select");
+  if (modelNames.length > 1) {
+    for (const name of modelNames) choice.appendChild(element("option", {text: name, attributes: {value: name}}));
+    document.getElementById("model-choice").hidden = false;
+    choice.addEventListener("change", () => {
+      closeMenu();
+      modelName = choice.value;
+      document.getElementById("settings").textContent = "";
+      page.results.textContent = "";
+      showStatus("");
+      showModel().catch((error) => showStatus(error.message, true));
+    });
+  }
   showModel().catch((error) => showStatus(error.message, true));
 })();

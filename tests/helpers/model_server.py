@@ -20,6 +20,8 @@ MAX_REQUEST_BYTES = 1 << 20  # the local server's limit in these tests
 REST_CHANNEL_TIMEOUT = 3  # seconds the local server lets a REST connection stay silent in these tests
 # `serving.local_server`, and the real `tensorflow_model_server` whenever it is on PATH.
 SERVER_KINDS = ["local_server", "tensorflow_model_server"]
+# TF Serving's MonitoringConfig, which both servers are given: Prometheus metrics on the REST port.
+MONITORING_CONFIG = 'prometheus_config { enable: true, path: "/monitoring/prometheus/metrics" }\n'
 
 
 def free_port():
@@ -34,16 +36,21 @@ class RunningServer:
     def __init__(self, kind, export_dir, log_path):
         self.kind = kind
         grpc_port, rest_port = free_port(), free_port()
+        monitoring_config = os.path.join(os.path.dirname(log_path), "monitoring.config")
+        with open(monitoring_config, "w") as stream:
+            stream.write(MONITORING_CONFIG)
         if kind == "local_server":
             command = [
                 sys.executable, "-m", "rnnsearch_tf.cli.main", "serve", f"--model_base_path={export_dir}",
                 f"--model_name={MODEL_NAME}", f"--port={grpc_port}", f"--rest_api_port={rest_port}",
                 f"--max_request_bytes={MAX_REQUEST_BYTES}", f"--rest_channel_timeout={REST_CHANNEL_TIMEOUT}",
+                f"--monitoring_config_file={monitoring_config}",
             ]
         else:
             command = [
                 "tensorflow_model_server", f"--port={grpc_port}", f"--rest_api_port={rest_port}",
                 f"--model_name={MODEL_NAME}", f"--model_base_path={os.path.abspath(export_dir)}",
+                f"--monitoring_config_file={monitoring_config}",
             ]
         self.log_path = log_path
         with open(log_path, "w") as log:

@@ -1,0 +1,50 @@
+"""How a failed request is answered over either API: one table from an exception to TF Serving's gRPC status
+code and the REST status of the same failure, so that the two APIs and the metrics agree."""
+
+import grpc
+import tensorflow as tf
+
+# tf.errors codes are the gRPC status codes, by number.
+_STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
+# The HTTP status TF Serving's REST API answers for a gRPC status code (its `http_rest_api_handler`: 400 for
+# client mistakes, 404 for what is not served, 503 for what may work later, 500 for the rest).
+_HTTP_STATUS = {
+    grpc.StatusCode.OK: 200,
+    grpc.StatusCode.INVALID_ARGUMENT: 400,
+    grpc.StatusCode.FAILED_PRECONDITION: 400,
+    grpc.StatusCode.OUT_OF_RANGE: 400,
+    grpc.StatusCode.NOT_FOUND: 404,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: 413,
+    grpc.StatusCode.UNAVAILABLE: 503,
+}
+
+
+class ServableNotFound(LookupError):
+    """A request for a model or version this server does not serve (gRPC NOT_FOUND, REST 404)."""
+
+
+def grpc_code(error):
+    """The `grpc.StatusCode` a request that raised `error` is answered with: a `ValueError` is the caller's
+    mistake (INVALID_ARGUMENT), a TensorFlow error keeps its code, `ServableNotFound` is NOT_FOUND, anything
+    else INTERNAL."""
+    if isinstance(error, ServableNotFound):
+        return grpc.StatusCode.NOT_FOUND
+    if isinstance(error, (ValueError, RecursionError, OverflowError)):
+        return grpc.StatusCode.INVALID_ARGUMENT
+    if isinstance(error, tf.errors.OpError):
+        return _STATUS_CODES.get(error.error_code, grpc.StatusCode.INTERNAL)
+    return grpc.StatusCode.INTERNAL
+
+
+def http_status(code):
+    """The REST status of a `grpc.StatusCode`."""
+    return _HTTP_STATUS.get(code, 500)
+
+
+def error_message(error):
+    """What the client reads: a TensorFlow error's own message, the type and text of an unexpected failure."""
+    if isinstance(error, tf.errors.OpError):
+        return error.message
+    if grpc_code(error) == grpc.StatusCode.INTERNAL:
+        return f"{type(error).__name__}: {error}"
+    return str(error)

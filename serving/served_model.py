@@ -1,0 +1,191 @@
+"""One served model: the versions of its base path that its version policy wants, loaded, switched and unloaded
+as `tensorflow_model_server` does it.
+
+TF Serving's rules, kept here:
+- a version is an integer subfolder of the base path; it is complete (and loaded) only once it holds
+  `saved_model.pb` and `variables/variables.index` (a folder still being copied is looked at again at the next
+  poll);
+- the version policy (`FileSystemStoragePathSourceConfig.ServableVersionPolicy`: `latest { num_versions }`,
+  default 1; `all {}`; `specific { versions }`) says which versions on disk are served;
+- a new version is loaded and warmed up (LOADING) before it answers (AVAILABLE); a version no longer wanted
+  is unloaded (UNLOADING, then END) only once a wanted version is AVAILABLE (TF Serving's
+  availability-preserving policy), and only after the requests that hold it have been answered, so that no
+  request fails or changes version during a switch;
+- a version that fails to load is logged and shown as END with the error; the others keep serving. It is
+  tried again only when its folder's files change.
+"""
+
+import collections
+import contextlib
+import os
+import threading
+
+from absl import logging
+from tensorflow_serving.apis import get_model_status_pb2
+from tensorflow_serving.config import file_system_storage_path_source_pb2
+
+from serving.request_status import ServableNotFound
+from serving.servable import Servable
+
+VersionPolicy = file_system_storage_path_source_pb2.FileSystemStoragePathSourceConfig.ServableVersionPolicy
+State = get_model_status_pb2.ModelVersionStatus.State
+# What makes a version folder complete: TF Serving's SavedModel loader reads both.
+COMPLETE_VERSION_FILES = ("saved_model.pb", os.path.join("variables", "variables.index"))
+
+
+def versions_on_disk(base_path):
+    """{version: path} of the complete version folders of `base_path` ({} when it is missing)."""
+    versions = {}
+    if not os.path.isdir(base_path):
+        return versions
+    for name in os.listdir(base_path):
+        path = os.path.join(base_path, name)
+        if name.isdigit() and all(os.path.exists(os.path.join(path, file)) for file in COMPLETE_VERSION_FILES):
+            versions[int(name)] = path
+    return versions
+
+
+def wanted_versions(policy, on_disk):
+    """The versions of `on_disk` that a `VersionPolicy` serves (latest 1 when none is set)."""
+    choice = policy.WhichOneof("policy_choice")
+    if choice == "all":
+        return set(on_disk)
+    if choice == "specific":
+        return set(policy.specific.versions) & set(on_disk)
+    count = policy.latest.num_versions if choice == "latest" else 1
+    return set(sorted(on_disk)[-count:]) if count > 0 else set()
+
+
+def _fingerprint(path):
+    """The names, sizes and times of the files under `path`: what changes when a folder is copied again."""
+    files = []
+    for folder, _, names in os.walk(path):
+        for name in names:
+            stat = os.stat(os.path.join(folder, name))
+            files.append((os.path.relpath(os.path.join(folder, name), path), stat.st_size, stat.st_mtime_ns))
+    return tuple(sorted(files))
+
+
+class ServedModel:
+    """The versions of one model, by name, that requests borrow with `servable(version)`.
+
+    Args:
+        name: the model name requests use.
+        base_path: folder of integer versions, read by `poll()`; None: only the `servables` given.
+        version_policy: a `VersionPolicy` proto; default latest 1.
+        batching: `serving.batching.BatchingParameters` of every version's batcher; None: no batching.
+        metrics: `serving.metrics.ServerMetrics` counting loads, warm-ups and batches.
+        servables: versions already loaded (`Servable`s), AVAILABLE at once.
+
+    Example:
+    >>> model = ServedModel("rnnsearch", "exports/rnnsearch")
+    >>> model.poll()
+    >>> with model.servable() as servable:
+    ...     servable.predict("translate", {"text": np.array([b"A sentence."], object)})
+    """
+
+    def __init__(self, name, base_path=None, version_policy=None, batching=None, metrics=None, servables=()):
+        self.name = name
+        self.base_path = None if base_path is None else os.fspath(base_path)
+        self.version_policy = version_policy or VersionPolicy()
+        self.batching = batching
+        self.metrics = metrics
+        self._condition = threading.Condition()
+        self._available = {servable.version: servable for servable in servables}
+        self._leases = collections.Counter()
+        self._status = {version: (State.AVAILABLE, "") for version in self._available}
+        self._failed = {}  # version: fingerprint of the folder that failed to load
+
+    @contextlib.contextmanager
+    def servable(self, version=None):
+        """The `Servable` of `version` (None: the newest AVAILABLE), held until the block ends: it is not
+        unloaded while a request uses it. Raises `ServableNotFound` when it is not AVAILABLE."""
+        with self._condition:
+            if version is None:
+                if not self._available:
+                    raise ServableNotFound(f"Servable not found for request: Latest({self.name}): no version of "
+                                           f"{self.name!r} is available yet")
+                version = max(self._available)
+            elif version not in self._available:
+                raise ServableNotFound(
+                    f"Servable not found for request: Specific({self.name}, {version}): version {version} of "
+                    f"{self.name!r} is not available (available: {sorted(self._available)})")
+            self._leases[version] += 1
+            servable = self._available[version]
+        try:
+            yield servable
+        finally:
+            with self._condition:
+                self._leases[version] -= 1
+                self._condition.notify_all()
+
+    def available_versions(self):
+        with self._condition:
+            return sorted(self._available)
+
+    def version_status(self, version=None):
+        """[(version, State, error message)] of every version this server has known (or of `version`), as
+        TF Serving's GetModelStatus lists them; ServableNotFound when there is none."""
+        with self._condition:
+            status = sorted(self._status.items()) if version is None else (
+                [(version, self._status[version])] if version in self._status else [])
+        if not status:
+            name = f"Specific({self.name}, {version})" if version is not None else f"Latest({self.name})"
+            raise ServableNotFound(f"Could not find any versions of model {self.name}: Servable not found for "
+                                   f"request: {name}")
+        return [(number, state, message) for number, (state, message) in status]
+
+    def poll(self):
+        """Loads the wanted versions of the base path that are not loaded, then unloads the unwanted ones
+        once a wanted version is AVAILABLE; returns the versions AVAILABLE after it."""
+        if self.base_path is None:
+            return self.available_versions()
+        on_disk = versions_on_disk(self.base_path)
+        wanted = wanted_versions(self.version_policy, on_disk)
+        for version in sorted(wanted - set(self.available_versions()), reverse=True):
+            self._load(version, on_disk[version])
+        with self._condition:
+            unwanted = set(self._available) - wanted
+            if wanted and not wanted & set(self._available):
+                unwanted = set()  # the old versions serve until a wanted one is AVAILABLE
+        for version in sorted(unwanted):
+            self._unload(version)
+        return self.available_versions()
+
+    def _load(self, version, path):
+        fingerprint = _fingerprint(path)
+        if self._failed.get(version) == fingerprint:
+            return  # failed before; tried again once its files change
+        with self._condition:
+            self._status[version] = (State.LOADING, "")
+        logging.info("loading %s version %d from %s", self.name, version, path)
+        try:
+            servable = Servable(self.base_path, self.name, self.batching, version=version, metrics=self.metrics)
+        except Exception as error:  # a broken version never stops the server: the others keep serving
+            logging.error("%s version %d at %s failed to load: %s", self.name, version, path, error)
+            self._failed[version] = fingerprint
+            with self._condition:
+                self._status[version] = (State.END, f"{type(error).__name__}: {error}")
+            return
+        self._failed.pop(version, None)
+        with self._condition:
+            self._available[version] = servable
+            self._status[version] = (State.AVAILABLE, "")
+        logging.info("%s version %d is available (%d warm-up requests)", self.name, version, servable.warmup_requests)
+
+    def _unload(self, version):
+        """Stops giving out `version`, waits for the requests that hold it, then closes it."""
+        with self._condition:
+            servable = self._available.pop(version)
+            self._status[version] = (State.UNLOADING, "")
+            while self._leases[version]:
+                self._condition.wait()
+        servable.close()
+        with self._condition:
+            self._status[version] = (State.END, "")
+        logging.info("%s version %d unloaded", self.name, version)
+
+    def close(self):
+        """Unloads every version (after their requests)."""
+        for version in self.available_versions():
+            self._unload(version)

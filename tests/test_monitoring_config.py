@@ -1,0 +1,35 @@
+"""serving/monitoring_config.py: TF Serving's MonitoringConfig text format, read by protobuf's parser."""
+
+import pytest
+
+from serving.metrics import PROMETHEUS_PATH
+from serving.monitoring_config import MonitoringConfig, parse_monitoring_config, prometheus_path, read_monitoring_config
+
+
+def test_tf_servings_example_enables_its_path(tmp_path):
+    config = tmp_path / "monitoring.config"
+    config.write_text('prometheus_config {\n  enable: true,\n  path: "/monitoring/prometheus/metrics"\n}\n')
+    assert read_monitoring_config(config) == "/monitoring/prometheus/metrics"
+    assert MonitoringConfig.DESCRIPTOR.full_name == "tensorflow.serving.MonitoringConfig"
+
+
+def test_an_empty_path_is_tf_servings_and_a_disabled_config_serves_nothing():
+    assert prometheus_path(parse_monitoring_config("prometheus_config { enable: true }")) == PROMETHEUS_PATH
+    assert prometheus_path(parse_monitoring_config('prometheus_config { path: "/metrics" }')) is None
+    assert prometheus_path(parse_monitoring_config("")) is None
+    assert prometheus_path(parse_monitoring_config('prometheus_config { enable: true path: "/m" }')) == "/m"
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("prometheus_config { enabled: true }", r'm\.config: not a MonitoringConfig: 1:\d+ .*no field named "enabled"'),
+    ("prometheus_config { enable: maybe }", r"m\.config: not a MonitoringConfig: 1:\d+ .*enable"),
+    ("prometheus_config { enable: true", r"m\.config: not a MonitoringConfig"),
+])
+def test_a_mistake_is_named_with_its_file_and_line(text, reason):
+    with pytest.raises(ValueError, match=reason):
+        parse_monitoring_config(text, "m.config")
+
+
+def test_a_path_must_be_absolute():
+    with pytest.raises(ValueError, match="prometheus_config.path must start with '/', got 'metrics'"):
+        prometheus_path(parse_monitoring_config('prometheus_config { enable: true path: "metrics" }'))
