@@ -4,7 +4,6 @@ back."""
 
 import pytest
 
-from data_pipeline import CorpusFile
 from data_pipeline import PairReader
 from data_pipeline import corpus_registry
 from data_pipeline import data_files
@@ -67,6 +66,25 @@ def test_wmt14_has_the_papers_training_corpora_and_newstest_dev_and_test():
     (test,) = splits["test"]
     assert test.source.sgml and test.source.member == "test-full/newstest2014-fren-src.en.sgm"
     assert test.target.member == "test-full/newstest2014-fren-ref.fr.sgm"
+
+
+def test_wmt14_files_are_the_members_of_the_archives_a_user_downloads():
+    members = {}
+    for parts in corpus_registry.WMT14_ENFR.splits.values():
+        for part in parts:
+            for corpus_file in part.files:
+                members.setdefault(data_files.archive_name(corpus_file), []).append(corpus_file.member)
+    assert members == {
+        "training-parallel-europarl-v7.tgz": ["training/europarl-v7.fr-en.en", "training/europarl-v7.fr-en.fr"],
+        "training-parallel-nc-v9.tgz": ["training/news-commentary-v9.fr-en.en", "training/news-commentary-v9.fr-en.fr"],
+        "training-parallel-un.tgz": ["un/undoc.2000.fr-en.en", "un/undoc.2000.fr-en.fr"],
+        "training-parallel-commoncrawl.tgz": ["commoncrawl.fr-en.en", "commoncrawl.fr-en.fr"],
+        "training-giga-fren.tar": ["giga-fren.release2.fixed.en.gz", "giga-fren.release2.fixed.fr.gz"],
+        "dev.tgz": ["dev/newstest2012.en", "dev/newstest2012.fr", "dev/newstest2013.en", "dev/newstest2013.fr"],
+        "test-full.tgz": ["test-full/newstest2014-fren-src.en.sgm", "test-full/newstest2014-fren-ref.fr.sgm"],
+    }
+    assert data_files.archive_name(corpus_registry.MULTI30K_ENFR.splits["dev"][0].source) is None  # a file URL
+    assert data_files.archive_name(corpus_registry.TATOEBA_ENFR.splits["dev"][0].source) == "fra-eng.zip"
 
 
 def test_tatoeba_buckets_tile_the_thousand_hash_values():
