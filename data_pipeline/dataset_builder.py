@@ -3,6 +3,7 @@
 import collections
 import concurrent.futures
 import contextlib
+import itertools
 import json
 import os
 import pathlib
@@ -15,16 +16,18 @@ from data_pipeline import constants
 from data_pipeline import data_files
 from data_pipeline import pair_reader
 from data_pipeline.data_dir import DataDir
+from data_pipeline.external_shuffle import BUCKET_LINES, ExternalShuffle
 from data_pipeline import text_codec
 from data_pipeline.progress_line import ProgressLine
 from data_pipeline.sentence_joiner import MAX_JOINED_SENTENCES, SentenceJoiner
 from data_pipeline.text_codec import TextCodec
+from data_pipeline.token_pair_file import TokenPairFile, line_pair, pair_line
 from data_pipeline.vocabulary import Vocabulary
 from data_pipeline.vocabulary_folder import VocabularyFolder
 
 _SIDES = ("source", "target")
-_CHUNK_PAIRS = 20000  # pairs tokenized per tf.data pass
-_TOKENIZE_BATCH = 256
+_TOKENIZE_BATCH = 256  # pairs tokenized at a time
+_WRITE_BATCH = 4096  # records handed to the shard writer's thread at a time
 
 
 class DatasetBuilder:
@@ -44,12 +47,24 @@ class DatasetBuilder:
       - `{split}-{i:05d}-of-{n:05d}.tfrecord.gz`: GZIP TFRecords of `tf.train.Example` with int64
         features `source_ids` and `target_ids`, both ending with `EOS_ID`, no `BOS_ID`. The train split
         is shuffled once with `seed` (the paper shuffles once, then reads sequentially) and cut into
-        `num_shards` shards; other splits keep the corpus order in one shard.
+        `num_shards` shards of equal size (to one record); other splits keep the corpus order in one shard.
       - `{split}.source.txt`, `{split}.target.txt` for every split but train: its kept raw sentences
         (repaired UTF-8), line-aligned with its records, for translating and scoring BLEU.
       - `metadata.json`: per split the pairs read, kept and dropped per reason, repairs, and shards
         (records, sha256); vocabulary sizes and coverage; the filters; input files with sha256; `codec`:
         per side the `TextCodec.description()` every command reads the text codec from.
+
+    Memory does not grow with the corpus, so a corpus of millions of pairs builds in the memory of a small
+    one (docs/data.md, "Building corpora of millions of pairs"): pairs are read, tokenized and filtered
+    `_TOKENIZE_BATCH` at a time into a scratch file of tokens per split (`TokenPairFile`); the vocabularies
+    count token types; SentencePiece learns from a bounded sample; joined pairs are drawn from the scratch
+    file read by index. The one-time shuffle of the train split is a two-pass scatter shuffle
+    (`ExternalShuffle`): each kept pair goes to one of `ceil(pairs / shuffle_bucket_pairs)` bucket files
+    drawn at random (seeded), then bucket after bucket is put in a random order in memory alone, mapped to
+    ids and written to the shards, which are cut from that stream at equal counts. It gives a uniformly
+    random order, as shuffling in memory did, with one bucket in memory instead of the split; a shuffle
+    buffer would not (a pair would move at most a buffer's length) and an external sort by random keys
+    would take more passes over the disk. The same `seed` gives byte-identical shards.
 
     Args:
         corpus: the `ParallelCorpus` to build.
@@ -79,6 +94,8 @@ class DatasetBuilder:
             pairs so that a model trained on short sentences also sees long inputs, as the paper's -50
             models saw real ones. The vocabularies count the kept pairs only. 0 adds none.
         max_joined_sentences: most pairs in one joined pair.
+        shuffle_bucket_pairs: train pairs per bucket of the one-time shuffle, on average: what it holds in
+            memory (200,000 pairs: ~40 MB of tokens at 25 words a side).
     """
 
     def __init__(
@@ -100,11 +117,14 @@ class DatasetBuilder:
         vocabulary_from=None,
         joined_share=0.0,
         max_joined_sentences=MAX_JOINED_SENTENCES,
+        shuffle_bucket_pairs=BUCKET_LINES,
     ):
         if not 0 <= joined_share < 1:
             raise ValueError(f"joined_share must be in [0, 1), got {joined_share}")
         if joined_share and max_joined_sentences < 2:
             raise ValueError(f"max_joined_sentences must be at least 2, got {max_joined_sentences}")
+        if shuffle_bucket_pairs < 1:
+            raise ValueError(f"shuffle_bucket_pairs must be at least 1, got {shuffle_bucket_pairs}")
         self.corpus = corpus
         self.output_dir = pathlib.Path(output_dir).resolve()
         self.data_root = data_root
@@ -128,6 +148,7 @@ class DatasetBuilder:
             raise ValueError("vocabulary_from copies a model's text codec: subwords cannot be given too")
         self.joined_share = joined_share
         self.max_joined_sentences = max_joined_sentences
+        self.shuffle_bucket_pairs = shuffle_bucket_pairs
         self._codecs = None  # per side, the `TextCodec` tokenizing the corpus (`_make_codecs`)
 
     def build(self):
@@ -159,9 +180,10 @@ class DatasetBuilder:
         vocabularies, ids = self._write_vocabularies(source_counts, target_counts, splits["train"]["kept"])
         if self.vocabulary_from:
             self._count_outside_vocabularies(vocabularies, ids, split_counts)
+        joined = self._append_joined_pairs(splits["train"]["kept"]) if self.joined_share else 0
         for split, summary in splits.items():
-            summary["shards"] = self._write_shards(split, ids)
-        splits["train"]["joined"] = sum(shard["records"] for shard in splits["train"]["shards"]) - splits["train"]["kept"]
+            summary["shards"] = self._write_shards(split, ids, summary["kept"] + (joined if split == "train" else 0))
+        splits["train"]["joined"] = joined
         metadata = self._metadata(splits, vocabularies, readers)
         with open(self._work_dir / constants.METADATA_FILE, "w") as out:
             json.dump(metadata, out, indent=2)
@@ -345,31 +367,34 @@ class DatasetBuilder:
         text_files = {} if split == "train" else {side: DataDir.text_name(split, side) for side in ("source", "target")}
         with contextlib.ExitStack() as stack:
             scratch = stack.enter_context(open(self._scratch_file(split), "wb"))
-            texts = {
-                side: stack.enter_context(open(self._work_dir / name, "w", encoding="utf-8", newline="\n"))
-                for side, name in text_files.items()
-            }
+            texts = [
+                stack.enter_context(open(self._work_dir / text_files[side], "wb")) for side in text_files
+            ]  # source, target: raw lines
             for reader in readers:
-                pairs = iter(reader)
-                while chunk := list(zip(*[pair for _, pair in zip(range(_CHUNK_PAIRS), pairs)])):
-                    for raw_source, raw_target, (source, target) in zip(*chunk, self._tokenize(*chunk)):
-                        reason = self._drop_reason(source, target, split)
-                        if reason:
-                            dropped[reason] += 1
-                            continue
+                for number, (raw_pair, (source, target)) in enumerate(self._tokenize(reader), start=1):
+                    reason = self._drop_reason(source, target, split)
+                    if reason:
+                        dropped[reason] += 1
+                    else:
                         kept += 1
                         if counts:
                             counts[0].update(source)
                             counts[1].update(target)
-                        scratch.write(b" ".join(source) + b"\t" + b" ".join(target) + b"\n")
-                        for side, raw in (("source", raw_source), ("target", raw_target)):
-                            if side in texts:
-                                texts[side].write(raw + "\n")
-                    if progress:
+                        scratch.write(pair_line(source, target) + b"\n")
+                        for stream, raw in zip(texts, raw_pair):
+                            stream.write(raw + b"\n")
+                    if progress and number % _TOKENIZE_BATCH == 0:
                         progress(sum(r.read for r in readers), f", {kept:,} kept")
                 dropped.update(reader.dropped)
         if progress:
-            progress(sum(r.read for r in readers), f", {kept:,} kept", final=True)
+            dropped_detail = ", ".join(f"{reason} {count:,}" for reason, count in sorted(dropped.items()))
+            progress(sum(r.read for r in readers), f", {kept:,} kept" + (dropped_detail and f"; dropped {dropped_detail}"),
+                     final=True)
+        return self._split_summary(readers, kept, dropped, text_files)
+
+    @staticmethod
+    def _split_summary(readers, kept, dropped, text_files):
+        """A split's summary for the metadata: read, kept, dropped and repaired pairs, its text files."""
         repaired = sum((reader.repaired for reader in readers), collections.Counter())
         repaired_lines = collections.defaultdict(list)
         for reader in readers:
@@ -397,85 +422,130 @@ class DatasetBuilder:
             return "target_too_long"
         return None
 
-    def _tokenize(self, sources, targets):
-        """Yields (source tokens, target tokens) as lists of bytes, tokenized in parallel by tf.data."""
+    def _tokenize(self, pairs):
+        """Yields ((raw source, raw target), (source tokens, target tokens)) of the (str, str) `pairs`: raw
+        UTF-8 bytes, tokens as lists of bytes. One tf.data pipeline tokenizes `_TOKENIZE_BATCH` pairs at a
+        time in parallel threads, ahead of the caller, while the pairs are read in another. An error of
+        reading (a file's bad line) is raised here as it was raised there (tf.data would wrap it)."""
+        failures = []
+
+        def batches():
+            iterator = iter(pairs)
+            try:
+                while batch := list(itertools.islice(iterator, _TOKENIZE_BATCH)):
+                    yield tuple(zip(*batch))  # (sources, targets)
+            except Exception as error:  # raised again below, in the caller's thread
+                failures.append(error)
+
+        strings = tf.TensorSpec([None], tf.string)
         dataset = (
-            tf.data.Dataset.from_tensor_slices((list(sources), list(targets)))
-            .batch(_TOKENIZE_BATCH)
+            tf.data.Dataset.from_generator(batches, output_signature=(strings, strings))
             .map(
-                lambda s, t: (self._codecs["source"].tokenize(s), self._codecs["target"].tokenize(t)),
+                lambda s, t: (s, t, self._codecs["source"].tokenize(s), self._codecs["target"].tokenize(t)),
                 num_parallel_calls=tf.data.AUTOTUNE,
                 deterministic=True,
             )
             .prefetch(tf.data.AUTOTUNE)
         )
-        for source_batch, target_batch in dataset:
-            yield from zip(source_batch.to_list(), target_batch.to_list())
+        for raw_sources, raw_targets, source_batch, target_batch in dataset:
+            yield from zip(zip(raw_sources.numpy().tolist(), raw_targets.numpy().tolist()),
+                           zip(_rows(source_batch), _rows(target_batch)))
+        if failures:
+            raise failures[0]
 
     def _scratch_file(self, split):
         return self._work_dir / f".{split}.tokens"
 
-    def _write_shards(self, split, ids):
-        """Maps the split's tokens to ids, shuffles train once, writes its shards, removes the scratch file."""
-        with open(self._scratch_file(split), "rb") as scratch:
-            lines = [line.rstrip(b"\n").split(b"\t") for line in scratch]
-        if split == "train" and self.joined_share:
-            lines += self._joined_lines(lines)
-        pairs = [(_to_ids(source, ids["source"]), _to_ids(target, ids["target"])) for source, target in lines]
-        os.remove(self._scratch_file(split))
-        num_shards = self.num_shards if split == "train" else 1
-        order = np.random.default_rng(self.seed).permutation(len(pairs)) if split == "train" else range(len(pairs))
-        order = np.asarray(order, dtype=np.int64)
-        bounds = np.linspace(0, len(pairs), num_shards + 1).astype(np.int64)
-        with concurrent.futures.ThreadPoolExecutor(max_workers=min(num_shards, os.cpu_count() or 1)) as pool:
-            shards = pool.map(
-                lambda index: self._write_shard(
-                    self._work_dir / DataDir.shard_name(split, index, num_shards),
-                    (pairs[i] for i in order[bounds[index] : bounds[index + 1]]),
-                ),
-                range(num_shards),
-            )
-            return list(shards)
+    def _write_shards(self, split, ids, records):
+        """Writes the `records` pairs of the split's token file (removed) as shards; returns their metadata.
 
-    def _joined_lines(self, lines):
-        """`joined_share` of the train records as joined pairs: `[source tokens, target tokens]` lines."""
-        pairs = [(source.split(b" "), target.split(b" ")) for source, target in lines]
-        count = round(self.joined_share * len(pairs) / (1 - self.joined_share))
-        joined = SentenceJoiner.sample_joined_pairs(
-            pairs, count, self.max_length, self.max_joined_sentences, self.seed
-        )
-        return [[b" ".join(source), b" ".join(target)] for source, target in joined]
+        Train: shuffled once by `ExternalShuffle` (seeded) and cut into `num_shards` shards of equal size,
+        written in turn; other splits: corpus order, one shard.
+        """
+        scratch = TokenPairFile(self._scratch_file(split))
+        num_shards = self.num_shards if split == "train" else 1
+        bounds = np.linspace(0, records, num_shards + 1).astype(np.int64)
+        show_progress = self.show_progress and split == "train"  # the others are one short shard
+        progress = ProgressLine(f"[{split} shards]", total=records, unit="pairs") if show_progress else None
+        if split == "train":
+            shuffle = ExternalShuffle(self._work_dir / f".{split}.buckets", records, self.seed,
+                                      self.shuffle_bucket_pairs)
+            shuffle.scatter(scratch.lines())
+            os.remove(scratch.path)
+            lines = iter(shuffle)
+        else:
+            lines = scratch.lines()
+        with contextlib.closing(lines):
+            shards = []
+            for index in range(num_shards):
+                shard_lines = itertools.islice(lines, int(bounds[index + 1] - bounds[index]))
+                path = self._work_dir / DataDir.shard_name(split, index, num_shards)
+                shards.append(self._write_shard(path, shard_lines, ids, progress, int(bounds[index])))
+        if split != "train":
+            os.remove(scratch.path)
+        return shards
+
+    def _append_joined_pairs(self, kept):
+        """Appends `joined_share` of the train records, as joined pairs, to its token file; returns how many.
+
+        `SentenceJoiner.sample_joined_pairs` draws them from the kept pairs, read by index from that file.
+        """
+        count = round(self.joined_share * kept / (1 - self.joined_share))
+        with TokenPairFile(self._scratch_file("train")) as pairs:
+            joined = SentenceJoiner.sample_joined_pairs(
+                pairs, count, self.max_length, self.max_joined_sentences, self.seed
+            )
+            return pairs.append(pair_line(source, target) for source, target in joined)
 
     @staticmethod
-    def _write_shard(path, pairs):
+    def _write_shard(path, lines, token_ids, progress=None, done=0):
+        """Writes the pairs of token `lines` as a GZIP TFRecord shard of `tf.train.Example`s; returns its
+        metadata. Records are serialized here while a thread compresses and writes the batch before."""
+        example = tf.train.Example()
+        features = example.features.feature
+        source_ids, target_ids = features["source_ids"].int64_list.value, features["target_ids"].int64_list.value
         records = 0
-        with tf.io.TFRecordWriter(str(path), options="GZIP") as writer:
-            for source_ids, target_ids in pairs:
-                example = tf.train.Example(
-                    features=tf.train.Features(
-                        feature={
-                            "source_ids": tf.train.Feature(int64_list=tf.train.Int64List(value=source_ids)),
-                            "target_ids": tf.train.Feature(int64_list=tf.train.Int64List(value=target_ids)),
-                        }
-                    )
-                )
-                writer.write(example.SerializeToString())
-                records += 1
+        with tf.io.TFRecordWriter(str(path), options="GZIP") as writer, \
+                concurrent.futures.ThreadPoolExecutor(max_workers=1) as thread:
+            written = None  # the batch the thread writes
+            while batch := list(itertools.islice(lines, _WRITE_BATCH)):
+                serialized = []
+                for line in batch:
+                    source, target = line_pair(line)
+                    source_ids[:] = _to_ids(source, token_ids["source"])
+                    target_ids[:] = _to_ids(target, token_ids["target"])
+                    serialized.append(example.SerializeToString(deterministic=True))
+                if written:
+                    written.result()
+                written = thread.submit(_write_records, writer, serialized)
+                records += len(batch)
+                if progress:
+                    progress(done + records)
+            if written:
+                written.result()
         return {"file": path.name, "records": records, "sha256": pair_reader.sha256(path)}
 
 
+def _rows(tokens):
+    """The rows of a `[batch, None]` tf.string RaggedTensor as lists of bytes."""
+    values, splits = tokens.flat_values.numpy().tolist(), tokens.row_splits.numpy().tolist()
+    return [values[start:stop] for start, stop in zip(splits, splits[1:])]
+
+
 def _token_ids(vocabulary_file):
-    """token bytes -> [id], as the in-graph `Vocabulary` maps them (line number)."""
-    return {token.encode("utf-8"): [index] for index, (token, _) in enumerate(Vocabulary.read_entries(vocabulary_file))}
+    """token bytes -> id, as the in-graph `Vocabulary` maps them (line number)."""
+    return {token.encode("utf-8"): index for index, (token, _) in enumerate(Vocabulary.read_entries(vocabulary_file))}
 
 
 def _to_ids(tokens, token_ids):
-    """Space-joined tokens -> ids, unknown -> UNK_ID, then EOS_ID."""
-    ids = []
-    for token in tokens.split(b" "):
-        if token:
-            ids.extend(token_ids.get(token, [constants.UNK_ID]))
-    return ids + [constants.EOS_ID]
+    """Tokens (bytes) -> ids, unknown -> UNK_ID, then EOS_ID."""
+    lookup, unknown = token_ids.get, constants.UNK_ID
+    return [lookup(token, unknown) for token in tokens if token] + [constants.EOS_ID]
+
+
+def _write_records(writer, records):
+    for record in records:
+        writer.write(record)
 
 
 def _replace_folder(new, final):

@@ -4,6 +4,7 @@ import collections
 import gzip
 import json
 
+import numpy as np
 import pytest
 import sentencepiece
 import tensorflow as tf
@@ -11,6 +12,9 @@ import tensorflow as tf
 from data_pipeline import DatasetBuilder
 from rnnsearch_tf.cli import build_data as build
 from data_pipeline import corpus_registry
+from data_pipeline.corpus_file import CorpusFile
+from data_pipeline.corpus_part import CorpusPart
+from data_pipeline.parallel_corpus import ParallelCorpus
 from data_pipeline import text_codec
 from data_pipeline.constants import EOS_ID
 from data_pipeline.vocabulary import Vocabulary
@@ -151,7 +155,78 @@ def test_line_count_mismatch_names_both_files_before_any_work(tmp_path):
     corpus = corpus_registry.text_file_corpus("en", "fr", {"train": (source, target)})
     with pytest.raises(ValueError, match=rf"{source} has 3 lines, {target} has 2 lines"):
         DatasetBuilder(corpus, tmp_path / "out", show_progress=False).build()
+    assert not (tmp_path / "out").exists() and not (tmp_path / ".out.incomplete").exists()
+
+
+def test_a_bad_line_met_while_reading_is_raised_as_it_is_and_nothing_is_left(tmp_path):
+    tsv = _write(tmp_path / "pairs.tsv", ["the cat\tle chat", "no tab here", "the dog\tle chien"])
+    corpus = ParallelCorpus("tsv", "en", "fr", {"train": (CorpusPart(source=CorpusFile(str(tsv))),)})
+    with pytest.raises(ValueError, match=rf"^{tsv}:2: expected at least 2 tab-separated columns, found 1$"):
+        DatasetBuilder(corpus, tmp_path / "out", show_progress=False).build()
     assert not (tmp_path / "out").exists()
+
+
+def test_long_lines_are_dropped_counted_and_reported_on_the_progress_line(tmp_path, capsys):
+    corpus, _, _ = _toy_corpus(tmp_path, ["the cat", "x" * 50, "the dog"], ["le chat", "long", "y" * 41])
+    metadata = DatasetBuilder(corpus, tmp_path / "out", max_line_chars=40).build()
+    assert metadata["splits"]["train"]["kept"] == 1
+    assert metadata["splits"]["train"]["dropped"] == {"source_line_too_long": 1, "target_line_too_long": 1}
+    assert "1 kept; dropped source_line_too_long 1, target_line_too_long 1\n" in capsys.readouterr().err
+
+
+def _numbered_corpus(tmp_path, count):
+    """Pair i: `s{i} w` -> `t{i} v`; every 50th pair also twice more, every 97th with a source too long for
+    max_length 4 (dropped). Returns the corpus and the kept pairs' corpus numbers (repeats repeated)."""
+    numbers = [i for i in range(count) for _ in range(3 if i % 50 == 0 else 1)]
+    sources = [f"s{i} w" + (" w w w" if i % 97 == 0 else "") for i in numbers]
+    corpus, _, _ = _toy_corpus(tmp_path, sources, [f"t{i} v" for i in numbers])
+    return corpus, [i for i in numbers if i % 97]
+
+
+def _train_records_as_numbers(output_dir):
+    """Each train record of the shards in order as (source number, target number), checking its other ids."""
+    vocabularies = {side: [token for token, _ in Vocabulary.read_entries(output_dir / f"{side}_vocab.tsv")]
+                    for side in ("source", "target")}
+    numbered = []
+    for shard in sorted(output_dir.glob("train-*.tfrecord.gz")):
+        for source_ids, target_ids in _records(shard):
+            source = [vocabularies["source"][i] for i in source_ids]
+            target = [vocabularies["target"][i] for i in target_ids]
+            assert source[1:] == ["w", "</s>"] and target[1:] == ["v", "</s>"]
+            numbered.append((int(source[0][1:]), int(target[0][1:])))
+    return numbered
+
+
+def test_the_train_split_holds_every_kept_pair_once_shuffled_across_buckets_and_shards(tmp_path):
+    corpus, kept = _numbered_corpus(tmp_path, 1000)
+    output_dir = tmp_path / "out"
+    metadata = DatasetBuilder(corpus, output_dir, max_length=4, num_shards=3, vocabulary_size=5000,
+                              shuffle_bucket_pairs=64, show_progress=False).build()
+    numbered = _train_records_as_numbers(output_dir)
+    assert collections.Counter(numbered) == collections.Counter((i, i) for i in kept)
+    assert metadata["splits"]["train"]["kept"] == len(kept) == 1040 - 13  # 0 (three times) and 97, ..., 970
+    assert [shard["records"] for shard in metadata["splits"]["train"]["shards"]] == [342, 342, 343]
+    order = [source for source, _ in numbered]
+    assert abs(np.corrcoef(order, range(len(order)))[0, 1]) < 0.1  # no trace of the corpus order
+    assert all(max(order[start:stop]) - min(order[start:stop]) > 900 for start, stop in ((0, 342), (342, 684)))
+    assert sorted(path.name for path in output_dir.iterdir()) == [
+        "metadata.json", "source_vocab.tsv", "target_vocab.tsv",
+        "train-00000-of-00003.tfrecord.gz", "train-00001-of-00003.tfrecord.gz", "train-00002-of-00003.tfrecord.gz",
+    ]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["a.en", "a.fr", "out"]
+
+
+def test_the_same_seed_gives_byte_identical_shards_another_seed_another_order(tmp_path):
+    corpus, kept = _numbered_corpus(tmp_path, 300)
+    shards = {}
+    for name, seed in (("first", 11), ("again", 11), ("other", 12)):
+        DatasetBuilder(corpus, tmp_path / name, max_length=4, num_shards=2, seed=seed, shuffle_bucket_pairs=50,
+                       show_progress=False).build()
+        shards[name] = [path.read_bytes() for path in sorted((tmp_path / name).glob("train-*.tfrecord.gz"))]
+    assert len(shards["first"]) == 2 and shards["again"] == shards["first"]
+    assert shards["other"] != shards["first"]
+    first, other = _train_records_as_numbers(tmp_path / "first"), _train_records_as_numbers(tmp_path / "other")
+    assert first != other and collections.Counter(first) == collections.Counter(other)
 
 
 def _toy_corpus(tmp_path, source_lines, target_lines):
