@@ -24,6 +24,7 @@ setuptools.setup(
         "numpy>=1.26",
         "regex>=2023.0",  # the sentence splitter's Unicode properties (also a dependency of sacrebleu)
         "sentencepiece>=0.2,<0.3",  # learns the subword models of `build-data --subwords=sentencepiece`
+        "nltk>=3.8,<4",  # the language models of `rnnsearch select-data` (data_pipeline/data_selection.py)
     ],
     entry_points={"console_scripts": ["rnnsearch = rnnsearch_tf.cli.main:main"]},
     extras_require={

@@ -39,7 +39,7 @@ def _tatoeba(low, high):
 # Bahdanau et al. 2014, Section 4.1: Europarl, News Commentary, UN and two crawled corpora (Common
 # Crawl, the 10^9 French-English "Gigaword" corpus), as listed for WMT'14; dev = newstest2012 + 2013,
 # test = newstest2014. (The paper then reduced the 850M words to 348M with Axelrod et al.'s data
-# selection, which is not reproduced here.) Each file is read from `wmt14/<stem>.{en,fr}.gz` under the data
+# selection: `rnnsearch select-data`, data_pipeline/data_selection.py.) Each file is read from `wmt14/<stem>.{en,fr}.gz` under the data
 # folder, else extracted there from its archive as statmt.org publishes it (`data_files.archive_name`, e.g.
 # training-giga-fren.tar) when that lies in `<data>/wmt14/` or `<data>/`, else downloaded with --allow_download.
 WMT14_ENFR = ParallelCorpus(

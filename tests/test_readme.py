@@ -41,7 +41,7 @@ def _row_with(*values, rows=TABLE_ROWS):
 # Results files whose kind is the start of their name (the bench that writes them).
 _KINDS_BY_NAME = ("decode_throughput", "train_throughput", "data_pipeline", "search_sweep", "command_latency",
                   "serving_load", "shortlist", "finetune", "long_inputs",
-                  "quickstart_curves")
+                  "quickstart_curves", "data_selection", "scale")
 
 
 def _kind(path):
@@ -286,3 +286,18 @@ def test_long_sentence_rows_show_the_bench_json(path):
         assert _row_with(*values), f"{path.name}: no table row shows {name}: {values}"
     counts = [str(item["sentences"]) for item in next(iter(models.values()))["bins"].values()]
     assert _row_with("sentences", *counts), f"{path.name}: no table row shows the sentences per bin {counts}"
+
+
+@pytest.mark.parametrize("path", _of_kind("data_selection"), ids=_ids)
+def test_data_selection_rows_show_the_bench_json(path):
+    for name, run in _load(path)["runs"].items():
+        values = [f"{run['kept_pairs']:,}", f"{run['kept_words']:,}", f"{run['test_2016_bleu']:.2f}"]
+        assert _row_with(*values), f"{path.name}: no table row shows {name}'s {values}"
+
+
+@pytest.mark.parametrize("path", _of_kind("scale"), ids=_ids)
+def test_scale_rows_show_the_bench_json(path):
+    for size in _load(path)["sizes"]:
+        values = [f"{size['pairs']:,}", f"{size['kept']:,}", f"{size['seconds']:.1f}", f"{size['cpu_seconds']:.1f}",
+                  f"{size['peak_mib']:,}", f"{size['disk_mib']:.1f}", f"{size['input_sentences_per_s']:,}"]
+        assert _row_with(*values), f"{path.name}: no table row shows {size['pairs']:,} pairs: {values}"

@@ -27,6 +27,7 @@ NATIVE_LOG = os.path.join(tempfile.gettempdir(), f"rnnsearch-tf-{os.getuid()}.na
 
 COMMANDS = {
     "build-data": ("rnnsearch_tf.cli.build_data", "tokenize a parallel corpus, build vocabularies and TFRecord shards"),
+    "select-data": ("rnnsearch_tf.cli.select_data", "keep the general-corpus pairs most like an in-domain corpus (Axelrod et al.)"),
     "tokenize": ("rnnsearch_tf.cli.tokenize", "tokenize (or detokenize) stdin to stdout as a model's text codec does"),
     "join-sentences": ("rnnsearch_tf.cli.join_sentences", "a long test set: consecutive test pairs joined into one"),
     "train": ("rnnsearch_tf.cli.train", "train RNNsearch or RNNencdec from a flagfile"),

@@ -1,0 +1,153 @@
+"""Selects the pairs of a general corpus most like an in-domain corpus (the paper's data selection).
+
+    rnnsearch select-data --in_domain_corpus=multi30k_enfr:train \
+        --general_source=general.en --general_target=general.fr --max_words=400000 --output_dir=/tmp/selected
+    rnnsearch build-data --corpus=text_files --train_source=/tmp/selected/train.en \
+        --train_target=/tmp/selected/train.fr --output_dir=/tmp/selected_data
+
+Ranks the general pairs by Axelrod et al. (2011)'s cross-entropy difference H_in(s) - H_general(s) of two
+language models per language (`data_pipeline.data_selection`), summed over both sides (`--side=both`, the
+paper's bilingual selection) or of the source side only, and keeps the best-ranked pairs up to `--max_words`
+words (Moses tokens of both sides; the paper kept 348M). `--ranking=random` keeps a random sample of the same
+kind instead, the baseline. Writes `train.<source language>` and `train.<target language>` (the kept pairs,
+line-aligned, best first), `scores.tsv` (every general pair, best first, with its score and cross-entropies)
+and `selection.json` (counts, options, timings).
+"""
+
+import csv
+import json
+import pathlib
+import time
+
+from absl import app, flags
+
+from data_pipeline import corpus_registry, data_files, pair_reader
+from data_pipeline.data_selection import SIDES, DataSelection, keep_best, random_ranking, tokenize
+
+_CORPORA = {
+    role: (
+        flags.DEFINE_string(f"{role}_corpus", None, f"The {role} corpus as CORPUS:SPLIT of the registry "
+                            f"({', '.join(corpus_registry.CORPORA)}), or give --{role}_source and --{role}_target."),
+        flags.DEFINE_string(f"{role}_source", None,
+                            f"Source sentences of the {role} corpus, one per line (plain or gzip)."),
+        flags.DEFINE_string(f"{role}_target", None, f"Their translations, line-aligned with --{role}_source."),
+    )
+    for role in ("in_domain", "general")
+}
+_SOURCE_LANGUAGE = flags.DEFINE_enum("source_language", "en", ["en", "fr"], "Source language of text files.")
+_TARGET_LANGUAGE = flags.DEFINE_enum("target_language", "fr", ["en", "fr"], "Target language of text files.")
+_MAX_WORDS = flags.DEFINE_integer("max_words", None, "Words kept (Moses tokens of both sides of the kept pairs).",
+                                  lower_bound=1, required=True)
+_SIDE = flags.DEFINE_enum("side", "both", SIDES, "Score both sides of a pair (summed) or the source side only.")
+_RANKING = flags.DEFINE_enum("ranking", "cross_entropy_difference", ["cross_entropy_difference", "random"],
+                             "How the kept pairs are chosen: by score, or a random sample (the baseline).")
+_ORDER = flags.DEFINE_integer("order", 3, "n-gram order of the language models.", lower_bound=1)
+_UNK_CUTOFF = flags.DEFINE_integer("unk_cutoff", 2, "Fewest in-domain occurrences of a vocabulary word.", lower_bound=1)
+_SEED = flags.DEFINE_integer(
+    "seed", 1234, "Seed of the general sample the general models learn from (and of --ranking=random).")
+_MAX_LINE_CHARS = flags.DEFINE_integer(
+    "max_line_chars", 2000, "Longest line read, in characters (longer pairs are dropped).")
+_DATA_DIR = flags.DEFINE_string(
+    "data_dir", None, f"Folder of registered corpora; default: ${data_files.DATA_ENVIRONMENT_VARIABLE}.")
+_OUTPUT_DIR = flags.DEFINE_string("output_dir", None, "Folder for the kept pairs, scores.tsv and selection.json.",
+                                  required=True)
+
+
+def corpus_and_split(role):
+    """(ParallelCorpus, split name) of the --{role}_* flags: a registered corpus's split or two text files."""
+    corpus_flag, source, target = _CORPORA[role]
+    if (corpus_flag.value is None) == (source.value is None and target.value is None):
+        raise app.UsageError(f"give either --{role}_corpus or --{role}_source and --{role}_target")
+    if corpus_flag.value is None:
+        if source.value is None or target.value is None:
+            raise app.UsageError(f"--{role}_source and --{role}_target go together")
+        files = corpus_registry.text_file_corpus(_SOURCE_LANGUAGE.value, _TARGET_LANGUAGE.value,
+                                                 {role: (source.value, target.value)})
+        return files, role
+    name, _, split = corpus_flag.value.partition(":")
+    corpus = corpus_registry.get_corpus(name)
+    if split not in corpus.splits:
+        raise ValueError(f"--{role}_corpus={corpus_flag.value}: corpus {name} has no split {split!r}; "
+                         f"it has {sorted(corpus.splits)}")
+    return corpus, split
+
+
+def read_pairs(corpus, split, data_root, max_line_chars):
+    """(pairs, {"files", "read", "dropped"}) of a corpus split: its clean pairs and what was read and dropped."""
+    pairs, summary = [], {"files": [], "read": 0, "dropped": {}}
+    for part in corpus.splits[split]:
+        paths = [data_files.resolve(corpus_file, data_root, False) for corpus_file in part.files]
+        reader = pair_reader.PairReader(part, paths, max_line_chars)  # refuses files of different line counts
+        pairs.extend(reader)
+        summary["files"] += [str(path) for path in paths]
+        summary["read"] += reader.read
+        for reason, count in reader.dropped.items():
+            summary["dropped"][reason] = summary["dropped"].get(reason, 0) + count
+    return pairs, summary
+
+
+def write_outputs(output_dir, languages, general_pairs, ranking, kept, scores):
+    """The kept pairs as `train.<language>` files, and `scores.tsv`: every pair, best first (no scores for
+    a random ranking)."""
+    output_dir.mkdir(parents=True, exist_ok=True)
+    for side, language in enumerate(languages):
+        with open(output_dir / f"train.{language}", "w", encoding="utf-8", newline="\n") as stream:
+            stream.writelines(general_pairs[index][side] + "\n" for index in kept)
+    with open(output_dir / "scores.tsv", "w", encoding="utf-8", newline="") as stream:
+        writer = csv.writer(stream, delimiter="\t", lineterminator="\n")
+        terms = [] if scores is None else [
+            f"{kind}_{side}" for side in scores.in_domain for kind in ("h_in", "h_general")]
+        writer.writerow(["rank", "kept", "cross_entropy_difference", *terms, "source", "target"])
+        for rank, index in enumerate(ranking):
+            values = [] if scores is None else [f"{entropies[side][index]:.4f}" for side in scores.in_domain
+                                                for entropies in (scores.in_domain, scores.general)]
+            difference = "" if scores is None else f"{scores.difference[index]:.4f}"
+            writer.writerow([rank + 1, int(rank < len(kept)), difference, *values, *general_pairs[index]])
+
+
+def rank(in_domain_pairs, general_pairs, languages):
+    """(ranking, words per general pair, Scores or None, timings) by --ranking."""
+    started = time.perf_counter()
+    if _RANKING.value == "random":
+        sources, targets = zip(*general_pairs)
+        words = [len(source) + len(target) for source, target in
+                 zip(tokenize(list(sources), languages[0]), tokenize(list(targets), languages[1]))]
+        return random_ranking(len(general_pairs), _SEED.value), words, None, {
+            "tokenize_seconds": round(time.perf_counter() - started, 2)}
+    selection = DataSelection(in_domain_pairs, general_pairs, *languages, side=_SIDE.value, order=_ORDER.value,
+                              unk_cutoff=_UNK_CUTOFF.value, seed=_SEED.value)
+    fitted = time.perf_counter()
+    scores = selection.scores()
+    timings = {"tokenize_and_fit_seconds": round(fitted - started, 2),
+               "score_seconds": round(time.perf_counter() - fitted, 2), "general_sample_pairs": len(selection.sample)}
+    return selection.ranking(scores), selection.words, scores, timings
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    data_root = pathlib.Path(_DATA_DIR.value) if _DATA_DIR.value else data_files.data_root_from_environment()
+    (general, general_split), (in_domain, in_domain_split) = corpus_and_split("general"), corpus_and_split("in_domain")
+    if (in_domain.source_language, in_domain.target_language) != (general.source_language, general.target_language):
+        raise ValueError(f"the in-domain corpus is {in_domain.source_language}-{in_domain.target_language}, the "
+                         f"general one {general.source_language}-{general.target_language}: give corpora of one "
+                         "direction")
+    general_pairs, general_read = read_pairs(general, general_split, data_root, _MAX_LINE_CHARS.value)
+    in_domain_pairs, in_domain_read = read_pairs(in_domain, in_domain_split, data_root, _MAX_LINE_CHARS.value)
+    for pairs, read in ((general_pairs, general_read), (in_domain_pairs, in_domain_read)):
+        if not pairs:
+            raise ValueError(f"no sentence pairs in {' and '.join(read['files'])} (dropped: {read['dropped']})")
+    languages = (general.source_language, general.target_language)
+    ranking, words, scores, timings = rank(in_domain_pairs, general_pairs, languages)
+    kept = keep_best(ranking, words, _MAX_WORDS.value)
+    output_dir = pathlib.Path(_OUTPUT_DIR.value)
+    write_outputs(output_dir, languages, general_pairs, ranking, kept, scores)
+    summary = dict(
+        ranking=_RANKING.value, side=_SIDE.value, order=_ORDER.value, unk_cutoff=_UNK_CUTOFF.value, seed=_SEED.value,
+        max_words=_MAX_WORDS.value, in_domain=in_domain_read, general=general_read, general_words=int(sum(words)),
+        kept_pairs=len(kept), kept_words=int(sum(words[index] for index in kept)), timings=timings,
+        files={language: str(output_dir / f"train.{language}") for language in languages},
+    )
+    (output_dir / "selection.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    print(f"kept {len(kept):,} of {len(general_pairs):,} pairs ({summary['kept_words']:,} of "
+          f"{summary['general_words']:,} words, by {_RANKING.value}) in {output_dir}")

@@ -1,0 +1,120 @@
+"""Cross-entropy difference data selection (Axelrod et al. 2011): ranking, its terms and the word budget."""
+
+import itertools
+
+import numpy as np
+import pytest
+from nltk.lm import WittenBellInterpolated
+from nltk.lm.preprocessing import pad_both_ends
+from nltk.util import everygrams, ngrams
+
+from data_pipeline.data_selection import DataSelection, DomainLanguageModels, keep_best, random_ranking, tokenize
+
+_ANIMALS = ("dog", "cat", "horse", "bird")
+_PLACES = ("park", "beach", "street", "field")
+_BANK = ("bank", "market", "government", "minister")
+
+
+def _captions():
+    """In-domain: caption-like sentences about animals and places (every combination, some words rare)."""
+    english = [f"A {animal} runs in the {place}." for animal, place in itertools.product(_ANIMALS, _PLACES)]
+    french = [f"Un {animal}fr court dans le {place}fr." for animal, place in itertools.product(_ANIMALS, _PLACES)]
+    return list(zip(english + ["A zebra sleeps."], french + ["Un zèbre dort."]))
+
+
+def _news():
+    """Out-of-domain: news-like sentences of another vocabulary."""
+    english = [f"The {noun} said the {other} would raise taxes." for noun, other in itertools.permutations(_BANK, 2)]
+    french = [f"Le {noun}fr a dit que le {other}fr augmenterait les impôts."
+              for noun, other in itertools.permutations(_BANK, 2)]
+    return list(zip(english, french))
+
+
+def _general():
+    """The general corpus: news with a few held-out captions mixed in, in a fixed interleaving."""
+    in_domain_like = [("A dog runs in the street.", "Un dogfr court dans le streetfr."),
+                      ("A bird runs in the beach.", "Un birdfr court dans le beachfr.")]
+    news = _news()
+    return news[:5] + in_domain_like[:1] + news[5:9] + in_domain_like[1:] + news[9:]
+
+
+@pytest.mark.parametrize("side", ["both", "source"])
+def test_in_domain_like_pairs_are_ranked_first(side):
+    general = _general()
+    selection = DataSelection(_captions(), general, "en", "fr", side=side, order=2, unk_cutoff=1)
+    ranking = selection.ranking()
+    assert {general[index][0] for index in ranking[:2]} == {"A dog runs in the street.", "A bird runs in the beach."}
+    scores = selection.scores()
+    assert np.all(scores.difference[ranking[:2]] < 0) and np.all(scores.difference[ranking[2:]] > 0)
+    assert set(scores.in_domain) == ({"source", "target"} if side == "both" else {"source"})
+
+
+def test_the_difference_is_the_library_s_per_word_entropies_computed_directly():
+    general = _general()
+    selection = DataSelection(_captions(), general, "en", "fr", side="both", order=3, unk_cutoff=1)
+    scores = selection.scores()
+    for index in (0, 5):  # a news pair and a caption
+        expected = 0.0
+        for side, language in (("source", "en"), ("target", "fr")):
+            models = selection.models[side]
+            tokens = tokenize([general[index][0 if side == "source" else 1]], language)[0]
+            text_ngrams = list(ngrams(pad_both_ends(tokens, n=3), 3))
+            h_in, h_general = models.in_domain.entropy(text_ngrams), models.general.entropy(text_ngrams)
+            assert scores.in_domain[side][index] == pytest.approx(h_in)
+            assert scores.general[side][index] == pytest.approx(h_general)
+            expected += h_in - h_general
+        assert scores.difference[index] == pytest.approx(expected)
+
+
+def test_per_word_entropy_is_the_mean_negative_log2_probability_of_a_fitted_nltk_model():
+    in_domain = [["a", "dog", "runs"], ["a", "cat", "runs"], ["a", "dog", "sleeps"]]
+    general = [["the", "bank", "said"], ["a", "dog", "said"], ["the", "cat", "runs"]]
+    models = DomainLanguageModels(in_domain, general, order=2, unk_cutoff=1)
+    reference = WittenBellInterpolated(2, vocabulary=models.vocabulary)
+    reference.fit(list(everygrams(list(pad_both_ends(s, n=2)), max_len=2)) for s in in_domain)
+    sentence = ["a", "cat", "sleeps"]
+    probabilities = [reference.score(bigram[-1], bigram[:-1]) for bigram in ngrams(pad_both_ends(sentence, n=2), 2)]
+    assert models.cross_entropies(sentence)[0] == pytest.approx(-np.mean(np.log2(probabilities)))
+    # The shared vocabulary: the in-domain words also seen in the general sample ("sleeps" is not, "bank" is
+    # general only).
+    assert "dog" in models.vocabulary and "runs" in models.vocabulary
+    assert "sleeps" not in models.vocabulary and "bank" not in models.vocabulary
+
+
+def test_keep_best_keeps_the_longest_prefix_within_max_words():
+    ranking = np.array([3, 0, 2, 1])
+    words = [5, 7, 4, 6]  # in ranking order: 6, 5, 4, 7 -> running totals 6, 11, 15, 22
+    assert keep_best(ranking, words, 15).tolist() == [3, 0, 2]
+    assert keep_best(ranking, words, 14).tolist() == [3, 0]
+    assert keep_best(ranking, words, 5).tolist() == []
+    assert keep_best(ranking, words, 1000).tolist() == [3, 0, 2, 1]
+
+
+def test_selection_words_count_both_sides_and_the_general_sample_matches_the_in_domain_size():
+    general = _general()
+    selection = DataSelection(_captions(), general, "en", "fr", order=2, unk_cutoff=1)
+    tokens = [len(source) + len(target) for source, target in
+              zip(tokenize([s for s, _ in general], "en"), tokenize([t for _, t in general], "fr"))]
+    assert selection.words == tokens
+    captions = _captions()
+    in_domain_words = sum(len(tokens) for tokens in tokenize([s for s, _ in captions], "en") + tokenize(
+        [t for _, t in captions], "fr"))
+    sample_words = [selection.words[index] for index in selection.sample]
+    assert sum(sample_words) <= in_domain_words < sum(sample_words) + max(selection.words)
+
+
+def test_tokenize_lowercases_moses_tokens():
+    assert tokenize(["The Dog's ball, 3,5 kg."], "en") == [["the", "dog", "'s", "ball", ",", "3,5", "kg", "."]]
+
+
+def test_random_ranking_is_a_seeded_permutation():
+    assert sorted(random_ranking(10, 7).tolist()) == list(range(10))
+    assert random_ranking(10, 7).tolist() == random_ranking(10, 7).tolist()
+    assert random_ranking(10, 7).tolist() != random_ranking(10, 8).tolist()
+
+
+def test_misuse():
+    with pytest.raises(ValueError, match="side must be one of"):
+        DataSelection(_captions(), _general(), "en", "fr", side="target")
+    with pytest.raises(ValueError, match="one of them is empty"):
+        DataSelection([], _general(), "en", "fr")

@@ -1,0 +1,107 @@
+"""`rnnsearch select-data`: the pairs of a general corpus most like an in-domain one, written for build-data."""
+
+import csv
+import gzip
+import itertools
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO_ROOT
+
+
+def _run(*args):
+    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
+    return subprocess.run([sys.executable, "-m", "rnnsearch_tf.cli.main", "select-data", *args],
+                          capture_output=True, text=True, env=environment, cwd=REPO_ROOT, timeout=300)
+
+
+def _write(path, lines):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "wt", encoding="utf-8") as out:
+        out.writelines(line + "\n" for line in lines)
+
+
+def _corpora(tmp_path):
+    """In-domain captions (gzip) and a general corpus of news with three captions mixed in."""
+    animals, places = ("dog", "cat", "horse", "bird"), ("park", "beach", "street", "field")
+    captions = [(f"A {a} runs in the {p}.", f"Un {a}fr court dans le {p}fr.")
+                for a, p in itertools.product(animals, places)]
+    captions.append(("A zebra sleeps.", "Un zèbre dort."))
+    nouns = ("bank", "market", "government", "minister", "court")
+    news = [(f"The {a} said the {b} would raise taxes.", f"Le {a}fr a dit que le {b}fr augmenterait les impôts.")
+            for a, b in itertools.permutations(nouns, 2)]
+    mixed = news[:4] + [captions[1]] + news[4:12] + [captions[6]] + news[12:] + [captions[11]]
+    _write(tmp_path / "in.en.gz", [s for s, _ in captions[:16:2] + captions[16:]])
+    _write(tmp_path / "in.fr.gz", [t for _, t in captions[:16:2] + captions[16:]])
+    _write(tmp_path / "general.en", [s for s, _ in mixed])
+    _write(tmp_path / "general.fr", [t for _, t in mixed])
+    return mixed, {captions[1], captions[6], captions[11]}
+
+
+def _files(tmp_path, *extra):
+    return (f"--in_domain_source={tmp_path / 'in.en.gz'}", f"--in_domain_target={tmp_path / 'in.fr.gz'}",
+            f"--general_source={tmp_path / 'general.en'}", f"--general_target={tmp_path / 'general.fr'}",
+            "--order=2", "--unk_cutoff=1", *extra)
+
+
+def test_the_command_keeps_the_captions_within_max_words_in_aligned_files(tmp_path):
+    mixed, held_out_captions = _corpora(tmp_path)
+    result = _run(*_files(tmp_path, "--max_words=42", f"--output_dir={tmp_path / 'out'}"))  # 3 captions of 7 + 7
+    assert result.returncode == 0, result.stderr[-2000:]
+    english = (tmp_path / "out/train.en").read_text(encoding="utf-8").splitlines()
+    french = (tmp_path / "out/train.fr").read_text(encoding="utf-8").splitlines()
+    assert set(zip(english, french)) == held_out_captions and len(english) == 3
+    summary = json.loads((tmp_path / "out/selection.json").read_text())
+    assert (summary["kept_pairs"], summary["kept_words"], summary["general"]["read"]) == (3, 42, len(mixed))
+    with open(tmp_path / "out/scores.tsv", encoding="utf-8") as stream:
+        rows = list(csv.DictReader(stream, delimiter="\t"))
+    assert len(rows) == len(mixed) and [row["kept"] for row in rows[:4]] == ["1", "1", "1", "0"]
+    assert [(row["source"], row["target"]) for row in rows[:3]] == list(zip(english, french))
+    differences = [float(row["cross_entropy_difference"]) for row in rows]
+    assert differences == sorted(differences)
+    for row in rows:
+        terms = float(row["h_in_source"]) - float(row["h_general_source"]) + float(row["h_in_target"]) - float(
+            row["h_general_target"])
+        assert float(row["cross_entropy_difference"]) == pytest.approx(terms, abs=1e-3)
+    assert f"kept 3 of {len(mixed)} pairs (42 of" in result.stdout
+
+
+def test_max_words_is_respected_and_random_ranking_is_seeded(tmp_path):
+    _corpora(tmp_path)
+    result = _run(*_files(tmp_path, "--max_words=41", "--side=source", f"--output_dir={tmp_path / 'out'}"))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert len((tmp_path / "out/train.en").read_text().splitlines()) == 2
+    kept = []
+    for run in ("random1", "random2"):
+        result = _run(*_files(tmp_path, "--max_words=60", "--ranking=random", f"--output_dir={tmp_path / run}"))
+        assert result.returncode == 0, result.stderr[-2000:]
+        kept.append((tmp_path / run / "train.en").read_text())
+        summary = json.loads((tmp_path / run / "selection.json").read_text())
+        assert 0 < summary["kept_words"] <= 60 and summary["ranking"] == "random"
+    assert kept[0] == kept[1]
+
+
+def test_bad_input_is_one_line_naming_the_files(tmp_path):
+    _corpora(tmp_path)
+    _write(tmp_path / "general.fr", ["Un.", "Deux."])
+    result = _run(*_files(tmp_path, "--max_words=40", f"--output_dir={tmp_path / 'out'}"))
+    assert result.returncode == 1 and "line counts differ" in result.stderr
+    assert f"{tmp_path / 'general.fr'} has 2 lines" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    _write(tmp_path / "general.fr", ["", ""])
+    _write(tmp_path / "general.en", ["One.", ""])
+    result = _run(*_files(tmp_path, "--max_words=40", f"--output_dir={tmp_path / 'out'}"))
+    assert result.returncode == 1 and f"no sentence pairs in {tmp_path / 'general.en'}" in result.stderr
+    result = _run("--in_domain_corpus=multi30k_enfr:nope", f"--general_source={tmp_path / 'general.en'}",
+                  f"--general_target={tmp_path / 'general.en'}", f"--data_dir={tmp_path}", "--max_words=4",
+                  f"--output_dir={tmp_path / 'out'}")
+    assert result.returncode == 1 and "has no split 'nope'" in result.stderr
+    result = _run(f"--general_source={tmp_path / 'general.en'}", "--max_words=4", f"--output_dir={tmp_path / 'out'}")
+    assert result.returncode == 1 and "--general_source and --general_target go together" in result.stderr
+    result = _run(f"--general_source={tmp_path / 'general.en'}", f"--general_target={tmp_path / 'general.en'}",
+                  "--max_words=4", f"--output_dir={tmp_path / 'out'}")
+    assert result.returncode == 1 and "--in_domain_corpus or --in_domain_source" in result.stderr
