@@ -37,31 +37,53 @@ class ServedModel:
             raise RuntimeError("rnnsearch serve ended before it was ready")
         self.rest_url = f"http://127.0.0.1:{port}"
         self.grpc_address = f"127.0.0.1:{dict(word.split('=') for word in ready.split()[1:])['grpc']}"
-        self._grpc_client = None
+        self._grpc_channel = self._grpc_stub = None
 
     def translate_grpc(self, sentence):
-        """Seconds one gRPC Predict of `translate` for `sentence` took, through `serving.grpc_client` (one
-        channel for every thread, as a client process holds; it imports TensorFlow on first use)."""
-        if self._grpc_client is None:
-            from serving.grpc_client import GrpcClient  # noqa: PLC0415 (TensorFlow only for this client)
+        """Seconds one gRPC Predict of `translate` for `sentence` took."""
+        return self.answer_grpc(sentence)[0]
 
-            self._grpc_client = GrpcClient(self.grpc_address, "rnnsearch")
+    def answer_grpc(self, sentence):
+        """(seconds, version that answered: the response's model_spec.version) of one gRPC Predict of
+        `translate` for `sentence`, built as `serving.grpc_client` builds it, over one channel for every
+        thread (as a client process holds; TensorFlow is imported on first use)."""
+        if self._grpc_stub is None:
+            import grpc  # noqa: PLC0415 (TensorFlow only for this client)
+            import tensorflow as tf  # noqa: PLC0415
+            from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc  # noqa: PLC0415
+
+            self._grpc_channel = grpc.insecure_channel(self.grpc_address)
+            self._grpc_stub = prediction_service_pb2_grpc.PredictionServiceStub(self._grpc_channel)
+            self._grpc_modules = tf, predict_pb2
+        tf, predict_pb2 = self._grpc_modules
+        request = predict_pb2.PredictRequest()
+        request.model_spec.name = "rnnsearch"
+        request.model_spec.signature_name = "translate"
+        request.inputs["text"].CopyFrom(tf.make_tensor_proto([sentence.encode()]))
         started = time.perf_counter()
-        self._grpc_client.translate([sentence])
-        return time.perf_counter() - started
+        response = self._grpc_stub.Predict(request, timeout=120)
+        for proto in response.outputs.values():  # decoded as serving.grpc_client decodes them
+            tf.make_ndarray(proto)
+        return time.perf_counter() - started, response.model_spec.version.value
 
     def translate(self, sentence):
         """Seconds one REST request of `translate` for `sentence` took."""
+        return self.answer(sentence)[0]
+
+    def answer(self, sentence):
+        """(seconds, version that answered: the `X-Model-Version` header) of one REST request of
+        `translate` for `sentence`."""
         body = json.dumps({"signature_name": "translate", "instances": [{"text": sentence}]}).encode()
         request = urllib.request.Request(f"{self.rest_url}/v1/models/rnnsearch:predict", body,
                                          {"Content-Type": "application/json"})
         started = time.perf_counter()
         with urllib.request.urlopen(request, timeout=120) as response:
             json.load(response)
-        return time.perf_counter() - started
+            version = int(response.headers["X-Model-Version"])
+        return time.perf_counter() - started, version
 
     def stop(self):
-        if self._grpc_client is not None:
-            self._grpc_client.close()
+        if self._grpc_channel is not None:
+            self._grpc_channel.close()
         self.process.terminate()
         self.process.wait()

@@ -4,29 +4,48 @@ without batching, beside the offline decoding rate of the same export.
     RNNSEARCH_DATA=../shared/data python -m bench.serving_load --export_dir=work_dirs/peer_comparison/ours_export \
         > bench/results/serving_load.json
 
-For each server setting (`rnnsearch serve` as a user starts it: warm-up replayed, batching off or
-`--enable_batching` with the export's `batching_parameters.txt`), a fresh server process:
+For each server setting (`rnnsearch serve` as a user starts it: warm-up replayed; batching off, or
+`--enable_batching` with the export's `batching_parameters.txt` (what users get: batches of at most 16),
+or with the same file but `max_batch_size` 32 (`batched_32`: what 32 waiting clients can form)), a fresh
+server process:
 - `first_request_ms`: the first one-sentence REST request after the server reports ready;
 - `one_client`: `--requests` one-sentence requests one after the other: p50 and p99 in ms;
 - `clients_32`: 32 threads sending 10 one-sentence REST requests each (320 different sentences of
   test_2016_flickr): sentences/s over the whole burst, p50 and p99 latency; `clients_32_grpc` the same
-  over gRPC (`serving.grpc_client`, one channel shared by the threads);
+  over gRPC (Predict requests built as `serving.grpc_client` builds them, one channel shared by the
+  threads);
 and once `cold_first_request_ms`: the first request of a server over a copy of the export without its
 warm-up file. `offline_sents_per_s`: `BatchTranslator.from_saved_model` decoding the same 320 sentences
-in batches of 80, in a process of its own, the decoding call alone. The offline decoding and the two
-settings run `--rounds` times, interleaved (this machine's rate moves by ~10% between runs a minute
-apart); every figure is the median of its rounds, `of_offline` the median of each round's ratio, and the
-rates of every round are kept (`*_rounds`). Prints one JSON object.
+in batches of 32 (`offline_sents_per_s_80`: of 80), in a process of its own, the decoding call alone;
+`of_offline` is a 32-client rate over the rate at batches of 32 (32 waiting clients form no larger
+batch), `of_offline_80` over the rate at batches of 80.
+
+`version_switch`: a `batched_32` server over a copy of the export in a scratch base path, polling it every
+`--poll_wait_seconds`; 32 REST clients send the 320 sentences over and over, `--switch_after_seconds`
+into that burst the version folder is copied in under the next version number (copied beside it, then
+renamed, so the server never sees half a version), and the clients stop once the new version has answered
+320 requests; then the same over gRPC, switching to the version after. Each burst reports its rate,
+p50/p99, the requests that failed, the answers of the old and of the new version (REST `X-Model-Version`,
+gRPC `model_spec.version`), when the copy landed and when the new version first answered (seconds into
+the burst), and `loading`: the rate and latency of the requests answered in between.
+
+The offline decoding and the settings run `--rounds` times, interleaved (this machine's rate moves by
+~10% between runs a minute apart); every figure is the median of its rounds, `of_offline` the median of
+each round's ratio, and the rates and p99s of every round are kept (`*_rounds`). Prints one JSON object.
 """
 
+import collections
 import concurrent.futures
+import itertools
 import json
 import pathlib
 import shutil
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from absl import app, flags
@@ -42,6 +61,13 @@ _DATA_DIR = flags.DEFINE_string("data_dir", "work_dirs/data/multi30k", "Our buil
 _REQUESTS = flags.DEFINE_integer("requests", 50, "Requests of the one-client case.")
 _ROUNDS = flags.DEFINE_integer("rounds", 3, "Runs of the offline decoding and of each setting, interleaved.",
                                lower_bound=1)
+_POLL_WAIT_SECONDS = flags.DEFINE_float("poll_wait_seconds", 0.2, "The version-switch server's "
+                                        "--file_system_poll_wait_seconds.")
+_SWITCH_AFTER_SECONDS = flags.DEFINE_float("switch_after_seconds", 1.0, "When the new version is copied in, "
+                                           "seconds into the version-switch burst.")
+_SWITCH_BURST_LIMIT_S = flags.DEFINE_float("switch_burst_limit_s", 120, "Longest version-switch burst, "
+                                           "seconds.")
+BATCHING_32 = "max_batch_size { value: 32 }"
 
 OFFLINE = """
 import json, sys, time
@@ -49,8 +75,9 @@ from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.utils.threads import share_cores
 share_cores(2)
 sentences = json.load(open(sys.argv[2]))
-translator = BatchTranslator.from_saved_model(sys.argv[1], batch_size=80)
-translator.translate(sentences[:80])
+batch_size = int(sys.argv[3])
+translator = BatchTranslator.from_saved_model(sys.argv[1], batch_size=batch_size)
+translator.translate(sentences[:batch_size])
 started = time.perf_counter()
 translator.translate(sentences)
 print(json.dumps({"offline_sents_per_s": round(len(sentences) / (time.perf_counter() - started), 1)}))
@@ -80,17 +107,89 @@ def measure(export_dir, sentences, *server_flags):
     return result
 
 
-def _offline_rate(export_dir, sentences_file):
-    output = subprocess.run([sys.executable, "-c", OFFLINE, str(export_dir), str(sentences_file)],
+def switch_burst(answer, base_path, new_version, sentences):
+    """32 clients `answer` `sentences` over and over; `--switch_after_seconds` in, version
+    `new_version - 1` of `base_path` is copied in as `new_version`; they stop once the new version has
+    answered `len(sentences)` requests, or after `--switch_burst_limit_s`. Failed requests are counted,
+    not raised. The whole burst's rate and latency, and those of the requests answered while the new
+    version loaded and warmed up (`loading`: from the copy to its first answer)."""
+    old_version = new_version - 1
+    answers, errors, lock = [], [], threading.Lock()
+    turns, new_version_answers = itertools.count(), collections.Counter()
+    started = time.perf_counter()
+
+    def client():
+        while (time.perf_counter() - started < _SWITCH_BURST_LIMIT_S.value
+               and new_version_answers[new_version] < len(sentences)):
+            sentence = sentences[next(turns) % len(sentences)]
+            try:
+                seconds, version = answer(sentence)
+            except Exception as error:  # a refused or failed request is what this burst counts
+                with lock:
+                    errors.append(f"{type(error).__name__}: {error}")
+                continue
+            with lock:
+                answers.append((seconds, version, time.perf_counter() - started))
+                new_version_answers[version] += 1
+
+    def switch():
+        partial = base_path / f".{new_version}.partial"  # not a version name: the poll skips it
+        shutil.copytree(base_path / str(old_version), partial)
+        os.rename(partial, base_path / str(new_version))
+        switched.append(time.perf_counter() - started)
+
+    switched = []
+    timer = threading.Timer(_SWITCH_AFTER_SECONDS.value, switch)
+    with concurrent.futures.ThreadPoolExecutor(32) as pool:
+        timer.start()
+        for done in [pool.submit(client) for _ in range(32)]:
+            done.result()
+        wall = time.perf_counter() - started
+    timer.join()
+    first_new = min((done for _, version, done in answers if version == new_version), default=wall)
+    loading = [seconds for seconds, _, done in answers if switched[0] <= done < first_new]
+    return dict(sents_per_s=round(len(answers) / wall, 1), **_percentiles([seconds for seconds, *_ in answers]),
+                errors=len(errors), old_version_answers=sum(version == old_version for _, version, _ in answers),
+                new_version_answers=sum(version == new_version for _, version, _ in answers),
+                other_version_answers=sum(version not in (old_version, new_version) for _, version, _ in answers),
+                copied_at_s=round(switched[0], 2), new_version_first_answer_s=round(first_new, 2),
+                burst_s=round(wall, 2),
+                loading=dict(seconds=round(first_new - switched[0], 2),
+                             sents_per_s=round(len(loading) / (first_new - switched[0]), 1),
+                             **_percentiles(loading or [float("nan")])),
+                error_examples=sorted(set(errors))[:3])
+
+
+def measure_switch(export_dir, sentences, batching_file, scratch):
+    """`switch_burst` over REST (version 1 -> 2), then gRPC (2 -> 3), of one `batched_32` server over the
+    newest version of `export_dir` copied in as version 1."""
+    base_path = pathlib.Path(tempfile.mkdtemp(dir=scratch))
+    newest = max((path for path in export_dir.iterdir() if path.name.isdigit()), key=lambda path: int(path.name))
+    shutil.copytree(newest, base_path / "1")
+    server = ServedModel(base_path, "--enable_batching", f"--batching_parameters_file={batching_file}",
+                         f"--file_system_poll_wait_seconds={_POLL_WAIT_SECONDS.value}")
+    try:
+        server.translate(sentences[0])
+        server.translate_grpc(sentences[0])
+        return dict(clients_32=switch_burst(server.answer, base_path, 2, sentences),
+                    clients_32_grpc=switch_burst(server.answer_grpc, base_path, 3, sentences))
+    finally:
+        server.stop()
+        shutil.rmtree(base_path)
+
+
+def _offline_rate(export_dir, sentences_file, batch_size):
+    output = subprocess.run([sys.executable, "-c", OFFLINE, str(export_dir), str(sentences_file), str(batch_size)],
                             cwd=REPO_ROOT, check=True, capture_output=True, text=True).stdout
     return json.loads(output.splitlines()[-1])["offline_sents_per_s"]
 
 
-def _measure_against(offline_rate, export_dir, sentences, *server_flags):
-    """`measure`, each 32-client rate also as a share of the offline rate of the same round."""
-    result = measure(export_dir, sentences, *server_flags)
+def _against(offline, result):
+    """`result` with each 32-client rate also as a share of the offline rates (`offline`: batch size ->
+    sentences/s) of the same round."""
     for clients in ("clients_32", "clients_32_grpc"):
-        result[clients]["of_offline"] = round(result[clients]["sents_per_s"] / offline_rate, 2)
+        result[clients]["of_offline"] = round(result[clients]["sents_per_s"] / offline[32], 2)
+        result[clients]["of_offline_80"] = round(result[clients]["sents_per_s"] / offline[80], 2)
     return result
 
 
@@ -101,9 +200,12 @@ def _medians(rounds):
         values = [result[key] for result in rounds]
         if isinstance(value, dict):
             merged[key] = _medians(values)
+        elif isinstance(value, list):
+            merged[key] = sorted({item for result in values for item in result})
         else:
-            merged[key] = round(statistics.median(values), 2 if key == "of_offline" else 1)
-            if key in ("sents_per_s", "of_offline"):
+            merged[key] = round(statistics.median(values), 2 if key.startswith("of_offline") else 1)
+            if key in ("sents_per_s", "of_offline", "of_offline_80", "p99_ms", "errors", "new_version_answers",
+                       "new_version_first_answer_s"):
                 merged[f"{key}_rounds"] = values
     return merged
 
@@ -114,10 +216,15 @@ def main(argv):
     export_dir = pathlib.Path(_EXPORT_DIR.value).resolve()
     sentences = (pathlib.Path(_DATA_DIR.value) / "test.source.txt").read_text(encoding="utf-8").splitlines()[:320]
     report = dict(provenance=provenance(), export_dir=str(export_dir), rounds=_ROUNDS.value)
-    settings = {"unbatched": (), "batched": ("--enable_batching",
-                                             f"--batching_parameters_file={export_dir / 'batching_parameters.txt'}")}
-    offline, rounds = [], {name: [] for name in settings}
     with tempfile.TemporaryDirectory() as scratch:
+        default_file = export_dir / "batching_parameters.txt"
+        batching_32 = pathlib.Path(scratch) / "batching_parameters_32.txt"
+        batching_32.write_text("".join(BATCHING_32 + "\n" if line.startswith("max_batch_size") else line
+                                       for line in default_file.read_text().splitlines(keepends=True)))
+        report["batching_parameters"] = dict(batched=default_file.read_text(), batched_32=batching_32.read_text())
+        settings = {"unbatched": (), "batched": ("--enable_batching", f"--batching_parameters_file={default_file}"),
+                    "batched_32": ("--enable_batching", f"--batching_parameters_file={batching_32}")}
+        offline, rounds = {32: [], 80: []}, {name: [] for name in [*settings, "version_switch"]}
         cold = pathlib.Path(scratch) / "export"
         shutil.copytree(export_dir, cold)
         for warmup in cold.glob(f"*/{WARMUP_FILE}"):
@@ -128,11 +235,18 @@ def main(argv):
         sentences_file = pathlib.Path(scratch) / "sentences.json"
         sentences_file.write_text(json.dumps(sentences))
         for _ in range(_ROUNDS.value):
-            offline.append(_offline_rate(export_dir, sentences_file))
+            for batch_size, rates in offline.items():
+                rates.append(_offline_rate(export_dir, sentences_file, batch_size))
+            this_round = {batch_size: rates[-1] for batch_size, rates in offline.items()}
             for name, server_flags in settings.items():
-                rounds[name].append(_measure_against(offline[-1], export_dir, sentences, *server_flags))
-    report["offline_sents_per_s"] = round(statistics.median(offline), 1)
-    report["offline_sents_per_s_rounds"] = offline
+                rounds[name].append(_against(this_round, measure(export_dir, sentences, *server_flags)))
+            rounds["version_switch"].append(_against(this_round, measure_switch(export_dir, sentences, batching_32,
+                                                                                scratch)))
+    for batch_size, suffix in ((32, ""), (80, "_80")):
+        report[f"offline_sents_per_s{suffix}"] = round(statistics.median(offline[batch_size]), 1)
+        report[f"offline_sents_per_s{suffix}_rounds"] = offline[batch_size]
+    report["poll_wait_seconds"] = _POLL_WAIT_SECONDS.value
+    report["switch_after_seconds"] = _SWITCH_AFTER_SECONDS.value
     report.update({name: _medians(results) for name, results in rounds.items()})
     print(json.dumps(report, indent=2))
 
