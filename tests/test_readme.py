@@ -41,7 +41,7 @@ def _row_with(*values, rows=TABLE_ROWS):
 # Results files whose kind is the start of their name (the bench that writes them).
 _KINDS_BY_NAME = ("decode_throughput", "train_throughput", "data_pipeline", "search_sweep", "command_latency",
                   "serving_load", "shortlist", "finetune", "long_inputs",
-                  "quickstart_curves", "data_selection", "scale")
+                  "quickstart_curves", "data_selection", "scale", "two_workers")
 
 
 def _kind(path):
@@ -301,3 +301,10 @@ def test_scale_rows_show_the_bench_json(path):
         values = [f"{size['pairs']:,}", f"{size['kept']:,}", f"{size['seconds']:.1f}", f"{size['cpu_seconds']:.1f}",
                   f"{size['peak_mib']:,}", f"{size['disk_mib']:.1f}", f"{size['input_sentences_per_s']:,}"]
         assert _row_with(*values), f"{path.name}: no table row shows {size['pairs']:,} pairs: {values}"
+
+
+@pytest.mark.parametrize("path", _of_kind("two_workers"), ids=_ids)
+def test_two_workers_rows_show_the_bench_json(path):
+    for name, run in _load(path)["runs"].items():
+        values = [f"{run['seconds']:.1f}", f"{run['sentences_per_second']:.1f}", f"{run['rate_against_one_process']:.2f}"]
+        assert _row_with(*values), f"{path.name}: no table row shows {name}'s {values}"
