@@ -2,17 +2,12 @@
 
 import gzip
 import json
-import os
-import subprocess
-import sys
 
-from conftest import REPO_ROOT
+from helpers.commands import run_command
 
 
 def _run(*args):
-    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
-    return subprocess.run([sys.executable, "-m", "rnnsearch_tf.cli.main", "join-sentences", *args],
-                          capture_output=True, text=True, env=environment, cwd=REPO_ROOT, timeout=300)
+    return run_command("join-sentences", *args)
 
 
 def _write_gzip(path, lines):

@@ -4,19 +4,14 @@ import csv
 import gzip
 import itertools
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
-from conftest import REPO_ROOT
+from helpers.commands import run_command
 
 
 def _run(*args):
-    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
-    return subprocess.run([sys.executable, "-m", "rnnsearch_tf.cli.main", "select-data", *args],
-                          capture_output=True, text=True, env=environment, cwd=REPO_ROOT, timeout=300)
+    return run_command("select-data", *args)
 
 
 def _write(path, lines):
