@@ -72,25 +72,30 @@ class SentenceJoiner:
             seed: seed of the draws.
 
         Returns:
-            list of (source tokens, target tokens), at most `count` (fewer when few pairs fit).
+            an iterator of (source tokens, target tokens), at most `count` (fewer when few pairs fit), made
+            one at a time: a build appends each to its token file as it comes, holding none of them.
         """
         if max_sentences < 2:
             raise ValueError(f"max_sentences must be at least 2, got {max_sentences}")
-        rng = np.random.default_rng(seed)
-        joined = []
-        for _ in range(count * 10):
-            if len(joined) == count or len(pairs) < 2:
+        return _joined_pairs(pairs, count, max_length, max_sentences, np.random.default_rng(seed))
+
+
+def _joined_pairs(pairs, count, max_length, max_sentences, rng):
+    """The draws of `SentenceJoiner.sample_joined_pairs`."""
+    joined = 0
+    for _ in range(count * 10):
+        if joined == count or len(pairs) < 2:
+            break
+        start = int(rng.integers(len(pairs) - 1))
+        wanted = int(rng.integers(2, max_sentences + 1))
+        source, target = list(pairs[start][0]), list(pairs[start][1])
+        taken = 1
+        for next_source, next_target in pairs[start + 1 : start + wanted]:
+            if len(source) + len(next_source) > max_length or len(target) + len(next_target) > max_length:
                 break
-            start = int(rng.integers(len(pairs) - 1))
-            wanted = int(rng.integers(2, max_sentences + 1))
-            source, target = list(pairs[start][0]), list(pairs[start][1])
-            taken = 1
-            for next_source, next_target in pairs[start + 1 : start + wanted]:
-                if len(source) + len(next_source) > max_length or len(target) + len(next_target) > max_length:
-                    break
-                source += next_source
-                target += next_target
-                taken += 1
-            if taken >= 2:
-                joined.append((source, target))
-        return joined
+            source += next_source
+            target += next_target
+            taken += 1
+        if taken >= 2:
+            joined += 1
+            yield source, target

@@ -41,7 +41,7 @@ def _pieces(pairs):
 
 def test_sampled_training_pairs_are_consecutive_pairs_within_the_maximum_length():
     pairs = _pieces([3, 5, 2, 7, 4, 6, 3, 2, 5, 4] * 5)
-    joined = SentenceJoiner.sample_joined_pairs(pairs, 40, max_length=12, max_sentences=4, seed=3)
+    joined = list(SentenceJoiner.sample_joined_pairs(pairs, 40, max_length=12, max_sentences=4, seed=3))
     assert len(joined) == 40
     sources = [source for source, _ in pairs]
     for source, target in joined:
@@ -58,7 +58,7 @@ def test_sampled_training_pairs_are_consecutive_pairs_within_the_maximum_length(
 
 def test_sampling_is_seeded_and_gives_fewer_pairs_when_few_fit():
     pairs = _pieces([3, 5, 2, 7, 4, 6] * 10)
-    first = SentenceJoiner.sample_joined_pairs(pairs, 20, 20, 5, seed=1)
-    assert first == SentenceJoiner.sample_joined_pairs(pairs, 20, 20, 5, seed=1)
-    assert first != SentenceJoiner.sample_joined_pairs(pairs, 20, 20, 5, seed=2)
-    assert SentenceJoiner.sample_joined_pairs(_pieces([8, 8, 8]), 5, 15, 3, seed=0) == []
+    first = list(SentenceJoiner.sample_joined_pairs(pairs, 20, 20, 5, seed=1))
+    assert first == list(SentenceJoiner.sample_joined_pairs(pairs, 20, 20, 5, seed=1))
+    assert first != list(SentenceJoiner.sample_joined_pairs(pairs, 20, 20, 5, seed=2))
+    assert list(SentenceJoiner.sample_joined_pairs(_pieces([8, 8, 8]), 5, 15, 3, seed=0)) == []
