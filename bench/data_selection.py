@@ -47,8 +47,7 @@ def _pairs(corpus_name, splits):
     pairs = []
     for split in splits:
         for part in corpus.splits[split]:
-            paths = [data_files.resolve(corpus_file, root, False) for corpus_file in part.files]
-            pairs.extend(pair_reader.PairReader(part, paths, 2000))
+            pairs.extend(pair_reader.PairReader.of_part(part, root, 2000))
     return pairs
 
 

@@ -64,9 +64,9 @@ def real_pairs(data_root):
     parts += [part for split in ("dev", "test") for part in corpus_registry.WMT14_ENFR.splits[split]]
     pairs, inputs = [], {}
     for part in parts:  # Tatoeba's three parts (hash buckets of its splits) together are all of it, once
-        paths = [data_files.resolve(corpus_file, data_root, allow_download=False) for corpus_file in part.files]
-        pairs += list(pair_reader.PairReader(part, paths, max_line_chars=2000))
-        for path in paths:
+        reader = pair_reader.PairReader.of_part(part, data_root, max_line_chars=2000)
+        pairs += list(reader)
+        for path in reader.paths:
             inputs.setdefault(str(path.relative_to(data_root)), pair_reader.sha256(path))
     return pairs, inputs
 

@@ -16,7 +16,6 @@ whole command's wall time (for two workers, until both ended).
 import json
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -27,18 +26,13 @@ from absl import app
 from absl import flags
 
 from bench.provenance import REPO_ROOT, provenance
+from bench.served_model import free_port
 
 _DATA_DIR = flags.DEFINE_string("data_dir", "work_dirs/data/multi30k", "A built Multi30k data directory.")
 _STEPS = flags.DEFINE_integer("steps", 300, "Updates per run.")
 _LOG_EVERY = flags.DEFINE_integer("log_every", 50, "Updates per logged window.")
 
 _RATE = re.compile(r"\| ([\d.]+) sentences/s \|")
-
-
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _command(model_dir, extra):
@@ -51,7 +45,7 @@ def _command(model_dir, extra):
 def _run(name, folder, extra=(), workers=1):
     """Runs one configuration; returns its result dict."""
     model_dir = os.path.join(folder, name)
-    cluster = {"worker": [f"127.0.0.1:{_free_port()}" for _ in range(workers)]}
+    cluster = {"worker": [f"127.0.0.1:{free_port()}" for _ in range(workers)]}
     processes, started = [], time.monotonic()
     for index in range(workers):
         environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")

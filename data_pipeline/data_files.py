@@ -22,9 +22,10 @@ DEFAULT_DATA_ROOT = pathlib.Path(__file__).resolve().parents[2] / "shared" / "da
 _SEGMENT = re.compile(rb"<seg[^>]*>(.*?)</seg>")  # one WMT SGML segment: <seg id="1">text</seg>
 
 
-def data_root_from_environment():
-    """The data folder named by `RNNSEARCH_DATA`; unset, `DEFAULT_DATA_ROOT` if it exists, else None."""
-    value = os.environ.get(DATA_ENVIRONMENT_VARIABLE)
+def data_root_from_environment(given=None):
+    """The data folder: `given` (a command's `--data_dir`) when set, else the one named by `RNNSEARCH_DATA`;
+    both unset, `DEFAULT_DATA_ROOT` if it exists, else None."""
+    value = given or os.environ.get(DATA_ENVIRONMENT_VARIABLE)
     if value:
         return pathlib.Path(value)
     return DEFAULT_DATA_ROOT if DEFAULT_DATA_ROOT.is_dir() else None

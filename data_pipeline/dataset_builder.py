@@ -13,7 +13,6 @@ import numpy as np
 import tensorflow as tf
 
 from data_pipeline import constants
-from data_pipeline import data_files
 from data_pipeline import pair_reader
 from data_pipeline.data_dir import DataDir
 from data_pipeline.external_shuffle import BUCKET_LINES, ExternalShuffle
@@ -246,14 +245,8 @@ class DatasetBuilder:
     def _readers(self):
         """{split: its `PairReader`s}: every corpus file resolved and its line counts checked."""
         return {
-            split: [
-                pair_reader.PairReader(
-                    part,
-                    [data_files.resolve(f, self.data_root, self.allow_download) for f in part.files],
-                    self.max_line_chars,
-                )
-                for part in parts
-            ]
+            split: [pair_reader.PairReader.of_part(part, self.data_root, self.max_line_chars, self.allow_download)
+                    for part in parts]
             for split, parts in self.corpus.splits.items()
         }
 

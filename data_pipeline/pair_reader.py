@@ -7,6 +7,8 @@ import hashlib
 import itertools
 import zlib
 
+from data_pipeline import data_files
+
 _GZIP_MAGIC = b"\x1f\x8b"
 _UTF8_BOM = b"\xef\xbb\xbf"
 _LINES_NAMED = 5  # first line numbers of each repair kept for the metadata
@@ -62,6 +64,13 @@ class PairReader:
         ValueError: source and target files have different line counts (raised on construction,
             before any pair is read), or a TSV line has too few columns (naming file and line).
     """
+
+    @classmethod
+    def of_part(cls, part, data_root, max_line_chars, allow_download=False):
+        """The reader of `part` with its files found in the data folder `data_root` (`data_files.resolve`:
+        extracted from their archive, or downloaded with `allow_download`, where missing)."""
+        return cls(part, [data_files.resolve(corpus_file, data_root, allow_download) for corpus_file in part.files],
+                   max_line_chars)
 
     def __init__(self, part, paths, max_line_chars):
         self.part = part

@@ -20,8 +20,9 @@ _TOKEN_OUTPUTS = ("tokens", "source_tokens", "words", "source_words", "nbest_tok
 _ID_OUTPUTS = ("target_ids", "nbest_target_ids")
 
 
-def _text(array):
-    """An array of bytes as nested lists of str; a scalar bytes as str."""
+def to_json(array):
+    """An output as JSON values: an array as nested lists (bytes as str), a scalar bytes (e.g. of
+    `settings`) as str."""
     if isinstance(array, bytes):
         return array.decode("utf-8", errors="replace")
     if array.dtype == object:
@@ -50,16 +51,12 @@ def _attended_columns(alignment):
 def trim_instance(outputs):
     """{output name: one instance's array} -> the same, each padded output cut to the instance's lengths."""
     trimmed = dict(outputs)
-    for name in _TOKEN_OUTPUTS:
-        if name in outputs and np.ndim(outputs[name]) == 1:
-            trimmed[name] = outputs[name][: _token_length(outputs[name])]
-        elif name in outputs:  # [hypotheses, tokens]: each hypothesis its own length
-            trimmed[name] = [row[: _token_length(row)] for row in outputs[name]]
-    for name in _ID_OUTPUTS:
-        if name in outputs and np.ndim(outputs[name]) == 1:
-            trimmed[name] = outputs[name][: _id_length(outputs[name])]
-        elif name in outputs:
-            trimmed[name] = [row[: _id_length(row)] for row in outputs[name]]
+    for names, length in ((_TOKEN_OUTPUTS, _token_length), (_ID_OUTPUTS, _id_length)):
+        for name in names:
+            if name in outputs and np.ndim(outputs[name]) == 1:
+                trimmed[name] = outputs[name][: length(outputs[name])]
+            elif name in outputs:  # [hypotheses, length]: each hypothesis its own length
+                trimmed[name] = [row[: length(row)] for row in outputs[name]]
     target = trimmed.get("tokens", trimmed.get("target_ids"))
     if "token_log_probs" in outputs and "tokens" in trimmed:
         trimmed["token_log_probs"] = outputs["token_log_probs"][: len(trimmed["tokens"])]
@@ -84,7 +81,7 @@ def _json(value):
         return [_json(item) for item in value]
     if isinstance(value, np.generic):
         return value.item()
-    return _text(value) if isinstance(value, (bytes, np.ndarray)) else value
+    return to_json(value) if isinstance(value, (bytes, np.ndarray)) else value
 
 
 def rows_of_outputs(outputs):

@@ -22,6 +22,7 @@ from serving.model_service import ModelService
 from serving.prediction_service import PredictionService
 from serving.rest_app import RestApp
 
+
 class LocalServer:
     """gRPC (and optionally REST) server of the models of a `ModelManager`.
 

@@ -77,7 +77,7 @@ class ServerMetrics:
         self.warmup_latency = prometheus_client.Histogram(
             ":tensorflow:serving:model_warmup_latency",
             "Distribution of wall time (in microseconds) for warming up the model.",
-            ["model_path", "status"], buckets=exponential_buckets(10, 1.8, 33), **add)
+            ["model_path", "status"], buckets=REQUEST_LATENCY_BUCKETS, **add)
 
     def record_request(self, model_name, version, signature_name, entrypoint, status, seconds, api="Predict"):
         """One Predict request: `entrypoint` "GRPC" or "REST", `status` a gRPC code name ("OK",

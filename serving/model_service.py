@@ -4,7 +4,7 @@ import grpc
 from google.protobuf import json_format
 from tensorflow_serving.apis import get_model_status_pb2, model_management_pb2
 
-from serving.prediction_service import add_lenient_handlers, requested_version
+from serving.prediction_service import add_lenient_handlers, check_well_formed, requested_version
 from serving.request_status import error_message, grpc_code
 
 
@@ -48,8 +48,7 @@ class ModelService:
         })
 
     def GetModelStatus(self, request, context):
-        if not isinstance(request, get_model_status_pb2.GetModelStatusRequest):
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.reason)
+        check_well_formed(request, context)
         try:
             return model_status(self.models.model(request.model_spec.name), requested_version(request.model_spec))
         except Exception as error:

@@ -28,7 +28,8 @@ def _lenient_parser(message_class):
     return parse
 
 
-def _check_well_formed(request, context):
+def check_well_formed(request, context):
+    """Aborts with INVALID_ARGUMENT, naming the parser's reason, a request that did not parse (`MalformedRequest`)."""
     if isinstance(request, MalformedRequest):
         context.abort(grpc.StatusCode.INVALID_ARGUMENT, request.reason)
 
@@ -85,7 +86,7 @@ class PredictionService(prediction_service_pb2_grpc.PredictionServiceServicer):
         })
 
     def Predict(self, request, context):
-        _check_well_formed(request, context)
+        check_well_formed(request, context)
         signature_name = request.model_spec.signature_name or tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY
         started, version = time.perf_counter(), None
         try:
@@ -131,7 +132,7 @@ class PredictionService(prediction_service_pb2_grpc.PredictionServiceServicer):
                              "per request")
 
     def GetModelMetadata(self, request, context):
-        _check_well_formed(request, context)
+        check_well_formed(request, context)
         unknown = sorted(set(request.metadata_field) - {"signature_def"})
         if unknown or not request.metadata_field:
             context.abort(

@@ -28,7 +28,7 @@ import tensorflow as tf
 from google.protobuf import json_format
 
 from serving.http_messages import STATUS_TEXT, request_body
-from serving.instance_rows import rows_of_outputs
+from serving.instance_rows import rows_of_outputs, to_json
 from serving.metrics import CONTENT_TYPE, ServerMetrics
 from serving.model_service import model_status_json
 from serving.page import Page
@@ -60,14 +60,6 @@ def _from_json(value, dtype):
 
         return np.array(to_bytes(value), dtype=object).reshape(np.shape(value))
     return np.array(value, dtype=dtype.as_numpy_dtype)
-
-
-def _to_json(array):
-    if isinstance(array, bytes):  # a scalar string output, e.g. of `settings`
-        return array.decode("utf-8", errors="replace")
-    if array.dtype == object:
-        return np.vectorize(lambda item: item.decode("utf-8", errors="replace"), otypes=[object])(array).tolist()
-    return array.tolist()
 
 
 def _columns_of_instances(instances, input_names):
@@ -193,4 +185,4 @@ def _predict(servable, signature_name, request):
     outputs = servable.predict(signature_name, inputs)
     if "instances" in request:
         return {"predictions": rows_of_outputs(outputs)}
-    return {"outputs": {name: _to_json(value) for name, value in outputs.items()}}
+    return {"outputs": {name: to_json(value) for name, value in outputs.items()}}

@@ -6,7 +6,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ import tensorflow as tf
 from conftest import REPO_ROOT
 from rnnsearch_tf.inference.translator import Translator
 from rnnsearch_tf.training.workers import LostWorkerError, Workers, lost_worker_error
+from helpers.model_server import free_port
 from helpers.toy_translation import build_toy_data
 
 TASKS = [("worker", 0, "127.0.0.1:2000"), ("worker", 1, "127.0.0.1:2001")]
@@ -60,12 +60,6 @@ def toy_data(tmp_path_factory):
     return build_toy_data(tmp_path_factory.mktemp("toy"))
 
 
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _train(data_dir, model_dir, *flags, tf_config=None):
     """A `python -m rnnsearch_tf.train` process (the design card's command) with `TF_CONFIG` if given."""
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
@@ -78,7 +72,7 @@ def _train(data_dir, model_dir, *flags, tf_config=None):
 
 
 def _two_workers(data_dir, model_dir, *flags):
-    cluster = {"worker": [f"127.0.0.1:{_free_port()}", f"127.0.0.1:{_free_port()}"]}
+    cluster = {"worker": [f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"]}
     return [_train(data_dir, model_dir, *flags, tf_config={"cluster": cluster, "task": {"type": "worker", "index": i}})
             for i in range(2)]
 

@@ -89,7 +89,7 @@ def main(argv):
         )
     else:
         corpus = corpus_registry.get_corpus(_CORPUS.value)
-    data_root = pathlib.Path(_DATA_DIR.value) if _DATA_DIR.value else data_files.data_root_from_environment()
+    data_root = data_files.data_root_from_environment(_DATA_DIR.value)
     builder = DatasetBuilder(
         corpus,
         _OUTPUT_DIR.value,

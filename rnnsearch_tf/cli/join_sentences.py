@@ -46,8 +46,7 @@ def read_pairs(corpus, split, data_root):
         raise ValueError(f"corpus {corpus.name} has no split {split!r}; it has {sorted(corpus.splits)}")
     pairs, read = [], []
     for part in corpus.splits[split]:
-        paths = [data_files.resolve(corpus_file, data_root, False) for corpus_file in part.files]
-        reader = pair_reader.PairReader(part, paths, _NO_LINE_LIMIT)
+        reader = pair_reader.PairReader.of_part(part, data_root, _NO_LINE_LIMIT)
         pairs.extend(reader)
         read.extend(reader.paths)
     return pairs, read
@@ -73,7 +72,7 @@ def main(argv):
         raise app.UsageError(f"--sizes must be whole numbers, got {','.join(_SIZES.value)}") from None
     if _CORPUS.value:
         corpus = corpus_registry.get_corpus(_CORPUS.value)
-        data_root = pathlib.Path(_DATA_DIR.value) if _DATA_DIR.value else data_files.data_root_from_environment()
+        data_root = data_files.data_root_from_environment(_DATA_DIR.value)
         pairs, paths = read_pairs(corpus, _SPLIT.value, data_root)
         source_language = corpus.source_language
     else:

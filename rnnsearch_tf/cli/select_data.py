@@ -76,10 +76,9 @@ def read_pairs(corpus, split, data_root, max_line_chars):
     """(pairs, {"files", "read", "dropped"}) of a corpus split: its clean pairs and what was read and dropped."""
     pairs, summary = [], {"files": [], "read": 0, "dropped": {}}
     for part in corpus.splits[split]:
-        paths = [data_files.resolve(corpus_file, data_root, False) for corpus_file in part.files]
-        reader = pair_reader.PairReader(part, paths, max_line_chars)  # refuses files of different line counts
+        reader = pair_reader.PairReader.of_part(part, data_root, max_line_chars)  # refuses unequal line counts
         pairs.extend(reader)
-        summary["files"] += [str(path) for path in paths]
+        summary["files"] += [str(path) for path in reader.paths]
         summary["read"] += reader.read
         for reason, count in reader.dropped.items():
             summary["dropped"][reason] = summary["dropped"].get(reason, 0) + count
@@ -126,7 +125,7 @@ def rank(in_domain_pairs, general_pairs, languages):
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-    data_root = pathlib.Path(_DATA_DIR.value) if _DATA_DIR.value else data_files.data_root_from_environment()
+    data_root = data_files.data_root_from_environment(_DATA_DIR.value)
     (general, general_split), (in_domain, in_domain_split) = corpus_and_split("general"), corpus_and_split("in_domain")
     if (in_domain.source_language, in_domain.target_language) != (general.source_language, general.target_language):
         raise ValueError(f"the in-domain corpus is {in_domain.source_language}-{in_domain.target_language}, the "

@@ -93,7 +93,6 @@ class Translator(tf.Module):
         self.num_alternatives = num_alternatives
         self.maximum_source_length = search_config.maximum_source_length
         self.search = SentenceSearch(model, search_config, num_alternatives, shortlist)
-        self.shortlist = self.search.shortlist
 
     @classmethod
     def from_model_dir(cls, model_dir, checkpoint="best", maximum_batch_size=1000, precision=None, num_alternatives=10,
@@ -115,6 +114,11 @@ class Translator(tf.Module):
         loaded = load_model_dir(model_dir, checkpoint, precision, search_config.shortlist)
         return cls(loaded.model, loaded.source_codec, loaded.target_codec, search_config, maximum_batch_size,
                    loaded.checkpoint_path, num_alternatives, loaded.shortlist)
+
+    @property
+    def shortlist(self):
+        """The `Shortlist` searched over, or None (`SentenceSearch.shortlist`)."""
+        return self.search.shortlist
 
     @property
     def maximum_target_length(self):

@@ -110,3 +110,9 @@ class Checkpointing:
 def is_of_step(path, step):
     """Whether the checkpoint `path` (`.../ckpt-N`, or None) is the one of `step`."""
     return path is not None and path.endswith(f"-{step}")
+
+
+def run_variables(**initial_values):
+    """{name: a non-trainable `tf.Variable` of that initial value and name}: state a run keeps beside the model
+    (its budget, early stopping) and checkpoints under these names."""
+    return {name: tf.Variable(value, trainable=False, name=name) for name, value in initial_values.items()}

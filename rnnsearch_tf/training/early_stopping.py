@@ -4,7 +4,8 @@ import json
 import os
 
 import numpy as np
-import tensorflow as tf
+
+from rnnsearch_tf.training.checkpointing import run_variables
 
 SELECTION_METRICS = ("bleu", "chrf")  # what `--select_by` may judge validations by
 HISTORY_FIELDS = (
@@ -37,15 +38,9 @@ class EarlyStopping:
         self.patience = patience
         self.decay_patience = decay_patience
         self.learning_rate_decay = learning_rate_decay
-        self.variables = {
-            name: tf.Variable(initial, trainable=False, name=name)
-            for name, initial in (
-                ("best_bleu", np.float64(-1)),
-                ("best_step", np.int64(0)),
-                ("validations_without_improvement", np.int64(0)),
-                ("validations_since_decay", np.int64(0)),
-            )
-        }
+        self.variables = run_variables(best_bleu=np.float64(-1), best_step=np.int64(0),
+                                       validations_without_improvement=np.int64(0),
+                                       validations_since_decay=np.int64(0))
         self._improved = False
 
     @property

@@ -84,12 +84,13 @@ class Trainer:
                                             training_config.learning_rate_decay, training_config.select_by)
         self.budget = TrainingBudget(training_config.train_steps, training_config.max_epochs,
                                      training_config.max_hours, self.folders.training_pairs)
-        self.switch_data_dir = self.folders.switch_data_dir
         # Whether updates read `switch_data_dir` already (checkpointed: the best checkpoint was judged afresh).
-        self.has_switched = tf.Variable(False, trainable=False, name="switched") if self.switch_data_dir else None
+        self.has_switched = None
+        if self.folders.switch_data_dir:
+            self.has_switched = tf.Variable(False, trainable=False, name="switched")
         # One iterator and one update function per data directory (the second read after `switch_at`).
         iterators = [iter(self._make_dataset(data_dir))
-                     for data_dir in (self.folders.data_dir, self.switch_data_dir) if data_dir]
+                     for data_dir in (self.folders.data_dir, self.folders.switch_data_dir) if data_dir]
         self.checkpointing = self._make_checkpointing(iterators)
         self.train_steps = [self._make_train_step(iterator) for iterator in iterators]
         self.validator = self._make_validator()
@@ -254,7 +255,7 @@ class Trainer:
             self.early_stopping.restart()
             logging.info("step %d: past %.0f%% of the budget, updates read the training pairs of %s; the best "
                          "checkpoint is judged afresh", self.step, 100 * self.config.switch_at,
-                         self.switch_data_dir.path)
+                         self.folders.switch_data_dir.path)
         result = {name: value.numpy() for name, value in self.train_steps[int(switched)]().items()}
         self.budget.add_update(result["sentences"])
         return result
@@ -263,7 +264,8 @@ class Trainer:
         """Whether updates now read `switch_data_dir`: once `switch_at` of `train_steps` or of `max_hours`
         is spent (the limit that ends training comes first to its share too). With several workers only
         the steps count: every worker must switch at the same update, and each keeps its own clock."""
-        return self.switch_data_dir is not None and self.budget.spent(self.config.switch_at, self.workers.count == 1)
+        return (self.folders.switch_data_dir is not None
+                and self.budget.spent(self.config.switch_at, self.workers.count == 1))
 
     def _after_update(self, statistics):
         """Logging, validation and checkpointing due after a finite update; returns a stop reason or None."""

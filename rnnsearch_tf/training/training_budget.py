@@ -3,7 +3,8 @@
 import time
 
 import numpy as np
-import tensorflow as tf
+
+from rnnsearch_tf.training.checkpointing import run_variables
 
 
 class TrainingBudget:
@@ -31,11 +32,7 @@ class TrainingBudget:
         self.max_epochs = max_epochs
         self.max_hours = max_hours
         self.training_pairs = training_pairs
-        self.variables = {
-            name: tf.Variable(initial, trainable=False, name=name)
-            for name, initial in (("step", np.int64(0)), ("sentences_seen", np.int64(0)),
-                                  ("training_seconds", np.float64(0)))
-        }
+        self.variables = run_variables(step=np.int64(0), sentences_seen=np.int64(0), training_seconds=np.float64(0))
         self._started = None  # (clock at the start of this run's count, training_seconds then)
 
     @property
