@@ -237,6 +237,7 @@ def test_a_truncated_gzip_member_of_a_tar_is_named_and_not_kept(tmp_path):
 def test_data_root_from_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("RNNSEARCH_DATA", str(tmp_path / "corpora"))
     assert data_files.data_root_from_environment() == tmp_path / "corpora"  # named, even if not made yet
+    assert data_files.data_root_from_environment(str(tmp_path / "given")) == tmp_path / "given"  # --data_dir first
     monkeypatch.setenv("RNNSEARCH_DATA", "")
     monkeypatch.setattr(data_files, "DEFAULT_DATA_ROOT", tmp_path / "absent")
     assert data_files.data_root_from_environment() is None
