@@ -27,6 +27,7 @@ import sacrebleu
 from absl import app, flags
 
 from bench.provenance import provenance
+from bench.rare_words import probe_sentences
 from data_pipeline.data_dir import DataDir
 from rnnsearch_tf.cli import search_flags
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
@@ -41,29 +42,6 @@ _ROUNDS = flags.DEFINE_integer("rounds", 3, "Timed decoding rounds per model.", 
 _EQUAL_UPDATES = flags.DEFINE_string(
     "equal_updates_checkpoint", None, "A checkpoint name every model has (e.g. ckpt-1000): BLEU there too, at equal "
     "updates beside --checkpoint's equal time.")
-
-PROBE_SIZE = 100
-_TEMPLATES = (
-    "A man named {name} is riding a bicycle in {number}.",
-    "{name} is playing the guitar for {number} people.",
-    "A woman called {name} holds a sign that says {number}.",
-    "The dog of {name} jumps over {number} hurdles.",
-    "{name} and a friend stand in front of house number {number}.",
-)
-_SYLLABLES = ("brak", "ken", "feld", "zol", "var", "quim", "tor", "ulv", "dre", "mosk", "yth", "pell", "gar", "wix")
-
-
-def probe_sentences(count=PROBE_SIZE, seed=1961):
-    """`count` (sentence, name, number): invented names of two or three syllables, capitalised, and whole
-    numbers of 2 to 4 digits, in caption-like templates; the same for the same seed."""
-    rng = np.random.default_rng(seed)
-    probes = []
-    for index in range(count):
-        name = "".join(rng.choice(_SYLLABLES, size=int(rng.integers(2, 4)))).capitalize()
-        number = str(int(rng.integers(10, 10_000)))
-        probes.append((_TEMPLATES[index % len(_TEMPLATES)].format(name=name, number=number), name, number))
-    return probes
-
 
 def _probe(translator, probes):
     """The share of probe names and of numbers found verbatim in the translations."""

@@ -7,7 +7,8 @@ the sentence's own lengths, so an instance's answer does not depend on the other
 
 - a token output (`tokens`, `source_tokens`, `words`, `source_words`, `nbest_tokens`): up to its first "";
 - an id output (`target_ids`, `nbest_target_ids`): without its trailing 0s;
-- `token_log_probs`: as long as `tokens`;
+- `token_log_probs`, `token_probabilities`: as long as `tokens`; `nbest_token_probabilities` as each
+  hypothesis's `nbest_tokens`; `word_probabilities` as `words`;
 - `alignment` `[tgt_len, src_len]`: as many rows as the target tokens (or ids) and columns as
   `source_tokens` (without `source_tokens`, as `translate_ids` answers: up to the last column any row
   attends to); `nbest_alignment` likewise per hypothesis; `word_alignment` as `words` by `source_words`.
@@ -58,8 +59,12 @@ def trim_instance(outputs):
             elif name in outputs:  # [hypotheses, length]: each hypothesis its own length
                 trimmed[name] = [row[: length(row)] for row in outputs[name]]
     target = trimmed.get("tokens", trimmed.get("target_ids"))
-    if "token_log_probs" in outputs and "tokens" in trimmed:
-        trimmed["token_log_probs"] = outputs["token_log_probs"][: len(trimmed["tokens"])]
+    for name, tokens in (("token_log_probs", "tokens"), ("token_probabilities", "tokens"), ("word_probabilities", "words")):
+        if name in outputs and tokens in trimmed:
+            trimmed[name] = outputs[name][: len(trimmed[tokens])]
+    if "nbest_token_probabilities" in outputs and "nbest_tokens" in trimmed:
+        trimmed["nbest_token_probabilities"] = [row[: len(tokens)] for row, tokens in
+                                                zip(outputs["nbest_token_probabilities"], trimmed["nbest_tokens"])]
     if "alignment" in outputs and target is not None:
         alignment = outputs["alignment"]
         columns = len(trimmed["source_tokens"]) if "source_tokens" in trimmed else _attended_columns(alignment)

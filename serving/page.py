@@ -2,7 +2,8 @@
 
 The page is three static files in `serving/static/` (plain HTML, CSS and JavaScript: no build step,
 nothing fetched from anywhere but this server) that call the server's own TF Serving REST API
-(`translate`, `settings`, and `translate_prefix` when the export has it). `Page` answers:
+(`translate`, `settings`, and `translate_prefix` and `translate_constrained`, the glossary's, when the export
+has them). `Page` answers:
 - `GET /` (or `/index.html`): index.html, with the served model names written into its
   `<meta name="model-names">` (HTML-escaped JSON, the default model first), so the page knows which
   `/v1/models/<name>` it may call; with several it shows a choice of model;

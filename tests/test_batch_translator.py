@@ -229,3 +229,21 @@ def test_saved_model_translates_prefixes_like_the_model_dir(tmp_path_factory):
         assert [word for word, _ in exported["alternatives"]] == [word for word, _ in expected["alternatives"]]
         np.testing.assert_allclose([score for _, score in exported["alternatives"]],
                                    [score for _, score in expected["alternatives"]], rtol=1e-5)
+
+
+def test_constraints_are_padded_per_batch_and_reported_per_sentence(batch_translator, results):
+    constraints = [["chien"], [], ["maison", "le chat"], ["zyzzyva", "vert"], ["chat"], ["un"], [], [], ["la"]]
+    constrained = batch_translator.translate(INPUT, constraints=constraints)  # batches of 2: widths 1 and 2
+    for phrases, result, free in zip(constraints, constrained, results, strict=True):
+        assert len(result["constraints_met"]) == len(result["constraints_skipped"]) == len(phrases)
+        for phrase, met, skipped in zip(phrases, result["constraints_met"], result["constraints_skipped"]):
+            assert skipped == (phrase == "zyzzyva")  # outside the target vocabulary
+            assert met == (f" {phrase} " in f" {result['translation']} ")
+        if not phrases:
+            assert result["translation"] == free["translation"]  # no constraint: translate's search
+    assert all(all(result["constraints_met"]) or not result["source_tokens"]
+               for phrases, result in zip(constraints, constrained) if "zyzzyva" not in phrases)
+    with pytest.raises(ValueError, match="got 9 sentences but 8 constraint lists"):
+        batch_translator.translate(INPUT, constraints=constraints[:-1])
+    with pytest.raises(ValueError, match="give prefixes or constraints, not both"):
+        batch_translator.translate(INPUT, prefixes=PREFIXES, constraints=constraints)

@@ -10,6 +10,7 @@ from helpers.search_test_models import (
     UNIFORM,
     BigramModel,
     HashModel,
+    check_token_log_probs,
     hypotheses,
     numpy_result,
 )
@@ -183,6 +184,18 @@ def test_recurrent_state_is_reordered_with_the_hypotheses():
             assert ids[-1] == EOS and EOS not in ids[:-1]
             np.testing.assert_allclose(log_prob, model.sequence_log_prob(sentence, ids), atol=1e-4)
     assert result["lengths"].max() > 3  # long enough for wrong reordering to show
+
+
+@pytest.mark.parametrize("drop_finished", [True, False])
+def test_token_log_probs_are_each_tokens_log_prob_after_its_prefix(drop_finished):
+    model = HashModel(vocab_size=9, eos_logit_shift=-1.0)
+    search = BeamSearch(model.symbols_to_logits_fn, beam_size=4, num_hypotheses=3, drop_finished=drop_finished)
+    result = numpy_result(search(model.initial_state(batch_size=5), tf.constant([1, 12, 4, 12, 8])))
+    assert result["token_log_probs"].shape == result["ids"].shape
+    assert result["lengths"].max() > 3 and np.all(result["token_log_probs"] <= 0.0)
+    check_token_log_probs(model, result)
+    forced = numpy_result(search.search(model.initial_state(batch_size=5), 12, prefix_ids=_padded_prefixes([[5, 6]] * 5)))
+    check_token_log_probs(model, forced)
 
 
 def test_alignments_are_aligned_with_the_tokens():

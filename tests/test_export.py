@@ -19,7 +19,8 @@ from helpers.serving_test_utils import (BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTI
                                         exported_model)
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SIGNATURES = ("serving_default", "translate", "translate_prefix", "translate_ids", "score", "settings")
+SIGNATURES = ("serving_default", "translate", "translate_prefix", "translate_constrained", "translate_ids", "score",
+              "settings")
 SOURCE_IDS = np.array([[4, 6, 9, 0], [7, 0, 0, 0], [0, 0, 0, 0]], np.int32)
 
 
@@ -31,6 +32,7 @@ def signature_inputs():
         "serving_default": {"text": text},
         "translate": {"text": text},
         "translate_prefix": {"text": text, "prefix": prefixes},
+        "translate_constrained": {"text": text, "constraints": np.stack([prefixes, targets], axis=1)},
         "translate_ids": {"source_ids": SOURCE_IDS},
         "score": {"source": text, "target": targets},
         "settings": {},
@@ -151,6 +153,7 @@ def test_fresh_process_signatures_equal_the_python_path(exported, fresh_process)
     expected = {
         "translate": translator.translate(**inputs["translate"]),
         "translate_prefix": translator.translate_prefix(**inputs["translate_prefix"]),
+        "translate_constrained": translator.translate_constrained(**inputs["translate_constrained"]),
         "translate_ids": translator.translate_ids(**inputs["translate_ids"]),
         "score": translator.score(**inputs["score"]),
     }

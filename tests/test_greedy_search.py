@@ -7,6 +7,7 @@ from helpers.search_test_models import (
     GREEDY_IS_NOT_BEST,
     BigramModel,
     HashModel,
+    check_token_log_probs,
     hypotheses,
     numpy_result,
 )
@@ -61,6 +62,8 @@ def test_beam_one_equals_greedy_on_a_recurrent_model(forbidden_ids):
         outputs = greedy["alignments"][sentence, 0]
         np.testing.assert_allclose(outputs[: len(ids)], model.alignments(sentence, ids))
         np.testing.assert_array_equal(outputs[len(ids) :], 0.0)
+    np.testing.assert_allclose(greedy["token_log_probs"], beam["token_log_probs"], atol=1e-5)
+    check_token_log_probs(model, greedy)
 
 
 def test_inside_tf_function_with_unknown_batch_size():

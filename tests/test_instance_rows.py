@@ -58,3 +58,18 @@ def test_one_output_gives_its_values_and_a_word_view_its_words():
                               "source_words": _strings([["the", "cat", "</s>", "", ""]])[0],
                               "word_alignment": np.ones([4, 5], np.float32)})
     assert np.shape(instance["word_alignment"]) == (3, 3)
+
+
+def test_probabilities_are_cut_to_their_tokens_and_words():
+    instance = trim_instance({"tokens": _strings([["le", "ch", "at", "</s>", ""]])[0],
+                              "token_probabilities": np.array([0.5, 0.25, 0.5, 0.9, 0.0], np.float32),
+                              "words": _strings([["le", "chat", "</s>", ""]])[0],
+                              "word_probabilities": np.array([0.5, 0.125, 0.9, 0.0], np.float32),
+                              "nbest_tokens": _strings([["le", "</s>", ""], ["</s>", "", ""]]),
+                              "nbest_token_probabilities": np.array([[0.5, 0.9, 0.0], [0.1, 0.0, 0.0]], np.float32),
+                              "mean_log_prob": np.float32(-0.7)})
+    assert instance["token_probabilities"].tolist() == [0.5, 0.25, 0.5, 0.8999999761581421]
+    assert instance["word_probabilities"].tolist() == [0.5, 0.125, 0.8999999761581421]
+    assert [values.tolist() for values in instance["nbest_token_probabilities"]] == [[0.5, 0.8999999761581421],
+                                                                                     [0.10000000149011612]]
+    assert instance["mean_log_prob"] == np.float32(-0.7)

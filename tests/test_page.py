@@ -74,18 +74,20 @@ def _wait(driver, condition, message):
     return WebDriverWait(driver, WAIT).until(lambda _: condition(), message)
 
 
-def _open_and_translate(driver, server, lines, typed=True):
-    """Opens the page, enters `lines` (typed, or set at once when long) and translates them."""
+def _open_and_translate(driver, server, lines, typed=True, reload=True):
+    """Opens the page (unless `reload` is false: as it is), enters `lines` (typed, or set at once when long)
+    and translates them."""
     from selenium.webdriver.common.by import By
 
-    driver.get(server.url)
+    if reload:
+        driver.get(server.url)
     _wait(driver, lambda: "version" in driver.find_element(By.ID, "model").text, "the model's version never showed")
     if typed:
         driver.find_element(By.ID, "input").send_keys("\n".join(lines))
     else:
         driver.execute_script("document.getElementById('input').value = arguments[0]", "\n".join(lines))
     driver.find_element(By.ID, "translate").click()
-    _wait(driver, lambda: driver.find_element(By.ID, "status").text.startswith(("Translated", "The server")),
+    _wait(driver, lambda: driver.find_element(By.ID, "status").text.startswith(("Translated", "The server", "Glossary")),
           "no translation and no error")
     return driver.find_elements(By.CSS_SELECTOR, "section.sentence")
 
@@ -150,6 +152,31 @@ def test_two_sentences_with_heatmap_nbest_unknown_words_and_settings(browser, se
     assert (tmp_path / "page.png").stat().st_size > 10_000
 
 
+def _confidence_marks(section):
+    """(each target word's probability shown on hover, whether it is underlined as uncertain)."""
+    from selenium.webdriver.common.by import By
+
+    chips = section.find_elements(By.CSS_SELECTOR, ".target-tokens .token")
+    shown = [float(re.search(r"p = (\d\.\d{3})", chip.get_attribute("title")).group(1)) for chip in chips]
+    return shown, ["uncertain" in chip.get_attribute("class").split() for chip in chips]
+
+
+def test_words_below_the_confidence_threshold_are_underlined_with_their_probability_on_hover(browser, server,
+                                                                                             servable):
+    from selenium.webdriver.common.by import By
+
+    sections = _open_and_translate(browser, server, SENTENCES)
+    expected = servable.predict("translate", {"text": np.array([s.encode() for s in SENTENCES], object)})
+    for index, section in enumerate(sections):
+        shown, uncertain = _confidence_marks(section)
+        probabilities = expected["token_probabilities"][index][: len(shown)]
+        assert shown == pytest.approx(probabilities.tolist(), abs=6e-4)
+        assert uncertain == [probability < 0.5 for probability in probabilities]  # LOW_CONFIDENCE in page.js
+        for chip, underlined in zip(section.find_elements(By.CSS_SELECTOR, ".target-tokens .token"), uncertain):
+            assert ("dotted" in chip.value_of_css_property("text-decoration")) == underlined
+    assert any(uncertain for section in sections for uncertain in _confidence_marks(section)[1])
+
+
 def test_choosing_an_alternative_forces_the_prefix(browser, server, tmp_path):
     from selenium.webdriver.common.by import By
 
@@ -175,13 +202,13 @@ def test_choosing_an_alternative_forces_the_prefix(browser, server, tmp_path):
     browser.save_screenshot(str(tmp_path / "page_prefix.png"))
 
 
-class _WithoutPrefixSignature:
-    """The servable as an older export shows it: its metadata lists no `translate_prefix`."""
+class _WithoutSignatures:
+    """The servable as an older export shows it: its metadata lists none of `names`."""
 
-    def __init__(self, servable):
+    def __init__(self, servable, names):
         self._servable = servable
         self.signature_defs = {name: signature for name, signature in servable.signature_defs.items()
-                               if name != "translate_prefix"}
+                               if name not in names}
 
     def __getattr__(self, name):
         return getattr(self._servable, name)
@@ -190,7 +217,7 @@ class _WithoutPrefixSignature:
 def test_without_translate_prefix_the_words_are_not_clickable(browser, servable):
     from selenium.webdriver.common.by import By
 
-    older = LocalServer(ModelManager.serving(_WithoutPrefixSignature(servable)), rest_api_port=0).start()
+    older = LocalServer(ModelManager.serving(_WithoutSignatures(servable, ["translate_prefix"])), rest_api_port=0).start()
     older.url = f"http://127.0.0.1:{older.rest_api_port}/"
     try:
         section = _open_and_translate(browser, older, SENTENCES[:1])[0]
@@ -198,6 +225,105 @@ def test_without_translate_prefix_the_words_are_not_clickable(browser, servable)
         assert not section.find_elements(By.CSS_SELECTOR, ".choosable, button.token")
         section.find_elements(By.CSS_SELECTOR, ".target-tokens .token")[0].click()
         assert not browser.find_elements(By.CSS_SELECTOR, ".alternatives")
+    finally:
+        older.stop()
+
+
+# "cat" is found, its target made only of words the target vocabulary lacks (skipped); "dog" is found; "do"
+# is not a whole word of either sentence; "the house" is in neither.
+GLOSSARY = ["cat = zorglub", "dog\tchien", "# a comment", "do = voit", "the house = maison"]
+GLOSSARY_SENTENCES = [SENTENCES[0], "a small green house ?"]
+
+
+def _constrained(servable, sentence, constraints):
+    return servable.predict("translate_constrained", {"text": np.array([sentence.encode()], object),
+                                                      "constraints": np.array([[c.encode() for c in constraints]],
+                                                                              object)})
+
+
+def _open_with_glossary(driver, server, glossary, lines):
+    """Opens the page, writes `glossary` into its glossary box (typed, but set at once where a line holds a
+    TAB, which a typed Tab key would not insert), enters `lines` and translates them."""
+    from selenium.webdriver.common.by import By
+
+    driver.get(server.url)
+    _wait(driver, lambda: driver.find_element(By.ID, "glossary-box").is_displayed(), "no glossary box")
+    if any("\t" in line for line in glossary):
+        driver.execute_script("document.getElementById('glossary').value = arguments[0]", "\n".join(glossary))
+    else:
+        driver.find_element(By.ID, "glossary").send_keys("\n".join(glossary))
+    return _open_and_translate(driver, server, lines, reload=False)
+
+
+def test_a_glossary_term_is_put_in_the_translation_and_highlighted(browser, server, servable, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    plain = servable.predict("translate", {"text": np.array([s.encode() for s in GLOSSARY_SENTENCES], object)})
+    assert b"chien" not in list(plain["tokens"][0])  # the model would not say it on its own
+    expected = _constrained(servable, GLOSSARY_SENTENCES[0], ["zorglub", "chien"])  # the order found
+    assert expected["constraints_met"].tolist() == [[False, True]]
+    assert expected["constraints_skipped"].tolist() == [[True, False]]
+    sections = _open_with_glossary(browser, server, GLOSSARY, GLOSSARY_SENTENCES)
+    assert browser.find_element(By.ID, "status").text.startswith("Translated 2 sentences")
+    first, second = sections
+    assert first.find_element(By.CSS_SELECTOR, ".translation-text").text == expected["translation"][0].decode()
+    assert "chien" in _target_words(first)
+    marked = [chip.text for chip in first.find_elements(By.CSS_SELECTOR, ".target-tokens .token.constraint")]
+    rows = [head.text for head in first.find_elements(By.CSS_SELECTOR, "table.heatmap tbody th.constraint")]
+    assert marked == rows == ["chien"] * _target_words(first).count("chien")
+    chip = first.find_element(By.CSS_SELECTOR, ".target-tokens .token.constraint")
+    assert "glossary: chien" in chip.get_attribute("title")
+    assert chip.value_of_css_property("font-weight") == "600"
+    assert first.find_element(By.CSS_SELECTOR, ".constraint-report").text == "skipped (only unknown words): zorglub"
+    # Nothing of the glossary is found in the second sentence: its translation is translate's.
+    assert second.find_element(By.CSS_SELECTOR, ".translation-text").text == plain["translation"][1].decode()
+    assert not second.find_elements(By.CSS_SELECTOR, ".constraint, .constraint-report")
+    browser.save_screenshot(str(tmp_path / "page_glossary.png"))
+
+    # A chosen word translates again with translate_prefix, which takes no glossary: the sentence says so.
+    first.find_elements(By.CSS_SELECTOR, ".target-tokens .token")[0].click()
+    _wait(browser, lambda: browser.find_elements(By.CSS_SELECTOR, ".alternatives .alternative"),
+          "no alternatives appeared")[0].click()
+    _wait(browser, lambda: browser.find_elements(By.CSS_SELECTOR, "section.sentence .badge.forced"),
+          "the sentence was not translated again")
+    first = browser.find_elements(By.CSS_SELECTOR, "section.sentence")[0]
+    assert first.find_element(By.CSS_SELECTOR, ".constraint-report").text == (
+        "glossary not applied with a chosen prefix: zorglub, chien")
+    assert not first.find_elements(By.CSS_SELECTOR, ".constraint")
+
+
+def test_with_split_sentences_each_sentence_gets_the_terms_found_in_it(browser, server, servable):
+    from selenium.webdriver.common.by import By
+
+    sentences = [SENTENCES[0], "A small green house?"]  # the line's two sentences; "dog" is in the first only
+    browser.get(server.url)
+    _wait(browser, lambda: browser.find_element(By.ID, "glossary-box").is_displayed(), "no glossary box")
+    browser.find_element(By.ID, "split-sentences").click()
+    browser.find_element(By.ID, "glossary").send_keys("dog = chien")
+    first, second = _open_and_translate(browser, server, [" ".join(sentences)], reload=False)
+    expected = _constrained(servable, sentences[0], ["chien"])
+    plain = servable.predict("translate", {"text": np.array([sentences[1].encode()], object)})
+    assert first.find_element(By.CSS_SELECTOR, ".translation-text").text == expected["translation"][0].decode()
+    assert [chip.text for chip in first.find_elements(By.CSS_SELECTOR, ".target-tokens .token.constraint")][:1] == [
+        "chien"]
+    assert second.find_element(By.CSS_SELECTOR, ".translation-text").text == plain["translation"][0].decode()
+    assert not second.find_elements(By.CSS_SELECTOR, ".constraint, .constraint-report")
+
+
+def test_a_malformed_glossary_line_is_named_and_an_older_export_shows_no_glossary(browser, server, servable):
+    from selenium.webdriver.common.by import By
+
+    _open_with_glossary(browser, server, ["dog = chien", "", "cat chat"], SENTENCES[:1])
+    status = browser.find_element(By.ID, "status")
+    assert "error" in status.get_attribute("class") and not browser.find_elements(By.CSS_SELECTOR, "section.sentence")
+    assert status.text == "Glossary line 3: expected “source term = target term” (or a TAB between them), got “cat chat”"
+    older = LocalServer(ModelManager.serving(_WithoutSignatures(servable, ["translate_constrained"])),
+                        rest_api_port=0).start()
+    older.url = f"http://127.0.0.1:{older.rest_api_port}/"
+    try:
+        section = _open_and_translate(browser, older, SENTENCES[:1])[0]
+        assert not browser.find_element(By.ID, "glossary-box").is_displayed()
+        assert not section.find_elements(By.CSS_SELECTOR, ".constraint, .constraint-report")
     finally:
         older.stop()
 
@@ -376,6 +502,8 @@ def test_a_subword_model_shows_words_and_forces_the_text_of_an_alternative(brows
     assert section.find_element(By.CSS_SELECTOR, ".translation-text").text == translation
     assert _target_words(section) == [word.decode() for word in expected["words"][0] if word]
     assert len(_cells(section)) == len(_target_words(section))
+    shown, _ = _confidence_marks(section)  # each word's probability: its pieces' multiplied
+    assert shown == pytest.approx(expected["word_probabilities"][0][: len(shown)].tolist(), abs=6e-4)
     section.find_elements(By.CSS_SELECTOR, ".target-tokens .token")[0].click()
     options = _wait(browser, lambda: browser.find_elements(By.CSS_SELECTOR, ".alternatives .alternative"),
                     "no alternatives appeared")

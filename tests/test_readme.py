@@ -41,7 +41,8 @@ def _row_with(*values, rows=TABLE_ROWS):
 # Results files whose kind is the start of their name (the bench that writes them).
 _KINDS_BY_NAME = ("decode_throughput", "train_throughput", "data_pipeline", "search_sweep", "command_latency",
                   "serving_load", "shortlist", "finetune", "long_inputs",
-                  "quickstart_curves", "data_selection", "scale", "two_workers")
+                  "quickstart_curves", "data_selection", "scale", "two_workers", "constraints",
+                  "confidence", "subword_sampling")
 
 
 def _kind(path):
@@ -253,12 +254,31 @@ def test_data_selection_rows_show_the_bench_json(path):
         assert _row_with(*values), f"{path.name}: no table row shows {name}'s {values}"
 
 
+@pytest.mark.parametrize("path", _of_kind("confidence"), ids=_ids)
+def test_confidence_rows_show_the_bench_json(path):
+    report = _load(path)
+    tokens = report["tokens"]
+    values = [f"{report['corpus_bleu']:.2f}", f"{tokens['count']:,}", f"{tokens['auc']:.4f}",
+              f"{report['sentences_mean_log_prob_auc']:.4f}"]
+    for group in ("in_reference", "not_in_reference"):
+        values += [f"{tokens[group]['count']:,}", f"{tokens[group]['mean_probability']:.4f}"]
+    assert _row_with(*values), f"{path.name}: no table row shows {values}"
+
+
 @pytest.mark.parametrize("path", _of_kind("subwords"), ids=_ids)
 def test_subword_rows_show_the_bench_json(path):
     for name, model in _load(path)["models"].items():
         values = [str(model["training"]["updates"]), f"{model['sentences_per_s']:.1f}",
                   f"{100 * model['probe']['names_unchanged']:.0f}%", f"{100 * model['probe']['numbers_unchanged']:.0f}%"]
         values += [f"{bleu['searched']:.2f}" for bleu in model["bleu"].values()]
+        assert _row_with(*values), f"{path.name}: no table row shows {name}'s {values}"
+
+
+@pytest.mark.parametrize("path", _of_kind("subword_sampling"), ids=_ids)
+def test_subword_sampling_rows_show_the_bench_json(path):
+    for name, run in _load(path)["runs"].items():
+        values = [name, str(run["training"]["updates"]), f"{run['training']['best_dev_bleu']:.2f}"]
+        values += [f"{scores[metric]:.2f}" for scores in run["scores"].values() for metric in ("bleu", "chrf")]
         assert _row_with(*values), f"{path.name}: no table row shows {name}'s {values}"
 
 
@@ -308,3 +328,14 @@ def test_two_workers_rows_show_the_bench_json(path):
     for name, run in _load(path)["runs"].items():
         values = [f"{run['seconds']:.1f}", f"{run['sentences_per_second']:.1f}", f"{run['rate_against_one_process']:.2f}"]
         assert _row_with(*values), f"{path.name}: no table row shows {name}'s {values}"
+
+
+@pytest.mark.parametrize("path", _of_kind("constraints"), ids=_ids)
+def test_constraint_rows_show_the_bench_json(path):
+    for name, setting in _load(path)["settings"].items():
+        values = [f"{setting[key]:.1f}" for key in ("sentences_per_s", "fastest_sentences_per_s")]
+        values.append(f"{setting['bleu']:.2f}")
+        if setting.get("constraints"):
+            values += [f"{setting['constraints']:,}", f"{setting['met']:,}", f"{100 * setting['met_share']:.1f}%",
+                       f"{setting['ms_per_constraint']:.2f}"]
+        assert _row_with(*values), f"{path.name}: no table row shows the setting {name}: {values}"

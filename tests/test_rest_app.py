@@ -125,6 +125,36 @@ def test_row_predict_answers_a_prediction_per_instance(rest_app, servable):
         assert np.shape(prediction["alignment"]) == (len(target_ids), [4, 2][row])  # source ids and </s>
 
 
+def test_row_predict_answers_each_tokens_probability_trimmed_to_its_tokens(rest_app, servable):
+    status, answer = call(rest_app, "POST", f"{MODEL}:predict", {"instances": SENTENCES[:3]})
+    expected = servable.predict("translate", {"text": np.array([s.encode() for s in SENTENCES[:3]], object)})
+    assert status == 200
+    for row, prediction in enumerate(answer["predictions"]):
+        length = len(prediction["tokens"])
+        np.testing.assert_allclose(prediction["token_probabilities"], expected["token_probabilities"][row, :length],
+                                   rtol=1e-6)
+        assert 0.0 < min(prediction["token_probabilities"]) and max(prediction["token_probabilities"]) <= 1.0
+        np.testing.assert_allclose(prediction["mean_log_prob"], np.mean(np.log(prediction["token_probabilities"])),
+                                   atol=1e-5)
+        assert [len(values) for values in prediction["nbest_token_probabilities"]] == [
+            len(tokens) for tokens in prediction["nbest_tokens"]]
+        np.testing.assert_allclose(prediction["nbest_mean_log_probs"], expected["nbest_mean_log_probs"][row], rtol=1e-6)
+
+
+def test_row_predict_of_translate_constrained_puts_each_phrase_in_the_translation(rest_app, servable):
+    plain = servable.predict("translate", {"text": np.array([s.encode() for s in SENTENCES[:2]], object)})
+    assert b"chien" not in list(plain["tokens"][0])  # the model would not say it on its own
+    instances = [{"text": SENTENCES[0], "constraints": ["chien", ""]}, {"text": SENTENCES[1], "constraints": ["", ""]}]
+    status, answer = call(rest_app, "POST", f"{MODEL}:predict",
+                          {"signature_name": "translate_constrained", "instances": instances})
+    assert status == 200
+    constrained, free = answer["predictions"]
+    assert "chien" in constrained["tokens"] and "chien" in constrained["translation"].split()
+    assert constrained["constraints_met"] == [True, False] and constrained["constraints_skipped"] == [False, True]
+    assert free["translation"] == plain["translation"][1].decode("utf-8")  # no phrase: translate's answer
+    assert free["constraints_met"] == [False, False] and free["constraints_skipped"] == [True, True]
+
+
 def test_the_settings_signature_answers_its_scalars(rest_app, servable):
     expected = servable.predict("settings", {})
     status, answer = call(rest_app, "POST", f"{MODEL}:predict", {"signature_name": "settings", "inputs": {}})

@@ -7,6 +7,7 @@ from helpers.search_test_models import (
     GREEDY_IS_NOT_BEST,
     BigramModel,
     HashModel,
+    check_token_log_probs,
     hypotheses,
     numpy_result,
 )
@@ -35,6 +36,9 @@ def test_samples_are_ranked_scored_and_reproducible():
             outputs = result["alignments"][sentence, rank]
             np.testing.assert_allclose(outputs[: len(ids)], model.alignments(sentence, ids))
     assert len({tuple(ids) for ids in hypotheses(result, 1)}) > 1  # samples differ
+    check_token_log_probs(model, result)
+    tempered = Sampler(model.symbols_to_logits_fn, num_samples=8, temperature=0.5, seed=5)
+    check_token_log_probs(model, numpy_result(tempered(initial_state, tf.constant([6, 10, 3]))))  # the model's own
 
     again = numpy_result(sampler(initial_state, tf.constant([6, 10, 3])))
     np.testing.assert_array_equal(again["ids"], result["ids"])

@@ -107,6 +107,26 @@ def test_a_prefix_typed_as_words_is_forced_as_its_pieces(subwords, tmp_path):
     assert set(alternatives) <= next_pieces and not any("▁" in word for word in alternatives)
 
 
+def test_a_words_probability_is_the_product_of_its_pieces(subwords):
+    _, model_dir, _ = subwords
+    translator = Translator.from_model_dir(model_dir, beam_size=2, maximum_source_length=40)
+    outputs = {name: value.numpy() for name, value in translator.translate(SOURCES).items()}
+    _, word_index = translator.target_codec.words(outputs["tokens"])
+    for row, source in enumerate(SOURCES):
+        words = [word for word in outputs["words"][row] if word]
+        expected = [np.prod(outputs["token_probabilities"][row][word_index[row].numpy() == word])
+                    for word in range(len(words))]  # </s> a word of its own
+        np.testing.assert_allclose(outputs["word_probabilities"][row][: len(words)], expected, rtol=1e-5)
+        np.testing.assert_array_equal(outputs["word_probabilities"][row][len(words):], 0.0)
+        assert bool(source) == bool(words)  # an empty line has no words
+    stdout, _ = _rnnsearch("translate", f"--model_dir={model_dir}", "--output_format=json", "--noprogress",
+                           *SEARCH, stdin="\n".join(SOURCES) + "\n")
+    records = [json.loads(line) for line in stdout.splitlines()]
+    assert [record["words"][:-1] for record in records if record["tokens"]] == [
+        [word.decode() for word in row if word][:-1] for row in outputs["words"] if row[0]]
+    assert all(len(record["words"]) == len(record["word_probabilities"]) for record in records if record["tokens"])
+
+
 def test_score_scores_the_pieces_of_each_target(subwords, tmp_path):
     _, model_dir, processor = subwords
     (tmp_path / "source.txt").write_text("\n".join(SOURCES) + "\n", encoding="utf-8")

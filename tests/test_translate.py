@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from conftest import REPO_ROOT
@@ -54,6 +55,24 @@ def test_command_line_file_to_file_alignment(model_dir, tmp_path):
     assert records[len(SENTENCES)]["translation"] == "" and records[len(SENTENCES) + 1]["truncated"]
     for record in records:
         assert len(record["alignment"]) == (len(record["target_tokens"]) + 1 if record["source_tokens"] else 0)
+
+
+def test_command_line_json_gives_each_tokens_probability(model_dir):
+    stdout, _ = _run([f"--model_dir={model_dir}", "--output_format=json", "--num_hypotheses=2", "--noprogress",
+                      *_options()], "\n".join(INPUT) + "\n")
+    records = [json.loads(line) for line in stdout.splitlines()]
+    assert [record["index"] for record in records] == list(range(len(INPUT)))
+    for record in records:
+        assert "alignment" not in record and len(record["nbest"]) == 2
+        for item in [record, *record["nbest"]]:
+            assert len(item["tokens"]) == len(item["token_probabilities"])
+            if not item["tokens"]:  # an empty line: nothing translated
+                assert item["mean_log_prob"] == 0.0
+                continue
+            log_probs = np.log(item["token_probabilities"])
+            assert item["tokens"][-1] == "</s>" and np.all(log_probs <= 0.0)
+            np.testing.assert_allclose(log_probs.sum(), item["score"], atol=1e-4)  # no length normalization
+            np.testing.assert_allclose(log_probs.mean(), item["mean_log_prob"], atol=1e-4)
 
 
 def test_command_line_sampling_draws_reproducible_ranked_translations(model_dir):
@@ -104,3 +123,57 @@ def test_command_line_prefix_file(model_dir, tmp_path_factory, tmp_path):
     assert unwritable.returncode == 1 and b"translating with" not in unwritable.stderr  # refused before the model
     assert f"error: --output={tmp_path / 'missing' / 'out.txt'}: the folder {tmp_path / 'missing'} does not exist" in (
         unwritable.stderr.decode())
+
+
+# Constraints (`--terminology`, `--constraints_file`): every translation holds its line's target phrases.
+
+TERMINOLOGY = "# English term<TAB>French term\ncat\tchien vert\nhouse\tmaison\n\nbig dog\tla petit\nzyzzyva\tzyzzyva\n"
+
+
+def _holds(translation, phrase):
+    return f" {phrase} " in f" {translation} "  # plain lower-case words: the detokenized text is the tokens
+
+
+def test_command_line_terminology_puts_every_found_term_in_every_translation(model_dir, tmp_path):
+    (tmp_path / "input.txt").write_text("\n".join(INPUT) + "\n", encoding="utf-8")
+    (tmp_path / "terms.tsv").write_text(TERMINOLOGY, encoding="utf-8")
+    (tmp_path / "constraints.txt").write_text("\n".join(["", "", "un\tle", "", "", "", "", "", ""]) + "\n")
+    files = [f"--input={tmp_path / 'input.txt'}", f"--terminology={tmp_path / 'terms.tsv'}", "--noprogress"]
+    stdout, stderr = _run([f"--model_dir={model_dir}", *files, f"--constraints_file={tmp_path / 'constraints.txt'}",
+                           *_options()])
+    translations = stdout.splitlines()
+    expected = {0: ["chien vert", "la petit"], 1: ["maison"], 2: ["un", "le"], 3: ["chien vert", "maison"],
+                5: ["chien vert"]}
+    for index, translation in enumerate(translations):
+        for phrase in expected.get(index, []):
+            assert _holds(translation, phrase), (index, translation, phrase)
+    assert "line 4: constraint 'zyzzyva' skipped: none of its words is in the target vocabulary\n" in stderr
+    summary = stderr.strip().splitlines()[-1]
+    assert summary.startswith("constraints: ") and summary.endswith(" met, 0 not met, 1 skipped"), summary
+    unconstrained, _ = _run([f"--model_dir={model_dir}", f"--input={tmp_path / 'input.txt'}", "--noprogress",
+                             *_options()])
+    for index in (4, 6, 8):  # lines without constraints translate as without the flags
+        assert translations[index] == unconstrained.splitlines()[index]
+
+
+def test_command_line_constraint_mistakes_are_one_line_errors(model_dir, tmp_path):
+    (tmp_path / "input.txt").write_text("\n".join(INPUT) + "\n", encoding="utf-8")
+    (tmp_path / "terms.tsv").write_text("cat\tchat\nhouse maison\n", encoding="utf-8")
+    (tmp_path / "short.txt").write_text("chat\n", encoding="utf-8")
+    (tmp_path / "prefixes.txt").write_text("\n".join(PREFIXES) + "\n", encoding="utf-8")
+    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
+    for flags, message in [
+        ([f"--terminology={tmp_path / 'terms.tsv'}"],
+         f"error: {tmp_path / 'terms.tsv'} line 2: expected 'source term<TAB>target term', got 'house maison' "
+         "(no TAB)"),
+        ([f"--constraints_file={tmp_path / 'short.txt'}"],
+         f"error: --constraints_file {tmp_path / 'short.txt'} has 1 lines but --input {tmp_path / 'input.txt'} has 9"),
+        ([f"--constraints_file={tmp_path / 'short.txt'}", f"--prefix_file={tmp_path / 'prefixes.txt'}"],
+         "error: --terminology and --constraints_file take neither --prefix_file nor --split_sentences"),
+    ]:
+        failed = subprocess.run(
+            [sys.executable, "-m", "rnnsearch_tf.translate", f"--model_dir={model_dir}",
+             f"--input={tmp_path / 'input.txt'}", *flags], capture_output=True, env=environment, cwd=REPO_ROOT,
+        )
+        assert failed.returncode == 1 and message in failed.stderr.decode(), failed.stderr.decode()
+        assert len(failed.stderr.decode().strip().splitlines()) == 1

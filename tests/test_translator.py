@@ -286,3 +286,31 @@ def test_inputs_of_100_tokens_are_searched_whole_and_longer_ones_cut_and_flagged
     np.testing.assert_array_equal(loaded["translation"].numpy(), outputs["translation"])
     np.testing.assert_array_equal(loaded["truncated"].numpy(), outputs["truncated"])
     np.testing.assert_allclose(loaded["score"].numpy(), outputs["score"], rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["rnnsearch", "rnnencdec", "ensemble"])
+def test_token_probabilities_are_the_models_after_teacher_forcing(prefix_translators, name):
+    """Each hypothesis's `token_probabilities`, recorded by the search, are exp log_softmax of the model's
+    logits for its tokens after teacher forcing (an ensemble's: the mean of its models' log-probabilities)."""
+    translator = prefix_translators[name]
+    outputs = _numpy(translator.translate(tf.constant(PREFIX_TEXT)))
+    n = SEARCH_OPTIONS["num_hypotheses"]
+    assert outputs["nbest_token_probabilities"].shape == outputs["nbest_tokens"].shape
+    np.testing.assert_array_equal(outputs["nbest_token_probabilities"][:, 0], outputs["token_probabilities"])
+    np.testing.assert_array_equal(outputs["nbest_mean_log_probs"][:, 0], outputs["mean_log_prob"])
+    for row in range(len(PREFIX_TEXT)):
+        source = [token for token in _strings(outputs["source_tokens"][row]) if token]
+        source_ids = translator.source_codec.lookup(tf.ragged.constant([source])).to_tensor()  # [1, src_len]
+        for rank in range(n):
+            tokens = [token for token in _strings(outputs["nbest_tokens"][row, rank]) if token]
+            probabilities = outputs["nbest_token_probabilities"][row, rank]
+            np.testing.assert_array_equal(probabilities[len(tokens):], 0.0)
+            if not tokens:  # an empty source: nothing searched
+                assert outputs["nbest_mean_log_probs"][row, rank] == 0.0
+                continue
+            target_ids = translator.target_codec.lookup(tf.ragged.constant([tokens])).to_tensor()  # [1, tgt_len]
+            expected = translator.model.token_log_probs(source_ids, target_ids).numpy()[0]
+            np.testing.assert_allclose(np.log(probabilities[: len(tokens)]), expected, atol=1e-4)
+            log_prob = np.log(probabilities[: len(tokens)]).sum()  # no length normalization: the score
+            np.testing.assert_allclose(log_prob, outputs["nbest_scores"][row, rank], atol=1e-4)
+            np.testing.assert_allclose(outputs["nbest_mean_log_probs"][row, rank], log_prob / len(tokens), atol=1e-5)

@@ -8,7 +8,10 @@ Sentences are translated in batches of similar length and written in input order
 gives an empty output line; a line of more than `--maximum_source_length` Moses tokens is translated
 from its first tokens only, and its line number is reported on stderr, as are the lines that hold several
 sentences by Moses' rules when they are translated whole. With `--prefix_file` each
-translation starts with the words of its line there (`Translator.translate_prefix`). Output formats: see
+translation starts with the words of its line there (`Translator.translate_prefix`). With `--terminology`
+(a glossary) and `--constraints_file` each translation must contain given target phrases
+(`Translator.translate_constrained`, `inference.glossary`); the phrases skipped or not met are listed on
+stderr with a summary. Output formats: see
 `rnnsearch_tf.inference.output_formats`. With `--split_sentences` each line is split into sentences by
 Moses' sentence splitter's rules (`ParagraphTranslator`), every sentence of the input is translated in
 one batch, and each line's translations are joined with a space, in order (the `alignment` format keeps
@@ -22,11 +25,14 @@ from absl import app, flags
 from rnnsearch_tf.cli import search_flags
 from rnnsearch_tf.inference import output_formats
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.inference import glossary
 from rnnsearch_tf.inference.paragraph_translator import ParagraphTranslator
 from rnnsearch_tf.inference.source_coverage import oov_warning
 from rnnsearch_tf.inference.unk_replacer import UnkReplacer
 from data_pipeline.progress_line import ProgressLine
+from data_pipeline.text_codec import MOSES, TextCodec
 from rnnsearch_tf.models.model_dir import ModelDir
+from rnnsearch_tf.utils.exports import read_settings
 from rnnsearch_tf.utils.text_files import check_writable, line_numbers, open_output, read_lines
 
 _MODEL_DIR = flags.DEFINE_string(
@@ -40,6 +46,17 @@ _INPUT = flags.DEFINE_string("input", "-", 'Source sentences, one per line ("-":
 _PREFIX_FILE = flags.DEFINE_string(
     "prefix_file", None, "Target-language text each translation must start with, one line per input line (an "
     "empty line: no prefix); words outside the target vocabulary are forced, and output, as <unk>."
+)
+_TERMINOLOGY = flags.DEFINE_string(
+    "terminology", None, "A glossary of UTF-8 'source term<TAB>target term' lines (# comments): a term whose source "
+    "is in an input line (on the model's source tokens) must be translated as its target term there."
+)
+_TERMINOLOGY_IGNORE_CASE = flags.DEFINE_boolean(
+    "terminology_ignore_case", False, "Match --terminology's source terms whatever their case."
+)
+_CONSTRAINTS_FILE = flags.DEFINE_string(
+    "constraints_file", None, "Target-language phrases each translation must contain, one line per input line, "
+    "phrases separated by TAB (an empty line: none); with --terminology, the phrases of both."
 )
 _OUTPUT = flags.DEFINE_string("output", "-", 'Where translations go ("-": stdout).')
 _OUTPUT_FORMAT = flags.DEFINE_enum(
@@ -55,18 +72,63 @@ _PROGRESS = flags.DEFINE_boolean("progress", True, "Draw a progress bar on stder
 
 
 def read_input():
-    """The lines of --input, and those of --prefix_file (None without it), as many."""
+    """The lines of --input, those of --prefix_file and the phrases of each line of --constraints_file (None
+    without the file), as many."""
     sentences = read_lines(_INPUT.value)
-    if _PREFIX_FILE.value is None:
-        return sentences, None
-    prefixes = read_lines(_PREFIX_FILE.value)
-    if len(prefixes) != len(sentences):
+    prefixes = _per_line(_PREFIX_FILE, "prefix", read_lines, len(sentences))
+    return sentences, prefixes, _per_line(_CONSTRAINTS_FILE, "constraints", glossary.read_constraints, len(sentences))
+
+
+def _per_line(flag, what, read, count):
+    """`read(flag.value)` (None without the flag), refused unless it has `count` lines, one per input line."""
+    if flag.value is None:
+        return None
+    lines = read(flag.value)
+    if len(lines) != count:
         input_name = "stdin" if _INPUT.value == "-" else _INPUT.value
         raise app.UsageError(
-            f"--prefix_file {_PREFIX_FILE.value} has {len(prefixes)} lines but --input {input_name} has "
-            f"{len(sentences)}: give one prefix line (possibly empty) per input line"
+            f"--{flag.name} {flag.value} has {len(lines)} lines but --input {input_name} has "
+            f"{count}: give one {what} line (possibly empty) per input line"
         )
-    return sentences, prefixes
+    return lines
+
+
+def _check_constraint_flags():
+    """Refuses --terminology and --constraints_file with --prefix_file or --split_sentences, and a malformed
+    glossary before the model loads; returns the glossary's entries and their line names (None without it)."""
+    if _TERMINOLOGY.value is None and _CONSTRAINTS_FILE.value is None:
+        return None
+    if _PREFIX_FILE.value is not None or _SPLIT_SENTENCES.value:
+        raise app.UsageError("--terminology and --constraints_file take neither --prefix_file nor --split_sentences")
+    if _TERMINOLOGY.value is None:
+        return [], []
+    entries, numbers = glossary.read_glossary(_TERMINOLOGY.value)
+    return entries, [f"{_TERMINOLOGY.value} line {number}" for number in numbers]
+
+
+def _constraints(translator, sentences, explicit, terminology):
+    """Each line's target phrases (None without constraint flags): --constraints_file's, then the terms of
+    --terminology (its `(entries, origins)`) found in the line by the model's source codec."""
+    if terminology is None:
+        return None
+    if translator.search_config.sampling:
+        raise app.UsageError("--terminology and --constraints_file constrain beam search, not --sampling")
+    found = None
+    if _TERMINOLOGY.value is not None:
+        entries, origins = terminology
+        terms = glossary.Glossary(entries, _source_codec(translator), _TERMINOLOGY_IGNORE_CASE.value, origins)
+        found = terms.constraints(sentences)
+    return glossary.merge_constraints(explicit, found)
+
+
+def _source_codec(translator):
+    """The source `TextCodec` --terminology is matched with: a model's own; a word-level export's Moses rules."""
+    if _MODEL_DIR.value:
+        return ModelDir(ModelDir.split(_MODEL_DIR.value)[0]).codec("source")
+    settings = read_settings(translator.module)
+    if settings.get("source_codec", MOSES) != MOSES:
+        raise app.UsageError("--terminology needs the model's subword codec: give --model_dir (or --constraints_file)")
+    return TextCodec(settings["source_language"])
 
 
 def main(argv):
@@ -76,8 +138,9 @@ def main(argv):
         raise app.UsageError("give exactly one of --model_dir and --saved_model")
     if _SPLIT_SENTENCES.value and (_PREFIX_FILE.value is not None or _OUTPUT_FORMAT.value == "nbest"):
         raise app.UsageError("--split_sentences takes neither --prefix_file nor --output_format=nbest")
+    terminology = _check_constraint_flags()
     check_writable(_OUTPUT.value, "--output")
-    sentences, prefixes = read_input()
+    sentences, prefixes, explicit_constraints = read_input()
     workers = search_flags.decode_workers()
     unk_replacer = None
     if _REPLACE_UNK.value:
@@ -109,13 +172,17 @@ def main(argv):
         progress = ProgressLine("translated", count, unit="sentences") if _PROGRESS.value and count else None
         results = paragraphs.translate(split_lines, progress)
     else:
+        constraints = _constraints(translator, sentences, explicit_constraints, terminology)
         progress = ProgressLine("translated", len(sentences)) if _PROGRESS.value and sentences else None
-        results = translator.translate(sentences, progress, prefixes)
+        results = translator.translate(sentences, progress, prefixes, constraints)
     with open_output(_OUTPUT.value) as output:
         for index, result in enumerate(results):
             output.write(output_formats.format_translation(index, result, _OUTPUT_FORMAT.value))
     for warning in _warnings(translator, sentences, results):
         print(warning, file=sys.stderr)
+    if terminology is not None:
+        for line in glossary.constraint_report(constraints, results):
+            print(line, file=sys.stderr)
 
 
 def _warnings(translator, sentences, results):

@@ -33,8 +33,8 @@ class BatchTranslator:
 
     Args:
         module: a `Translator`, or a SavedModel written by `serving/export.py` and loaded with
-            `tf.saved_model.load` (its `translate` and `score` signatures are used, and `translate_prefix`
-            for prefixes).
+            `tf.saved_model.load` (its `translate` and `score` signatures are used, `translate_prefix`
+            for prefixes and `translate_constrained` for constraints).
         settings: the translator's options by name (`Translator.settings()`; the `settings` signature of
             an export, `utils.exports.read_settings`): its `target_language`, `maximum_batch_size`, its
             `SearchConfig` (`SearchConfig.from_settings`) and, where given, `source_language` are used.
@@ -134,7 +134,7 @@ class BatchTranslator:
         """Most target tokens, EOS included, the translator scores (`Translator.maximum_target_length`)."""
         return self.search_config.maximum_target_length(self.search_config.maximum_source_length)
 
-    def translate(self, sentences, progress=None, prefixes=None):
+    def translate(self, sentences, progress=None, prefixes=None, constraints=None):
         """Translates sentences.
 
         Args:
@@ -143,6 +143,9 @@ class BatchTranslator:
             prefixes: optional list of str, as many as `sentences`: raw target-language text each
                 translation must start with ("" for none), through `Translator.translate_prefix` (words
                 outside the target vocabulary are forced, and output, as `<unk>`).
+            constraints: optional list, as many as `sentences`, of lists of str: the target-language
+                phrases (raw text) each translation must contain (`[]` for none), through
+                `Translator.translate_constrained` (lexically constrained decoding); not with `prefixes`.
 
         Returns:
             list of dicts, one per sentence in input order:
@@ -151,49 +154,75 @@ class BatchTranslator:
             - `score`: float, its beam-search score.
             - `source_tokens`: list of str, the source tokens searched (after truncation), no `</s>`.
             - `tokens`: list of str, the translation's tokens (after `<unk>` replacement), no `</s>`.
+            - `token_probabilities`: list of float, p(y_i | y_<i, x) of each searched token, then of `</s>`
+              (`len(tokens) + 1` values, as the alignment's rows), and `mean_log_prob`: float, the mean of
+              their logs (`Translator.translate`; not from an export older than them).
             - `alignment`: float32 array `[len(tokens) + 1, len(source_tokens) + 1]`: α_ij, `</s>`
               included on both sides (shape `[0, 1]` for an empty source; the last row is missing when the
               search stopped at its length bound before `</s>`).
             - `truncated`: bool, whether the source was cut to `maximum_source_length`.
             - with a subword codec, `source_words`, `words`, `word_alignment`: the same of the words its pieces
-              make (`Translator.translate`'s word view; `output_formats.word_view` gives the words of any result).
+              make (`Translator.translate`'s word view; `output_formats.word_view` gives the words of any result),
+              and `word_probabilities` (each word's pieces' probabilities multiplied, then `</s>`'s).
             - `unks_replaced`: int, `<unk>`s replaced (0 without an `unk_replacer`).
             - `nbest`: list of `(translation, score)`, best first, `num_hypotheses` items: the beam's
               translations, each after `<unk>` replacement (`nbest[0]` is `(translation, score)`); from
               an export older than `nbest_tokens`, as searched.
             - with `num_hypotheses > 1`, `hypotheses`: list of dicts, one per item of `nbest`, each with
-              the `translation`, `score`, `tokens`, `alignment` and `unks_replaced` of that hypothesis
+              the `translation`, `score`, `tokens`, `alignment`, `unks_replaced`, `token_probabilities` and
+              `mean_log_prob` of that hypothesis
               (as above; not from an export older than `nbest_tokens`).
             - with `prefixes`, `alternatives`: list of `(word, log_prob)`, the most probable next words
               after the prefix, best first (`Translator.translate_prefix`).
+            - with `constraints`, `constraints_met` and `constraints_skipped`: lists of bool, one per
+              constraint of the sentence, whether the best translation contains it, and whether it was not
+              searched for (made of target words outside the vocabulary only: `<unk>`s).
         """
-        translate = self._function("translate", len(sentences))
-        if prefixes is not None:
-            if len(prefixes) != len(sentences):
-                raise ValueError(f"got {len(sentences)} sentences but {len(prefixes)} prefixes")
-            translate_prefix = self._function("translate_prefix", len(sentences))
-            if translate_prefix is None:
-                raise ValueError(f"{self.loaded_from} has no translate_prefix signature: export the model again")
-
-        def translate_batch(batch):
-            text = tf.constant([sentences[i] for i in batch])
-            if prefixes is None:
-                outputs = translate(text=text)
-            else:
-                outputs = translate_prefix(text=text, prefix=tf.constant([prefixes[i] for i in batch]))
-            return {name: value.numpy() for name, value in outputs.items()}
-
+        translate_batch = self._batch_function(sentences, prefixes, constraints)
         results, done = [None] * len(sentences), 0
         for batch, outputs in self._in_flight(self._batches(sentences), translate_batch):
             batch_results = [self._translation(outputs, row) for row in range(len(batch))]
             if self.unk_replacer is not None:
                 self._detokenize_replaced(batch_results)
-            for index, result in zip(batch, batch_results):
+            for row, (index, result) in enumerate(zip(batch, batch_results)):
+                if constraints is not None:
+                    count = len(constraints[index])
+                    result["constraints_met"] = outputs["constraints_met"][row, :count].tolist()
+                    result["constraints_skipped"] = outputs["constraints_skipped"][row, :count].tolist()
                 results[index] = result
             done += len(batch)
             if progress is not None:
                 progress(done)
         return results
+
+    def _batch_function(self, sentences, prefixes, constraints):
+        """`batch -> outputs` (NumPy) of `translate`, of `translate_prefix` with `prefixes`, of
+        `translate_constrained` with `constraints` (each sentence's phrases padded with "" to the batch's
+        most, at least one column), for a list of indices into `sentences`."""
+        if prefixes is not None and constraints is not None:
+            raise ValueError("give prefixes or constraints, not both")
+        name, extra, what = "translate", None, ""
+        if prefixes is not None:
+            name, extra, what = "translate_prefix", prefixes, "prefixes"
+        if constraints is not None:
+            name, extra, what = "translate_constrained", constraints, "constraint lists"
+        if extra is not None and len(extra) != len(sentences):
+            raise ValueError(f"got {len(sentences)} sentences but {len(extra)} {what}")
+        function = self._function(name, len(sentences))
+        if function is None:
+            raise ValueError(f"{self.loaded_from} has no {name} signature: export the model again")
+
+        def translate_batch(batch):
+            inputs = dict(text=tf.constant([sentences[i] for i in batch]))
+            if prefixes is not None:
+                inputs["prefix"] = tf.constant([prefixes[i] for i in batch])
+            if constraints is not None:
+                width = max([1] + [len(constraints[i]) for i in batch])
+                padded = [list(constraints[i]) + [""] * (width - len(constraints[i])) for i in batch]
+                inputs["constraints"] = tf.constant(padded, tf.string)  # [batch, width]
+            return {key: value.numpy() for key, value in function(**inputs).items()}
+
+        return translate_batch
 
     def score(self, sources, targets, progress=None):
         """log p(y | x) of sentence pairs (`Translator.score`), with the target tokens scored.
@@ -286,15 +315,18 @@ class BatchTranslator:
         source_tokens = _until_padding(outputs["source_tokens"][row])  # words, then </s>
         translation = outputs["translation"][row].decode("utf-8")
         best = self._hypothesis(
-            translation, outputs["score"][row], outputs["tokens"][row], outputs["alignment"][row], source_tokens
+            translation, outputs["score"][row], outputs["tokens"][row], outputs["alignment"][row], source_tokens,
+            *_confidence(outputs, row, "token_probabilities", "mean_log_prob"),
         )
         hypotheses = None
         if "nbest_tokens" in outputs:
             hypotheses = [
-                self._hypothesis(text.decode("utf-8"), score, tokens, alignment, source_tokens)
-                for text, score, tokens, alignment in zip(
+                self._hypothesis(text.decode("utf-8"), score, tokens, alignment, source_tokens, *confidence)
+                for text, score, tokens, alignment, confidence in zip(
                     outputs["nbest_translations"][row], outputs["nbest_scores"][row],
                     outputs["nbest_tokens"][row], outputs["nbest_alignment"][row],
+                    zip(*_confidence(outputs, row, "nbest_token_probabilities", "nbest_mean_log_probs",
+                                     len(outputs["nbest_tokens"][row]))),
                 )
             ]
             nbest = [(hypothesis["translation"], hypothesis["score"]) for hypothesis in hypotheses]
@@ -321,6 +353,8 @@ class BatchTranslator:
                 words=words[:-1] if words[-1:] == [constants.EOS_TOKEN] else words,
                 word_alignment=outputs["word_alignment"][row][: len(words), : len(source_words)],
             )
+            if "word_probabilities" in outputs:
+                result["word_probabilities"] = outputs["word_probabilities"][row][: len(words)].tolist()
         if "alternatives" in outputs:
             result["alternatives"] = [
                 (word.decode("utf-8"), float(log_prob))
@@ -329,17 +363,23 @@ class BatchTranslator:
             ]
         return result
 
-    def _hypothesis(self, translation, score, tokens, alignment, source_tokens):
-        """`translation`, `score`, `tokens`, `alignment`, `unks_replaced` of one hypothesis (see `translate`;
-        the translation is detokenized again by `_detokenize_replaced`) from its row of the outputs."""
+    def _hypothesis(self, translation, score, tokens, alignment, source_tokens, token_probabilities=None,
+                    mean_log_prob=None):
+        """`translation`, `score`, `tokens`, `alignment`, `unks_replaced`, and where given
+        `token_probabilities` and `mean_log_prob`, of one hypothesis (see `translate`; the translation is
+        detokenized again by `_detokenize_replaced`) from its row of the outputs."""
         target_tokens = _until_padding(tokens)  # words, then </s> (unless cut)
         alignment = alignment[: len(target_tokens), : len(source_tokens)]
         words = target_tokens[:-1] if target_tokens[-1:] == [constants.EOS_TOKEN] else target_tokens
         unks_replaced = 0
         if self.unk_replacer is not None:
             words, unks_replaced = self.unk_replacer.replace(words, source_tokens, alignment)
-        return dict(translation=translation, score=float(score), tokens=words, alignment=alignment,
-                    unks_replaced=unks_replaced)
+        hypothesis = dict(translation=translation, score=float(score), tokens=words, alignment=alignment,
+                          unks_replaced=unks_replaced)
+        if token_probabilities is not None:
+            hypothesis.update(token_probabilities=token_probabilities[: len(target_tokens)].tolist(),
+                              mean_log_prob=float(mean_log_prob))
+        return hypothesis
 
     def _detokenize_replaced(self, results):
         """Detokenizes again the translations (best and n-best) whose `<unk>`s were replaced."""
@@ -360,3 +400,12 @@ class BatchTranslator:
 def _until_padding(tokens):
     """A row of string tokens `[length]` -> list of str without the "" padding."""
     return [token.decode("utf-8") for token in tokens if token]
+
+
+def _confidence(outputs, row, probabilities, mean, count=None):
+    """(token probabilities, mean log-probability) of `row` from the outputs named `probabilities` and
+    `mean` (one hypothesis's, or with `count` each of the `count` hypotheses'); Nones (`count` of each)
+    from an export older than them."""
+    if probabilities not in outputs:
+        return (None, None) if count is None else ([None] * count, [None] * count)
+    return outputs[probabilities][row], outputs[mean][row]

@@ -20,13 +20,29 @@
   `index`, `translation`, `score`, `source_tokens`, `target_tokens`, `truncated`, `unks_replaced` of the
   whole line and `sentences`: one object per sentence, in order, with the fields above (`index` is its
   0-based place in the line), so each sentence keeps its own alignment matrix.
+  Where the translator gives them (`Translator.translate`'s confidence outputs; not an export older than
+  them), each record and each `nbest` item also has `token_probabilities` (one per target token, then
+  `</s>`'s) and `mean_log_prob`, and with a subword codec `word_probabilities` (one per target word, then
+  `</s>`'s): the `json` format and alignments.
+- `json`: one JSON object per input line, the word-level confidence without alignments: `index`,
+  `translation`, `score`, `mean_log_prob` (the mean of the token log-probabilities, `</s>` included),
+  `tokens` (the target tokens, `</s>` included, as `score --output_format=json`), `token_probabilities`
+  (p(y_i | y_<i, x) of each of `tokens` under the model, 6 significant digits), `truncated`,
+  `unks_replaced`; with a subword codec also `words` and `word_probabilities` (the product of a word's
+  pieces' probabilities, `</s>` included); with `num_hypotheses > 1` also `nbest`: one object per
+  hypothesis, best first, with its `translation`, `score`, `mean_log_prob`, `tokens` and
+  `token_probabilities`. A line translated sentence by sentence has `index`, `translation`, `score`,
+  `truncated`, `unks_replaced` and `sentences`, one such object per sentence. Alignments as well: the
+  `alignment` format, whose records hold the same values.
 """
 
 import json
 
 import numpy as np
 
-FORMATS = ("text", "nbest", "alignment")
+from data_pipeline import constants
+
+FORMATS = ("text", "nbest", "alignment", "json")
 NBEST_SEPARATOR = " ||| "
 
 
@@ -38,6 +54,8 @@ def format_translation(index, result, output_format):
         return "".join(nbest_line(index, text, {"beam_score": score}, score) for text, score in result["nbest"])
     if output_format == "alignment":
         return json.dumps(alignment_record(index, result), ensure_ascii=False) + "\n"
+    if output_format == "json":
+        return json.dumps(confidence_record(index, result), ensure_ascii=False) + "\n"
     raise ValueError(f"output_format must be one of {FORMATS}, got {output_format!r}")
 
 
@@ -57,6 +75,7 @@ def alignment_record(index, result):
         score=result["score"],
         source_tokens=result["source_tokens"],
         **aligned,
+        **_confidence(result),
         truncated=result["truncated"],
         unks_replaced=result["unks_replaced"],
     )
@@ -67,11 +86,49 @@ def alignment_record(index, result):
     if len(result.get("hypotheses", [])) > 1:
         record["nbest"] = [
             dict(translation=hypothesis["translation"], score=hypothesis["score"],
-                 **_aligned_translation(hypothesis, words),
+                 **_aligned_translation(hypothesis, words), **_confidence(hypothesis),
                  unks_replaced=hypothesis["unks_replaced"])
             for hypothesis in result["hypotheses"]
         ]
     return record
+
+
+def confidence_record(index, result):
+    """The JSON object of the `json` format (see the module docstring)."""
+    record = dict(index=index, translation=result["translation"], score=result["score"])
+    if "sentences" in result:  # a line translated sentence by sentence: one record per sentence inside
+        sentences = [confidence_record(number, sentence) for number, sentence in enumerate(result["sentences"])]
+        return dict(record, truncated=result["truncated"], unks_replaced=result["unks_replaced"], sentences=sentences)
+    record.update(_token_confidence(result), truncated=result["truncated"], unks_replaced=result["unks_replaced"])
+    if "word_probabilities" in result:
+        words = result["words"] + [constants.EOS_TOKEN] * (len(result["word_probabilities"]) - len(result["words"]))
+        record.update(words=words, word_probabilities=_rounded(result["word_probabilities"]))
+    if len(result.get("hypotheses", [])) > 1:
+        record["nbest"] = [dict(translation=hypothesis["translation"], score=hypothesis["score"],
+                                **_token_confidence(hypothesis)) for hypothesis in result["hypotheses"]]
+    return record
+
+
+def _token_confidence(hypothesis):
+    """`mean_log_prob`, `tokens` (`</s>` included where it has a probability) and `token_probabilities` of a
+    hypothesis; its `tokens` alone where the translator gave no probabilities (an older export)."""
+    if "token_probabilities" not in hypothesis:
+        return dict(tokens=hypothesis["tokens"])
+    probabilities = hypothesis["token_probabilities"]
+    tokens = hypothesis["tokens"] + [constants.EOS_TOKEN] * (len(probabilities) - len(hypothesis["tokens"]))
+    return dict(mean_log_prob=hypothesis["mean_log_prob"], tokens=tokens, token_probabilities=_rounded(probabilities))
+
+
+def _confidence(hypothesis):
+    """The confidence values of a hypothesis that has them, rounded, for the `alignment` format."""
+    names = ("token_probabilities", "mean_log_prob", "word_probabilities")
+    return {name: _rounded(hypothesis[name]) if name != "mean_log_prob" else hypothesis[name]
+            for name in names if name in hypothesis}
+
+
+def _rounded(values):
+    """A list of floats to 6 significant digits (a small probability keeps its digits)."""
+    return [float(f"{value:.6g}") for value in values]
 
 
 def word_view(result):

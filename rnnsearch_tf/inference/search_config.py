@@ -6,6 +6,7 @@ import tensorflow as tf
 
 from data_pipeline import constants
 from rnnsearch_tf.search.beam_search import BeamSearch
+from rnnsearch_tf.search.constrained_beam_search import ConstrainedBeamSearch
 from rnnsearch_tf.search.greedy_search import GreedySearch
 from rnnsearch_tf.search.sampler import Sampler
 from rnnsearch_tf.search.search_helpers import LENGTH_NORMALIZATIONS
@@ -86,16 +87,17 @@ class SearchConfig:
             )
         return int(self.maximum_length_a * source_length) + self.maximum_length_b
 
-    def strategy(self, symbols_to_logits_fn):
-        """The search strategy these settings ask for, over `symbols_to_logits_fn`.
-
-        `<pad>` and `<s>` are never output, nor `<unk>` with `forbid_unk`.
-        """
-        options = dict(
+    def _options(self):
+        """The options every strategy takes: `<pad>` and `<s>` are never output, nor `<unk>` with `forbid_unk`."""
+        return dict(
             length_normalization=self.length_normalization,
             length_penalty_alpha=self.length_penalty_alpha,
             forbidden_ids=(constants.PAD_ID, constants.BOS_ID) + ((constants.UNK_ID,) if self.forbid_unk else ()),
         )
+
+    def strategy(self, symbols_to_logits_fn):
+        """The search strategy these settings ask for, over `symbols_to_logits_fn`."""
+        options = self._options()
         if self.sampling:
             return Sampler(symbols_to_logits_fn, self.num_samples, self.sampling_temperature, self.sampling_seed,
                            **options)
@@ -103,6 +105,14 @@ class SearchConfig:
             return GreedySearch(symbols_to_logits_fn, forbidden_ids=options["forbidden_ids"])  # same result, no top-k
         return BeamSearch(symbols_to_logits_fn, self.beam_size, self.num_hypotheses,
                           early_stopping=self.early_stopping, **options)
+
+    def constrained_strategy(self, symbols_to_logits_fn):
+        """The beam search under lexical constraints (`ConstrainedBeamSearch`) with these settings; greedy
+        settings give a beam of one. Sampling draws, it does not search: it takes no constraints."""
+        if self.sampling:
+            raise ValueError("constraints need a search: sampling takes none (drop --sampling)")
+        return ConstrainedBeamSearch(symbols_to_logits_fn, self.beam_size, self.num_hypotheses,
+                                     early_stopping=self.early_stopping, **self._options())
 
     def to_dict(self):
         return dataclasses.asdict(self)

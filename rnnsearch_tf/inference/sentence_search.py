@@ -51,50 +51,76 @@ class SentenceSearch:
         self.shortlist = shortlist if search_config.shortlist else None
         self.strategy = search_config.strategy(model.symbols_to_logits_fn)
 
-    def __call__(self, token_ids, prefix_ids=None):
+    def __call__(self, token_ids, prefix_ids=None, constraint_ids=None):
         """Beam search from ragged source ids `[batch, None]` (no EOS), through `prefix_ids` (int32
-        `[batch, prefix_len]`, right-padded with `PAD_ID`) if given.
+        `[batch, prefix_len]`, right-padded with `PAD_ID`) if given, or under `constraint_ids` (int32
+        `[batch, phrases, phrase_len]`, target phrases right-padded with `PAD_ID`, each to appear in the
+        translation: `ConstrainedBeamSearch`) if given.
 
         Returns:
             dict: `ids` int32 `[batch, n, steps]`, `lengths` int32 `[batch, n]`, `scores` float32
-            `[batch, n]`, `alignment` float32 `[batch, n, steps, src_len]`; with `prefix_ids`
-            `alternative_ids` int32 and `alternative_log_probs` float32 `[batch, num_alternatives]`.
+            `[batch, n]`, `token_log_probs` float32 `[batch, n, steps]` (log p(y_i | y_<i, x) of each
+            token as the search found it, EOS included, then 0), `alignment` float32
+            `[batch, n, steps, src_len]`; with `prefix_ids`
+            `alternative_ids` int32 and `alternative_log_probs` float32 `[batch, num_alternatives]`; with
+            `constraint_ids` `constraints_met` bool `[batch, n, phrases]`, whether the hypothesis holds the
+            phrase (an empty phrase is met; a sentence without tokens meets no other).
         """
         source_ids = with_eos(token_ids)  # [batch, src_len]
         source_lengths = tf.cast(token_ids.row_lengths(), tf.int32)  # [batch], EOS excluded
-        names = ["ids", "lengths", "scores", "alignments"]
+        names = ["ids", "lengths", "scores", "token_log_probs", "alignments"]
         options = {}
         if prefix_ids is not None:
             names += ["alternative_ids", "alternative_log_probs"]
             options = dict(prefix_ids=prefix_ids, num_alternatives=self.num_alternatives)
+        if constraint_ids is not None:
+            names += ["constraints_met"]
+            options = dict(constraint_ids=tf.cast(constraint_ids, tf.int32))
 
         def search():
             maximum_lengths = self.search_config.maximum_target_length(source_lengths)  # [batch]
             state = self.model.encode(source_ids)
             if self.shortlist is None:
-                result = self.strategy.search(state, maximum_lengths, **options)
+                result = self._strategy(options).search(state, maximum_lengths, **options)
                 return {name: result[name] for name in names}
             return self._search_shortlist(source_ids, state, maximum_lengths, options, names)
 
-        result = tf.cond(tf.shape(source_ids)[0] > 0, search, lambda: self._nothing(source_ids, names))
-        return self._without_empty_sentences(result, source_ids, source_lengths, prefix_ids is not None)
+        result = tf.cond(tf.shape(source_ids)[0] > 0, search, lambda: self._nothing(source_ids, names, constraint_ids))
+        searched = self._without_empty_sentences(result, source_ids, source_lengths, prefix_ids is not None)
+        if constraint_ids is not None:
+            no_phrase = tf.reduce_all(tf.equal(options["constraint_ids"], constants.PAD_ID), axis=2)  # [batch, phrases]
+            is_empty = tf.equal(source_lengths, 0)[:, None, None]  # [batch, 1, 1]
+            searched["constraints_met"] = tf.where(is_empty, no_phrase[:, None, :], result["constraints_met"])
+        return searched
 
-    def _nothing(self, source_ids, names):
+    def _strategy(self, options, symbols_to_logits_fn=None):
+        """The strategy of `search_config` over `symbols_to_logits_fn` (the model's when None), constrained
+        when `options` has `constraint_ids`."""
+        if "constraint_ids" in options:
+            return self.search_config.constrained_strategy(symbols_to_logits_fn or self.model.symbols_to_logits_fn)
+        if symbols_to_logits_fn is None:
+            return self.strategy
+        return self.search_config.strategy(symbols_to_logits_fn)
+
+    def _nothing(self, source_ids, names, constraint_ids=None):
         """`search`'s result for a batch of no sentences."""
         n, src_len, k = self.search_config.hypotheses, tf.shape(source_ids)[1], self.num_alternatives
         empty = dict(
             ids=tf.zeros([0, n, 0], tf.int32),
             lengths=tf.zeros([0, n], tf.int32),
             scores=tf.zeros([0, n]),
+            token_log_probs=tf.zeros([0, n, 0]),
             alignments=tf.zeros([0, n, 0, src_len]),
             alternative_ids=tf.zeros([0, k], tf.int32),
             alternative_log_probs=tf.zeros([0, k]),
         )
+        if constraint_ids is not None:
+            empty["constraints_met"] = tf.zeros([0, n, tf.shape(constraint_ids)[1]], tf.bool)
         return {name: empty[name] for name in names}
 
     def _without_empty_sentences(self, result, source_ids, source_lengths, has_prefix):
-        """The result with sentences without tokens at length 0, score 0 and no alternatives, and
-        RNNencdec's alignment (it aligns nothing) as zeros of the same shape."""
+        """The result with sentences without tokens at length 0, score 0 (token log-probabilities 0) and no
+        alternatives, and RNNencdec's alignment (it aligns nothing) as zeros of the same shape."""
         ids, alignment = result["ids"], result["alignments"]
         if not self.model.uses_attention:
             alignment = tf.zeros(tf.concat([tf.shape(ids), tf.shape(source_ids)[1:]], axis=0))
@@ -103,6 +129,7 @@ class SentenceSearch:
             ids=tf.where(is_empty[:, None, None], constants.PAD_ID, ids),
             lengths=tf.where(is_empty[:, None], 0, result["lengths"]),
             scores=tf.where(is_empty[:, None], 0.0, result["scores"]),
+            token_log_probs=tf.where(is_empty[:, None, None], 0.0, result["token_log_probs"]),
             alignment=tf.where(is_empty[:, None, None, None], 0.0, alignment),
         )
         if has_prefix:
@@ -113,14 +140,15 @@ class SentenceSearch:
         return searched
 
     def _search_shortlist(self, source_ids, state, maximum_lengths, options, names):
-        """The search over the batch's shortlist (`Shortlist.candidate_ids`, with the prefix words): in the
-        reduced id space (position in the candidate ids), its ids mapped back to vocabulary ids."""
-        candidate_ids = self.shortlist.candidate_ids(source_ids, options.get("prefix_ids"))  # [V']
-        strategy = self.search_config.strategy(self.model.restricted_symbols_to_logits_fn(candidate_ids))
-        if "prefix_ids" in options:  # PAD_ID stays PAD_ID: the reserved ids keep their positions
-            prefix_ids = options["prefix_ids"]  # [batch, prefix_len]
-            reduced_prefix = tf.searchsorted(candidate_ids, tf.reshape(prefix_ids, [-1]))  # [batch * prefix_len]
-            options = dict(options, prefix_ids=tf.reshape(reduced_prefix, tf.shape(prefix_ids)))
+        """The search over the batch's shortlist (`Shortlist.candidate_ids`, with the words of the prefix or
+        the constraints): in the reduced id space (position in the candidate ids), its ids mapped back to vocabulary ids."""
+        forced = "prefix_ids" if "prefix_ids" in options else "constraint_ids" if "constraint_ids" in options else None
+        candidate_ids = self.shortlist.candidate_ids(source_ids, options.get(forced))  # [V']
+        strategy = self._strategy(options, self.model.restricted_symbols_to_logits_fn(candidate_ids))
+        if forced:  # PAD_ID stays PAD_ID: the reserved ids keep their positions
+            forced_ids = options[forced]  # [batch, prefix_len] or [batch, phrases, phrase_len]
+            reduced = tf.searchsorted(candidate_ids, tf.reshape(forced_ids, [-1]))  # [batch * ...]
+            options = dict(options, **{forced: tf.reshape(reduced, tf.shape(forced_ids))})
         result = strategy.search(state, maximum_lengths, **options)
         reduced_ids = ("ids", "alternative_ids")
         return {name: tf.gather(candidate_ids, result[name]) if name in reduced_ids else result[name] for name in names}

@@ -162,9 +162,8 @@ class Translator(tf.Module):
         """The signatures of this translator's SavedModel by name, as `serving/export.py` saves them.
 
         `serving_default` and `translate` (both the method `translate`), `translate_prefix`,
-        `translate_ids` and `score` (the methods of those names), and `settings`, which takes no input and
-        returns
-        `recorded_settings(version)` as tensors (`export_settings`). A new signature is added here.
+        `translate_constrained`, `translate_ids` and `score` (the methods of those names), and `settings`,
+        which takes no input and returns `recorded_settings(version)` as tensors (`export_settings`). A new signature is added here.
 
         Args:
             version: the version number of the export.
@@ -180,6 +179,7 @@ class Translator(tf.Module):
             "serving_default": self.translate,
             "translate": self.translate,
             "translate_prefix": self.translate_prefix,
+            "translate_constrained": self.translate_constrained,
             "translate_ids": self.translate_ids,
             "score": self.score,
             "settings": self.export_settings.get_concrete_function(description, version),
@@ -207,17 +207,25 @@ class Translator(tf.Module):
             - `translation`: string `[batch]`, the best translation, detokenized.
             - `score`: float32 `[batch]`, its beam-search score (log p(y|x) / length penalty).
             - `tokens`: string `[batch, tgt_len]`, its target tokens, then `</s>`, then "".
+            - `token_probabilities`: float32 `[batch, tgt_len]`, each token's p(y_i | y_<i, x) under the model
+              (an ensemble's: the exp of its mean log-probability), `</s>` included, then 0: recorded by the
+              search (`SearchStrategy`), the word-level confidence.
+            - `mean_log_prob`: float32 `[batch]`, the mean of its tokens' log-probabilities (`</s>`
+              included; 0 for an empty translation).
             - `alignment`: float32 `[batch, tgt_len, src_len]`, α_ij of token i on source token j.
             - `source_tokens`: string `[batch, src_len]`, the source tokens searched, then `</s>`, then "".
             - `truncated`: bool `[batch]`, whether the source was cut to `maximum_source_length`.
             - with a subword codec (`TextCodec.is_subword`) also the words a person sees: `words` string
               `[batch, tgt_words]` and `source_words` string `[batch, src_words]` (each then `</s>`, then
               ""), `word_alignment` float32 `[batch, tgt_words, src_words]`: a word's source pieces summed, its
-              target pieces averaged (`text_codec.word_alignment`).
+              target pieces averaged (`text_codec.word_alignment`); `word_probabilities` float32
+              `[batch, tgt_words]`: the product of a word's pieces' probabilities (the probability of the
+              whole word, by the chain rule), then 0.
             - with `num_hypotheses > 1` also `nbest_translations` string `[batch, n]`,
               `nbest_scores` float32 `[batch, n]`, `nbest_tokens` string `[batch, n, tgt_len]` and
-              `nbest_alignment` float32 `[batch, n, tgt_len, src_len]`, best first (index 0 is the
-              best's `translation`, `score`, `tokens`, `alignment`).
+              `nbest_alignment` float32 `[batch, n, tgt_len, src_len]`, `nbest_token_probabilities` float32
+              `[batch, n, tgt_len]` and `nbest_mean_log_probs` float32 `[batch, n]`, best first (index 0 is
+              the best's `translation`, `score`, `tokens`, `alignment`, ...).
         """
         self._check_batch_size(text)
         return self._translate_text(text)[0]
@@ -279,18 +287,62 @@ class Translator(tf.Module):
         )
         return outputs
 
-    def _translate_text(self, text, prefix_ids=None):
+    @tf.function(
+        input_signature=[
+            tf.TensorSpec([None], tf.string, name="text"),
+            tf.TensorSpec([None, None], tf.string, name="constraints"),
+        ],
+        autograph=False,
+    )
+    def translate_constrained(self, text, constraints):
+        """Translates raw sentences whose translations must each hold given target phrases, anywhere
+        (terminology: lexically constrained decoding by dynamic beam allocation, `ConstrainedBeamSearch`).
+
+        Each phrase is tokenized by the target codec as a prefix is (`TextCodec.tokenize_prefix`), looked up
+        and cut to `maximum_target_length - 1` tokens; its tokens are then forced somewhere in every
+        hypothesis, contiguously and in order, a forbidden one (`<unk>`) too. A phrase that is empty, or
+        made only of tokens outside a word-level vocabulary, is skipped (`constraints_skipped`). A sentence
+        whose phrases cannot fit its length bound still gets its best translation, with the phrases it
+        lacks reported (`constraints_met`). Rows of "" give `translate`'s result, bit for bit.
+
+        Args:
+            text: tf.string `[batch]`, untokenized sentences in the source language.
+            constraints: tf.string `[batch, c]`, untokenized target-language phrases ("" for none).
+
+        Returns:
+            `translate`'s dict, and `constraints_met` bool `[batch, c]` (the best translation holds the
+            phrase's tokens; false for a skipped one) and `constraints_skipped` bool `[batch, c]`.
+        """
+        self._check_batch_size(text)
+        checks = [tf.debugging.assert_equal(tf.shape(text)[0], tf.shape(constraints)[0],
+                                            message="text and constraints must hold as many sentences")]
+        with tf.control_dependencies(checks):
+            phrases = self.target_codec.tokenize_prefix(tf.reshape(constraints, [-1]))  # [batch * c, None]
+        phrase_ids = self.target_codec.lookup(truncate(phrases, self.maximum_target_length - 1)[0])  # [batch * c, None]
+        known = tf.reduce_any(tf.not_equal(phrase_ids, constants.UNK_ID), axis=1)  # [batch * c]: false when empty
+        skipped = tf.reshape(tf.logical_not(known), tf.shape(constraints))  # [batch, c]
+        dense = tf.where(known[:, None], phrase_ids.to_tensor(default_value=constants.PAD_ID), constants.PAD_ID)
+        constraint_ids = tf.reshape(dense, tf.concat([tf.shape(constraints), [-1]], axis=0))  # [batch, c, len]
+        outputs, result = self._translate_text(text, constraint_ids=constraint_ids)
+        outputs.update(constraints_met=result["constraints_met"][:, 0] & tf.logical_not(skipped),
+                       constraints_skipped=skipped)
+        return outputs
+
+    def _translate_text(self, text, prefix_ids=None, constraint_ids=None):
         """`translate`'s outputs, and the search's result (`SentenceSearch`), with an optional forced prefix
         (int32 `[batch, prefix_len]`, right-padded with `PAD_ID`)."""
         tokens = self.source_codec.tokenize(text)  # [batch, None]
         tokens, truncated = truncate(tokens, self.maximum_source_length)
-        result = self.search(self.source_codec.lookup(tokens), prefix_ids)
+        result = self.search(self.source_codec.lookup(tokens), prefix_ids, constraint_ids)
         ids, lengths = result["ids"], result["lengths"]  # [batch, n, steps], [batch, n]
         target_tokens = self.target_codec.tokens(ids)  # [batch, n, steps]
         steps = tf.range(tf.shape(ids)[2])  # [steps]
-        target_tokens = tf.where(
-            steps[None, None, :] < lengths[:, :, None], target_tokens, ""
-        )  # [batch, n, steps]
+        inside = steps[None, None, :] < lengths[:, :, None]  # [batch, n, steps]
+        target_tokens = tf.where(inside, target_tokens, "")  # [batch, n, steps]
+        token_probabilities = tf.where(inside, tf.exp(result["token_log_probs"]), 0.0)  # [batch, n, steps]
+        mean_log_probs = tf.math.divide_no_nan(
+            tf.reduce_sum(result["token_log_probs"], axis=2), tf.cast(lengths, tf.float32)
+        )  # [batch, n]: 0 for an empty translation
         words = tf.RaggedTensor.from_tensor(
             tf.reshape(target_tokens, [-1, tf.shape(ids)[2]]),  # [batch * n, steps]
             lengths=tf.reshape(tf.maximum(lengths - 1, 0), [-1]),  # EOS dropped
@@ -302,28 +354,37 @@ class Translator(tf.Module):
             translation=translations[:, 0],
             score=result["scores"][:, 0],
             tokens=target_tokens[:, 0],
+            token_probabilities=token_probabilities[:, 0],
+            mean_log_prob=mean_log_probs[:, 0],
             alignment=result["alignment"][:, 0],
             source_tokens=with_eos(tokens, constants.EOS_TOKEN, ""),  # [batch, src_len]
             truncated=truncated,
         )
         if self.source_codec.is_subword or self.target_codec.is_subword:
-            outputs.update(self._word_view(outputs["tokens"], outputs["source_tokens"], outputs["alignment"]))
+            outputs.update(self._word_view(outputs["tokens"], outputs["source_tokens"], outputs["alignment"],
+                                           result["token_log_probs"][:, 0]))
         if self.search_config.hypotheses > 1:
             outputs.update(
                 nbest_translations=translations,
                 nbest_scores=result["scores"],
                 nbest_tokens=target_tokens,  # [batch, n, steps]
                 nbest_alignment=result["alignment"],  # [batch, n, steps, src_len]
+                nbest_token_probabilities=token_probabilities,  # [batch, n, steps]
+                nbest_mean_log_probs=mean_log_probs,  # [batch, n]
             )
         return outputs, result
 
-    def _word_view(self, tokens, source_tokens, alignment):
-        """`words`, `source_words` and `word_alignment` (see `translate`) of the best translations' tokens
-        `[batch, tgt_len]`, source tokens `[batch, src_len]` and alignment `[batch, tgt_len, src_len]`."""
+    def _word_view(self, tokens, source_tokens, alignment, token_log_probs):
+        """`words`, `source_words`, `word_alignment` and `word_probabilities` (see `translate`) of the best
+        translations' tokens `[batch, tgt_len]`, source tokens `[batch, src_len]`, alignment
+        `[batch, tgt_len, src_len]` and token log-probabilities `[batch, tgt_len]`."""
         words, target_word_index = self.target_codec.words(tokens)
         source_words, source_word_index = self.source_codec.words(source_tokens)
+        pieces = tf.one_hot(target_word_index, tf.shape(words)[1])  # [batch, tgt_len, tgt_words]; none for padding
+        word_log_probs = tf.einsum("bt,btw->bw", token_log_probs, pieces)  # [batch, tgt_words]: pieces' log p summed
         return dict(words=words, source_words=source_words,
-                    word_alignment=text_codec.word_alignment(alignment, target_word_index, source_word_index))
+                    word_alignment=text_codec.word_alignment(alignment, target_word_index, source_word_index),
+                    word_probabilities=tf.where(tf.not_equal(words, ""), tf.exp(word_log_probs), 0.0))
 
     @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name="source_ids")], autograph=False)
     def translate_ids(self, source_ids):

@@ -10,9 +10,11 @@ Performance: the `batch * beam` hypotheses are flattened into the leading dimens
 or sorting the `beam * vocab` candidates (`top_candidates`: one max and one log-sum-exp pass over the
 logits, then a top-k over chunk maxima); the loop carries only the last token of each hypothesis and the
 model state (its changing entries reordered with one `tf.gather` per entry per step, its fixed entries
-kept one row per sentence, see `SearchStrategy`); the tokens, back-pointers and alignments (the model's
-per-step outputs) go into `tf.TensorArray`s of the maximum length and whole hypotheses are assembled
-once, after the loop, by following the back-pointers. The first step, before the loop, computes one
+kept one row per sentence, see `SearchStrategy`); the tokens, back-pointers, alignments (the model's
+per-step outputs) and each alive hypothesis's log-probability go into `tf.TensorArray`s of the maximum
+length and whole hypotheses are assembled once, after the loop, by following the back-pointers (a
+token's log-probability is its hypothesis's log-probability less its parent's, so the confidence of
+each word costs no second pass of the model). The first step, before the loop, computes one
 hypothesis per sentence (the `beam` copies of BOS share it) and tells the fixed entries from the
 changing ones. The loop stops as soon as every sentence is done, and once a quarter of the sentences
 still computed are done, the step function runs on the others only (`drop_finished`; the bookkeeping
@@ -149,6 +151,8 @@ class BeamSearch(SearchStrategy):
             tokens=tf.TensorArray(tf.int32, size=length_bound),  # per step int32 [batch, beam]: the tokens chosen
             parents=tf.TensorArray(tf.int32, size=length_bound),  # per step int32 [batch, beam]: back-pointers
             alignments=tf.TensorArray(tf.float32, size=length_bound),  # per step float32 [batch, beam, src_len]
+            path_log_probs=tf.TensorArray(tf.float32, size=length_bound),  # per step float32 [batch, beam]: log p
+            # of each alive hypothesis after it (`_backtrack` turns them into each token's log-probability)
         )
         if num_alternatives:
             loop_state["alternatives"] = no_alternatives(batch_size, num_alternatives)  # [batch, k] twice
@@ -199,6 +203,7 @@ class BeamSearch(SearchStrategy):
             alignments=loop_state["alignments"].write(step, active.scatter(
                 split_leading_dimension(tf.cast(alignment, tf.float32), active.size, self.beam_size), 0.0
             )),  # [batch, beam, ...]
+            path_log_probs=loop_state["path_log_probs"].write(step, alive_everywhere["log_probs"]),
         )
         if num_alternatives:
             new_loop_state["alternatives"] = self._new_alternatives(
@@ -278,9 +283,15 @@ class BeamSearch(SearchStrategy):
     def _new_alive(self, candidates, new_state):
         """The `beam` best candidates that do not end with EOS (at most `beam` do: one per hypothesis),
         with their state: dict of `log_probs`, `ids`, `parents` `[batch, beam]` and `state`."""
+        not_ended = tf.where(candidates["is_eos"], LARGE_NEGATIVE, candidates["log_probs"])  # [batch, 2 * beam]
+        _, positions = tf.math.top_k(not_ended, k=self.beam_size)  # [batch, beam]
+        return self._alive_at(candidates, positions, new_state)
+
+    def _alive_at(self, candidates, positions, new_state):
+        """The candidates at `positions` `[batch, beam]` as the new alive hypotheses (`_new_alive`)."""
         beam = self.beam_size
         not_ended = tf.where(candidates["is_eos"], LARGE_NEGATIVE, candidates["log_probs"])  # [batch, 2 * beam]
-        log_probs, positions = tf.math.top_k(not_ended, k=beam)  # [batch, beam]
+        log_probs = tf.gather(not_ended, positions, batch_dims=1)  # [batch, beam]
         parents = tf.gather(candidates["parents"], positions, batch_dims=1)  # [batch, beam]
         beam_offsets = tf.range(tf.shape(parents)[0])[:, None] * beam  # [batch, 1]
         flat_parents = tf.reshape(parents + beam_offsets, [-1])  # [batch * beam]
@@ -332,12 +343,14 @@ class BeamSearch(SearchStrategy):
 
     def _result(self, final):
         """The returned dict from the loop's final values."""
-        ids, alignments = self._backtrack(
+        ids, alignments, token_log_probs = self._backtrack(
             final["tokens"].stack(),  # [max_length, batch, beam]
             final["parents"].stack(),  # [max_length, batch, beam]
             final["alignments"].stack(),  # [max_length, batch, beam, ...]
             final["finished_lengths"],
             final["finished_parents"],
+            final["path_log_probs"].stack(),  # [max_length, batch, beam]
+            final["finished_log_probs"],
         )
         is_hypothesis = final["finished_log_probs"] > IMPOSSIBLE  # [batch, best]
         negative_infinity = tf.fill(tf.shape(is_hypothesis), float("-inf"))
@@ -347,12 +360,13 @@ class BeamSearch(SearchStrategy):
             "scores": tf.where(is_hypothesis, final["finished_scores"], negative_infinity),
             "log_probs": tf.where(is_hypothesis, final["finished_log_probs"], negative_infinity),
             "alignments": alignments,
+            "token_log_probs": token_log_probs,
         }
         if "alternatives" in final:
             result["alternative_log_probs"], result["alternative_ids"] = final["alternatives"]
         return result
 
-    def _backtrack(self, tokens, parents, alignments, lengths, end_parents):
+    def _backtrack(self, tokens, parents, alignments, lengths, end_parents, path_log_probs, end_log_probs):
         """Follows the back-pointers from each finished hypothesis's EOS to its first token.
 
         Args:
@@ -363,16 +377,21 @@ class BeamSearch(SearchStrategy):
                 step.
             lengths: int32 `[batch, best]`, finished lengths (0 for empty slots).
             end_parents: int32 `[batch, best]`, the alive hypothesis each EOS extended.
+            path_log_probs: float32 `[max_length, batch, beam]`, log p of each alive hypothesis after
+                each step.
+            end_log_probs: float32 `[batch, best]`, log p of each finished hypothesis, EOS included.
 
         Returns:
             `ids` int32 `[batch, best, max_length]`, `alignments` float32
-            `[batch, best, max_length, ...]`.
+            `[batch, best, max_length, ...]`, `token_log_probs` float32 `[batch, best, max_length]`: each
+            token's log p(y_i | y_<i, x), the difference of the hypothesis's log p after and before it
+            (0 after EOS).
         """
         end_steps = lengths - 1  # [batch, best]
 
         def step_back(previous, elements):
             pointer = previous[0]  # [batch, best]: the alive hypothesis after `step`
-            step, step_tokens, step_parents, step_alignments = elements
+            step, step_tokens, step_parents, step_alignments, step_log_probs = elements
             at_end = tf.equal(step, end_steps)  # [batch, best]
             before_end = step < end_steps  # [batch, best]
             inside = at_end | before_end  # [batch, best]
@@ -382,23 +401,29 @@ class BeamSearch(SearchStrategy):
             token = tf.where(at_end, self.eos_id, token)  # [batch, best]
             alignment = tf.gather(step_alignments, parent, batch_dims=1)  # [batch, best, ...]
             alignment = tf.where(broadcast_mask(inside, alignment), alignment, tf.zeros_like(alignment))
-            return parent, token, alignment
+            log_prob = tf.where(before_end, tf.gather(step_log_probs, pointer, batch_dims=1), 0.0)
+            log_prob = tf.where(at_end, end_log_probs, log_prob)  # [batch, best]: log p of the path up to `step`
+            return parent, token, alignment, log_prob
 
         max_length = tf.shape(tokens)[0]
         initial = (
             tf.zeros_like(lengths),
             tf.zeros_like(lengths),
             tf.zeros_like(alignments[0, :, : self.num_hypotheses]),  # [batch, best, ...]
+            tf.zeros_like(end_log_probs),
         )
-        _, ids, best_alignments = tf.scan(
+        _, ids, best_alignments, prefix_log_probs = tf.scan(
             step_back,
-            (tf.range(max_length), tokens, parents, alignments),
+            (tf.range(max_length), tokens, parents, alignments, path_log_probs),
             initializer=initial,
             reverse=True,
-        )  # [max_length, batch, best], [max_length, batch, best, ...]
+        )  # [max_length, batch, best], [max_length, batch, best, ...], [max_length, batch, best]
         ids = tf.transpose(ids, [1, 2, 0])  # [batch, best, max_length]
         rank = alignments.shape.rank
         best_alignments = tf.transpose(
             best_alignments, [1, 2, 0] + list(range(3, rank))
         )  # [batch, best, max_length, ...]
-        return ids, best_alignments
+        prefix_log_probs = tf.transpose(prefix_log_probs, [1, 2, 0])  # [batch, best, max_length]
+        before = tf.pad(prefix_log_probs[:, :, :-1], [[0, 0], [0, 0], [1, 0]])  # log p before each token (0 at BOS)
+        inside = tf.range(max_length)[None, None, :] < lengths[:, :, None]  # [batch, best, max_length]
+        return ids, best_alignments, tf.where(inside, prefix_log_probs - before, 0.0)

@@ -26,7 +26,7 @@ class IndependentSearch(SearchStrategy):
 
         Each hypothesis keeps its row of the flattened `[batch * count]` state (`tiled_state`; the fixed
         entries keep one row per sentence, merged back after every step), so the loop records
-        tokens and alignments only (in `tf.TensorArray`s of the maximum length, static for XLA). Inside a
+        tokens, alignments and token log-probabilities only (in `tf.TensorArray`s of the maximum length, static for XLA). Inside a
         sentence's prefix the forced token replaces the one chosen; the alternatives come from the
         sentence's first hypothesis (all of them hold the same prefix there).
 
@@ -75,6 +75,7 @@ class IndependentSearch(SearchStrategy):
                 state=merged_state(loop_state["state"], new_state),
                 tokens=loop_state["tokens"].write(step, ids),
                 alignments=loop_state["alignments"].write(step, alignment),
+                token_log_probs=loop_state["token_log_probs"].write(step, tf.where(finished, 0.0, token_log_probs)),
             )
             if num_alternatives:
                 new_loop_state["alternatives"] = updated_alternatives(
@@ -101,6 +102,7 @@ class IndependentSearch(SearchStrategy):
             state=self.tiled_state(initial_state, batch_size, count),
             tokens=tf.TensorArray(tf.int32, size=length_bound),  # [max_length] of [batch * count]
             alignments=tf.TensorArray(tf.float32, size=length_bound),  # [max_length] of [batch * count, ...]
+            token_log_probs=tf.TensorArray(tf.float32, size=length_bound),  # [max_length] of [batch * count]
         )
         if num_alternatives:
             loop_state["alternatives"] = no_alternatives(batch_size, num_alternatives)
@@ -111,6 +113,9 @@ class IndependentSearch(SearchStrategy):
         ids = split_leading_dimension(
             tf.transpose(final["tokens"].stack()), batch_size, count
         )  # [max_length, batch * count] -> [batch, count, max_length]
+        token_log_probs = split_leading_dimension(
+            tf.transpose(final["token_log_probs"].stack()), batch_size, count
+        )  # [max_length, batch * count] -> [batch, count, max_length]
         alignments = final["alignments"].stack()  # [max_length, batch * count, ...]
         rank = alignments.shape.rank
         alignments = split_leading_dimension(
@@ -120,7 +125,8 @@ class IndependentSearch(SearchStrategy):
         log_probs = tf.reshape(final["log_probs"], [batch_size, count])  # [batch, count]
         scores = log_probs / self.penalty(lengths)
         order = tf.argsort(scores, axis=1, direction="DESCENDING", stable=True)  # [batch, count]
-        result = dict(ids=ids, lengths=lengths, scores=scores, log_probs=log_probs, alignments=alignments)
+        result = dict(ids=ids, lengths=lengths, scores=scores, log_probs=log_probs, alignments=alignments,
+                      token_log_probs=token_log_probs)
         result = {name: tf.gather(value, order, batch_dims=1) for name, value in result.items()}
         if "alternatives" in final:
             result["alternative_log_probs"], result["alternative_ids"] = final["alternatives"]

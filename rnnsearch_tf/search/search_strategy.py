@@ -60,6 +60,9 @@ class SearchStrategy:
         - `lengths`: int32 `[batch, n]`, EOS included.
         - `scores`: float32 `[batch, n]`, `log_probs / length_penalty(lengths)`.
         - `log_probs`: float32 `[batch, n]`, sum of the token log-probabilities.
+        - `token_log_probs`: float32 `[batch, n, max_length]`, log p(y_i | y_<i, x) of each token under
+          the step function's logits (temperature 1; an ensemble's: its mean of log-probabilities, as
+          `log_softmax` of its logits), EOS included, 0 after; recorded in the search, not re-scored.
         - `alignments`: float32 `[batch, n, max_length, ...]`, the model's per-step output that came
           with each token (α for RNNsearch), zeros after EOS.
         - with `num_alternatives` k > 0: `alternative_ids` int32 `[batch, k]` and

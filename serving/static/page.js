@@ -1,6 +1,6 @@
 // The translation page of `rnnsearch serve`: calls the server's own TensorFlow Serving REST API
-// (`translate`, `settings`, `translate_prefix` when the export has it) and shows each sentence's
-// translation, n-best list and attention matrix (Bahdanau et al. 2014, Figure 3).
+// (`translate`, `settings`, and `translate_prefix` and `translate_constrained` when the export has them)
+// and shows each sentence's translation, n-best list and attention matrix (Bahdanau et al. 2014, Figure 3).
 // Every text from the user or the server is set with textContent, never parsed as HTML.
 "use strict";
 
@@ -9,6 +9,7 @@
   const EOS = "</s>";
   const UNK = "<unk>";
   const ALIGNED = 0.2; // a word is highlighted as aligned from this α on (and the largest α always)
+  const LOW_CONFIDENCE = 0.5; // a target word below this probability under the model is underlined (dotted)
 
   // The served models, the default first (`rnnsearch serve --model_config_file` may serve several).
   const modelNames = JSON.parse(document.querySelector('meta[name="model-names"]').content);
@@ -21,6 +22,7 @@
     button: document.getElementById("translate"),
   };
   let hasPrefixSignature = false;
+  let hasConstrainedSignature = false;  // the glossary box is shown and used
   let subwordTarget = false;  // the export's target codec is made of pieces: alternatives are text to add
   let openMenu = null;
 
@@ -102,6 +104,8 @@
     const version = metadata.model_spec.version;
     hasPrefixSignature = Object.prototype.hasOwnProperty.call(signatures, "translate_prefix");
     document.getElementById("prefix-hint").hidden = !hasPrefixSignature;
+    hasConstrainedSignature = Object.prototype.hasOwnProperty.call(signatures, "translate_constrained");
+    document.getElementById("glossary-box").hidden = !hasConstrainedSignature;
     document.getElementById("model").textContent = "Model " + modelName + ", version " + version;
     if (!Object.prototype.hasOwnProperty.call(signatures, "settings")) return;
     const settings = await call(modelPath() + ":predict", {signature_name: "settings", inputs: {}});
@@ -124,6 +128,87 @@
     }
   }
 
+  // ---- The glossary (the translate_constrained signature) ----
+
+  // The glossary box's terms, [{source, target}]: a line is `source term = target term`, or a TAB between
+  // them (a line of `rnnsearch translate --terminology`'s TSV file); blank lines and lines starting with #
+  // are skipped, spaces around each term dropped, the first entry of a source term wins. Throws an Error
+  // naming the first malformed line.
+  function glossaryTerms() {
+    if (!hasConstrainedSignature) return [];
+    const terms = new Map();  // source term -> target term
+    document.getElementById("glossary").value.split("\n").forEach((raw, index) => {
+      const line = raw.replace(/\r$/, "");
+      if (!line.trim() || line.startsWith("#")) return;
+      const fields = line.split(line.includes("\t") ? "\t" : "=").map((field) => field.trim());
+      if (fields.length !== 2 || !fields[0] || !fields[1]) {
+        throw new Error("Glossary line " + (index + 1) + ": expected “source term = target term” (or a TAB " +
+          "between them), got “" + line.trim() + "”");
+      }
+      if (!terms.has(fields[0])) terms.set(fields[0], fields[1]);
+    });
+    return Array.from(terms, ([source, target]) => ({source: source, target: target}));
+  }
+
+  const WORD = "[\\p{L}\\p{N}\\p{M}_]";  // a word's character, for whole-word matches
+
+  // The target terms whose source term occurs in `sentence` as whole words, case-sensitive, as
+  // `translate --terminology` finds them (but on the raw text, not the codec's tokens): the longest
+  // match wins where matches overlap, each target term once, in the order found.
+  function sentenceConstraints(sentence, terms) {
+    const matches = [];
+    for (const term of terms) {
+      const body = term.source.split(/\s+/).map((word) => word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("\\s+");
+      const pattern = new RegExp((new RegExp("^" + WORD, "u").test(term.source) ? "(?<!" + WORD + ")" : "") + body +
+        (new RegExp(WORD + "$", "u").test(term.source) ? "(?!" + WORD + ")" : ""), "gu");
+      for (const match of sentence.matchAll(pattern)) {
+        matches.push({start: match.index, end: match.index + match[0].length, target: term.target});
+      }
+    }
+    matches.sort((a, b) => (b.end - b.start) - (a.end - a.start) || a.start - b.start);
+    const kept = [];
+    for (const match of matches) {
+      if (kept.every((other) => match.end <= other.start || match.start >= other.end)) kept.push(match);
+    }
+    kept.sort((a, b) => a.start - b.start);
+    return Array.from(new Set(kept.map((match) => match.target)));
+  }
+
+  // Translates `sentences` (one request): with `translate_constrained` where the glossary gives any of them a
+  // constraint (each row padded with "", which constrains nothing), else with `translate`. Resolves with
+  // {predictions, constraints}: constraints[i] the target terms of sentence i.
+  async function translateSentences(sentences, terms) {
+    const constraints = sentences.map((sentence) => sentenceConstraints(sentence, terms));
+    const width = Math.max(0, ...constraints.map((row) => row.length));
+    if (!width) return {predictions: await predict("translate", sentences.map((text) => ({text: text}))), constraints};
+    const instances = sentences.map((text, i) => ({text: text,
+      constraints: constraints[i].concat(Array(width - constraints[i].length).fill(""))}));
+    return {predictions: await predict("translate_constrained", instances), constraints};
+  }
+
+  // Where each met constraint landed among `targetWords`: a Map from word index to its target term (every
+  // run of words that spells the term, spaces aside); and the sentence's one-line report of the terms not
+  // met or skipped ("" when none).
+  function constraintMarks(targetWords, prediction, constraints) {
+    const landed = new Map();
+    const notMet = [], skipped = [];
+    (constraints || []).forEach((phrase, k) => {
+      if (prediction.constraints_skipped && prediction.constraints_skipped[k]) return skipped.push(phrase);
+      if (!prediction.constraints_met || !prediction.constraints_met[k]) return notMet.push(phrase);
+      const spelled = phrase.replace(/\s+/g, "");
+      for (let i = 0; i < targetWords.length; i += 1) {
+        let joined = "", j = i;
+        while (j < targetWords.length && joined.length < spelled.length) joined += targetWords[j++];
+        if (joined !== spelled) continue;
+        for (let w = i; w < j; w += 1) landed.set(w, phrase);
+        i = j - 1;
+      }
+    });
+    const report = [notMet.length ? "not met: " + notMet.join(", ") : "",
+      skipped.length ? "skipped (only unknown words): " + skipped.join(", ") : ""].filter(Boolean).join("; ");
+    return {landed: landed, report: report};
+  }
+
   // ---- One sentence's result ----
 
   // The words of a padded row (strings after the last one are "").
@@ -138,17 +223,22 @@
     return best;
   }
 
-  // Sentence view: `prediction` is one row of translate (or translate_prefix); `forced` the number of
-  // target words the user chose (shown as such). With a subword codec the export's word view is shown (the
-  // words its pieces make, a word's attention summed over its source pieces and averaged over its target
-  // pieces); else its tokens, which are words.
-  function renderSentence(section, text, prediction, unknown, forced) {
+  // Sentence view: `prediction` is one row of translate (or translate_prefix, translate_constrained);
+  // `forced` the number of target words the user chose (shown as such); `constraints` the sentence's target
+  // terms from the glossary (highlighted where they landed; not applied to a chosen prefix). With a subword
+  // codec the export's word view is shown (the words its pieces make, a word's attention summed over its
+  // source pieces and averaged over its target pieces); else its tokens, which are words.
+  function renderSentence(section, text, prediction, unknown, forced, constraints) {
     const view = element("div", {className: "sentence-view"});
     section.replaceChildren(view);
     const sourceWords = words(prediction.source_words || prediction.source_tokens);  // ends with </s>
     const targetWords = words(prediction.words || prediction.tokens);  // ends with </s> unless empty
     const alignment = (prediction.word_alignment || prediction.alignment).slice(0, targetWords.length)
       .map((row) => row.slice(0, sourceWords.length));  // [tgt_len, src_len]
+    constraints = constraints || [];
+    const marks = forced ? {landed: new Map(), report: constraints.length ?
+      "glossary not applied with a chosen prefix: " + constraints.join(", ") : ""} :
+      constraintMarks(targetWords, prediction, constraints);
 
     view.appendChild(element("h2", {className: "source-text", text: text}));
     const badges = element("div", {className: "badges"});
@@ -177,6 +267,7 @@
         title: "the beam search score of this translation (log p(y | x), length-normalised as the settings say)"}),
     ]);
     view.appendChild(translation);
+    if (marks.report) view.appendChild(element("p", {className: "constraint-report", text: marks.report}));
 
     // Tokens of both sides: hovering one highlights the words it is aligned with.
     const sourceLine = element("div", {className: "tokens source-tokens"},
@@ -188,10 +279,16 @@
       text: word, title: unknown && unknown[j] ? "not in the source vocabulary: read as <unk>" : undefined,
       attributes: {"data-side": "source", "data-index": j},
     }));
+    // Each target word's probability under the model (a subword model's: its pieces' multiplied); none
+    // from an export older than them.
+    const probabilities = prediction.word_probabilities || prediction.token_probabilities || [];
+    const confidence = (i) => i < probabilities.length ? "p = " + probabilities[i].toFixed(3) : undefined;
     const targetChips = targetWords.map((word, i) => element(hasPrefixSignature ? "button" : "span", {
       className: "token" + (word === UNK ? " unknown" : "") + (word === EOS ? " eos" : "") +
-        (i < (forced || 0) ? " forced" : "") + (hasPrefixSignature ? " choosable" : ""),
-      text: word, title: word === UNK ? "an unknown word: the model's <unk>" : undefined,
+        (i < (forced || 0) ? " forced" : "") + (hasPrefixSignature ? " choosable" : "") +
+        (probabilities[i] < LOW_CONFIDENCE ? " uncertain" : "") + (marks.landed.has(i) ? " constraint" : ""),
+      text: word, title: [word === UNK ? "an unknown word: the model's <unk>" : undefined, confidence(i),
+        marks.landed.has(i) ? "glossary: " + marks.landed.get(i) : undefined].filter(Boolean).join("; ") || undefined,
       attributes: Object.assign({"data-side": "target", "data-index": i}, hasPrefixSignature ? {type: "button"} : {}),
     }));
     sourceChips.forEach((chip) => sourceLine.appendChild(chip));
@@ -200,7 +297,7 @@
     view.appendChild(targetLine);
 
     // The attention matrix, with the n-best list beside it where the export returns one.
-    const table = heatmap(sourceWords, targetWords, alignment, unknown, forced);
+    const table = heatmap(sourceWords, targetWords, alignment, unknown, forced, marks.landed);
     const analysis = element("div", {className: "analysis"}, [element("figure", {className: "heatmap-box"}, [
       element("figcaption", {text: "Attention α: row i holds target word i's weights over the source words " +
         "(each row sums to 1); hover a cell for its value."}),
@@ -253,14 +350,14 @@
     if (hasPrefixSignature) {
       view.addEventListener("click", (event) => {
         const word = event.target.closest('[data-side="target"]');
-        if (word) chooseWord(section, text, unknown, targetWords, Number(word.dataset.index));
+        if (word) chooseWord(section, text, unknown, targetWords, Number(word.dataset.index), constraints);
       });
     }
   }
 
   // The attention matrix as a table: a row per target word, a column per source word (both with </s>),
-  // each cell shaded by α_ij, its value in the title.
-  function heatmap(sourceWords, targetWords, alignment, unknown, forced) {
+  // each cell shaded by α_ij, its value in the title; `landed` the target words a glossary term put there.
+  function heatmap(sourceWords, targetWords, alignment, unknown, forced, landed) {
     const head = element("tr", {}, [element("th", {className: "corner", text: "α"})]);
     sourceWords.forEach((word, j) => head.appendChild(element("th", {
       className: "source-word" + (unknown && unknown[j] ? " unknown" : ""), text: word,
@@ -270,8 +367,9 @@
     targetWords.forEach((word, i) => {
       const row = element("tr", {}, [element("th", {
         className: "target-word" + (word === UNK ? " unknown" : "") + (i < (forced || 0) ? " forced" : "") +
-          (hasPrefixSignature ? " choosable" : ""),
-        text: word, attributes: {"data-side": "target", "data-index": i, scope: "row"},
+          (hasPrefixSignature ? " choosable" : "") + (landed.has(i) ? " constraint" : ""),
+        text: word, title: landed.has(i) ? "glossary: " + landed.get(i) : undefined,
+        attributes: {"data-side": "target", "data-index": i, scope: "row"},
       })]);
       sourceWords.forEach((sourceWord, j) => {
         const weight = alignment[i][j];
@@ -303,7 +401,7 @@
 
   // Asks the server which words could stand at position `index` after the words before it, and lists
   // them under the sentence's target words.
-  async function chooseWord(section, text, unknown, targetWords, index) {
+  async function chooseWord(section, text, unknown, targetWords, index, constraints) {
     closeMenu();
     const prefix = targetWords.slice(0, index);
     const close = element("button", {className: "alternatives-close", text: "×", title: "close (Esc)",
@@ -340,7 +438,8 @@
         event.stopPropagation();
         closeMenu();
         const before = prefix.join(" ");
-        forcePrefix(section, text, unknown, subwordTarget ? before + word : prefix.concat([word]).join(" "));
+        forcePrefix(section, text, unknown, subwordTarget ? before + word : prefix.concat([word]).join(" "),
+          constraints);
       });
       return option;
     });
@@ -348,13 +447,15 @@
       ...(options.length ? options : [element("span", {text: "no other word"})]));
   }
 
-  // Translates `text` again with the text `prefix` forced, and shows the result in place.
-  async function forcePrefix(section, text, unknown, prefix) {
+  // Translates `text` again with the text `prefix` forced (translate_prefix: without the glossary's
+  // `constraints`, which the result names), and shows the result in place.
+  async function forcePrefix(section, text, unknown, prefix, constraints) {
     prefix = prefix.trim();
     showStatus("Translating with “" + prefix + "” forced…");
     try {
       const [prediction] = await predict("translate_prefix", [{text: text, prefix: prefix}]);
-      renderSentence(section, text, prediction, unknown, prefix.split(/\s+/).filter((word) => word).length);
+      renderSentence(section, text, prediction, unknown, prefix.split(/\s+/).filter((word) => word).length,
+        constraints);
       showStatus("");
     } catch (error) {
       showStatus(error.message, true);
@@ -377,11 +478,11 @@
   // Paragraphs: each line split into sentences by the server (POST page/split_sentences, Moses' rules), all
   // sentences translated in one request; a line shows its sentences' translations joined, then each
   // sentence with its own heatmap.
-  async function translateParagraphs(lines, started) {
+  async function translateParagraphs(lines, terms, started) {
     const split = (await call("page/split_sentences", {model: modelName, text: lines})).sentences;
     const sentences = split.flat();
-    const predictions = sentences.length ?
-      await predict("translate", sentences.map((sentence) => ({text: sentence}))) : [];
+    const {predictions, constraints} = sentences.length ?
+      await translateSentences(sentences, terms) : {predictions: [], constraints: []};
     const unknown = await unknownWords(predictions);
     page.results.textContent = "";
     let next = 0;
@@ -392,7 +493,7 @@
       lineSentences.forEach((sentence) => {
         const section = element("section", {className: "sentence"});
         paragraph.appendChild(section);
-        renderSentence(section, sentence, predictions[next], unknown[next], 0);
+        renderSentence(section, sentence, predictions[next], unknown[next], 0, constraints[next]);
         next += 1;
       });
       page.results.appendChild(paragraph);
@@ -409,21 +510,28 @@
       showStatus("Type a sentence to translate.", true);
       return;
     }
+    let terms;
+    try {
+      terms = glossaryTerms();
+    } catch (error) {
+      showStatus(error.message, true);
+      return;
+    }
     page.button.disabled = true;
     showStatus("Translating " + lines.length + " sentence" + (lines.length > 1 ? "s" : "") + "…");
     const started = performance.now();
     try {
       if (document.getElementById("split-sentences").checked) {
-        await translateParagraphs(lines, started);
+        await translateParagraphs(lines, terms, started);
         return;
       }
-      const predictions = await predict("translate", lines.map((line) => ({text: line})));
+      const {predictions, constraints} = await translateSentences(lines, terms);
       const unknown = await unknownWords(predictions);
       page.results.textContent = "";
       predictions.forEach((prediction, index) => {
         const section = element("section", {className: "sentence"});
         page.results.appendChild(section);
-        renderSentence(section, lines[index], prediction, unknown[index], 0);
+        renderSentence(section, lines[index], prediction, unknown[index], 0, constraints[index]);
       });
       showStatus("Translated " + lines.length + " sentence" + (lines.length > 1 ? "s" : "") + " in " +
         ((performance.now() - started) / 1000).toFixed(2) + " s.");
@@ -438,12 +546,14 @@
     event.preventDefault();
     translate();
   });
-  page.input.addEventListener("keydown", (event) => {
+  const translateOnCtrlEnter = (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
       event.preventDefault();
       translate();
     }
-  });
+  };
+  page.input.addEventListener("keydown", translateOnCtrlEnter);
+  document.getElementById("glossary").addEventListener("keydown", translateOnCtrlEnter);
   // With several models, a choice of model: the page then translates with the chosen one.
   const choice = document.getElementById("model-select");
   if (modelNames.length > 1) {

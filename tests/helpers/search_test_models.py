@@ -36,6 +36,18 @@ def hypotheses(result, sentence):
     ]
 
 
+def check_token_log_probs(model, result):
+    """Every returned hypothesis's `token_log_probs` (a NumPy result of a search over a `HashModel`) are
+    the model's log p(y_i | y_<i) of its tokens, 0 after EOS, and add up to its `log_probs`."""
+    for sentence in range(result["ids"].shape[0]):
+        for rank, ids in enumerate(hypotheses(result, sentence)):
+            values = result["token_log_probs"][sentence, rank]
+            np.testing.assert_allclose(values[: len(ids)], model.token_log_probs(sentence, ids), atol=1e-4)
+            np.testing.assert_array_equal(values[len(ids) :], 0.0)
+            if ids:  # an empty slot (fewer hypotheses than asked for) has log_probs -inf
+                np.testing.assert_allclose(values.sum(), result["log_probs"][sentence, rank], atol=1e-4)
+
+
 def log_softmax(logits):
     """NumPy float64 log-softmax over the last axis."""
     logits = np.asarray(logits, np.float64)
@@ -117,14 +129,18 @@ class HashModel:
 
     def sequence_log_prob(self, sentence, ids):
         """Log-probability of `ids` (EOS included) for sentence `sentence` of the last initial_state."""
+        return float(sum(self.token_log_probs(sentence, ids)))
+
+    def token_log_probs(self, sentence, ids):
+        """log p(y_i | y_<i) of each of `ids` (EOS included) for sentence `sentence` of the last initial_state."""
         prefix_hash = int(self.initial_hashes[sentence])
-        total = 0.0
+        values = []
         previous = constants.BOS_ID
         for token in ids:
             prefix_hash = self._next_hash(prefix_hash, previous)
-            total += log_softmax(self.table[prefix_hash] + self.biases[sentence])[token]
+            values.append(log_softmax(self.table[prefix_hash] + self.biases[sentence])[token])
             previous = token
-        return total
+        return np.array(values)
 
     def alignments(self, sentence, ids):
         """The `[step, previous id, prefix hash]` alignments a correct search returns with `ids`."""

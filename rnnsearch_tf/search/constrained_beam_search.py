@@ -1,0 +1,324 @@
+"""Lexically constrained beam search by dynamic beam allocation (Post & Vilar 2018, "Fast Lexically
+Constrained Decoding with Dynamic Beam Allocation for Neural Machine Translation").
+
+Each sentence brings target phrases (token sequences) that must each appear in its translation, anywhere.
+The beam is shared by banks of hypotheses that have met 0, 1, ..., all constraint tokens, so that
+hypotheses which spent probability on a constraint are not pushed out by freer ones. After Sockeye's
+`lexical_constraints.py` (`ConstrainedHypothesis.advance`: a phrase in progress that is not continued is
+undone) and fairseq's `LexicallyConstrainedBeamSearch` (the banks filled by striping: the best of every
+bank, then the second of every bank, ...).
+"""
+
+import tensorflow as tf
+
+from data_pipeline import constants
+from rnnsearch_tf.search.beam_search import BeamSearch
+from rnnsearch_tf.search.search_helpers import IMPOSSIBLE, LARGE_NEGATIVE, repeat_rows, split_leading_dimension
+from rnnsearch_tf.search.top_candidates import top_candidates
+
+# The search's own entries of the state: the flat constraint tokens are fixed (one row per sentence), the
+# progress through them changes with every hypothesis (the state after all of its tokens but the last:
+# the last is applied at the next step, when it is known).
+TOKENS, FOLLOWED, MET, LAST_MET = "constraint/tokens", "constraint/followed", "constraint/met", "constraint/last_met"
+_OWN_ENTRIES = (TOKENS, FOLLOWED, MET, LAST_MET)
+
+
+def flat_constraints(constraint_ids):
+    """int `[batch, phrases, phrase_len]` (PAD-padded) -> `(tokens, followed)` `[batch, C]`, `C = phrases *
+    phrase_len + 1`: each sentence's constraint tokens, phrase after phrase (PAD where a phrase is shorter,
+    and at the end), and whether the next token belongs to the same phrase."""
+    constraint_ids = tf.cast(constraint_ids, tf.int32)
+    batch_size = tf.shape(constraint_ids)[0]
+    is_token = tf.not_equal(constraint_ids, constants.PAD_ID)  # [batch, phrases, phrase_len]
+    next_is_token = tf.pad(is_token[:, :, 1:], [[0, 0], [0, 0], [0, 1]])  # [batch, phrases, phrase_len]
+    # One column of padding more, so that a batch without constraints (`[batch, 0, 0]`) has C >= 1.
+    tokens = tf.pad(tf.reshape(constraint_ids, [batch_size, -1]), [[0, 0], [0, 1]])  # [batch, C]
+    followed = tf.pad(tf.reshape(is_token & next_is_token, [batch_size, -1]), [[0, 0], [0, 1]])  # [batch, C]
+    return tokens, followed
+
+
+def advance(tokens, followed, met, last_met, token):
+    """The constraint state after one more token (Sockeye's `ConstrainedHypothesis.advance`).
+
+    Inside a phrase (the last met token is followed by another of its phrase) only that next token
+    continues it; any other token undoes the phrase's progress. Outside, the token meets the first unmet
+    phrase start equal to it, if any.
+
+    Args:
+        tokens, followed: `[rows, C]` (`flat_constraints`, one row per hypothesis or candidate).
+        met: bool `[rows, C]`, the constraint tokens met; padding counts as met.
+        last_met: int32 `[rows]`, the position of the last token met, -1 before any.
+        token: int32 `[rows]`, the token the hypothesis is extended by.
+
+    Returns:
+        `(met, last_met)` after the token.
+    """
+    width = tf.shape(tokens)[1]
+    positions = tf.range(width)[None, :]  # [1, C]
+    safe_last = tf.maximum(last_met, 0)[:, None]  # [rows, 1]
+    inside = (last_met >= 0) & tf.gather(followed, safe_last, batch_dims=1)[:, 0]  # [rows]
+    next_position = tf.minimum(safe_last + 1, width - 1)  # [rows, 1]
+    continues = inside & tf.equal(tf.gather(tokens, next_position, batch_dims=1)[:, 0], token)  # [rows]
+    # The phrase in progress: from the start before `last_met` (no token before it followed) to `last_met`.
+    starts = tf.logical_not(tf.pad(followed[:, :-1], [[0, 0], [1, 0]]))  # [rows, C]: a phrase starts here
+    start_of_last = tf.reduce_max(tf.where(starts & (positions <= safe_last), positions, 0), axis=1)  # [rows]
+    in_last_phrase = (positions >= start_of_last[:, None]) & (positions <= safe_last)  # [rows, C]
+    opens = starts & tf.logical_not(met) & tf.equal(tokens, token[:, None])  # [rows, C]
+    first_open = tf.argmax(tf.cast(opens, tf.int32), axis=1, output_type=tf.int32)  # [rows]
+    can_open = tf.logical_not(inside) & tf.reduce_any(opens, axis=1)  # [rows]
+    newly_met = tf.where(continues[:, None], tf.equal(positions, next_position), False)  # [rows, C]
+    newly_met |= can_open[:, None] & tf.equal(positions, first_open[:, None])
+    undone = (inside & tf.logical_not(continues))[:, None] & in_last_phrase  # [rows, C]
+    new_met = (met | newly_met) & tf.logical_not(undone)
+    new_last = tf.where(continues, next_position[:, 0], tf.where(can_open, first_open, last_met))
+    return new_met, tf.where(inside & tf.logical_not(continues), -1, new_last)
+
+
+def allowed_tokens(tokens, followed, met, last_met):
+    """bool `[rows, C]`: the constraint tokens that would advance each hypothesis (see `advance`): inside a
+    phrase its next token only, outside every unmet phrase start."""
+    width = tf.shape(tokens)[1]
+    positions = tf.range(width)[None, :]  # [1, C]
+    safe_last = tf.maximum(last_met, 0)[:, None]  # [rows, 1]
+    inside = (last_met >= 0) & tf.gather(followed, safe_last, batch_dims=1)[:, 0]  # [rows]
+    starts = tf.logical_not(tf.pad(followed[:, :-1], [[0, 0], [1, 0]]))  # [rows, C]
+    is_token = tf.not_equal(tokens, constants.PAD_ID)  # [rows, C]
+    outside = starts & tf.logical_not(met) & is_token  # [rows, C]
+    return tf.where(inside[:, None], tf.equal(positions, safe_last + 1), outside)
+
+
+def phrases_met(ids, lengths, constraint_ids):
+    """bool `[batch, n, phrases]`: whether each hypothesis's tokens (`ids` `[batch, n, max_length]`,
+    `lengths` `[batch, n]`) hold each constraint phrase (`[batch, phrases, phrase_len]`, PAD-padded)
+    contiguously; an all-PAD phrase counts as met."""
+    constraint_ids = tf.cast(constraint_ids, tf.int32)
+    phrase_len = tf.shape(constraint_ids)[2]
+    max_length = tf.shape(ids)[2]
+    padded = tf.pad(ids, [[0, 0], [0, 0], [0, phrase_len]])  # [batch, n, max_length + phrase_len]
+    inside = tf.range(max_length + phrase_len)[None, None, :] < lengths[:, :, None]  # [batch, n, L + P]
+    padded = tf.where(inside, padded, -1)  # tokens after EOS never match
+    offsets = tf.range(max_length)[:, None] + tf.range(phrase_len)[None, :]  # [max_length, phrase_len]
+    windows = tf.gather(padded, offsets, axis=2)  # [batch, n, max_length, phrase_len]
+    # windows [batch, n, max_length, phrase_len] vs phrases [batch, 1, 1, phrases, phrase_len]
+    is_token = tf.not_equal(constraint_ids, constants.PAD_ID)[:, None, None]  # [batch, 1, 1, phrases, P]
+    same = tf.equal(windows[:, :, :, None, :], constraint_ids[:, None, None]) | tf.logical_not(is_token)
+    return tf.reduce_any(tf.reduce_all(same, axis=-1), axis=2)  # [batch, n, phrases]
+
+
+class ConstrainedBeamSearch(BeamSearch):
+    """`BeamSearch` whose hypotheses must each hold every constraint phrase of their sentence.
+
+    The step's candidates (`_grow_alive`) are `BeamSearch`'s best extensions over the whole beam, each
+    alive hypothesis's best token, EOS after each hypothesis that met every constraint, and each hypothesis
+    extended by every constraint token that advances it (`allowed_tokens`), a forbidden one too, as a
+    prefix's (Sockeye's candidates). Duplicates are dropped, each candidate
+    falls in the bank of the constraint tokens it has met, and the banks are striped (the best of each
+    bank, most tokens met first, then the second of each, ...) into the order `BeamSearch` keeps its
+    `2 * beam` candidates in: the EOS candidates among the first `beam` finish, the first `beam` others
+    stay alive. EOS is possible only once every constraint token is met, except at a sentence's last
+    step while it has no finished hypothesis and no alive one that met them all: then its hypotheses end
+    unmet rather than not at all (`phrases_met` tells).
+
+    The search under constraints runs only where it is needed: the batch is first searched freely
+    (`free_search`, a `BeamSearch`), and a sentence whose free hypotheses already hold every phrase keeps
+    them: no constraints, or constraints the translation meets anyway, change nothing.
+
+    Args: as `BeamSearch`; the step function must take and return a dict state (every model does).
+    """
+
+    def __init__(self, symbols_to_logits_fn, beam_size=12, num_hypotheses=1, early_stopping=False, **options):
+        super().__init__(symbols_to_logits_fn, beam_size, num_hypotheses, drop_finished=False,
+                         early_stopping=early_stopping, **options)
+        self.free_search = BeamSearch(symbols_to_logits_fn, beam_size, num_hypotheses, early_stopping=early_stopping,
+                                      **options)
+
+    def search(self, initial_state, maximum_lengths, constraint_ids=None, prefix_ids=None, num_alternatives=0):
+        """`BeamSearch.search` under constraints.
+
+        Args:
+            constraint_ids: int `[batch, phrases, phrase_len]`, each sentence's phrases right-padded with
+                `PAD_ID` (an all-PAD phrase is none); None: `BeamSearch`.
+
+        Returns:
+            `BeamSearch.search`'s dict and `constraints_met` bool `[batch, n, phrases]`: the hypothesis
+            holds the phrase (`phrases_met`).
+        """
+        if constraint_ids is None:
+            return super().search(initial_state, maximum_lengths, prefix_ids, num_alternatives)
+        if prefix_ids is not None or num_alternatives:
+            raise ValueError("a constrained search takes no prefix and offers no alternatives")
+        if not isinstance(initial_state, dict):
+            raise ValueError("a constrained search needs a dict state")
+        free = self.free_search.search(initial_state, maximum_lengths)
+        complies = tf.reduce_all(phrases_met(free["ids"], free["lengths"], constraint_ids), axis=[1, 2])  # [batch]
+
+        def constrained():
+            tokens, followed = flat_constraints(constraint_ids)  # [batch, C]
+            state = dict(initial_state, **{
+                TOKENS: tokens, FOLLOWED: followed,
+                MET: tf.equal(tokens, constants.PAD_ID), LAST_MET: tf.fill([tf.shape(tokens)[0]], -1),
+            })
+            return _merged(free, BeamSearch.search(self, state, maximum_lengths), complies)
+
+        result = tf.cond(tf.reduce_all(complies), lambda: dict(free), constrained)
+        result["constraints_met"] = phrases_met(result["ids"], result["lengths"], constraint_ids)
+        return result
+
+    def _grow_alive(self, loop_state, active, maximum_lengths, prefix=None, first=False):
+        """`BeamSearch._grow_alive`'s `2 * beam` candidates, chosen by dynamic beam allocation."""
+        state = dict(loop_state["state"], **loop_state["fixed"]) if loop_state["fixed"] else loop_state["state"]
+        ids = loop_state["alive_ids"]  # [batch, beam]
+        rows = tf.reshape(ids[:, :1] if first else ids, [-1])  # [batch * (1 or beam)]
+        model_state = {name: value for name, value in state.items() if name not in _OWN_ENTRIES}
+        logits, new_state, alignment = self.symbols_to_logits_fn(rows, loop_state["step"], model_state)
+        fixed = ({name: value for name, value in state.items() if name not in new_state and name not in (MET, LAST_MET)}
+                 if first else loop_state["fixed"])
+        progress = self._progress(state, fixed, rows, first)  # (met, last_met) [batch * (1 or beam), ...]
+        logits = tf.cast(logits, tf.float32)  # [batch * (1 or beam), vocab]
+        if first:
+            logits, new_state, alignment, progress = repeat_rows((logits, new_state, alignment, progress), self.beam_size)
+        new_state = dict(new_state, **{MET: progress[0], LAST_MET: progress[1]})
+        candidates = self._candidates(loop_state, logits, fixed, progress, maximum_lengths)
+        best_logits = split_leading_dimension(logits, active.size, self.beam_size)[:, 0]
+        return candidates, new_state, fixed, alignment, best_logits
+
+    def _new_alive(self, candidates, new_state):
+        """The first `beam` candidates that do not end with EOS, in the striped order (`_candidates`)."""
+        count = tf.shape(candidates["ids"])[1]
+        order = tf.range(count)[None, :] + tf.where(candidates["is_eos"], count, 0)  # [batch, 2 * beam]
+        _, positions = tf.math.top_k(-order, k=self.beam_size)  # [batch, beam]
+        return self._alive_at(candidates, positions, new_state)
+
+    def _is_done(self, loop_state, candidates, alive, finished, maximum_lengths):
+        """`BeamSearch._is_done`, bounded by the best alive hypothesis wherever the striping put it."""
+        best_alive = dict(alive, log_probs=tf.reduce_max(alive["log_probs"], axis=1, keepdims=True))
+        return super()._is_done(loop_state, candidates, best_alive, finished, maximum_lengths)
+
+    def _progress(self, state, fixed, rows, first):
+        """`(met, last_met)` of each alive hypothesis with its last token (`rows`) applied; BOS applies
+        nothing."""
+        if first:
+            return state[MET], state[LAST_MET]
+        tokens, followed = repeat_rows((fixed[TOKENS], fixed[FOLLOWED]), self.beam_size)  # [batch * beam, C]
+        return advance(tokens, followed, state[MET], state[LAST_MET], rows)
+
+    def _candidates(self, loop_state, logits, fixed, progress, maximum_lengths):
+        """The `2 * beam` candidates in bank-striped order: dict of `log_probs`, `parents`, `ids`,
+        `is_eos` `[batch, 2 * beam]` and `length`."""
+        beam = self.beam_size
+        batch_size = tf.shape(loop_state["alive_ids"])[0]
+        met = tf.reshape(progress[0], [batch_size, beam, -1])  # [batch, beam, C]
+        all_met = tf.reduce_all(met, axis=2)  # [batch, beam]
+        is_last_step = loop_state["step"] + 1 >= maximum_lengths  # [batch]
+        alive_log_probs = loop_state["alive_log_probs"]  # [batch, beam]
+        # At most one EOS per hypothesis can be dropped for an unmet one: 3 * beam keeps 2 * beam others.
+        free = top_candidates(logits, alive_log_probs, 3 * beam, is_last_step, self.forbidden_ids, self.eos_id)
+        # At the last step a sentence with nothing finished, and no alive hypothesis that met every
+        # constraint, ends its others unmet rather than not at all.
+        nothing_met = (loop_state["finished_log_probs"][:, 0] <= IMPOSSIBLE) & tf.logical_not(
+            tf.reduce_any(all_met & (alive_log_probs > IMPOSSIBLE), axis=1))  # [batch]
+        may_end = all_met | (is_last_step & nothing_met)[:, None]  # [batch, beam]
+        free_ends = tf.equal(free[2], self.eos_id) & tf.logical_not(tf.gather(may_end, free[1], batch_dims=1))
+        free = (tf.where(free_ends, LARGE_NEGATIVE, free[0]),) + free[1:]  # [batch, 3 * beam] each
+        log_probs = tf.nn.log_softmax(logits)  # [batch * beam, vocab]
+        extra = self._constrained_candidates(log_probs, alive_log_probs, fixed, progress, all_met, is_last_step)
+        merged = [tf.concat([free_value, extra_value], axis=1) for free_value, extra_value in zip(free, extra)]
+        log_probs, parents, ids = merged  # [batch, M]
+        tokens, followed = fixed[TOKENS], fixed[FOLLOWED]  # [batch, C]
+        banks = self._banks(tokens, followed, progress, parents, ids)  # [batch, M]
+        keys = parents * tf.shape(logits)[1] + ids  # [batch, M]: a candidate's hypothesis and token
+        order = _striped_order(log_probs, keys, banks, 2 * beam)  # [batch, 2 * beam]
+        log_probs, parents, ids = (tf.gather(value, order, batch_dims=1) for value in (log_probs, parents, ids))
+        return dict(log_probs=log_probs, parents=parents, ids=ids, is_eos=tf.equal(ids, self.eos_id),
+                    length=loop_state["step"] + 1)
+
+    def _constrained_candidates(self, log_probs, alive_log_probs, fixed, progress, all_met, is_last_step):
+        """Each alive hypothesis extended by its best token, by EOS once it has met every constraint, and by
+        every constraint token that advances it (Sockeye's candidates; none for a sentence without
+        constraints): `(log_probs, parents, ids)` `[batch, beam * (2 + C)]`."""
+        beam = self.beam_size
+        batch_size = tf.shape(alive_log_probs)[0]
+        vocab_log_probs = tf.reshape(log_probs, [batch_size, beam, -1])  # [batch, beam, vocab]
+        tokens, followed = repeat_rows((fixed[TOKENS], fixed[FOLLOWED]), beam)  # [batch * beam, C]
+        allowed = tf.reshape(allowed_tokens(tokens, followed, *progress), [batch_size, beam, -1])  # [batch, beam, C]
+        constraint_ids = tf.reshape(tokens, [batch_size, beam, -1])  # [batch, beam, C]
+        forced = tf.gather(vocab_log_probs, constraint_ids, batch_dims=2)  # [batch, beam, C]
+        forced = tf.where(allowed & tf.logical_not(is_last_step)[:, None, None], forced, LARGE_NEGATIVE)
+        restricted = self._restricted(vocab_log_probs, all_met, is_last_step)  # [batch, beam, vocab]
+        best, best_ids = tf.math.top_k(restricted, k=1)  # [batch, beam, 1]
+        has_constraints = tf.reduce_any(tf.not_equal(fixed[TOKENS], constants.PAD_ID), axis=1)  # [batch]
+        ending = restricted[:, :, self.eos_id : self.eos_id + 1]  # [batch, beam, 1]: possible once all are met
+        best, ending = (tf.where(has_constraints[:, None, None], value, LARGE_NEGATIVE) for value in (best, ending))
+        values = tf.concat([best, ending, forced], axis=2) + alive_log_probs[:, :, None]  # [batch, beam, 2 + C]
+        ids = tf.concat([best_ids, tf.fill(tf.shape(best_ids), self.eos_id), constraint_ids], axis=2)
+        parents = tf.broadcast_to(tf.range(beam)[None, :, None], tf.shape(ids))
+        flat = lambda t: tf.reshape(t, [batch_size, -1])  # noqa: E731  [batch, beam * (2 + C)]
+        return flat(tf.maximum(values, LARGE_NEGATIVE)), flat(parents), flat(ids)
+
+    def _restricted(self, vocab_log_probs, all_met, is_last_step):
+        """`[batch, beam, vocab]` with the forbidden tokens, EOS before every constraint is met, and every
+        token but EOS at the last step impossible."""
+        vocab = tf.range(tf.shape(vocab_log_probs)[2])[None, None, :]  # [1, 1, vocab]
+        impossible = tf.reduce_any(tf.equal(vocab[..., None], tf.constant(self.forbidden_ids + (-1,))), axis=-1)
+        is_eos = tf.equal(vocab, self.eos_id)
+        impossible |= is_eos & tf.logical_not(all_met)[:, :, None]
+        impossible |= tf.logical_not(is_eos) & is_last_step[:, None, None]
+        return tf.where(impossible, LARGE_NEGATIVE, vocab_log_probs)
+
+    def _banks(self, tokens, followed, progress, parents, ids):
+        """int32 `[batch, M]`: the constraint tokens each candidate (`parents`, `ids` `[batch, M]`) has met."""
+        beam = self.beam_size
+        batch_size, count = tf.shape(parents)[0], tf.shape(parents)[1]
+        width = tf.shape(tokens)[1]
+        met, last_met = (tf.reshape(value, [batch_size, beam, -1]) for value in progress)  # [batch, beam, C or 1]
+        parent_met = tf.reshape(tf.gather(met, parents, batch_dims=1), [-1, width])  # [batch * M, C]
+        parent_last = tf.reshape(tf.gather(last_met[:, :, 0], parents, batch_dims=1), [-1])  # [batch * M]
+        candidate_tokens, candidate_followed = (tf.repeat(value, count, axis=0) for value in (tokens, followed))
+        new_met, _ = advance(candidate_tokens, candidate_followed, parent_met, parent_last, tf.reshape(ids, [-1]))
+        real = tf.not_equal(candidate_tokens, constants.PAD_ID)  # [batch * M, C]
+        banks = tf.reduce_sum(tf.cast(new_met & real, tf.int32), axis=1)  # [batch * M]
+        return tf.reshape(banks, [batch_size, count])
+
+
+def _striped_order(log_probs, keys, banks, k):
+    """int32 `[batch, k]`: positions of the candidates kept, in bank-striped order (fairseq's "stripes").
+
+    A candidate's rank is its place in its bank by log-probability (ties: the earlier position first);
+    the order is by rank, then by bank, most tokens met first. A candidate equal to an earlier one (same
+    `keys`: hypothesis and token) that is possible, or impossible itself, comes after all others. With one
+    bank (no constraints) this is the order of the log-probabilities, and `top_k`'s when the candidates
+    came from it.
+    """
+    count = tf.shape(log_probs)[1]
+    positions = tf.range(count)
+    earlier = positions[None, :, None] > positions[None, None, :]  # [1, M, M]: j before i
+    possible = log_probs > IMPOSSIBLE  # [batch, M]
+    same_key = tf.equal(keys[:, :, None], keys[:, None, :]) & possible[:, None, :]  # [batch, M, M]
+    valid = possible & tf.logical_not(tf.reduce_any(same_key & earlier, axis=2))  # [batch, M]: not a duplicate
+    same_bank = tf.equal(banks[:, :, None], banks[:, None, :]) & valid[:, None, :]  # [batch, M, M]
+    better = (log_probs[:, None, :] > log_probs[:, :, None]) | (
+        tf.equal(log_probs[:, None, :], log_probs[:, :, None]) & earlier
+    )  # [batch, M, M]: j better than i
+    rank = tf.reduce_sum(tf.cast(same_bank & better, tf.int32), axis=2)  # [batch, M]
+    most = tf.reduce_max(banks, axis=1, keepdims=True) + 1  # [batch, 1]
+    key = rank * most + (most - 1 - banks)  # [batch, M]
+    key = tf.where(valid, key, count * most * 2 + positions[None, :])
+    return tf.math.top_k(-key, k=k)[1]
+
+
+def _merged(free, constrained, keep_free):
+    """The results `free` where `keep_free` (bool `[batch]`), else `constrained`: `BeamSearch.search`'s dicts,
+    whose step dimension (the third of `ids`, `alignments`, `token_log_probs`) may differ, padded to the longer."""
+    steps = tf.maximum(tf.shape(free["ids"])[2], tf.shape(constrained["ids"])[2])
+
+    def padded(value):
+        if value.shape.rank < 3:
+            return value
+        padding = [[0, 0], [0, 0], [0, steps - tf.shape(value)[2]]] + [[0, 0]] * (value.shape.rank - 3)
+        return tf.pad(value, padding)  # PAD_ID, and zeros
+
+    merged = {}
+    for name, value in free.items():
+        chosen = tf.reshape(keep_free, [-1] + [1] * (value.shape.rank - 1))  # [batch, 1, ...]
+        merged[name] = tf.where(chosen, padded(value), padded(constrained[name]))
+    return merged

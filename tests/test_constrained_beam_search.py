@@ -1,0 +1,180 @@
+"""Dynamic beam allocation (`ConstrainedBeamSearch`): against `BeamSearch` without constraints, against a
+brute-force search with them, and its constraint bookkeeping against a Python port of Sockeye's."""
+
+import itertools
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from data_pipeline import constants
+from helpers.search_test_models import HashModel, hypotheses, numpy_result
+from rnnsearch_tf.search.beam_search import BeamSearch
+from rnnsearch_tf.search.constrained_beam_search import (
+    ConstrainedBeamSearch,
+    advance,
+    allowed_tokens,
+    flat_constraints,
+    phrases_met,
+)
+
+
+def contains(ids, phrase):
+    """Whether the list `ids` holds the phrase (its non-PAD tokens) contiguously."""
+    phrase = [token for token in phrase if token != constants.PAD_ID]
+    return any(ids[start : start + len(phrase)] == phrase for start in range(len(ids) - len(phrase) + 1))
+
+
+class SockeyeHypothesis:
+    """Sockeye's `ConstrainedHypothesis` (`advance`, `allowed`), in plain Python, over flat constraints."""
+
+    def __init__(self, phrases):
+        self.tokens = [token for phrase in phrases for token in phrase]
+        self.followed = [index < len(phrase) - 1 for phrase in phrases for index in range(len(phrase))]
+        self.met = [False] * len(self.tokens)
+        self.last_met = -1
+
+    def allowed(self):
+        if self.last_met != -1 and self.followed[self.last_met]:
+            return {self.last_met + 1}
+        starts = [True] + [not followed for followed in self.followed[:-1]]
+        return {index for index, start in enumerate(starts) if start and not self.met[index]}
+
+    def advance(self, token):
+        if self.last_met != -1 and self.followed[self.last_met]:
+            if token == self.tokens[self.last_met + 1]:
+                self.met[self.last_met + 1] = True
+                self.last_met += 1
+            else:
+                index = self.last_met
+                while index > 0 and self.followed[index - 1]:
+                    index -= 1
+                for position in range(index, self.last_met + 1):
+                    self.met[position] = False
+                self.last_met = -1
+            return
+        starts = [True] + [not followed for followed in self.followed[:-1]]
+        for index, (constraint, start, met) in enumerate(zip(self.tokens, starts, self.met)):
+            if constraint == token and start and not met:
+                self.met[index] = True
+                self.last_met = index
+                return
+
+
+def test_advance_and_allowed_tokens_follow_sockeye():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        phrases = [list(rng.integers(4, 7, size=rng.integers(1, 4))) for _ in range(rng.integers(1, 4))]
+        width = 3
+        padded = np.zeros([1, len(phrases), width], np.int32)
+        for index, phrase in enumerate(phrases):
+            padded[0, index, : len(phrase)] = phrase
+        tokens, followed = flat_constraints(tf.constant(padded))
+        real = np.append(padded.reshape(-1), constants.PAD_ID) != constants.PAD_ID
+        met, last_met = tf.constant(~real[None]), tf.constant([-1])
+        reference = SockeyeHypothesis(phrases)
+        positions = np.flatnonzero(real)  # our flat position of each of Sockeye's tokens
+        for token in rng.integers(4, 7, size=8):
+            allowed = np.flatnonzero(allowed_tokens(tokens, followed, met, last_met).numpy()[0])
+            assert list(allowed) == sorted(positions[sorted(reference.allowed())])
+            met, last_met = advance(tokens, followed, met, last_met, tf.constant([token], tf.int32))
+            reference.advance(int(token))
+            assert list(met.numpy()[0][real]) == reference.met
+
+
+def test_phrases_met_looks_for_each_phrase_before_eos():
+    ids = tf.constant([[[4, 5, 6, 2, 7, 8]]])  # after EOS nothing counts
+    lengths = tf.constant([[4]])
+    phrases = tf.constant([[[5, 6], [6, 0], [7, 8], [0, 0], [6, 5]]])
+    assert phrases_met(ids, lengths, phrases).numpy().tolist() == [[[True, True, False, True, False]]]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(beam_size=4, num_hypotheses=2),
+        dict(beam_size=3, length_normalization="gnmt", forbidden_ids=(constants.UNK_ID,)),
+        dict(beam_size=5, num_hypotheses=3, length_normalization="length", early_stopping=True),
+    ],
+)
+def test_no_constraints_is_beam_search_bit_for_bit(options):
+    model = HashModel(vocab_size=11, seed=5, eos_logit_shift=-1.0)
+    state = model.initial_state(4, seed=2)
+    expected = numpy_result(BeamSearch(model.symbols_to_logits_fn, **options).search(state, 9))
+    search = ConstrainedBeamSearch(model.symbols_to_logits_fn, **options)
+    for constraint_ids in (tf.zeros([4, 0, 0], tf.int32), tf.zeros([4, 2, 3], tf.int32)):
+        result = numpy_result(search.search(state, 9, constraint_ids=constraint_ids))
+        for name, value in expected.items():
+            np.testing.assert_array_equal(result[name], value, err_msg=name)
+
+
+def test_unconstrained_sentences_of_a_constrained_batch_are_searched_as_beam_search():
+    model = HashModel(vocab_size=11, seed=1)
+    state = model.initial_state(3, seed=4)
+    expected = numpy_result(BeamSearch(model.symbols_to_logits_fn, beam_size=4).search(state, 9))
+    constraint_ids = tf.constant([[[0, 0]], [[7, 8]], [[0, 0]]])
+    result = numpy_result(ConstrainedBeamSearch(model.symbols_to_logits_fn, beam_size=4).search(
+        state, 9, constraint_ids=constraint_ids))
+    for sentence in (0, 2):
+        assert hypotheses(result, sentence) == hypotheses(expected, sentence)
+        assert result["scores"][sentence] == expected["scores"][sentence]
+    assert contains(hypotheses(result, 1)[0], [7, 8])
+
+
+@pytest.mark.parametrize("beam_size", [3, 5, 12])
+def test_every_hypothesis_holds_every_constraint(beam_size):
+    rng = np.random.default_rng(beam_size)
+    for seed in range(4):
+        model = HashModel(vocab_size=12, seed=seed)
+        state = model.initial_state(5, seed=seed)
+        constraint_ids = rng.integers(4, 12, size=[5, 2, 2])
+        constraint_ids[:, 1, 1] = constants.PAD_ID  # a two-token phrase and a one-token phrase
+        search = ConstrainedBeamSearch(model.symbols_to_logits_fn, beam_size=beam_size, num_hypotheses=2)
+        result = numpy_result(search.search(state, 10, constraint_ids=tf.constant(constraint_ids)))
+        returned = result["lengths"] > 0  # [batch, n]: a slot may stay empty (fewer hypotheses than asked for)
+        assert returned[:, 0].all() and result["constraints_met"][returned].all()
+        for sentence in range(5):
+            for ids in filter(None, hypotheses(result, sentence)):
+                assert all(contains(ids, phrase) for phrase in constraint_ids[sentence].tolist())
+                np.testing.assert_allclose(
+                    model.sequence_log_prob(sentence, ids),
+                    result["log_probs"][sentence][hypotheses(result, sentence).index(ids)], rtol=1e-5)
+
+
+def test_a_beam_wider_than_every_prefix_finds_the_best_constrained_hypothesis():
+    """With more hypotheses kept than there are prefixes of the length bound, nothing is pruned: the
+    search returns the best of all sequences that hold the constraints (brute force)."""
+    vocab_size, maximum_length = 7, 5
+    model = HashModel(vocab_size=vocab_size, seed=3)
+    state = model.initial_state(3, seed=1)
+    constraint_ids = np.array([[[5, 6], [4, 0]], [[4, 0], [0, 0]], [[6, 6], [0, 0]]])
+    search = ConstrainedBeamSearch(model.symbols_to_logits_fn, beam_size=vocab_size**3)
+    result = numpy_result(search.search(state, maximum_length, constraint_ids=tf.constant(constraint_ids)))
+    words = [token for token in range(vocab_size) if token != constants.EOS_ID]
+    for sentence in range(3):
+        best = max(
+            (model.sequence_log_prob(sentence, list(prefix) + [constants.EOS_ID]), list(prefix) + [constants.EOS_ID])
+            for length in range(maximum_length)
+            for prefix in itertools.product(words, repeat=length)
+            if all(contains(list(prefix), phrase) for phrase in constraint_ids[sentence].tolist())
+        )
+        assert hypotheses(result, sentence)[0] == best[1]
+        np.testing.assert_allclose(result["log_probs"][sentence, 0], best[0], rtol=1e-5)
+
+
+def test_constraints_that_do_not_fit_the_length_bound_are_reported_not_dropped():
+    model = HashModel(vocab_size=12, seed=2)
+    state = model.initial_state(2, seed=3)
+    constraint_ids = tf.constant([[[4, 5, 6], [7, 8, 0]], [[9, 0, 0], [0, 0, 0]]])  # 5 tokens; 1 token
+    result = numpy_result(ConstrainedBeamSearch(model.symbols_to_logits_fn, beam_size=4).search(
+        state, 4, constraint_ids=constraint_ids))
+    assert result["lengths"][0, 0] == 4  # a hypothesis still comes back, at the bound
+    assert not result["constraints_met"][0, 0].all()
+    assert result["constraints_met"][1, 0].all()
+
+
+def test_a_constrained_search_takes_no_prefix():
+    model = HashModel()
+    with pytest.raises(ValueError, match="no prefix"):
+        ConstrainedBeamSearch(model.symbols_to_logits_fn).search(
+            model.initial_state(1), 5, constraint_ids=tf.constant([[[4]]]), prefix_ids=tf.constant([[4]]))

@@ -1,0 +1,12 @@
+"""The rare-word probe: each sentence holds its invented name and number, the same for the same seed."""
+
+from bench.rare_words import PROBE_SIZE, probe_sentences
+
+
+def test_each_probe_holds_its_name_and_number_and_the_seed_decides():
+    probes = probe_sentences()
+    assert len(probes) == PROBE_SIZE and probes == probe_sentences()
+    assert probe_sentences(seed=2) != probes
+    for sentence, name, number in probes:
+        assert name in sentence and number in sentence
+        assert name[0].isupper() and name[1:].islower() and 10 <= int(number) < 10_000

@@ -1,0 +1,96 @@
+"""Translator.translate_constrained: terminology forced into raw-text translations, on tiny random-weight
+models (RNNsearch, RNNencdec and their ensemble)."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from rnnsearch_tf.inference.translator import Translator
+from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES, write_model_dir
+
+TEXT = SENTENCES + ["", "the cat"]
+
+
+@pytest.fixture(scope="module")
+def translators(tmp_path_factory):
+    search_dir = write_model_dir(tmp_path_factory.mktemp("constraints") / "search")
+    encdec_dir = write_model_dir(tmp_path_factory.mktemp("constraints") / "encdec", "rnnencdec", seed=4)
+    return {
+        name: Translator.from_model_dir(path, **SEARCH_OPTIONS)
+        for name, path in (
+            ("rnnsearch", search_dir), ("rnnencdec", encdec_dir), ("ensemble", f"{search_dir}+{encdec_dir}")
+        )
+    }
+
+
+def _numpy(outputs):
+    return {name: value.numpy() for name, value in outputs.items()}
+
+
+def _tokens(outputs, row, name="tokens"):
+    tokens = [token.decode("utf-8") for token in outputs[name][row]]
+    return tokens[: tokens.index("</s>")] if "</s>" in tokens else []
+
+
+def _holds(tokens, phrase):
+    phrase = phrase.split()
+    return any(tokens[start : start + len(phrase)] == phrase for start in range(len(tokens) - len(phrase) + 1))
+
+
+@pytest.mark.parametrize("name", ["rnnsearch", "rnnencdec", "ensemble"])
+def test_no_constraints_give_the_translation_of_translate(translators, name):
+    translator = translators[name]
+    free = _numpy(translator.translate(tf.constant(TEXT)))
+    constrained = _numpy(translator.translate_constrained(tf.constant(TEXT), tf.constant([[""]] * len(TEXT))))
+    assert sorted(constrained) == sorted(list(free) + ["constraints_met", "constraints_skipped"])
+    for key, value in free.items():
+        np.testing.assert_array_equal(constrained[key], value, err_msg=key)
+    assert constrained["constraints_skipped"].all() and not constrained["constraints_met"].any()
+
+
+@pytest.mark.parametrize("name", ["rnnsearch", "rnnencdec", "ensemble"])
+def test_every_translation_holds_every_constraint(translators, name):
+    translator = translators[name]
+    constraints = [["chat grand", "vert"], ["maison", ""], ["le chien", "une"], ["voit", "la"], ["chat", ""],
+                   ["petit", "le"]]
+    outputs = _numpy(translator.translate_constrained(tf.constant(TEXT), tf.constant(constraints)))
+    for row, phrases in enumerate(constraints):
+        if not TEXT[row].strip():  # nothing to translate: nothing met
+            assert not outputs["constraints_met"][row].any()
+            continue
+        for column, phrase in enumerate(phrases):
+            assert outputs["constraints_skipped"][row, column] == (phrase == "")
+            assert outputs["constraints_met"][row, column] == (phrase != "")
+            for hypothesis in range(SEARCH_OPTIONS["num_hypotheses"]):
+                tokens = [token.decode("utf-8") for token in outputs["nbest_tokens"][row, hypothesis]]
+                if hypothesis and "</s>" not in tokens:  # fewer hypotheses than asked for: an empty slot
+                    continue
+                assert _holds(tokens[: tokens.index("</s>")], phrase), (row, hypothesis, phrase)
+        scored = translator.score(tf.constant([TEXT[row]]), tf.constant([" ".join(_tokens(outputs, row))]))
+        np.testing.assert_allclose(scored["log_prob"][0], outputs["score"][row], rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["rnnsearch", "ensemble"])
+def test_a_constraint_already_in_the_translation_changes_nothing(translators, name):
+    translator = translators[name]
+    free = _numpy(translator.translate(tf.constant(SENTENCES)))
+    constraints = [[_tokens(free, row)[len(_tokens(free, row)) // 2]] for row in range(len(SENTENCES))]
+    constrained = _numpy(translator.translate_constrained(tf.constant(SENTENCES), tf.constant(constraints)))
+    np.testing.assert_array_equal(constrained["translation"], free["translation"])
+    np.testing.assert_allclose(constrained["score"], free["score"], rtol=1e-6)
+    assert constrained["constraints_met"].all()
+
+
+def test_unknown_phrases_are_skipped_and_unfit_ones_reported(translators):
+    translator = translators["rnnsearch"]
+    too_long = " ".join(["chat"] * 40)  # more tokens than "dog"'s length bound
+    outputs = _numpy(translator.translate_constrained(
+        tf.constant(["the cat", "dog"]), tf.constant([["zyzzyva", "chat"], [too_long, ""]])))
+    assert outputs["constraints_skipped"].tolist() == [[True, False], [False, True]]
+    assert outputs["constraints_met"].tolist() == [[False, True], [False, False]]
+    assert _tokens(outputs, 1)  # the sentence is still translated
+
+
+def test_constraint_misuse_is_refused(translators):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="as many sentences"):
+        translators["rnnsearch"].translate_constrained(tf.constant(["a", "b"]), tf.constant([["la"]]))
