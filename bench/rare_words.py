@@ -1,6 +1,8 @@
 """The rare-word probe of `bench.subwords` and `bench.verbatim`: caption-like sentences, each with an invented
 name and a number, made the same way for the same seed."""
 
+import re
+
 import numpy as np
 
 PROBE_SIZE = 100
@@ -24,3 +26,8 @@ def probe_sentences(count=PROBE_SIZE, seed=1961):
         number = str(int(rng.integers(10, 10_000)))
         probes.append((_TEMPLATES[index % len(_TEMPLATES)].format(name=name, number=number), name, number))
     return probes
+
+
+def found_verbatim(word, text):
+    """Whether `word` is in `text` as a whole word ("Dreyth" is not in "Dreythme", "193" not in "1934")."""
+    return re.search(rf"(?<![\w]){re.escape(word)}(?![\w])", text) is not None

@@ -27,7 +27,7 @@ import sacrebleu
 from absl import app, flags
 
 from bench.provenance import provenance
-from bench.rare_words import probe_sentences
+from bench.rare_words import found_verbatim, probe_sentences
 from data_pipeline.data_dir import DataDir
 from rnnsearch_tf.cli import search_flags
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
@@ -46,8 +46,8 @@ _EQUAL_UPDATES = flags.DEFINE_string(
 def _probe(translator, probes):
     """The share of probe names and of numbers found verbatim in the translations."""
     results = translator.translate([sentence for sentence, _, _ in probes])
-    names = sum(name in result["translation"] for result, (_, name, _) in zip(results, probes))
-    numbers = sum(number in result["translation"] for result, (_, _, number) in zip(results, probes))
+    names = sum(found_verbatim(name, result["translation"]) for result, (_, name, _) in zip(results, probes))
+    numbers = sum(found_verbatim(number, result["translation"]) for result, (_, _, number) in zip(results, probes))
     examples = [{"source": sentence, "translation": result["translation"]}
                 for result, (sentence, _, _) in list(zip(results, probes))[:3]]
     return {"names_unchanged": names / len(probes), "numbers_unchanged": numbers / len(probes), "examples": examples}

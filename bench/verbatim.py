@@ -18,7 +18,7 @@ import sacrebleu
 from absl import app, flags
 
 from bench.provenance import provenance
-from bench.rare_words import probe_sentences
+from bench.rare_words import found_verbatim, probe_sentences
 from data_pipeline.data_dir import DataDir
 from rnnsearch_tf.cli import search_flags
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
@@ -41,8 +41,10 @@ def _translate(translator, sentences, verbatim):
 def _probe(translator, verbatim):
     probes = probe_sentences()
     results, seconds = _translate(translator, [sentence for sentence, _, _ in probes], verbatim)
-    return {"names_unchanged": sum(name in r["translation"] for r, (_, name, _) in zip(results, probes)) / len(probes),
-            "numbers_unchanged": sum(n in r["translation"] for r, (_, _, n) in zip(results, probes)) / len(probes),
+    return {"names_unchanged": sum(found_verbatim(name, r["translation"]) for r, (_, name, _) in zip(results, probes))
+            / len(probes),
+            "numbers_unchanged": sum(found_verbatim(n, r["translation"]) for r, (_, _, n) in zip(results, probes))
+            / len(probes),
             "seconds": seconds, "example": results[0]["translation"]}
 
 

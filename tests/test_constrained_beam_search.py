@@ -178,3 +178,26 @@ def test_a_constrained_search_takes_no_prefix():
     with pytest.raises(ValueError, match="no prefix"):
         ConstrainedBeamSearch(model.symbols_to_logits_fn).search(
             model.initial_state(1), 5, constraint_ids=tf.constant([[[4]]]), prefix_ids=tf.constant([[4]]))
+
+
+def test_with_word_continuations_a_phrase_ends_a_word():
+    """Tokens 8-11 stand for pieces that continue a word: none may follow a phrase, which must end a word."""
+    continuations = tf.constant([token >= 8 for token in range(12)])
+    ids, lengths = tf.constant([[[4, 5, 9, 4, 5, 2]]]), tf.constant([[6]])
+    assert phrases_met(ids, lengths, tf.constant([[[4, 5]]]), continuations).numpy().tolist() == [[[True]]]
+    assert phrases_met(ids[:, :, :3], tf.constant([[3]]), tf.constant([[[4, 5]]]), continuations).numpy()[0, 0, 0] == 0
+    rng = np.random.default_rng(7)
+    for seed in range(4):
+        model = HashModel(vocab_size=12, seed=seed)
+        state = model.initial_state(4, seed=seed)
+        constraint_ids = rng.integers(4, 8, size=[4, 2, 2])  # word starts only
+        constraint_ids[:, 1, 1] = constants.PAD_ID
+        search = ConstrainedBeamSearch(model.symbols_to_logits_fn, beam_size=5, word_continuations=continuations)
+        result = numpy_result(search.search(state, 10, constraint_ids=tf.constant(constraint_ids)))
+        assert result["constraints_met"].all()
+        for sentence in range(4):
+            ids = hypotheses(result, sentence)[0]
+            for phrase in constraint_ids[sentence].tolist():
+                phrase = [token for token in phrase if token != constants.PAD_ID]
+                ends = [start + len(phrase) for start in range(len(ids)) if ids[start : start + len(phrase)] == phrase]
+                assert any(ids[end] < 8 for end in ends), (ids, phrase)  # one occurrence ends a word

@@ -51,6 +51,8 @@ def _kind(path):
         return "long_sentences"
     if path.name.startswith("subwords"):
         return "subwords"
+    if path.name.startswith("verbatim"):
+        return "verbatim"
     if "models" in report:
         return "evaluation"
     if path.name.startswith("peer_comparison"):
@@ -272,6 +274,21 @@ def test_subword_rows_show_the_bench_json(path):
                   f"{100 * model['probe']['names_unchanged']:.0f}%", f"{100 * model['probe']['numbers_unchanged']:.0f}%"]
         values += [f"{bleu['searched']:.2f}" for bleu in model["bleu"].values()]
         assert _row_with(*values), f"{path.name}: no table row shows {name}'s {values}"
+
+
+@pytest.mark.parametrize("path", _of_kind("verbatim"), ids=_ids)
+def test_verbatim_rows_show_the_bench_json(path):
+    for name, model in _load(path)["models"].items():
+        for mode in ("free", "verbatim"):
+            run = model[mode]
+            splits = [split for split in run if split != "probe"]
+            values = [f"{100 * run['probe'][key]:.0f}%" for key in ("names_unchanged", "numbers_unchanged")]
+            values += [" / ".join(f"{run[split][key]:.2f}" for split in splits) for key in ("bleu", "chrf")]
+            if mode == "verbatim":
+                first = run[splits[0]]
+                values.append(f"{100 * first['lines_with_terms']:.1f}%, {first['constraints']:,} "
+                              f"({100 * first['constraints_met']:.0f}% met)")
+            assert _row_with(*values), f"{path.name}: no table row shows {name} {mode}: {values}"
 
 
 @pytest.mark.parametrize("path", _of_kind("subword_sampling"), ids=_ids)

@@ -169,7 +169,7 @@ def test_command_line_constraint_mistakes_are_one_line_errors(model_dir, tmp_pat
         ([f"--constraints_file={tmp_path / 'short.txt'}"],
          f"error: --constraints_file {tmp_path / 'short.txt'} has 1 lines but --input {tmp_path / 'input.txt'} has 9"),
         ([f"--constraints_file={tmp_path / 'short.txt'}", f"--prefix_file={tmp_path / 'prefixes.txt'}"],
-         "error: --terminology and --constraints_file take neither --prefix_file nor --split_sentences"),
+         "error: --terminology, --constraints_file and --verbatim take neither --prefix_file nor --split_sentences"),
     ]:
         failed = subprocess.run(
             [sys.executable, "-m", "rnnsearch_tf.translate", f"--model_dir={model_dir}",

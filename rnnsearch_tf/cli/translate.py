@@ -29,6 +29,7 @@ from rnnsearch_tf.inference import glossary
 from rnnsearch_tf.inference.paragraph_translator import ParagraphTranslator
 from rnnsearch_tf.inference.source_coverage import oov_warning
 from rnnsearch_tf.inference.unk_replacer import UnkReplacer
+from rnnsearch_tf.inference.verbatim_terms import verbatim_terms
 from data_pipeline.progress_line import ProgressLine
 from data_pipeline.text_codec import MOSES, TextCodec
 from rnnsearch_tf.models.model_dir import ModelDir
@@ -57,6 +58,11 @@ _TERMINOLOGY_IGNORE_CASE = flags.DEFINE_boolean(
 _CONSTRAINTS_FILE = flags.DEFINE_string(
     "constraints_file", None, "Target-language phrases each translation must contain, one line per input line, "
     "phrases separated by TAB (an empty line: none); with --terminology, the phrases of both."
+)
+_VERBATIM = flags.DEFINE_boolean(
+    "verbatim", False, "Keep each line's numbers, and its capitalised words after the first, as they are: each a "
+    "constraint of its line (rnnsearch_tf/inference/verbatim_terms.py); with --terminology or --constraints_file, "
+    "after their phrases."
 )
 _OUTPUT = flags.DEFINE_string("output", "-", 'Where translations go ("-": stdout).')
 _OUTPUT_FORMAT = flags.DEFINE_enum(
@@ -96,10 +102,11 @@ def _per_line(flag, what, read, count):
 def _check_constraint_flags():
     """Refuses --terminology and --constraints_file with --prefix_file or --split_sentences, and a malformed
     glossary before the model loads; returns the glossary's entries and their line names (None without it)."""
-    if _TERMINOLOGY.value is None and _CONSTRAINTS_FILE.value is None:
+    if _TERMINOLOGY.value is None and _CONSTRAINTS_FILE.value is None and not _VERBATIM.value:
         return None
     if _PREFIX_FILE.value is not None or _SPLIT_SENTENCES.value:
-        raise app.UsageError("--terminology and --constraints_file take neither --prefix_file nor --split_sentences")
+        raise app.UsageError("--terminology, --constraints_file and --verbatim take neither --prefix_file nor "
+                             "--split_sentences")
     if _TERMINOLOGY.value is None:
         return [], []
     entries, numbers = glossary.read_glossary(_TERMINOLOGY.value)
@@ -112,13 +119,14 @@ def _constraints(translator, sentences, explicit, terminology):
     if terminology is None:
         return None
     if translator.search_config.sampling:
-        raise app.UsageError("--terminology and --constraints_file constrain beam search, not --sampling")
+        raise app.UsageError("--terminology, --constraints_file and --verbatim constrain beam search, not --sampling")
     found = None
     if _TERMINOLOGY.value is not None:
         entries, origins = terminology
         terms = glossary.Glossary(entries, _source_codec(translator), _TERMINOLOGY_IGNORE_CASE.value, origins)
         found = terms.constraints(sentences)
-    return glossary.merge_constraints(explicit, found)
+    verbatim = [verbatim_terms(sentence) for sentence in sentences] if _VERBATIM.value else None
+    return glossary.merge_constraints(explicit, found, verbatim)
 
 
 def _source_codec(translator):

@@ -106,13 +106,15 @@ class SearchConfig:
         return BeamSearch(symbols_to_logits_fn, self.beam_size, self.num_hypotheses,
                           early_stopping=self.early_stopping, **options)
 
-    def constrained_strategy(self, symbols_to_logits_fn):
-        """The beam search under lexical constraints (`ConstrainedBeamSearch`) with these settings; greedy
-        settings give a beam of one. Sampling draws, it does not search: it takes no constraints."""
+    def constrained_strategy(self, symbols_to_logits_fn, word_continuations=None):
+        """The beam search under lexical constraints (`ConstrainedBeamSearch`, with `word_continuations` of a
+        subword vocabulary) with these settings; greedy settings give a beam of one. Sampling draws, it does
+        not search: it takes no constraints."""
         if self.sampling:
             raise ValueError("constraints need a search: sampling takes none (drop --sampling)")
         return ConstrainedBeamSearch(symbols_to_logits_fn, self.beam_size, self.num_hypotheses,
-                                     early_stopping=self.early_stopping, **self._options())
+                                     early_stopping=self.early_stopping, word_continuations=word_continuations,
+                                     **self._options())
 
     def to_dict(self):
         return dataclasses.asdict(self)

@@ -32,9 +32,11 @@ class SentenceSearch:
         search_config: `SearchConfig`.
         num_alternatives: next words offered after a forced prefix.
         shortlist: the `Shortlist` searched over when `search_config.shortlist` (a single model only).
+        word_continuations: optional bool `[target vocab]`, the subword pieces that continue the word before
+            them: a constraint phrase must end a word (`ConstrainedBeamSearch`).
     """
 
-    def __init__(self, model, search_config, num_alternatives, shortlist=None):
+    def __init__(self, model, search_config, num_alternatives, shortlist=None, word_continuations=None):
         if search_config.shortlist:
             if shortlist is None:
                 raise ValueError("SearchConfig.shortlist needs a Shortlist: build one with `rnnsearch shortlist`")
@@ -50,6 +52,7 @@ class SentenceSearch:
         self.num_alternatives = num_alternatives
         self.shortlist = shortlist if search_config.shortlist else None
         self.strategy = search_config.strategy(model.symbols_to_logits_fn)
+        self.word_continuations = word_continuations
 
     def __call__(self, token_ids, prefix_ids=None, constraint_ids=None):
         """Beam search from ragged source ids `[batch, None]` (no EOS), through `prefix_ids` (int32
@@ -93,11 +96,15 @@ class SentenceSearch:
             searched["constraints_met"] = tf.where(is_empty, no_phrase[:, None, :], result["constraints_met"])
         return searched
 
-    def _strategy(self, options, symbols_to_logits_fn=None):
-        """The strategy of `search_config` over `symbols_to_logits_fn` (the model's when None), constrained
-        when `options` has `constraint_ids`."""
+    def _strategy(self, options, symbols_to_logits_fn=None, candidate_ids=None):
+        """The strategy of `search_config` over `symbols_to_logits_fn` (the model's when None; over a
+        shortlist's `candidate_ids`), constrained when `options` has `constraint_ids`."""
         if "constraint_ids" in options:
-            return self.search_config.constrained_strategy(symbols_to_logits_fn or self.model.symbols_to_logits_fn)
+            continuations = self.word_continuations
+            if continuations is not None and candidate_ids is not None:
+                continuations = tf.gather(continuations, candidate_ids)  # [V']
+            return self.search_config.constrained_strategy(
+                symbols_to_logits_fn or self.model.symbols_to_logits_fn, continuations)
         if symbols_to_logits_fn is None:
             return self.strategy
         return self.search_config.strategy(symbols_to_logits_fn)
@@ -144,7 +151,7 @@ class SentenceSearch:
         the constraints): in the reduced id space (position in the candidate ids), its ids mapped back to vocabulary ids."""
         forced = "prefix_ids" if "prefix_ids" in options else "constraint_ids" if "constraint_ids" in options else None
         candidate_ids = self.shortlist.candidate_ids(source_ids, options.get(forced))  # [V']
-        strategy = self._strategy(options, self.model.restricted_symbols_to_logits_fn(candidate_ids))
+        strategy = self._strategy(options, self.model.restricted_symbols_to_logits_fn(candidate_ids), candidate_ids)
         if forced:  # PAD_ID stays PAD_ID: the reserved ids keep their positions
             forced_ids = options[forced]  # [batch, prefix_len] or [batch, phrases, phrase_len]
             reduced = tf.searchsorted(candidate_ids, tf.reshape(forced_ids, [-1]))  # [batch * ...]

@@ -13,6 +13,15 @@ from rnnsearch_tf.inference.sentence_search import SentenceSearch, truncate, wit
 from rnnsearch_tf.models.ensemble import Ensemble
 
 
+def word_continuations(codec):
+    """bool `[vocab]`: the tokens of a subword codec that continue the word of the token before them (a piece
+    without "▁" that starts with a letter or digit: not "," or "'"); None for a word-level codec."""
+    if not codec.is_subword:
+        return None
+    tokens = codec.tokens(tf.range(codec.vocabulary.size))  # [vocab]
+    return tf.logical_not(codec.starts_word(tokens)) & tf.strings.regex_full_match(tokens, r"[\pL\pN].*")
+
+
 class Translator(tf.Module):
     """Raw sentences -> beam search -> detokenized translations, entirely in TensorFlow ops.
 
@@ -92,7 +101,8 @@ class Translator(tf.Module):
         self.checkpoint_path = checkpoint_path
         self.num_alternatives = num_alternatives
         self.maximum_source_length = search_config.maximum_source_length
-        self.search = SentenceSearch(model, search_config, num_alternatives, shortlist)
+        self.search = SentenceSearch(model, search_config, num_alternatives, shortlist,
+                                     word_continuations(target_codec))
 
     @classmethod
     def from_model_dir(cls, model_dir, checkpoint="best", maximum_batch_size=1000, precision=None, num_alternatives=10,

@@ -87,10 +87,11 @@ def allowed_tokens(tokens, followed, met, last_met):
     return tf.where(inside[:, None], tf.equal(positions, safe_last + 1), outside)
 
 
-def phrases_met(ids, lengths, constraint_ids):
+def phrases_met(ids, lengths, constraint_ids, word_continuations=None):
     """bool `[batch, n, phrases]`: whether each hypothesis's tokens (`ids` `[batch, n, max_length]`,
     `lengths` `[batch, n]`) hold each constraint phrase (`[batch, phrases, phrase_len]`, PAD-padded)
-    contiguously; an all-PAD phrase counts as met."""
+    contiguously; an all-PAD phrase counts as met. With `word_continuations` (bool `[vocab]`, the tokens
+    that continue the word before them), a phrase must also end a word: the token after it may not be one."""
     constraint_ids = tf.cast(constraint_ids, tf.int32)
     phrase_len = tf.shape(constraint_ids)[2]
     max_length = tf.shape(ids)[2]
@@ -102,7 +103,15 @@ def phrases_met(ids, lengths, constraint_ids):
     # windows [batch, n, max_length, phrase_len] vs phrases [batch, 1, 1, phrases, phrase_len]
     is_token = tf.not_equal(constraint_ids, constants.PAD_ID)[:, None, None]  # [batch, 1, 1, phrases, P]
     same = tf.equal(windows[:, :, :, None, :], constraint_ids[:, None, None]) | tf.logical_not(is_token)
-    return tf.reduce_any(tf.reduce_all(same, axis=-1), axis=2)  # [batch, n, phrases]
+    found = tf.reduce_all(same, axis=-1)  # [batch, n, max_length, phrases]: the phrase starts at the position
+    if word_continuations is not None:
+        phrase_lengths = tf.reduce_sum(tf.cast(is_token, tf.int32), axis=-1)  # [batch, 1, 1, phrases]
+        after = tf.range(max_length)[None, None, :, None] + phrase_lengths  # [batch, 1, max_length, phrases]
+        after = tf.broadcast_to(after, tf.shape(found))  # [batch, n, max_length, phrases]
+        next_ids = tf.gather(padded, tf.minimum(after, max_length + phrase_len - 1), batch_dims=2)  # like found
+        continues = tf.gather(word_continuations, tf.maximum(next_ids, 0)) & (next_ids >= 0)
+        found &= tf.logical_not(continues)
+    return tf.reduce_any(found, axis=2)  # [batch, n, phrases]
 
 
 class ConstrainedBeamSearch(BeamSearch):
@@ -123,12 +132,18 @@ class ConstrainedBeamSearch(BeamSearch):
     (`free_search`, a `BeamSearch`), and a sentence whose free hypotheses already hold every phrase keeps
     them: no constraints, or constraints the translation meets anyway, change nothing.
 
-    Args: as `BeamSearch`; the step function must take and return a dict state (every model does).
+    With `word_continuations` (bool `[vocab]`: subword pieces that continue the word before them), a phrase
+    must end a word: after its last token such a piece is impossible ("Dreyth" is not met by "Dreythme").
+
+    Args: as `BeamSearch` (the step function must take and return a dict state: every model does), and
+        `word_continuations`: optional bool `[vocab]`, for a subword vocabulary.
     """
 
-    def __init__(self, symbols_to_logits_fn, beam_size=12, num_hypotheses=1, early_stopping=False, **options):
+    def __init__(self, symbols_to_logits_fn, beam_size=12, num_hypotheses=1, early_stopping=False,
+                 word_continuations=None, **options):
         super().__init__(symbols_to_logits_fn, beam_size, num_hypotheses, drop_finished=False,
                          early_stopping=early_stopping, **options)
+        self.word_continuations = word_continuations
         self.free_search = BeamSearch(symbols_to_logits_fn, beam_size, num_hypotheses, early_stopping=early_stopping,
                                       **options)
 
@@ -150,7 +165,8 @@ class ConstrainedBeamSearch(BeamSearch):
         if not isinstance(initial_state, dict):
             raise ValueError("a constrained search needs a dict state")
         free = self.free_search.search(initial_state, maximum_lengths)
-        complies = tf.reduce_all(phrases_met(free["ids"], free["lengths"], constraint_ids), axis=[1, 2])  # [batch]
+        met = phrases_met(free["ids"], free["lengths"], constraint_ids, self.word_continuations)  # [batch, n, phrases]
+        complies = tf.reduce_all(met, axis=[1, 2])  # [batch]
 
         def constrained():
             tokens, followed = flat_constraints(constraint_ids)  # [batch, C]
@@ -161,7 +177,8 @@ class ConstrainedBeamSearch(BeamSearch):
             return _merged(free, BeamSearch.search(self, state, maximum_lengths), complies)
 
         result = tf.cond(tf.reduce_all(complies), lambda: dict(free), constrained)
-        result["constraints_met"] = phrases_met(result["ids"], result["lengths"], constraint_ids)
+        result["constraints_met"] = phrases_met(result["ids"], result["lengths"], constraint_ids,
+                                                self.word_continuations)
         return result
 
     def _grow_alive(self, loop_state, active, maximum_lengths, prefix=None, first=False):
@@ -174,11 +191,14 @@ class ConstrainedBeamSearch(BeamSearch):
         fixed = ({name: value for name, value in state.items() if name not in new_state and name not in (MET, LAST_MET)}
                  if first else loop_state["fixed"])
         progress = self._progress(state, fixed, rows, first)  # (met, last_met) [batch * (1 or beam), ...]
+        # Whether the last token ended a phrase (a word must end there): it newly met a phrase's last token.
+        ended = self._ended_phrase(state, fixed, progress[0], first)  # [batch * (1 or beam)]
         logits = tf.cast(logits, tf.float32)  # [batch * (1 or beam), vocab]
         if first:
-            logits, new_state, alignment, progress = repeat_rows((logits, new_state, alignment, progress), self.beam_size)
+            logits, new_state, alignment, progress, ended = repeat_rows(
+                (logits, new_state, alignment, progress, ended), self.beam_size)
         new_state = dict(new_state, **{MET: progress[0], LAST_MET: progress[1]})
-        candidates = self._candidates(loop_state, logits, fixed, progress, maximum_lengths)
+        candidates = self._candidates(loop_state, logits, fixed, progress, ended, maximum_lengths)
         best_logits = split_leading_dimension(logits, active.size, self.beam_size)[:, 0]
         return candidates, new_state, fixed, alignment, best_logits
 
@@ -194,6 +214,14 @@ class ConstrainedBeamSearch(BeamSearch):
         best_alive = dict(alive, log_probs=tf.reduce_max(alive["log_probs"], axis=1, keepdims=True))
         return super()._is_done(loop_state, candidates, best_alive, finished, maximum_lengths)
 
+    def _ended_phrase(self, state, fixed, met, first):
+        """bool `[rows]`: the hypothesis's last token met the last token of a phrase (`met` after it)."""
+        if first:
+            return tf.zeros(tf.shape(state[LAST_MET]), tf.bool)
+        tokens, followed = repeat_rows((fixed[TOKENS], fixed[FOLLOWED]), self.beam_size)  # [batch * beam, C]
+        newly = met & tf.logical_not(state[MET]) & tf.not_equal(tokens, constants.PAD_ID)  # [batch * beam, C]
+        return tf.reduce_any(newly & tf.logical_not(followed), axis=1)
+
     def _progress(self, state, fixed, rows, first):
         """`(met, last_met)` of each alive hypothesis with its last token (`rows`) applied; BOS applies
         nothing."""
@@ -202,7 +230,7 @@ class ConstrainedBeamSearch(BeamSearch):
         tokens, followed = repeat_rows((fixed[TOKENS], fixed[FOLLOWED]), self.beam_size)  # [batch * beam, C]
         return advance(tokens, followed, state[MET], state[LAST_MET], rows)
 
-    def _candidates(self, loop_state, logits, fixed, progress, maximum_lengths):
+    def _candidates(self, loop_state, logits, fixed, progress, ended, maximum_lengths):
         """The `2 * beam` candidates in bank-striped order: dict of `log_probs`, `parents`, `ids`,
         `is_eos` `[batch, 2 * beam]` and `length`."""
         beam = self.beam_size
@@ -219,8 +247,14 @@ class ConstrainedBeamSearch(BeamSearch):
             tf.reduce_any(all_met & (alive_log_probs > IMPOSSIBLE), axis=1))  # [batch]
         may_end = all_met | (is_last_step & nothing_met)[:, None]  # [batch, beam]
         free_ends = tf.equal(free[2], self.eos_id) & tf.logical_not(tf.gather(may_end, free[1], batch_dims=1))
+        # ...and those that are impossible for the same reasons as the other candidates' (below):
+        ended = tf.reshape(ended, [batch_size, beam])  # [batch, beam]
+        free_ends |= self._glued(ended, free[1], free[2])
         free = (tf.where(free_ends, LARGE_NEGATIVE, free[0]),) + free[1:]  # [batch, 3 * beam] each
         log_probs = tf.nn.log_softmax(logits)  # [batch * beam, vocab]
+        if self.word_continuations is not None:  # no piece may glue itself to a phrase just ended
+            glued = ended[:, :, None] & self.word_continuations[None, None, :]  # [batch, beam, vocab]
+            log_probs = tf.where(tf.reshape(glued, tf.shape(log_probs)), LARGE_NEGATIVE, log_probs)
         extra = self._constrained_candidates(log_probs, alive_log_probs, fixed, progress, all_met, is_last_step)
         merged = [tf.concat([free_value, extra_value], axis=1) for free_value, extra_value in zip(free, extra)]
         log_probs, parents, ids = merged  # [batch, M]
@@ -231,6 +265,13 @@ class ConstrainedBeamSearch(BeamSearch):
         log_probs, parents, ids = (tf.gather(value, order, batch_dims=1) for value in (log_probs, parents, ids))
         return dict(log_probs=log_probs, parents=parents, ids=ids, is_eos=tf.equal(ids, self.eos_id),
                     length=loop_state["step"] + 1)
+
+    def _glued(self, ended, parents, ids):
+        """bool `[batch, M]`: candidates (`parents`, `ids`) that glue a piece to a phrase their hypothesis just
+        ended (`ended` `[batch, beam]`); none without `word_continuations`."""
+        if self.word_continuations is None:
+            return tf.zeros(tf.shape(ids), tf.bool)
+        return tf.gather(ended, parents, batch_dims=1) & tf.gather(self.word_continuations, ids)
 
     def _constrained_candidates(self, log_probs, alive_log_probs, fixed, progress, all_met, is_last_step):
         """Each alive hypothesis extended by its best token, by EOS once it has met every constraint, and by
