@@ -15,14 +15,13 @@ counting one half: the Mann-Whitney statistic), the count and mean probability o
 the sentences' `mean_log_prob` against their sentence BLEU above or below its median.
 """
 
-import json
 
 import numpy as np
 import sacrebleu
 import tensorflow as tf
 from absl import app, flags
 
-from bench.provenance import provenance
+from bench.provenance import emit, provenance
 from data_pipeline import corpus_registry, data_files, pair_reader
 from rnnsearch_tf.cli import search_flags
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
@@ -87,11 +86,7 @@ def main(argv):
         sentences_mean_log_prob_auc=round(auc([result["mean_log_prob"] for result in results],
                                               sentence_bleu > np.median(sentence_bleu)), 4),
     )
-    text = json.dumps(report, indent=2)
-    print(text)
-    if _OUTPUT.value:
-        with open(_OUTPUT.value, "w", encoding="utf-8") as stream:
-            stream.write(text + "\n")
+    emit(report, _OUTPUT.value)
 
 
 if __name__ == "__main__":

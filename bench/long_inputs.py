@@ -26,7 +26,7 @@ import time
 import sacrebleu
 from absl import app, flags
 
-from bench.provenance import provenance
+from bench.provenance import emit, provenance
 from data_pipeline import data_files
 from data_pipeline.sentence_joiner import SentenceJoiner
 from rnnsearch_tf.cli import search_flags
@@ -101,11 +101,7 @@ def main(argv):
                 ))
         report["sizes"][str(size)] = entry
         print(json.dumps({str(size): entry}), flush=True)
-    text = json.dumps(report, indent=2)
-    print(text)
-    if _OUTPUT.value:
-        with open(_OUTPUT.value, "w", encoding="utf-8") as stream:
-            stream.write(text + "\n")
+    emit(report, _OUTPUT.value)
 
 
 if __name__ == "__main__":

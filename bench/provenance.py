@@ -5,6 +5,7 @@ its numbers belong to (machines of one kind differ by 2x in speed; a ratio count
 """
 
 import datetime
+import json
 import os
 import pathlib
 import subprocess
@@ -44,3 +45,12 @@ def provenance():
         cpu_flags=flags,
         cores=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
     )
+
+
+def emit(report, output=None):
+    """Prints a bench's JSON report, and writes it to `output` too when given (its folder made)."""
+    text = json.dumps(report, indent=2, ensure_ascii=False)
+    print(text)
+    if output:
+        pathlib.Path(output).parent.mkdir(parents=True, exist_ok=True)
+        pathlib.Path(output).write_text(text + "\n", encoding="utf-8")

@@ -1,0 +1,20 @@
+"""bench.provenance: what a results file records of its commit and machine, and how a report is written."""
+
+import json
+
+from bench.provenance import emit, provenance
+
+
+def test_provenance_names_the_commit_and_the_machine():
+    record = provenance()
+    assert len(record["commit"]) == 40 and isinstance(record["dirty"], bool)
+    assert record["cores"] >= 1 and record["date"].endswith("+00:00")
+
+
+def test_emit_prints_the_report_and_writes_it_where_asked(tmp_path, capsys):
+    report = {"name": "Tromsø", "value": 1.5}
+    emit(report, tmp_path / "results" / "bench.json")
+    assert json.loads(capsys.readouterr().out) == report
+    assert json.loads((tmp_path / "results" / "bench.json").read_text(encoding="utf-8")) == report
+    emit(report)
+    assert "Tromsø" in capsys.readouterr().out
