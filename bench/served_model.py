@@ -4,6 +4,7 @@ Light on purpose (no TensorFlow), like `bench/peer.py`: the benches that time cl
 """
 
 import json
+import os
 import pathlib
 import socket
 import subprocess
@@ -12,6 +13,9 @@ import time
 import urllib.request
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
+# TF Serving's MonitoringConfig that serves the metrics at their default path (serving/monitoring_config.py).
+MONITORING_CONFIG = 'prometheus_config { enable: true, path: "/monitoring/prometheus/metrics" }\n'
+METRICS_PATH = "/monitoring/prometheus/metrics"
 
 
 def free_port():
@@ -81,6 +85,48 @@ class ServedModel:
             json.load(response)
             version = int(response.headers["X-Model-Version"])
         return time.perf_counter() - started, version
+
+    def cpu_seconds(self):
+        """{"tensorflow", "python"}: user + system CPU seconds the server process has used so far (Linux'
+        /proc), in TensorFlow's own threads (named `tf_*`: the graph's ops) and in every other thread (the
+        Python front: gRPC, HTTP, JSON, batching; the threads of exited ones are not counted)."""
+        seconds = dict(tensorflow=0.0, python=0.0)
+        for task in pathlib.Path(f"/proc/{self.process.pid}/task").iterdir():
+            try:
+                name = (task / "comm").read_text().strip()
+                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:  # the thread ended meanwhile
+                continue
+            used = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            seconds["tensorflow" if name.startswith("tf_") else "python"] += used
+        return seconds
+
+    def batch_metrics(self, signature_name="translate"):
+        """The server's own batching metrics (started with `MONITORING_CONFIG`): {"batch_sizes": {upper
+        limit: batches run of at most that many rows, cumulative}, "batches", "rows", "queued_requests",
+        "queuing_s"} of `signature_name` so far, from TF Serving's `processed_batch_size` and
+        `queuing_latency` histograms."""
+        from prometheus_client.parser import text_string_to_metric_families  # noqa: PLC0415
+
+        with urllib.request.urlopen(self.rest_url + METRICS_PATH, timeout=30) as response:
+            text = response.read().decode("utf-8")
+        result = dict(batch_sizes={}, batches=0, rows=0, queued_requests=0, queuing_s=0.0)
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                if sample.name.endswith("processed_batch_size_bucket") and (
+                        sample.labels.get("signature_name") == signature_name):
+                    result["batch_sizes"][float(sample.labels["le"])] = sample.value
+                elif sample.name.endswith("processed_batch_size_count") and (
+                        sample.labels.get("signature_name") == signature_name):
+                    result["batches"] = sample.value
+                elif sample.name.endswith("processed_batch_size_sum") and (
+                        sample.labels.get("signature_name") == signature_name):
+                    result["rows"] = sample.value
+                elif sample.name.endswith("queuing_latency_count"):
+                    result["queued_requests"] += sample.value
+                elif sample.name.endswith("queuing_latency_sum"):
+                    result["queuing_s"] += sample.value / 1e6
+        return result
 
     def stop(self):
         if self._grpc_channel is not None:

@@ -13,12 +13,18 @@ server process:
 - `clients_32`: 32 threads sending 10 one-sentence REST requests each (320 different sentences of
   test_2016_flickr): sentences/s over the whole burst, p50 and p99 latency; `clients_32_grpc` the same
   over gRPC (Predict requests built as `serving.grpc_client` builds them, one channel shared by the
-  threads);
+  threads); with each 32-client burst, what the server did meanwhile: the sizes of the batches it formed
+  (`batch_sizes`, `mean_batch_size`) and the requests' mean time in its queue (`queuing_ms`), read from its
+  own Prometheus metrics (TF Serving's `processed_batch_size` and `queuing_latency`), and `cpu_s`: the CPU
+  seconds of the server's TensorFlow threads and of its Python front, of the clients (this process) and of
+  every other process of the machine (others' jobs share the 2 cores: run it under `flock /tmp/cpu.lock`);
 and once `cold_first_request_ms`: the first request of a server over a copy of the export without its
 warm-up file. `offline_sents_per_s`: `BatchTranslator.from_saved_model` decoding the same 320 sentences
 in batches of 32 (`offline_sents_per_s_80`: of 80), in a process of its own, the decoding call alone;
 `of_offline` is a 32-client rate over the rate at batches of 32 (32 waiting clients form no larger
-batch), `of_offline_80` over the rate at batches of 80.
+batch), `of_offline_80` over the rate at batches of 80; `offline_sents_per_s_arrival_order`: the signature
+called on the same sentences in batches of 32 as they come (not sorted by length, as a server gets them),
+two at a time, and `of_offline_arrival_order` against it; `offline_cpu_ms_per_sentence*`: their CPU cost.
 
 `version_switch`: a `batched_32` server over a copy of the export in a scratch base path, polling it every
 `--poll_wait_seconds`; 32 REST clients send the 320 sentences over and over, `--switch_after_seconds`
@@ -31,7 +37,8 @@ the burst), and `loading`: the rate and latency of the requests answered in betw
 
 The offline decoding and the settings run `--rounds` times, interleaved (this machine's rate moves by
 ~10% between runs a minute apart); every figure is the median of its rounds, `of_offline` the median of
-each round's ratio, and the rates and p99s of every round are kept (`*_rounds`). Prints one JSON object.
+each round's ratio, and the rates and p99s of every round are kept (`*_rounds`); `batch_sizes` counts the
+batches of every round. `load_average_at_start` / `_at_end`: the machine's. Prints one JSON object.
 """
 
 import collections
@@ -51,7 +58,7 @@ import time
 from absl import app, flags
 
 from bench.provenance import provenance
-from bench.served_model import ServedModel
+from bench.served_model import MONITORING_CONFIG, ServedModel
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 WARMUP_FILE = pathlib.Path("assets.extra") / "tf_serving_warmup_requests"  # serving.servable.WARMUP_FILE
@@ -70,18 +77,43 @@ _SWITCH_BURST_LIMIT_S = flags.DEFINE_float("switch_burst_limit_s", 120, "Longest
 BATCHING_32 = "max_batch_size { value: 32 }"
 
 OFFLINE = """
-import json, sys, time
+import concurrent.futures, json, sys, time
+import tensorflow as tf
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.utils.threads import share_cores
 share_cores(2)
 sentences = json.load(open(sys.argv[2]))
-batch_size = int(sys.argv[3])
+batch_size, order = int(sys.argv[3]), sys.argv[4]
 translator = BatchTranslator.from_saved_model(sys.argv[1], batch_size=batch_size)
+translate = translator.module.signatures["translate"]
+def arrival_order(batch):
+    return {name: value.numpy() for name, value in translate(text=tf.constant(batch)).items()}
 translator.translate(sentences[:batch_size])
-started = time.perf_counter()
-translator.translate(sentences)
-print(json.dumps({"offline_sents_per_s": round(len(sentences) / (time.perf_counter() - started), 1)}))
+started, cpu = time.perf_counter(), time.process_time()
+if order == "sorted":
+    translator.translate(sentences)
+else:
+    with concurrent.futures.ThreadPoolExecutor(translator.workers) as pool:
+        list(pool.map(arrival_order, [sentences[i : i + batch_size] for i in range(0, len(sentences), batch_size)]))
+wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+print(json.dumps({"sents_per_s": round(len(sentences) / wall, 1),
+                  "cpu_ms_per_sentence": round(1000 * cpu / len(sentences), 2)}))
 """
+# The offline decodings each round: (batch size, order) -> the key of their rate in the report.
+OFFLINE_RUNS = {(32, "sorted"): "", (80, "sorted"): "_80", (32, "arrival"): "_arrival_order"}
+# Batch sizes as the report groups them (TF Serving's processed_batch_size buckets are 1, 2, 4, ... rows).
+BATCH_SIZE_GROUPS = ((1, "1"), (2, "2"), (4, "3-4"), (8, "5-8"), (16, "9-16"), (32, "17-32"), (float("inf"), "33+"))
+
+
+def _machine_busy_seconds():
+    """CPU seconds every process of this machine has used (Linux' /proc/stat: all but idle and iowait)."""
+    with open("/proc/stat", encoding="ascii") as stream:
+        ticks = [int(field) for field in stream.readline().split()[1:]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def _load_average():
+    return [round(load, 2) for load in os.getloadavg()]
 
 
 def _percentiles(seconds):
@@ -90,18 +122,44 @@ def _percentiles(seconds):
                 p99_ms=round(1000 * ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))], 1))
 
 
-def measure(export_dir, sentences, *server_flags):
-    server = ServedModel(export_dir, *server_flags)
+def burst(server, translate, sentences):
+    """32 client threads `translate` one sentence each of `sentences`: the rate, p50/p99, and what the
+    server did meanwhile: the batches it formed (`batch_sizes`: how many of each size; `mean_batch_size`)
+    and each request's mean wait in its queue, from its own Prometheus metrics; the CPU seconds of the
+    server, of the clients (this process) and of every other process of the machine."""
+    before, server_cpu, clients_cpu = server.batch_metrics(), server.cpu_seconds(), time.process_time()
+    machine_cpu = _machine_busy_seconds()
+    with concurrent.futures.ThreadPoolExecutor(32) as pool:
+        started = time.perf_counter()
+        seconds = list(pool.map(translate, sentences))
+        wall = time.perf_counter() - started
+    server_cpu = {part: used - server_cpu[part] for part, used in server.cpu_seconds().items()}
+    clients_cpu = time.process_time() - clients_cpu
+    machine_cpu, after = _machine_busy_seconds() - machine_cpu, server.batch_metrics()
+    batches, rows = after["batches"] - before["batches"], after["rows"] - before["rows"]
+    counts, below = {}, 0
+    for limit, name in BATCH_SIZE_GROUPS:
+        cumulative = after["batch_sizes"].get(limit, 0) - before["batch_sizes"].get(limit, 0)
+        counts[name], below = int(cumulative - below), cumulative
+    queued = after["queued_requests"] - before["queued_requests"]
+    return dict(sents_per_s=round(len(sentences) / wall, 1), **_percentiles(seconds),
+                batches=int(batches), mean_batch_size=round(rows / batches, 1) if batches else 0.0,
+                batch_sizes=counts,
+                queuing_ms=round(1000 * (after["queuing_s"] - before["queuing_s"]) / queued, 1) if queued else 0.0,
+                cpu_s=dict(server_tensorflow=round(server_cpu["tensorflow"], 2),
+                           server_python=round(server_cpu["python"], 2), clients=round(clients_cpu, 2), wall=round(wall, 2),
+                           others=round(max(0.0, machine_cpu - sum(server_cpu.values()) - clients_cpu), 2)),
+                server_cpu_ms_per_sentence=round(1000 * sum(server_cpu.values()) / len(sentences), 2))
+
+
+def measure(export_dir, sentences, monitoring_file, *server_flags):
+    server = ServedModel(export_dir, f"--monitoring_config_file={monitoring_file}", *server_flags)
     try:
         result = dict(first_request_ms=round(1000 * server.translate(sentences[0]), 1))
         result["one_client"] = _percentiles([server.translate(sentence) for sentence in sentences[:_REQUESTS.value]])
         for name, translate in (("clients_32", server.translate), ("clients_32_grpc", server.translate_grpc)):
             translate(sentences[0])
-            with concurrent.futures.ThreadPoolExecutor(32) as pool:
-                started = time.perf_counter()
-                seconds = list(pool.map(translate, sentences))
-                wall = time.perf_counter() - started
-            result[name] = dict(sents_per_s=round(len(sentences) / wall, 1), **_percentiles(seconds))
+            result[name] = burst(server, translate, sentences)
     finally:
         server.stop()
     return result
@@ -178,18 +236,19 @@ def measure_switch(export_dir, sentences, batching_file, scratch):
         shutil.rmtree(base_path)
 
 
-def _offline_rate(export_dir, sentences_file, batch_size):
-    output = subprocess.run([sys.executable, "-c", OFFLINE, str(export_dir), str(sentences_file), str(batch_size)],
-                            cwd=REPO_ROOT, check=True, capture_output=True, text=True).stdout
-    return json.loads(output.splitlines()[-1])["offline_sents_per_s"]
+def _offline_rate(export_dir, sentences_file, batch_size, order):
+    """{"sents_per_s", "cpu_ms_per_sentence"} of `OFFLINE` in a process of its own."""
+    output = subprocess.run([sys.executable, "-c", OFFLINE, str(export_dir), str(sentences_file), str(batch_size),
+                             order], cwd=REPO_ROOT, check=True, capture_output=True, text=True).stdout
+    return json.loads(output.splitlines()[-1])
 
 
 def _against(offline, result):
-    """`result` with each 32-client rate also as a share of the offline rates (`offline`: batch size ->
-    sentences/s) of the same round."""
+    """`result` with each 32-client rate also as a share of the offline rates of the same round (`offline`:
+    report suffix -> sentences/s, as `OFFLINE_RUNS` names them)."""
     for clients in ("clients_32", "clients_32_grpc"):
-        result[clients]["of_offline"] = round(result[clients]["sents_per_s"] / offline[32], 2)
-        result[clients]["of_offline_80"] = round(result[clients]["sents_per_s"] / offline[80], 2)
+        for suffix, rate in offline.items():
+            result[clients][f"of_offline{suffix}"] = round(result[clients]["sents_per_s"] / rate, 2)
     return result
 
 
@@ -198,16 +257,42 @@ def _medians(rounds):
     merged = {}
     for key, value in rounds[0].items():
         values = [result[key] for result in rounds]
-        if isinstance(value, dict):
+        if key == "batch_sizes":  # the batches of every round, counted together
+            merged[key] = {size: sum(counts[size] for counts in values) for size in value}
+        elif isinstance(value, dict):
             merged[key] = _medians(values)
         elif isinstance(value, list):
             merged[key] = sorted({item for result in values for item in result})
         else:
             merged[key] = round(statistics.median(values), 2 if key.startswith("of_offline") else 1)
-            if key in ("sents_per_s", "of_offline", "of_offline_80", "p99_ms", "errors", "new_version_answers",
-                       "new_version_first_answer_s"):
+            if key in ("sents_per_s", "of_offline", "of_offline_80", "of_offline_arrival_order", "p99_ms", "errors",
+                       "new_version_answers", "new_version_first_answer_s", "mean_batch_size"):
                 merged[f"{key}_rounds"] = values
     return merged
+
+
+def _settings(export_dir, scratch):
+    """{setting: server flags} and {setting: its batching file's text} of the settings measured."""
+    default_file = export_dir / "batching_parameters.txt"
+    batching_32 = scratch / "batching_parameters_32.txt"
+    batching_32.write_text("".join(BATCHING_32 + "\n" if line.startswith("max_batch_size") else line
+                                   for line in default_file.read_text().splitlines(keepends=True)))
+    settings = {"unbatched": (), "batched": ("--enable_batching", f"--batching_parameters_file={default_file}"),
+                "batched_32": ("--enable_batching", f"--batching_parameters_file={batching_32}")}
+    return settings, dict(batched=default_file.read_text(), batched_32=batching_32.read_text())
+
+
+def _cold_first_request_ms(export_dir, scratch, sentence):
+    """The first request of a server over a copy of the export without its warm-up file."""
+    cold = scratch / "export"
+    shutil.copytree(export_dir, cold)
+    for warmup in cold.glob(f"*/{WARMUP_FILE}"):
+        warmup.unlink()
+    server = ServedModel(cold)
+    try:
+        return round(1000 * server.translate(sentence), 1)
+    finally:
+        server.stop()
 
 
 def main(argv):
@@ -215,38 +300,33 @@ def main(argv):
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     export_dir = pathlib.Path(_EXPORT_DIR.value).resolve()
     sentences = (pathlib.Path(_DATA_DIR.value) / "test.source.txt").read_text(encoding="utf-8").splitlines()[:320]
-    report = dict(provenance=provenance(), export_dir=str(export_dir), rounds=_ROUNDS.value)
+    report = dict(provenance=provenance(), export_dir=str(export_dir), rounds=_ROUNDS.value,
+                  load_average_at_start=_load_average())
     with tempfile.TemporaryDirectory() as scratch:
-        default_file = export_dir / "batching_parameters.txt"
-        batching_32 = pathlib.Path(scratch) / "batching_parameters_32.txt"
-        batching_32.write_text("".join(BATCHING_32 + "\n" if line.startswith("max_batch_size") else line
-                                       for line in default_file.read_text().splitlines(keepends=True)))
-        report["batching_parameters"] = dict(batched=default_file.read_text(), batched_32=batching_32.read_text())
-        settings = {"unbatched": (), "batched": ("--enable_batching", f"--batching_parameters_file={default_file}"),
-                    "batched_32": ("--enable_batching", f"--batching_parameters_file={batching_32}")}
-        offline, rounds = {32: [], 80: []}, {name: [] for name in [*settings, "version_switch"]}
-        cold = pathlib.Path(scratch) / "export"
-        shutil.copytree(export_dir, cold)
-        for warmup in cold.glob(f"*/{WARMUP_FILE}"):
-            warmup.unlink()
-        server = ServedModel(cold)
-        report["cold_first_request_ms"] = round(1000 * server.translate(sentences[0]), 1)
-        server.stop()
-        sentences_file = pathlib.Path(scratch) / "sentences.json"
+        scratch = pathlib.Path(scratch)
+        settings, report["batching_parameters"] = _settings(export_dir, scratch)
+        monitoring_file = scratch / "monitoring.config"
+        monitoring_file.write_text(MONITORING_CONFIG)
+        offline, rounds = {run: [] for run in OFFLINE_RUNS}, {name: [] for name in [*settings, "version_switch"]}
+        report["cold_first_request_ms"] = _cold_first_request_ms(export_dir, scratch, sentences[0])
+        sentences_file = scratch / "sentences.json"
         sentences_file.write_text(json.dumps(sentences))
         for _ in range(_ROUNDS.value):
-            for batch_size, rates in offline.items():
-                rates.append(_offline_rate(export_dir, sentences_file, batch_size))
-            this_round = {batch_size: rates[-1] for batch_size, rates in offline.items()}
+            for run, results in offline.items():
+                results.append(_offline_rate(export_dir, sentences_file, *run))
+            this_round = {OFFLINE_RUNS[run]: results[-1]["sents_per_s"] for run, results in offline.items()}
             for name, server_flags in settings.items():
-                rounds[name].append(_against(this_round, measure(export_dir, sentences, *server_flags)))
-            rounds["version_switch"].append(_against(this_round, measure_switch(export_dir, sentences, batching_32,
-                                                                                scratch)))
-    for batch_size, suffix in ((32, ""), (80, "_80")):
-        report[f"offline_sents_per_s{suffix}"] = round(statistics.median(offline[batch_size]), 1)
-        report[f"offline_sents_per_s{suffix}_rounds"] = offline[batch_size]
-    report["poll_wait_seconds"] = _POLL_WAIT_SECONDS.value
-    report["switch_after_seconds"] = _SWITCH_AFTER_SECONDS.value
+                rounds[name].append(_against(this_round, measure(export_dir, sentences, monitoring_file,
+                                                                 *server_flags)))
+            rounds["version_switch"].append(_against(this_round, measure_switch(
+                export_dir, sentences, scratch / "batching_parameters_32.txt", scratch)))
+    for run, results in offline.items():
+        report[f"offline_sents_per_s{OFFLINE_RUNS[run]}"] = statistics.median(r["sents_per_s"] for r in results)
+        report[f"offline_sents_per_s{OFFLINE_RUNS[run]}_rounds"] = [r["sents_per_s"] for r in results]
+        report[f"offline_cpu_ms_per_sentence{OFFLINE_RUNS[run]}"] = statistics.median(
+            r["cpu_ms_per_sentence"] for r in results)
+    report.update(poll_wait_seconds=_POLL_WAIT_SECONDS.value, switch_after_seconds=_SWITCH_AFTER_SECONDS.value,
+                  load_average_at_end=_load_average())
     report.update({name: _medians(results) for name, results in rounds.items()})
     print(json.dumps(report, indent=2))
 

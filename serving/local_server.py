@@ -15,12 +15,43 @@ import threading
 
 import grpc
 import waitress
+import waitress.channel
+import waitress.parser
+import waitress.utilities
 
 from serving.browser_guard import BrowserGuard
+from serving.http_messages import error_body
 from serving.metrics import ServerMetrics
 from serving.model_service import ModelService
 from serving.prediction_service import PredictionService
 from serving.rest_app import RestApp
+
+
+class _BodyTooLarge(waitress.utilities.RequestEntityTooLarge):
+    """413 with TF Serving's JSON error body: one line naming the size and the limit."""
+
+    def to_response(self, ident=None):
+        return "413 Request Entity Too Large", [("Content-Type", "application/json")], error_body(self.body)
+
+
+class _BodyLimitedParser(waitress.parser.HTTPRequestParser):
+    """waitress' request parser, whose refusal of a body over the limit names the body's size (its own
+    names only the limit). The limit is `adj.max_request_body_size - 1` (waitress refuses a body as large
+    as that setting)."""
+
+    def received(self, data):
+        consumed = super().received(data)
+        if type(self.error) is waitress.utilities.RequestEntityTooLarge:
+            limit = self.adj.max_request_body_size - 1
+            size = (f"of {self.content_length} bytes" if not self.chunked
+                    else f"sent in chunks passed {self.body_bytes_received} bytes")
+            self.error = _BodyTooLarge(f"the request body {size}; this server takes at most {limit} bytes "
+                                      "(rnnsearch serve --max_request_bytes)")
+        return consumed
+
+
+class _BodyLimitedChannel(waitress.channel.HTTPChannel):
+    parser_class = _BodyLimitedParser
 
 
 class LocalServer:
@@ -90,10 +121,11 @@ class LocalServer:
                 connection_limit=rest_connection_limit,
                 channel_timeout=rest_channel_timeout,
                 cleanup_interval=min(30, rest_channel_timeout),  # how often timed-out connections are closed
-                max_request_body_size=max_request_bytes,
+                max_request_body_size=max_request_bytes + 1,  # waitress refuses a body of this size
                 asyncore_use_poll=True,  # select() fails beyond 1024 sockets
                 ident="rnnsearch-tf",
             )
+            self._rest_server.channel_class = _BodyLimitedChannel
             self.rest_api_port = guarded.port = int(self._rest_server.effective_port)
 
     def start(self):

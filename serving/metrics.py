@@ -6,7 +6,8 @@ a letter, digit or '_' turned into ':' (tensorflow/serving's `util/prometheus_ex
 (microseconds) and bucket limits are TF Serving's too. prometheus_client writes a counter `NAME` as
 `NAME_total` (and `NAME_created`): the counters read `:tensorflow:serving:request_count_total`, where
 TF Serving writes `:tensorflow:serving:request_count`. What TF Serving does not count (per signature and
-version) carries the prefix `:rnnsearch:serving:`.
+version) carries the prefix `:rnnsearch:serving:`; `processed_batch_size` has labels TF Serving's lacks (the
+model and signature of each batch).
 
 Each server has its own `prometheus_client.CollectorRegistry`, so that servers in one process (the tests)
 count apart.
@@ -28,7 +29,7 @@ def exponential_buckets(scale, growth, count):
 # TF Serving's buckets: requests (10 us x 1.8^i, 33 buckets, ~20 minutes), queueing (100 us x 1.2^i, 52, ~1 s).
 REQUEST_LATENCY_BUCKETS = exponential_buckets(10, 1.8, 33)
 QUEUING_LATENCY_BUCKETS = exponential_buckets(100, 1.2, 52)
-BATCH_SIZE_BUCKETS = exponential_buckets(1, 2, 15)  # 1, 2, 4, ... 16384 rows
+BATCH_SIZE_BUCKETS = exponential_buckets(1, 2, 14)  # 1, 2, 4, ... 8192 rows (TF Serving's batching_util.h)
 
 
 class ServerMetrics:
@@ -52,7 +53,7 @@ class ServerMetrics:
         self.request_latency = prometheus_client.Histogram(
             ":tensorflow:serving:request_latency",
             "Distribution of wall time (in microseconds) for Tensorflow Serving request.",
-            ["model_name", "API", "entrypoint", "status"], buckets=REQUEST_LATENCY_BUCKETS, **add)
+            ["model_name", "API", "entrypoint"], buckets=REQUEST_LATENCY_BUCKETS, **add)
         self.signature_latency = prometheus_client.Histogram(
             ":rnnsearch:serving:signature_request_latency",
             "Distribution of wall time (in microseconds) of Predict requests per version and signature.",
@@ -81,10 +82,13 @@ class ServerMetrics:
 
     def record_request(self, model_name, version, signature_name, entrypoint, status, seconds, api="Predict"):
         """One Predict request: `entrypoint` "GRPC" or "REST", `status` a gRPC code name ("OK",
-        "INVALID_ARGUMENT", ...), `version` the version that answered (None when none did)."""
+        "INVALID_ARGUMENT", ...), `version` the version that answered (None when none did). As in TF Serving
+        (`RecordRequestLatency` in its prediction service), `request_latency` counts answered requests only;
+        every outcome is in `request_count` and, with its latency, in `signature_request_latency`."""
         microseconds = seconds * 1e6
         self.request_count.labels(model_name, status).inc()
-        self.request_latency.labels(model_name, api, entrypoint, status).observe(microseconds)
+        if status == "OK":
+            self.request_latency.labels(model_name, api, entrypoint).observe(microseconds)
         version = "" if version is None else str(version)
         self.signature_latency.labels(model_name, version, signature_name, status).observe(microseconds)
 

@@ -229,6 +229,21 @@ def test_rest_concurrent_stalled_and_malformed_clients(server):
     assert server.alive()
 
 
+def test_a_body_over_max_request_bytes_is_refused_in_one_line_naming_size_and_limit(server):
+    if server.kind != "local_server":
+        pytest.skip("the limit and its message are the local server's (--max_request_bytes)")
+    url = f"{server.rest_url}/v1/models/{MODEL_NAME}:predict"
+    status, answer = _post(url, " " * (MAX_REQUEST_BYTES + 1))
+    assert status == 413
+    assert json.loads(answer) == {"error": f"the request body of {MAX_REQUEST_BYTES + 1} bytes; this server takes "
+                                           f"at most {MAX_REQUEST_BYTES} bytes (rnnsearch serve --max_request_bytes)"}
+    body = json.dumps({"instances": ["the cat"]})
+    status, answer = _post(url, body + " " * (MAX_REQUEST_BYTES - len(body)))  # exactly the limit: served
+    assert status == 200, answer
+    assert json.loads(answer)["predictions"][0]["translation"]
+    assert server.alive()
+
+
 def _predict_head(port, content_length):
     return (f"POST /v1/models/{MODEL_NAME}:predict HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {content_length}\r\n\r\n").encode("ascii")

@@ -146,6 +146,17 @@ def test_forced_prefix_words_join_the_candidates(model_dir):
     }
 
 
+def test_constraint_words_join_the_candidates(model_dir):
+    candidates, frequent = _small_shortlist(model_dir)
+    translator = _translator(model_dir, candidates, frequent)
+    text, constraints = tf.constant(["the cat", "dog"]), tf.constant([["un vert"], [""]])
+    outputs = translator.translate_constrained(text, constraints)
+    tokens = [token.decode() for token in outputs["tokens"].numpy()[0]]
+    assert "un vert" in " ".join(tokens)  # ids 13 and 12: outside the small shortlist
+    assert outputs["constraints_met"].numpy().tolist() == [[True], [False]]
+    np.testing.assert_array_equal(outputs["tokens"].numpy()[1], translator.translate(text)["tokens"].numpy()[1])
+
+
 def test_a_shortlist_must_exist_and_fit(model_dir, tmp_path):
     other = write_model_dir(tmp_path / "other")
     with pytest.raises(FileNotFoundError, match="rnnsearch shortlist"):
