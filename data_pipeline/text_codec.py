@@ -148,6 +148,28 @@ class TextCodec(tf.Module):
         """tf.RaggedTensor of tf.string `[batch, None]` tokens -> tf.string `[batch]` text."""
         return self._tokenizer.detokenize(tokens)
 
+    def segmentation_sampler(self, alpha):
+        """SentencePiece's subword regularisation (Kudo 2018), for training: a function from the int32 ids
+        `[length]` of one sentence (no `</s>`) to the ids of the same text cut into pieces sampled anew at each
+        call. A unigram model samples a segmentation from all of them, their probabilities raised to the
+        power `alpha` (the smoothing: small is closer to uniform); a BPE model drops each merge with
+        probability `alpha` (BPE-dropout, Provilkov et al. 2020), which SentencePiece does for a BPE model
+        given the same arguments. The random numbers are SentencePiece's own, not seeded by TensorFlow.
+
+        Args:
+            alpha: > 0 (0 would be the fixed segmentation the shards hold).
+        """
+        import tensorflow_text
+
+        if self.kind != SENTENCEPIECE:
+            raise ValueError(f"subword sampling needs a SentencePiece codec; the {self.language} codec is {self.kind}")
+        if not alpha > 0:
+            raise ValueError(f"subword sampling takes alpha > 0, got {alpha}")
+        with open(self.model_file, "rb") as stream:
+            sampler = tensorflow_text.SentencepieceTokenizer(model=stream.read(), out_type=tf.int32, nbest_size=-1,
+                                                             alpha=alpha)
+        return lambda ids: sampler.tokenize(self._tokenizer.detokenize(ids))  # ids [length] -> text [] -> ids
+
     def starts_word(self, tokens):
         """tf.string tokens (any shape) -> bool: whether each token starts a word a person sees (a Moses
         token always; a piece with "▁", or a reserved token)."""

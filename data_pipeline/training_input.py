@@ -3,6 +3,9 @@
 import tensorflow as tf
 
 from data_pipeline import shard_files
+from data_pipeline.constants import EOS_ID
+
+SIDES = ("source", "target")
 
 
 def _longest_side(pair):
@@ -22,8 +25,17 @@ class TrainingInput:
 
     Each element is {"source_ids": int32 [batch, src_len], "target_ids": int32 [batch, tgt_len]};
     both sequences end with `EOS_ID`. Every pair appears exactly once per epoch (the last batch of an
-    epoch may be smaller). The same seed gives the same batches, and the iterator is checkpointable
-    (`tf.train.Checkpoint(iterator=iterator)`) so training resumes mid-epoch.
+    epoch may be smaller). The same seed gives the same batches (without subword sampling, below), and the
+    iterator is checkpointable (`tf.train.Checkpoint(iterator=iterator)`) so training resumes mid-epoch.
+
+    With `subword_sampling_alpha` > 0 (a SentencePiece data directory), each pair is cut into pieces anew
+    every time it is read, after shuffling and before batching (Kudo 2018's subword regularisation;
+    `TextCodec.segmentation_sampler`): its ids are detokenized to the text, a segmentation is sampled, `</s>`
+    is appended. A side that comes out longer than `max_sequence_length` keeps the shard's segmentation, so
+    no pair is cut or dropped and every pair still appears once per epoch. The sampling is SentencePiece's,
+    not seeded: the same seed gives the same pairs in each window of `sort_window` batches, but not the same
+    pieces (nor, as lengths differ, the same order inside a window); a run resumed mid-epoch reads the
+    pairs it would have read, the pieces sampled afresh.
 
     Args:
         file_pattern: glob of the train shards, e.g. "/data/m30k/train-*.tfrecord.gz".
@@ -40,6 +52,10 @@ class TrainingInput:
         max_sequence_length: longest sequence, `</s>` included (the build's max_length + 1); sizes the
             last token-count bucket.
         verify_shards: check shard checksums against `metadata.json` first (`CorruptShardError`).
+        subword_sampling_alpha: 0 reads the shards' ids as they are; > 0 samples segmentations (unigram:
+            the smoothing alpha; BPE: the merge dropout probability).
+        subword_codecs: {"source": TextCodec, "target": TextCodec} of the data (SentencePiece ones);
+            needed when `subword_sampling_alpha` > 0.
 
     Example:
     >>> training_input = TrainingInput("/tmp/m30k/train-*.tfrecord.gz", seed=1)
@@ -59,6 +75,8 @@ class TrainingInput:
         max_sequence_length=51,
         verify_shards=True,
         pairs=None,
+        subword_sampling_alpha=0.0,
+        subword_codecs=None,
     ):
         self.file_pattern = file_pattern
         self.batch_size = batch_size
@@ -70,6 +88,13 @@ class TrainingInput:
         self.bucket_width = bucket_width
         self.max_sequence_length = max_sequence_length
         self.verify_shards = verify_shards
+        self.subword_sampling_alpha = subword_sampling_alpha
+        self.subword_codecs = subword_codecs
+        self._samplers = None
+        if subword_sampling_alpha:
+            if not subword_codecs:
+                raise ValueError("subword_sampling_alpha > 0 needs the data's subword_codecs")
+            self._samplers = {side: subword_codecs[side].segmentation_sampler(subword_sampling_alpha) for side in SIDES}
 
     def __call__(self, input_context=None):
         """The dataset of this input pipeline.
@@ -87,12 +112,25 @@ class TrainingInput:
         replicas = input_context.num_replicas_in_sync if input_context else 1
         dataset = shard_files.read_examples(paths, input_context)
         dataset = dataset.shuffle(self.shuffle_buffer, seed=self.seed, reshuffle_each_iteration=True)
+        if self._samplers:
+            dataset = dataset.map(self._sampled_segmentation, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
         if self.max_tokens:
             dataset = dataset.apply(self._token_count_batches(self.max_tokens // replicas))
         else:
             batch_size = input_context.get_per_replica_batch_size(self.batch_size) if input_context else self.batch_size
             dataset = dataset.apply(self._sorted_window_batches(batch_size))
         return dataset.repeat(self.epochs).prefetch(tf.data.AUTOTUNE)
+
+    def _sampled_segmentation(self, pair):
+        """One pair {name: int32 [length], `</s>` last} -> the same texts in sampled pieces, `</s>` last; a side
+        longer than `max_sequence_length` once sampled keeps the shard's ids."""
+        sampled_pair = {}
+        for side in SIDES:
+            ids = pair[f"{side}_ids"]  # [length]
+            sampled = tf.concat([self._samplers[side](ids[:-1]), [EOS_ID]], axis=0)  # [sampled length]
+            fits = tf.size(sampled) <= self.max_sequence_length
+            sampled_pair[f"{side}_ids"] = tf.cond(fits, lambda sampled=sampled: sampled, lambda ids=ids: ids)
+        return sampled_pair
 
     def _sorted_window_batches(self, batch_size):
         """Dataset transform: windows of `sort_window * batch_size` pairs -> sorted, padded minibatches."""

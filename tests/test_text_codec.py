@@ -76,6 +76,18 @@ def test_sentencepiece_in_graph_equals_the_library(codec, subword_files, data_ro
         processor.decode(row) for row in ids]
 
 
+def test_the_segmentation_sampler_cuts_the_same_text_otherwise_and_needs_sentencepiece(codec, subword_files):
+    processor = sentencepiece.SentencePieceProcessor(model_file=str(subword_files[0]))
+    sample = codec.segmentation_sampler(0.3)  # BPE-dropout: each merge dropped with probability 0.3
+    fixed = processor.encode(SENTENCES[0])  # the vocabulary's ids are the model's ids
+    samples = {tuple(sample(tf.constant(fixed)).numpy().tolist()) for _ in range(20)}
+    assert len(samples) > 1 and all(processor.decode(list(ids)) == SENTENCES[0] for ids in samples), samples
+    with pytest.raises(ValueError, match="subword sampling needs a SentencePiece codec; the en codec is moses"):
+        TextCodec("en").segmentation_sampler(0.1)
+    with pytest.raises(ValueError, match="subword sampling takes alpha > 0, got 0"):
+        codec.segmentation_sampler(0)
+
+
 def test_sentencepiece_round_trips_names_numbers_and_rare_characters(codec):
     sentences = [RARE_SENTENCE, "Zoë paid 1,250.75 € for 3 crêpes at 10:45 — ok?", "Ω≈ç√ 東京"]
     tokens = codec.tokenize(tf.constant(sentences))

@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from conftest import REPO_ROOT
+from helpers.subword_test_data import build_subword_data
 from helpers.toy_translation import build_toy_data
 
 TINY_MODEL = ["--embedding_dim=8", "--hidden_dim=16", "--maxout_dim=8", "--alignment_dim=16"]
@@ -79,3 +80,21 @@ def test_a_mistake_is_one_line_and_leaves_no_model_directory(toy_data, tmp_path,
     assert completed.stderr.splitlines()[0] == message.format(empty=empty), completed.stderr[-3000:]
     assert "Traceback" not in completed.stderr
     assert not model_dir.exists()
+
+
+def test_subword_sampling_is_recorded_in_flags_txt_and_refused_on_word_level_data(toy_data, tmp_path):
+    subword_data = build_subword_data(tmp_path / "subwords")
+    model_dir = tmp_path / "model"
+    sampled = _train(f"--data_dir={subword_data}", f"--model_dir={model_dir}", *TINY_MODEL, *QUICK_RUN,
+                     "--train_steps=2", "--subword_sampling_alpha=0.1")
+    assert sampled.returncode == 0, sampled.stderr[-3000:]
+    assert json.loads(sampled.stdout)["step"] == 2
+    assert "--subword_sampling_alpha=0.1" in (model_dir / "flags.txt").read_text().splitlines()
+    refused = _train(f"--data_dir={toy_data}", f"--model_dir={tmp_path / 'words'}", *TINY_MODEL,
+                     "--subword_sampling_alpha=0.1")
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused.stderr[-3000:]
+    errors = [line for line in refused.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [
+        f"error: --subword_sampling_alpha=0.1 samples SentencePiece pieces, but {toy_data} is word-level; build the "
+        "data with `rnnsearch build-data --subwords=sentencepiece`, or leave --subword_sampling_alpha at 0"]
+    assert os.listdir(tmp_path / "words") == ["flags.txt"]  # refused before the model is described

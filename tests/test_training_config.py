@@ -14,6 +14,8 @@ from rnnsearch_tf.training.training_config import TrainingConfig
     ("select_by", "ter", "select_by must be one of"),
     ("switch_at", 1.0, r"switch_at must be in \(0, 1\)"),
     ("switch_at", 0.0, r"switch_at must be in \(0, 1\)"),
+    ("subword_sampling_alpha", -0.1, r"subword_sampling_alpha must be in \[0, 1\]"),
+    ("subword_sampling_alpha", 1.5, r"subword_sampling_alpha must be in \[0, 1\]"),
 ])
 def test_bad_training_options_name_the_field(field, value, message):
     with pytest.raises(ValueError, match=message):

@@ -1,5 +1,5 @@
 """TrainingInput on toy shards: exact batches, coverage, sorting, determinism, resume; corrupt shards are named
-(by EvaluationInput too)."""
+(by EvaluationInput too); subword sampling on a SentencePiece data directory."""
 
 import collections
 
@@ -9,8 +9,14 @@ import tensorflow as tf
 from data_pipeline import CorruptShardError
 from data_pipeline import EvaluationInput
 from data_pipeline import TrainingInput
+from data_pipeline import shard_files
 from data_pipeline.constants import EOS_ID
+from data_pipeline.data_dir import DataDir
+from data_pipeline.text_codec import TextCodec
 from helpers.shard_test_data import batches_of, batches_per_input_pipeline, checkpoint_bytes, pairs_of, write_shards
+from helpers.subword_test_data import build_subword_data
+
+SIDES = ("source", "target")
 
 
 @pytest.fixture
@@ -160,3 +166,76 @@ def test_inputs_of_up_to_100_tokens_are_batched_whole(tmp_path, max_tokens):
             for side in ("source_ids", "target_ids"):
                 assert len(batch[side]) * len(batch[side][0]) <= max_tokens
     assert max(len(batch["source_ids"][0]) for batch in batches) == 101
+
+
+@pytest.fixture(scope="module")
+def subword_data(tmp_path_factory):
+    """(DataDir of the toy corpus in BPE pieces, {side: TextCodec}, the shards' (source, target) id tuples)."""
+    data_dir = DataDir(build_subword_data(tmp_path_factory.mktemp("sampling")))
+    shards = shard_files.read_examples(shard_files.list_shards(data_dir.shard_pattern("train")))
+    pairs = [(tuple(pair["source_ids"].numpy().tolist()), tuple(pair["target_ids"].numpy().tolist())) for pair in shards]
+    return data_dir, {side: data_dir.codec(side) for side in SIDES}, pairs
+
+
+def _sampling_input(data_dir, codecs, alpha, **options):
+    """50 pairs a batch, windows of 100 pairs."""
+    return TrainingInput(data_dir.shard_pattern("train"), batch_size=50, sort_window=2, seed=1,
+                         pairs=data_dir.records("train"), subword_sampling_alpha=alpha, subword_codecs=codecs, **options)
+
+
+def _texts(pairs, codecs):
+    """The (source text, target text) of unpadded id pairs, `</s>` last."""
+    texts = []
+    for index, side in enumerate(SIDES):
+        ids = tf.ragged.constant([list(pair[index][:-1]) for pair in pairs], dtype=tf.int32)
+        texts.append([text.decode("utf-8") for text in codecs[side].detokenize(codecs[side].tokens(ids)).numpy()])
+    return list(zip(*texts))
+
+
+def test_sampled_pieces_spell_the_shards_text_and_vary_from_epoch_to_epoch(subword_data):
+    data_dir, codecs, shard_pairs = subword_data
+    longest = max(len(ids) for pair in shard_pairs for ids in pair)
+    batches = batches_of(_sampling_input(data_dir, codecs, 0.1, epochs=3, max_sequence_length=longest)())
+    sampled = pairs_of(batches)
+    for epoch in range(3):  # 6 windows of 2 batches an epoch: every pair once, as the shard's text
+        epoch_pairs = pairs_of(batches[12 * epoch: 12 * (epoch + 1)])
+        assert collections.Counter(_texts(epoch_pairs, codecs)) == collections.Counter(_texts(shard_pairs, codecs))
+    assert max(len(ids) for pair in sampled for ids in pair) <= longest  # a longer sample keeps the shard's ids
+    segmentations = collections.defaultdict(set)
+    for text, pair in zip(_texts(sampled, codecs), sampled):
+        segmentations[text].add(pair)
+    assert max(len(pairs) for pairs in segmentations.values()) >= 2
+    assert collections.Counter(sampled) != collections.Counter(shard_pairs * 3)
+
+
+def test_alpha_0_reads_the_shards_ids_bit_for_bit(subword_data):
+    data_dir, codecs, shard_pairs = subword_data
+    fixed = batches_of(_sampling_input(data_dir, codecs, 0.0, epochs=1)())
+    assert fixed == batches_of(_sampling_input(data_dir, None, 0.0, epochs=1)())
+    assert collections.Counter(pairs_of(fixed)) == collections.Counter(shard_pairs)
+
+
+def test_same_seed_same_windows_of_texts_and_a_resumed_iterator_samples_on(subword_data, tmp_path):
+    data_dir, codecs, _ = subword_data
+    windows = lambda batches: [collections.Counter(_texts(pairs_of(batches[i: i + 2]), codecs))
+                               for i in range(0, len(batches), 2)]
+    first, second = (batches_of(_sampling_input(data_dir, codecs, 0.1, epochs=1)()) for _ in range(2))
+    assert windows(first) == windows(second)  # the same pairs in each window; pieces and order inside may differ
+    iterator = iter(_sampling_input(data_dir, codecs, 0.1)())
+    for _ in range(3):
+        next(iterator)
+    checkpoint_path = tf.train.Checkpoint(iterator=iterator).save(str(tmp_path / "ckpt" / "input"))
+    expected = batches_of([next(iterator) for _ in range(5)])  # ends window 2, then windows 3 and 4
+    resumed = iter(_sampling_input(data_dir, codecs, 0.1)())
+    tf.train.Checkpoint(iterator=resumed).restore(checkpoint_path).assert_consumed()
+    batches = batches_of([next(resumed) for _ in range(5)])
+    assert batches[0] == expected[0]  # sampled before the checkpoint, restored with it
+    assert windows(batches[1:]) == windows(expected[1:])
+
+
+def test_sampling_needs_the_datas_codecs_and_sentencepiece(subword_data):
+    data_dir, _, _ = subword_data
+    with pytest.raises(ValueError, match="subword_sampling_alpha > 0 needs the data's subword_codecs"):
+        _sampling_input(data_dir, None, 0.1)
+    with pytest.raises(ValueError, match="subword sampling needs a SentencePiece codec; the en codec is moses"):
+        _sampling_input(data_dir, {side: TextCodec("en") for side in SIDES}, 0.1)

@@ -117,6 +117,7 @@ class Trainer:
     def _make_dataset(self, data_dir):
         """This worker's share of every global minibatch of `data_dir`'s training pairs, as a plain
         (checkpointable) dataset."""
+        sampling = self.config.subword_sampling_alpha
         training_input = TrainingInput(
             data_dir.shard_pattern("train"),
             batch_size=self.config.batch_size,
@@ -126,6 +127,8 @@ class Trainer:
             max_sequence_length=data_dir.read_metadata()["filters"]["max_length"] + 1,
             verify_shards=False,  # checked at start-up (`DataDir.check_shards`)
             pairs=data_dir.records("train"),
+            subword_sampling_alpha=sampling,
+            subword_codecs={side: data_dir.codec(side) for side in ("source", "target")} if sampling else None,
         )
         count = self.workers.count
         if count == 1:

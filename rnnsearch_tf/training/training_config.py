@@ -76,6 +76,11 @@ class TrainingConfig:
         switch_at: the share of the budget after which updates read `switch_data_dir`: of `train_steps`
             or of `max_hours` (training time, validations included), whichever is spent first; with
             several workers (TF_CONFIG) of `train_steps` only, so that they switch at the same update.
+        subword_sampling_alpha: SentencePiece's subword regularisation (Kudo 2018) on a SentencePiece data
+            directory: each training pair is cut into pieces sampled anew every time it is read (unigram
+            models: the smoothing alpha, e.g. 0.1; BPE models: BPE-dropout's probability of dropping a merge,
+            e.g. 0.1); 0 (default) trains on the build's fixed pieces. Not seeded: the same seed gives the
+            same pairs in each window of sorted batches, not the same pieces (docs/data.md, "Words or subwords").
     """
 
     data_dir: str
@@ -116,6 +121,7 @@ class TrainingConfig:
     select_by: str = dataclasses.field(default="bleu", metadata={"choices": SELECTION_METRICS})
     switch_data_dir: typing.Optional[str] = None
     switch_at: float = 0.5
+    subword_sampling_alpha: float = 0.0
 
     def __post_init__(self):
         check_choices(self)
@@ -125,6 +131,8 @@ class TrainingConfig:
         check_at_least(self, 0, ("validate_every", "warmup_steps"))
         if not 0 <= self.label_smoothing < 1:
             raise ValueError(f"TrainingConfig.label_smoothing must be in [0, 1), got {self.label_smoothing}")
+        if not 0 <= self.subword_sampling_alpha <= 1:
+            raise ValueError(f"TrainingConfig.subword_sampling_alpha must be in [0, 1], got {self.subword_sampling_alpha}")
         if not 0 < self.switch_at < 1:
             raise ValueError(f"TrainingConfig.switch_at must be in (0, 1), got {self.switch_at}")
         if not 0 < self.learning_rate_decay <= 1:

@@ -2,6 +2,7 @@
 
 import os
 
+from data_pipeline import text_codec
 from data_pipeline.data_dir import DataDir
 from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.training.parent_model import ParentModel
@@ -41,6 +42,7 @@ class TrainingFolders:
         validated = [training_config.dev_split] if training_config.validate_every else []
         self.data_dir.check_shards(["train"] + validated)
         self.switch_data_dir = self._check_switch_data_dir()
+        self._check_subword_sampling()
 
     @property
     def max_length(self):
@@ -56,6 +58,16 @@ class TrainingFolders:
                     f"{self.config.data_dir} has a {side} vocabulary of {data_size} entries but the model "
                     f"config says {side}_vocab_size={model_size}"
                 )
+
+    def _check_subword_sampling(self):
+        """`subword_sampling_alpha` samples SentencePiece segmentations: refused on word-level data."""
+        kinds = {description.get("kind") for description in self.data_dir.codec_descriptions().values()}
+        if self.config.subword_sampling_alpha and kinds != {text_codec.SENTENCEPIECE}:
+            raise ValueError(
+                f"--subword_sampling_alpha={self.config.subword_sampling_alpha} samples SentencePiece pieces, but "
+                f"{self.data_dir.path} is word-level; build the data with `rnnsearch build-data "
+                "--subwords=sentencepiece`, or leave --subword_sampling_alpha at 0"
+            )
 
     def _check_switch_data_dir(self):
         """The `switch_data_dir` as a `DataDir` (None without one), checked: its training shards read and
