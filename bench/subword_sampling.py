@@ -69,7 +69,7 @@ def main(argv):
     for name, path in (entry.split("=", 1) for entry in _MODELS.value):
         model_dir = ModelDir(path)
         data_dir = DataDir(model_dir.read_data_info()["data_dir"])
-        splits = _SPLITS.value or [split for split in data_dir.read_metadata()["splits"] if split not in ("train", "dev")]
+        splits = _SPLITS.value or data_dir.test_splits()
         with open(model_dir.flags_file, encoding="utf-8") as stream:
             alpha = sampling_alpha(stream.read().splitlines())
         translator = BatchTranslator.from_model_dir(path, search_flags.CHECKPOINT.value, search_flags.BATCH_SIZE.value,

@@ -97,8 +97,7 @@ def main(argv):
     for name, path in models.items():
         model_dir = ModelDir(path)
         data_dir = DataDir(model_dir.read_data_info()["data_dir"])
-        splits = _SPLITS.value or [split for split in data_dir.read_metadata()["splits"]
-                                   if split not in ("train", "dev")]
+        splits = _SPLITS.value or data_dir.test_splits()
         entry = report["models"][name] = {
             "model_dir": path, "codec": model_dir.codec_descriptions()["target"]["kind"],
             "subwords": data_dir.read_metadata().get("subwords"), "training": _training(model_dir),

@@ -71,7 +71,7 @@ def main(argv):
         translator = BatchTranslator.from_model_dir(path, search_flags.CHECKPOINT.value, search_flags.BATCH_SIZE.value,
                                                     UnkReplacer(), search_config=config)
         data_dir = DataDir(ModelDir(path).read_data_info()["data_dir"])
-        splits = [split for split in data_dir.read_metadata()["splits"] if split not in ("train", "dev")]
+        splits = data_dir.test_splits()
         translator.translate([sentence for sentence, _, _ in probe_sentences()[:2]], constraints=[["x"], []])  # traces
         report["models"][name] = {
             "model_dir": path,

@@ -71,6 +71,10 @@ class DataDir(VocabularyFolder):
     def read_data_info(self):
         return self.read_metadata()
 
+    def test_splits(self):
+        """The splits of metadata.json other than train and dev, in its order (test, test2017, ...)."""
+        return [split for split in self.read_metadata()["splits"] if split not in ("train", "dev")]
+
     def read_metadata(self):
         """metadata.json as a dict; FileNotFoundError says how to build the directory."""
         if not os.path.exists(self.metadata_file):

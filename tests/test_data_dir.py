@@ -47,6 +47,14 @@ def test_read_metadata_round_trips_and_a_missing_file_says_how_to_build_it(data_
         DataDir(tmp_path / "other").read_metadata()
 
 
+def test_test_splits_are_the_others_than_train_and_dev_in_order(data_dir, tmp_path):
+    assert data_dir.test_splits() == []  # train only
+    metadata = json.loads((tmp_path / "metadata.json").read_text())
+    metadata["splits"] = dict(train=metadata["splits"]["train"], dev={}, test={}, test2017={})
+    (tmp_path / "metadata.json").write_text(json.dumps(metadata))
+    assert data_dir.test_splits() == ["test", "test2017"]
+
+
 def test_records_are_the_pairs_listed_for_a_splits_shards(data_dir):
     assert data_dir.records("train") == 6
 

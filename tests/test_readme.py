@@ -90,6 +90,8 @@ def test_every_evaluated_model_has_its_row(path):
     for name, model in _load(path)["models"].items():
         test_sets = [key for key in model if key.startswith("test_")]
         values = [f"{model[test_set]['bleu']:.2f}" for test_set in test_sets]
+        if all("chrf" in model[test_set] for test_set in test_sets):
+            values.append(" / ".join(f"{model[test_set]['chrf']:.2f}" for test_set in test_sets))
         if model["updates"] is not None:
             values += [str(model["updates"]), f"{model['hours']:.2f}", f"{model['best_dev_bleu']:.2f}"]
         assert _row_with(*values), f"{path.name}: no table row shows {name}'s {values}"
