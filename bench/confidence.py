@@ -18,43 +18,18 @@ the sentences' `mean_log_prob` against their sentence BLEU above or below its me
 
 import numpy as np
 import sacrebleu
-import tensorflow as tf
 from absl import app, flags
 
+from bench.confidence_measures import auc, labelled_tokens
 from bench.provenance import emit, provenance
 from data_pipeline import corpus_registry, data_files, pair_reader
 from rnnsearch_tf.cli import search_flags
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.models.model_dir import ModelDir
 
-_MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory written by training.", required=True,
-                                 allow_override=True)  # bench.constraints defines it too; tests import both
+_MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory written by training.", required=True)
 _CORPUS = flags.DEFINE_string("corpus", "multi30k_enfr", "Registered corpus whose test split is translated.")
 _OUTPUT = flags.DEFINE_string("output", None, "Also write the JSON here.")
-
-
-def auc(scores, labels):
-    """The area under the ROC curve of `scores` for boolean `labels`: P(score of a positive > score of a
-    negative), ties counting one half (the Mann-Whitney U statistic over the positives' mean ranks)."""
-    scores, labels = np.asarray(scores, np.float64), np.asarray(labels, bool)
-    positives, negatives = labels.sum(), (~labels).sum()
-    if not positives or not negatives:
-        raise ValueError("the AUC needs both labels")
-    _, tie_group, tie_counts = np.unique(scores, return_inverse=True, return_counts=True)
-    first_ranks = np.cumsum(tie_counts) - tie_counts + 1  # the 1-based rank of each group's first score
-    ranks = (first_ranks + (tie_counts - 1) / 2)[tie_group]  # each tie group at its mean rank
-    return float((ranks[labels].sum() - positives * (positives + 1) / 2) / (positives * negatives))
-
-
-def labelled_tokens(results, references, target_codec):
-    """(probability, in the reference) of every output token of every translation, `</s>` excluded."""
-    reference_tokens = target_codec.tokenize(tf.constant(references)).to_list()
-    probabilities, labels = [], []
-    for result, tokens in zip(results, reference_tokens):
-        in_reference = {token.decode("utf-8") for token in tokens}
-        probabilities += result["token_probabilities"][: len(result["tokens"])]
-        labels += [token in in_reference for token in result["tokens"]]
-    return np.array(probabilities), np.array(labels, bool)
 
 
 def main(argv):

@@ -31,6 +31,7 @@ import tensorflow as tf
 from absl import app, flags
 
 from bench.provenance import provenance
+from bench.reference_phrases import reference_phrases
 from data_pipeline.data_dir import DataDir
 from data_pipeline.vocabulary import Vocabulary
 from rnnsearch_tf.cli import search_flags
@@ -38,36 +39,13 @@ from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.utils.text_files import read_lines
 
-_MODEL_DIR = flags.DEFINE_string("model_dir", None, "The model directory measured.", required=True,
-                                 allow_override=True)  # bench.confidence defines it too; tests import both
+_MODEL_DIR = flags.DEFINE_string("model_dir", None, "The model directory measured.", required=True)
 _SPLIT = flags.DEFINE_string("split", "test", "The test split of its data directory.")
 _COUNTS = flags.DEFINE_list("counts", ["0", "1", "2", "3"], "Constraints per sentence of each setting.")
 _ROUNDS = flags.DEFINE_integer("rounds", 3, "Timed rounds, the settings alternating.", lower_bound=1)
 _SEED = flags.DEFINE_integer("seed", 2018, "Seed of the phrases drawn from each reference.")
 
 UNCONSTRAINED = "none"  # the setting decoded by `translate`
-
-
-def reference_phrases(tokens, vocabulary, count, rng):
-    """Up to `count` phrases (str, tokens joined by spaces) of 1 or 2 consecutive `tokens`, each token all
-    letters and in `vocabulary`, not overlapping and of different text, drawn with `rng`."""
-    usable = [token.isalpha() and token in vocabulary for token in tokens]
-    taken, phrases = [False] * len(tokens), []
-    for _ in range(count):
-        options = {}
-        for length in (1, 2):
-            options[length] = [start for start in range(len(tokens) - length + 1)
-                               if all(usable[start : start + length]) and not any(taken[start : start + length])
-                               and " ".join(tokens[start : start + length]) not in phrases]
-        length = int(rng.integers(1, 3))
-        if not options[length]:
-            length = 3 - length
-        if not options[length]:
-            break
-        start = options[length][int(rng.integers(len(options[length])))]
-        taken[start : start + length] = [True] * length
-        phrases.append(" ".join(tokens[start : start + length]))
-    return phrases
 
 
 def _draw_constraints(translator, references, most):

@@ -20,6 +20,7 @@ import sacrebleu
 from absl import app, flags
 
 from bench.provenance import provenance
+from bench.training_flags import sampling_alpha
 from data_pipeline.data_dir import DataDir
 from rnnsearch_tf.cli import search_flags
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
@@ -32,13 +33,6 @@ _SPLITS = flags.DEFINE_list("splits", None, "Test splits of each model's data di
 _EQUAL_UPDATES = flags.DEFINE_string(
     "equal_updates_checkpoint", None, "A checkpoint name every model has (e.g. ckpt-500): the scores there too, at "
     "equal updates beside --checkpoint's equal time.")
-
-
-def sampling_alpha(flag_lines):
-    """The `--subword_sampling_alpha` of a model directory's flags.txt lines (0.0 when absent: fixed pieces)."""
-    prefix = "--subword_sampling_alpha="
-    values = [float(line[len(prefix):]) for line in flag_lines if line.startswith(prefix)]
-    return values[-1] if values else 0.0
 
 
 def _training(model_dir):

@@ -1,9 +1,9 @@
-"""The constraints bench's rule for drawing constraints from a reference (`bench.constraints.reference_phrases`):
+"""The constraints bench's rule for drawing constraints from a reference (`bench.reference_phrases`):
 seeded, 1 or 2 consecutive all-letter tokens of the vocabulary, not overlapping, of different text, nested."""
 
 import numpy as np
 
-from bench.constraints import reference_phrases
+from bench.reference_phrases import reference_phrases
 
 REFERENCE = "Un homme avec un chapeau orange regardant quelque chose , l' air ravi .".split()
 VOCABULARY = set(REFERENCE) - {"orange"}

@@ -1,6 +1,6 @@
-"""bench/subword_sampling.py: a model directory's sampling alpha is read from its flags.txt."""
+"""bench/training_flags.py: a model directory's sampling alpha is read from its flags.txt."""
 
-from bench.subword_sampling import sampling_alpha
+from bench.training_flags import sampling_alpha
 
 
 def test_the_alpha_is_the_last_one_given_and_0_without_one():

@@ -1,9 +1,9 @@
-"""bench/confidence.py: the AUC (Mann-Whitney, ties one half) against counting every pair, and the labels."""
+"""bench/confidence_measures.py: the AUC (Mann-Whitney, ties one half) against counting every pair, and the labels."""
 
 import numpy as np
 import pytest
 
-from bench.confidence import auc, labelled_tokens
+from bench.confidence_measures import auc, labelled_tokens
 from data_pipeline.text_codec import TextCodec
 
 
