@@ -62,24 +62,27 @@ class SockeyeHypothesis:
 
 
 def test_advance_and_allowed_tokens_follow_sockeye():
+    """200 random phrase sets, one row each, advanced by the same random tokens as Sockeye's bookkeeping."""
     rng = np.random.default_rng(0)
-    for _ in range(200):
-        phrases = [list(rng.integers(4, 7, size=rng.integers(1, 4))) for _ in range(rng.integers(1, 4))]
-        width = 3
-        padded = np.zeros([1, len(phrases), width], np.int32)
+    rows, width, most = 200, 3, 3
+    phrase_sets = [[list(rng.integers(4, 7, size=rng.integers(1, width + 1))) for _ in range(rng.integers(1, most + 1))]
+                   for _ in range(rows)]
+    padded = np.zeros([rows, most, width], np.int32)
+    for row, phrases in enumerate(phrase_sets):
         for index, phrase in enumerate(phrases):
-            padded[0, index, : len(phrase)] = phrase
-        tokens, followed = flat_constraints(tf.constant(padded))
-        real = np.append(padded.reshape(-1), constants.PAD_ID) != constants.PAD_ID
-        met, last_met = tf.constant(~real[None]), tf.constant([-1])
-        reference = SockeyeHypothesis(phrases)
-        positions = np.flatnonzero(real)  # our flat position of each of Sockeye's tokens
-        for token in rng.integers(4, 7, size=8):
-            allowed = np.flatnonzero(allowed_tokens(tokens, followed, met, last_met).numpy()[0])
-            assert list(allowed) == sorted(positions[sorted(reference.allowed())])
-            met, last_met = advance(tokens, followed, met, last_met, tf.constant([token], tf.int32))
-            reference.advance(int(token))
-            assert list(met.numpy()[0][real]) == reference.met
+            padded[row, index, : len(phrase)] = phrase
+    tokens, followed = flat_constraints(tf.constant(padded))  # [rows, C]
+    real = np.concatenate([padded.reshape(rows, -1), np.zeros([rows, 1], np.int32)], axis=1) != constants.PAD_ID
+    met, last_met = tf.constant(~real), tf.fill([rows], -1)
+    references = [SockeyeHypothesis(phrases) for phrases in phrase_sets]
+    for step_tokens in rng.integers(4, 7, size=[8, rows]):
+        allowed = allowed_tokens(tokens, followed, met, last_met).numpy()
+        met, last_met = advance(tokens, followed, met, last_met, tf.constant(step_tokens, tf.int32))
+        for row, reference in enumerate(references):
+            positions = np.flatnonzero(real[row])  # our flat position of each of Sockeye's tokens
+            assert list(np.flatnonzero(allowed[row])) == sorted(positions[sorted(reference.allowed())])
+            reference.advance(int(step_tokens[row]))
+            assert list(met.numpy()[row][real[row]]) == reference.met
 
 
 def test_phrases_met_looks_for_each_phrase_before_eos():
