@@ -7,7 +7,8 @@
 
 Per model: the probe's share of names and of numbers found verbatim in the translation (word-level models
 with `<unk>` replaced, as in `bench.subwords`), BLEU and chrF of each test split, and the seconds each
-translation took, each without constraints and with `verbatim_terms` of every line as its constraints; the
+translation took, each without constraints and with `verbatim_terms_of` every line (judged by the model's
+source codec, as `translate --verbatim --model_dir` does) as its constraints; the
 share of the test lines that have any, and of their constraints met.
 """
 
@@ -23,7 +24,7 @@ from data_pipeline.data_dir import DataDir
 from rnnsearch_tf.cli import search_flags
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.unk_replacer import UnkReplacer
-from rnnsearch_tf.inference.verbatim_terms import verbatim_terms
+from rnnsearch_tf.inference.verbatim_terms import verbatim_terms_of
 from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.utils.text_files import read_lines
 
@@ -31,8 +32,9 @@ _MODELS = flags.DEFINE_list("models", None, "name=model_dir of each model.", req
 
 
 def _translate(translator, sentences, verbatim):
-    """(results, seconds) of `sentences`, with their `verbatim_terms` as constraints when `verbatim`."""
-    constraints = [verbatim_terms(sentence) for sentence in sentences] if verbatim else None
+    """(results, seconds) of `sentences`; with `verbatim` (the model's source codec, None: free) their
+    `verbatim_terms_of` as constraints."""
+    constraints = None if verbatim is None else verbatim_terms_of(sentences, verbatim)
     start = time.perf_counter()
     results = translator.translate(sentences, constraints=constraints)
     return results, round(time.perf_counter() - start, 2)
@@ -54,7 +56,7 @@ def _test_split(translator, data_dir, split, verbatim):
     translations = [result["translation"] for result in results]
     entry = {"bleu": round(sacrebleu.corpus_bleu(translations, [references]).score, 2),
              "chrf": round(sacrebleu.corpus_chrf(translations, [references]).score, 2), "seconds": seconds}
-    if verbatim:
+    if verbatim is not None:
         met = [m for r in results for m, s in zip(r["constraints_met"], r["constraints_skipped"]) if not s]
         entry.update(lines_with_terms=round(sum(bool(r["constraints_met"]) for r in results) / len(results), 3),
                      constraints=len(met), constraints_met=round(sum(met) / max(len(met), 1), 3))
@@ -77,7 +79,7 @@ def main(argv):
             "model_dir": path,
             **{mode: {"probe": _probe(translator, verbatim),
                       **{split: _test_split(translator, data_dir, split, verbatim) for split in splits}}
-               for mode, verbatim in (("free", False), ("verbatim", True))},
+               for mode, verbatim in (("free", None), ("verbatim", ModelDir(path).codec("source")))},
         }
     print(json.dumps(report, indent=2, ensure_ascii=False))
 

@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from data_pipeline import constants
 from data_pipeline import pair_reader
+from data_pipeline.copy_pairs import copied_words, copy_pairs
 from data_pipeline.data_dir import DataDir
 from data_pipeline.external_shuffle import BUCKET_LINES, ExternalShuffle
 from data_pipeline import text_codec
@@ -93,6 +94,10 @@ class DatasetBuilder:
             pairs so that a model trained on short sentences also sees long inputs, as the paper's -50
             models saw real ones. The vocabularies count the kept pairs only. 0 adds none.
         max_joined_sentences: most pairs in one joined pair.
+        copy_share: share of the train split's records that are copy pairs, in [0, 1) (`copy_pairs`): kept
+            pairs that copy a name or number, that word made up anew on both sides, so that a subword model
+            learns to copy what it never saw. Needs a subword codec (a word-level model reads a made-up
+            word as `<unk>`). The vocabularies count the kept pairs only. 0 adds none.
         shuffle_bucket_pairs: train pairs per bucket of the one-time shuffle, on average: what it holds in
             memory (200,000 pairs: ~40 MB of tokens at 25 words a side).
     """
@@ -116,10 +121,12 @@ class DatasetBuilder:
         vocabulary_from=None,
         joined_share=0.0,
         max_joined_sentences=MAX_JOINED_SENTENCES,
+        copy_share=0.0,
         shuffle_bucket_pairs=BUCKET_LINES,
     ):
-        if not 0 <= joined_share < 1:
-            raise ValueError(f"joined_share must be in [0, 1), got {joined_share}")
+        for name, share in (("joined_share", joined_share), ("copy_share", copy_share)):
+            if not 0 <= share < 1:
+                raise ValueError(f"{name} must be in [0, 1), got {share}")
         if joined_share and max_joined_sentences < 2:
             raise ValueError(f"max_joined_sentences must be at least 2, got {max_joined_sentences}")
         if shuffle_bucket_pairs < 1:
@@ -147,6 +154,7 @@ class DatasetBuilder:
             raise ValueError("vocabulary_from copies a model's text codec: subwords cannot be given too")
         self.joined_share = joined_share
         self.max_joined_sentences = max_joined_sentences
+        self.copy_share = copy_share
         self.shuffle_bucket_pairs = shuffle_bucket_pairs
         self._codecs = None  # per side, the `TextCodec` tokenizing the corpus (`_make_codecs`)
 
@@ -164,6 +172,9 @@ class DatasetBuilder:
         shutil.rmtree(self._work_dir, ignore_errors=True)
         self._work_dir.mkdir(parents=True)
         self._codecs = self._make_codecs(readers["train"], copied)
+        if self.copy_share and not self._codecs["source"].is_subword:
+            raise ValueError("copy_share needs a subword codec (--subwords): a word-level model reads a made-up "
+                             "word as <unk>")
         split_counts, splits = {}, {}
         for split, split_readers in readers.items():
             if split == "train" or self.vocabulary_from:  # every split's words outside a copied vocabulary
@@ -180,9 +191,13 @@ class DatasetBuilder:
         if self.vocabulary_from:
             self._count_outside_vocabularies(vocabularies, ids, split_counts)
         joined = self._append_joined_pairs(splits["train"]["kept"]) if self.joined_share else 0
+        copies = self._append_copy_pairs(readers["train"], splits["train"]["kept"]) if self.copy_share else 0
         for split, summary in splits.items():
-            summary["shards"] = self._write_shards(split, ids, summary["kept"] + (joined if split == "train" else 0))
+            added = joined + copies if split == "train" else 0
+            summary["shards"] = self._write_shards(split, ids, summary["kept"] + added)
         splits["train"]["joined"] = joined
+        if self.copy_share:
+            splits["train"]["copy_pairs"] = copies
         metadata = self._metadata(splits, vocabularies, readers)
         with open(self._work_dir / constants.METADATA_FILE, "w") as out:
             json.dump(metadata, out, indent=2)
@@ -266,6 +281,7 @@ class DatasetBuilder:
                 "max_line_chars": self.max_line_chars,
                 "joined_share": self.joined_share,
                 "max_joined_sentences": self.max_joined_sentences,
+                "copy_share": self.copy_share,
             },
             "subwords": self._subword_options(),
             "shuffle_seed": self.seed,
@@ -489,6 +505,24 @@ class DatasetBuilder:
                 pairs, count, self.max_length, self.max_joined_sentences, self.seed
             )
             return pairs.append(pair_line(source, target) for source, target in joined)
+
+    def _append_copy_pairs(self, readers, kept):
+        """Appends `copy_share` of the train records, as copy pairs, to its token file; returns how many.
+
+        The raw train split is read twice more by fresh readers: to count the pairs that copy a word, then
+        to make the copy pairs from them (`copy_pairs`, seeded with `seed`), tokenized and filtered as
+        training pairs are.
+        """
+        def raw_pairs():
+            return itertools.chain.from_iterable(
+                pair_reader.PairReader(reader.part, reader.paths, reader.max_line_chars) for reader in readers)
+
+        candidates = sum(1 for source, target in raw_pairs() if copied_words(source, target))
+        count = round(self.copy_share * kept / (1 - self.copy_share))
+        made = copy_pairs(raw_pairs(), candidates, count, self.seed)
+        with TokenPairFile(self._scratch_file("train")) as pairs:
+            return pairs.append(pair_line(source, target) for _, (source, target) in self._tokenize(made)
+                                if not self._drop_reason(source, target, "train"))
 
     @staticmethod
     def _write_shard(path, lines, token_ids, progress=None, done=0):

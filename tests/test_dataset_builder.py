@@ -345,3 +345,38 @@ def test_max_length_counts_pieces_with_subwords(tmp_path):
                               show_progress=False, subwords="sentencepiece", subword_vocabulary_size=300).build()
     assert metadata["splits"]["train"]["kept"] == 50 and metadata["splits"]["train"]["dropped"] == {
         "source_too_long": 50}
+
+
+def test_copy_pairs_make_up_the_copied_name_on_both_sides(tmp_path):
+    files = {"train": (_write(tmp_path / "t.en", ["the cat sees Tom .", "the dog runs ."] * 40),
+                       _write(tmp_path / "t.fr", ["le chat voit Tom .", "le chien court ."] * 40))}
+    corpus = corpus_registry.text_file_corpus("en", "fr", files)
+    options = dict(num_shards=1, show_progress=False, subwords="sentencepiece", subword_vocabulary_size=300)
+    plain = DatasetBuilder(corpus, tmp_path / "plain", **options).build()
+    built = DatasetBuilder(corpus, tmp_path / "copies", copy_share=0.5, **options).build()
+    assert built["splits"]["train"]["kept"] == 80 and built["splits"]["train"]["copy_pairs"] == 80  # 2 a candidate
+    assert built["filters"]["copy_share"] == 0.5 and built["vocabularies"] == plain["vocabularies"]
+    assert "+ 80 copy pairs" in build.summary_line(built, "D")
+    processor = sentencepiece.SentencePieceProcessor(model_file=str(tmp_path / "copies" / "spm.model"))
+    pairs = [tuple(processor.decode(list(ids[:-1])) for ids in record)
+             for record in _records(tmp_path / "copies/train-00000-of-00001.tfrecord.gz")]
+    made_up = collections.Counter()
+    for source, target in pairs:
+        if source not in ("the cat sees Tom .", "the dog runs ."):
+            name = source.split()[3]
+            assert source == f"the cat sees {name} ." and target == f"le chat voit {name} ."
+            assert name != "Tom" and name.isalpha() and name == name.capitalize()
+            made_up[name] += 1
+    assert sum(made_up.values()) == 80 and len(made_up) > 40  # a new name nearly every time
+    again = DatasetBuilder(corpus, tmp_path / "again", copy_share=0.5, **options).build()
+    assert again["splits"]["train"]["shards"] == built["splits"]["train"]["shards"]  # seeded: the same bytes
+
+
+def test_copy_pairs_need_a_subword_codec_and_a_share_below_one(tmp_path):
+    files = {"train": (_write(tmp_path / "t.en", ["Tom ."]), _write(tmp_path / "t.fr", ["Tom ."]))}
+    corpus = corpus_registry.text_file_corpus("en", "fr", files)
+    with pytest.raises(ValueError, match="copy_share needs a subword codec"):
+        DatasetBuilder(corpus, tmp_path / "out", show_progress=False, copy_share=0.1).build()
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(ValueError, match=r"copy_share must be in \[0, 1\), got 1.0"):
+        DatasetBuilder(corpus, tmp_path / "out", copy_share=1.0)

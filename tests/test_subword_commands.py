@@ -109,13 +109,14 @@ def test_a_prefix_typed_as_words_is_forced_as_its_pieces(subwords, tmp_path):
 
 def test_verbatim_and_a_glossary_put_names_numbers_and_terms_into_the_pieces(subwords, tmp_path):
     _, model_dir, _ = subwords
-    sources = ["A man named Dreyth waits with 1961 dogs .", "The big cat sleeps ."]
+    sources = ["A man named Dreyth waits with 1961 dogs .", "The big cat sleeps .", "Kenythwix sleeps ."]
     (tmp_path / "terms.tsv").write_text("cat\tmatou\n", encoding="utf-8")
     stdout, stderr = _rnnsearch("translate", f"--model_dir={model_dir}", "--verbatim", "--noprogress",
                                 f"--terminology={tmp_path / 'terms.tsv'}", *SEARCH, stdin="\n".join(sources) + "\n")
-    first, second = stdout.splitlines()
-    assert "Dreyth" in first and "1961" in first and "matou" in second
-    assert "3 met, 0 not met, 0 skipped" in stderr
+    first, second, third = stdout.splitlines()
+    assert "Dreyth" in first and "1961" in first and "matou" in second and "Kenythwix" in third
+    assert "The" not in second  # a frequent first word is not a name: one piece
+    assert "4 met, 0 not met, 0 skipped" in stderr
 
 
 def test_a_words_probability_is_the_product_of_its_pieces(subwords):

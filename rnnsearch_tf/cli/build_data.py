@@ -61,6 +61,11 @@ _JOINED_SHARE = flags.DEFINE_float(
 _MAX_JOINED_SENTENCES = flags.DEFINE_integer(
     "max_joined_sentences", MAX_JOINED_SENTENCES, "Most training pairs joined into one (--joined_share)."
 )
+_COPY_SHARE = flags.DEFINE_float(
+    "copy_share", 0.0, "Share of the training records that are copy pairs: training pairs that copy a name or "
+    "number (the same word on both sides), that word made up anew on both sides, so that a subword model learns "
+    "to copy names and numbers it never saw (data_pipeline/copy_pairs.py; needs --subwords). 0: none."
+)
 _ALLOW_DOWNLOAD = flags.DEFINE_bool("allow_download", False, "Download missing corpus files.")
 _SOURCE_LANGUAGE = flags.DEFINE_enum("source_language", "en", ["en", "fr"], "Source language (text_files).")
 _TARGET_LANGUAGE = flags.DEFINE_enum("target_language", "fr", ["en", "fr"], "Target language (text_files).")
@@ -107,6 +112,7 @@ def main(argv):
         vocabulary_from=_VOCABULARY_FROM.value,
         joined_share=_JOINED_SHARE.value,
         max_joined_sentences=_MAX_JOINED_SENTENCES.value,
+        copy_share=_COPY_SHARE.value,
     )
     metadata = builder.build()
     pathlib.Path(DataDir(_OUTPUT_DIR.value).flags_file).write_text(flags.FLAGS.flags_into_string())
@@ -117,6 +123,7 @@ def summary_line(metadata, output_dir):
     """One line: pairs kept per split, vocabulary sizes and coverage, repairs with their first lines."""
     splits = ", ".join(
         f"{name} {s['kept']:,}/{s['read']:,} pairs" + (f" + {s['joined']:,} joined" if s.get("joined") else "")
+        + (f" + {s['copy_pairs']:,} copy pairs" if s.get("copy_pairs") else "")
         for name, s in metadata["splits"].items()
     )
     vocabularies = ", ".join(

@@ -29,7 +29,7 @@ from rnnsearch_tf.inference import glossary
 from rnnsearch_tf.inference.paragraph_translator import ParagraphTranslator
 from rnnsearch_tf.inference.source_coverage import oov_warning
 from rnnsearch_tf.inference.unk_replacer import UnkReplacer
-from rnnsearch_tf.inference.verbatim_terms import verbatim_terms
+from rnnsearch_tf.inference.verbatim_terms import verbatim_terms_of
 from data_pipeline.progress_line import ProgressLine
 from data_pipeline.text_codec import MOSES, TextCodec
 from rnnsearch_tf.models.model_dir import ModelDir
@@ -60,9 +60,10 @@ _CONSTRAINTS_FILE = flags.DEFINE_string(
     "phrases separated by TAB (an empty line: none); with --terminology, the phrases of both."
 )
 _VERBATIM = flags.DEFINE_boolean(
-    "verbatim", False, "Keep each line's numbers, and its capitalised words after the first, as they are: each a "
-    "constraint of its line (rnnsearch_tf/inference/verbatim_terms.py); with --terminology or --constraints_file, "
-    "after their phrases."
+    "verbatim", False, "Keep each line's numbers and capitalised words as they are: each a constraint of its line "
+    "(rnnsearch_tf/inference/verbatim_terms.py). The first word counts when the model finds it rare (with "
+    "--model_dir: outside a word vocabulary, or in 3 subword pieces or more). With --terminology or "
+    "--constraints_file, after their phrases."
 )
 _OUTPUT = flags.DEFINE_string("output", "-", 'Where translations go ("-": stdout).')
 _OUTPUT_FORMAT = flags.DEFINE_enum(
@@ -125,7 +126,10 @@ def _constraints(translator, sentences, explicit, terminology):
         entries, origins = terminology
         terms = glossary.Glossary(entries, _source_codec(translator), _TERMINOLOGY_IGNORE_CASE.value, origins)
         found = terms.constraints(sentences)
-    verbatim = [verbatim_terms(sentence) for sentence in sentences] if _VERBATIM.value else None
+    verbatim = None
+    if _VERBATIM.value:  # a first word is judged by the model's vocabulary: from --model_dir, not an export
+        codec = ModelDir(ModelDir.split(_MODEL_DIR.value)[0]).codec("source") if _MODEL_DIR.value else None
+        verbatim = verbatim_terms_of(sentences, codec)
     return glossary.merge_constraints(explicit, found, verbatim)
 
 
