@@ -1,5 +1,6 @@
 """Dynamic beam allocation (`ConstrainedBeamSearch`): against `BeamSearch` without constraints, against a
-brute-force search with them, and its constraint bookkeeping against a Python port of Sockeye's."""
+brute-force search with them, its constraint bookkeeping against a Python port of Sockeye's, and its second
+pass (the sentences the free search did not satisfy) against each sentence searched alone."""
 
 import itertools
 
@@ -174,6 +175,56 @@ def test_constraints_that_do_not_fit_the_length_bound_are_reported_not_dropped()
     assert result["lengths"][0, 0] == 4  # a hypothesis still comes back, at the bound
     assert not result["constraints_met"][0, 0].all()
     assert result["constraints_met"][1, 0].all()
+
+
+def free_and_unmet_constraints(free):
+    """Constraints `[batch, 1, 2]` from a free search's NumPy result: even sentences get a token all of their
+    hypotheses hold (the last one none: no phrase), odd ones a token none of them does (4-11)."""
+    constraint_ids = np.zeros([free["ids"].shape[0], 1, 2], np.int32)
+    for sentence in range(free["ids"].shape[0] - 1):
+        held = [set(ids[:-1]) for ids in hypotheses(free, sentence)]
+        constraint_ids[sentence, 0, 0] = (min(set.intersection(*held)) if sentence % 2 == 0 else
+                                          min(set(range(4, 12)) - set.union(*held)))
+    return constraint_ids
+
+
+def test_only_sentences_whose_free_hypotheses_miss_a_phrase_are_searched_again():
+    """A batch mixing sentences that the free search satisfies with sentences it does not: the constrained pass
+    runs on the latter only (the sentences of each pass's first step, told by their `bias` row), and every row
+    of the result is its sentence searched alone. The maximum lengths differ, so the two passes and the
+    searches alone differ in their step dimension."""
+    model = HashModel(vocab_size=12, seed=6)
+    state = model.initial_state(5, seed=8)
+    maximum_lengths = tf.constant([10, 6, 11, 7, 8])
+    options = dict(beam_size=4, num_hypotheses=2)
+    constraint_ids = free_and_unmet_constraints(
+        numpy_result(BeamSearch(model.symbols_to_logits_fn, **options).search(state, maximum_lengths)))
+    searched = []  # the sentences of each first step
+
+    def recording_symbols_to_logits_fn(ids, step, state):
+        if int(step) == 0:
+            same = np.float32(model.biases)[None, :, :] == state["source"]["bias"].numpy()[:, None, :]
+            searched.append(np.argmax(same.all(axis=2), axis=1).tolist())  # [rows]: the sentence of each row
+        return model.symbols_to_logits_fn(ids, step, state)
+
+    result = numpy_result(ConstrainedBeamSearch(recording_symbols_to_logits_fn, **options).search(
+        state, maximum_lengths, constraint_ids=tf.constant(constraint_ids)))
+    assert searched == [[0, 1, 2, 3, 4], [1, 3]]
+    assert result["constraints_met"].all()
+    search = ConstrainedBeamSearch(model.symbols_to_logits_fn, **options)
+    for sentence in range(5):
+        only = slice(sentence, sentence + 1)
+        alone = numpy_result(search.search(tf.nest.map_structure(lambda value: value[only], state),
+                                           maximum_lengths[only], constraint_ids=tf.constant(constraint_ids[only])))
+        for name, value in alone.items():
+            row = result[name][only]
+            if name in ("ids", "alignments", "token_log_probs"):  # steps after the sentence's own bound: padding
+                np.testing.assert_array_equal(row[:, :, value.shape[2] :], 0, err_msg=name)
+                row = row[:, :, : value.shape[2]]
+            np.testing.assert_array_equal(row, value, err_msg=f"{name} of sentence {sentence}")
+    in_graph = tf.function(lambda: search.search(state, maximum_lengths, constraint_ids=constraint_ids))()
+    for name, value in numpy_result(in_graph).items():
+        np.testing.assert_array_equal(value, result[name], err_msg=name)
 
 
 def test_a_constrained_search_takes_no_prefix():

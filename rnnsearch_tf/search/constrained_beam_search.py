@@ -13,14 +13,27 @@ import tensorflow as tf
 
 from data_pipeline import constants
 from rnnsearch_tf.search.beam_search import BeamSearch
-from rnnsearch_tf.search.search_helpers import IMPOSSIBLE, LARGE_NEGATIVE, repeat_rows, split_leading_dimension
+from rnnsearch_tf.search.search_helpers import (
+    IMPOSSIBLE,
+    LARGE_NEGATIVE,
+    fixed_entries,
+    impossible_tokens,
+    repeat_rows,
+    split_leading_dimension,
+)
 from rnnsearch_tf.search.top_candidates import top_candidates
 
 # The search's own entries of the state: the flat constraint tokens are fixed (one row per sentence), the
 # progress through them changes with every hypothesis (the state after all of its tokens but the last:
 # the last is applied at the next step, when it is known).
 TOKENS, FOLLOWED, MET, LAST_MET = "constraint/tokens", "constraint/followed", "constraint/met", "constraint/last_met"
-_OWN_ENTRIES = (TOKENS, FOLLOWED, MET, LAST_MET)
+# The fixed constraint tokens repeated to each hypothesis's row (`[batch * beam, C]`, what `advance` and
+# `allowed_tokens` read beside the progress): added to the fixed entries by the first step, once per search
+# (fixed entries are never gathered here: this search does not drop finished sentences).
+HYPOTHESIS_TOKENS, HYPOTHESIS_FOLLOWED = "constraint/hypothesis_tokens", "constraint/hypothesis_followed"
+_OWN_ENTRIES = (TOKENS, FOLLOWED, MET, LAST_MET, HYPOTHESIS_TOKENS, HYPOTHESIS_FOLLOWED)
+# The fields of a search's result with a step dimension (their third).
+_STEP_FIELDS = ("ids", "alignments", "token_log_probs")
 
 
 def flat_constraints(constraint_ids):
@@ -130,7 +143,9 @@ class ConstrainedBeamSearch(BeamSearch):
 
     The search under constraints runs only where it is needed: the batch is first searched freely
     (`free_search`, a `BeamSearch`), and a sentence whose free hypotheses already hold every phrase keeps
-    them: no constraints, or constraints the translation meets anyway, change nothing.
+    them: no constraints, or constraints the translation meets anyway, change nothing. The other sentences
+    alone (their rows of the state, lengths and constraints gathered) are searched under constraints, and
+    their results scattered back into the free ones (`_scattered`).
 
     With `word_continuations` (bool `[vocab]`: subword pieces that continue the word before them), a phrase
     must end a word: after its last token such a piece is impossible ("Dreyth" is not met by "Dreythme").
@@ -165,20 +180,33 @@ class ConstrainedBeamSearch(BeamSearch):
         if not isinstance(initial_state, dict):
             raise ValueError("a constrained search needs a dict state")
         free = self.free_search.search(initial_state, maximum_lengths)
-        met = phrases_met(free["ids"], free["lengths"], constraint_ids, self.word_continuations)  # [batch, n, phrases]
-        complies = tf.reduce_all(met, axis=[1, 2])  # [batch]
+        free["constraints_met"] = phrases_met(free["ids"], free["lengths"], constraint_ids,
+                                              self.word_continuations)  # [batch, n, phrases]
+        complies = tf.reduce_all(free["constraints_met"], axis=[1, 2])  # [batch]
+        unmet = tf.cast(tf.where(tf.logical_not(complies))[:, 0], tf.int32)  # [unmet]: sentences searched again
 
         def constrained():
-            tokens, followed = flat_constraints(constraint_ids)  # [batch, C]
-            state = dict(initial_state, **{
-                TOKENS: tokens, FOLLOWED: followed,
-                MET: tf.equal(tokens, constants.PAD_ID), LAST_MET: tf.fill([tf.shape(tokens)[0]], -1),
-            })
-            return _merged(free, BeamSearch.search(self, state, maximum_lengths), complies)
+            searched = self._constrained_search(initial_state, maximum_lengths, constraint_ids, unmet)
+            return _scattered(free, searched, unmet)
 
-        result = tf.cond(tf.reduce_all(complies), lambda: dict(free), constrained)
+        return tf.cond(tf.size(unmet) > 0, constrained, lambda: dict(free))
+
+    def _constrained_search(self, initial_state, maximum_lengths, constraint_ids, sentences):
+        """`BeamSearch.search` under the constraints of the batch's `sentences` (int32 `[m]`) only: their rows
+        of the state (every entry `[batch, ...]`), of `maximum_lengths` (unless an int) and of `constraint_ids`
+        gathered, so that the sentences the free search satisfied cost nothing. Returns its dict `[m, ...]`
+        with `constraints_met`."""
+        rows = lambda value: tf.gather(value, sentences)  # noqa: E731  [m, ...]
+        constraint_ids = rows(constraint_ids)  # [m, phrases, phrase_len]
+        tokens, followed = flat_constraints(constraint_ids)  # [m, C]
+        state = dict(tf.nest.map_structure(rows, initial_state), **{
+            TOKENS: tokens, FOLLOWED: followed,
+            MET: tf.equal(tokens, constants.PAD_ID), LAST_MET: tf.fill([tf.shape(tokens)[0]], -1),
+        })
+        lengths = maximum_lengths if isinstance(maximum_lengths, int) else rows(maximum_lengths)  # int or [m]
+        result = BeamSearch.search(self, state, lengths)
         result["constraints_met"] = phrases_met(result["ids"], result["lengths"], constraint_ids,
-                                                self.word_continuations)
+                                                self.word_continuations)  # [m, n, phrases]
         return result
 
     def _grow_alive(self, loop_state, active, maximum_lengths, prefix=None, first=False):
@@ -188,8 +216,7 @@ class ConstrainedBeamSearch(BeamSearch):
         rows = tf.reshape(ids[:, :1] if first else ids, [-1])  # [batch * (1 or beam)]
         model_state = {name: value for name, value in state.items() if name not in _OWN_ENTRIES}
         logits, new_state, alignment = self.symbols_to_logits_fn(rows, loop_state["step"], model_state)
-        fixed = ({name: value for name, value in state.items() if name not in new_state and name not in (MET, LAST_MET)}
-                 if first else loop_state["fixed"])
+        fixed = self._first_fixed(state, new_state) if first else loop_state["fixed"]
         progress = self._progress(state, fixed, rows, first)  # (met, last_met) [batch * (1 or beam), ...]
         # Whether the last token ended a phrase (a word must end there): it newly met a phrase's last token.
         ended = self._ended_phrase(state, fixed, progress[0], first)  # [batch * (1 or beam)]
@@ -201,6 +228,15 @@ class ConstrainedBeamSearch(BeamSearch):
         candidates = self._candidates(loop_state, logits, fixed, progress, ended, maximum_lengths)
         best_logits = split_leading_dimension(logits, active.size, self.beam_size)[:, 0]
         return candidates, new_state, fixed, alignment, best_logits
+
+    def _first_fixed(self, state, new_state):
+        """The fixed entries the first step tells (`search_helpers.fixed_entries`, the constraint progress
+        aside), with the constraint tokens repeated to every hypothesis (`HYPOTHESIS_TOKENS`,
+        `HYPOTHESIS_FOLLOWED` `[batch * beam, C]`): they never change, so they are repeated once per
+        search, not at every step."""
+        fixed = {name: value for name, value in fixed_entries(state, new_state).items() if name not in (MET, LAST_MET)}
+        tokens, followed = repeat_rows((fixed[TOKENS], fixed[FOLLOWED]), self.beam_size)  # [batch * beam, C]
+        return dict(fixed, **{HYPOTHESIS_TOKENS: tokens, HYPOTHESIS_FOLLOWED: followed})
 
     def _new_alive(self, candidates, new_state):
         """The first `beam` candidates that do not end with EOS, in the striped order (`_candidates`)."""
@@ -218,7 +254,7 @@ class ConstrainedBeamSearch(BeamSearch):
         """bool `[rows]`: the hypothesis's last token met the last token of a phrase (`met` after it)."""
         if first:
             return tf.zeros(tf.shape(state[LAST_MET]), tf.bool)
-        tokens, followed = repeat_rows((fixed[TOKENS], fixed[FOLLOWED]), self.beam_size)  # [batch * beam, C]
+        tokens, followed = fixed[HYPOTHESIS_TOKENS], fixed[HYPOTHESIS_FOLLOWED]  # [batch * beam, C]
         newly = met & tf.logical_not(state[MET]) & tf.not_equal(tokens, constants.PAD_ID)  # [batch * beam, C]
         return tf.reduce_any(newly & tf.logical_not(followed), axis=1)
 
@@ -227,7 +263,7 @@ class ConstrainedBeamSearch(BeamSearch):
         nothing."""
         if first:
             return state[MET], state[LAST_MET]
-        tokens, followed = repeat_rows((fixed[TOKENS], fixed[FOLLOWED]), self.beam_size)  # [batch * beam, C]
+        tokens, followed = fixed[HYPOTHESIS_TOKENS], fixed[HYPOTHESIS_FOLLOWED]  # [batch * beam, C]
         return advance(tokens, followed, state[MET], state[LAST_MET], rows)
 
     def _candidates(self, loop_state, logits, fixed, progress, ended, maximum_lengths):
@@ -280,7 +316,7 @@ class ConstrainedBeamSearch(BeamSearch):
         beam = self.beam_size
         batch_size = tf.shape(alive_log_probs)[0]
         vocab_log_probs = tf.reshape(log_probs, [batch_size, beam, -1])  # [batch, beam, vocab]
-        tokens, followed = repeat_rows((fixed[TOKENS], fixed[FOLLOWED]), beam)  # [batch * beam, C]
+        tokens, followed = fixed[HYPOTHESIS_TOKENS], fixed[HYPOTHESIS_FOLLOWED]  # [batch * beam, C]
         allowed = tf.reshape(allowed_tokens(tokens, followed, *progress), [batch_size, beam, -1])  # [batch, beam, C]
         constraint_ids = tf.reshape(tokens, [batch_size, beam, -1])  # [batch, beam, C]
         forced = tf.gather(vocab_log_probs, constraint_ids, batch_dims=2)  # [batch, beam, C]
@@ -297,13 +333,12 @@ class ConstrainedBeamSearch(BeamSearch):
         return flat(tf.maximum(values, LARGE_NEGATIVE)), flat(parents), flat(ids)
 
     def _restricted(self, vocab_log_probs, all_met, is_last_step):
-        """`[batch, beam, vocab]` with the forbidden tokens, EOS before every constraint is met, and every
-        token but EOS at the last step impossible."""
+        """`[batch, beam, vocab]` with every search's impossible tokens (`search_helpers.impossible_tokens`:
+        the forbidden ones, and every token but EOS at the last step) and this search's own, EOS before every
+        constraint is met, impossible."""
         vocab = tf.range(tf.shape(vocab_log_probs)[2])[None, None, :]  # [1, 1, vocab]
-        impossible = tf.reduce_any(tf.equal(vocab[..., None], tf.constant(self.forbidden_ids + (-1,))), axis=-1)
-        is_eos = tf.equal(vocab, self.eos_id)
-        impossible |= is_eos & tf.logical_not(all_met)[:, :, None]
-        impossible |= tf.logical_not(is_eos) & is_last_step[:, None, None]
+        impossible = impossible_tokens(vocab, is_last_step, self.forbidden_ids, self.eos_id)  # [batch, 1, vocab]
+        impossible |= tf.equal(vocab, self.eos_id) & tf.logical_not(all_met)[:, :, None]  # [batch, beam, vocab]
         return tf.where(impossible, LARGE_NEGATIVE, vocab_log_probs)
 
     def _banks(self, tokens, followed, progress, parents, ids):
@@ -347,19 +382,20 @@ def _striped_order(log_probs, keys, banks, k):
     return tf.math.top_k(-key, k=k)[1]
 
 
-def _merged(free, constrained, keep_free):
-    """The results `free` where `keep_free` (bool `[batch]`), else `constrained`: `BeamSearch.search`'s dicts,
-    whose step dimension (the third of `ids`, `alignments`, `token_log_probs`) may differ, padded to the longer."""
+def _scattered(free, constrained, sentences):
+    """The results `free` (`[batch, ...]`) with the rows of `sentences` (int32 `[m]`) replaced by those of
+    `constrained` (`[m, ...]`, in the order of `sentences`): `search`'s dicts, whose step dimension (the third of
+    the `_STEP_FIELDS`) may differ (each pass is as long as its longest maximum length), padded to the longer."""
     steps = tf.maximum(tf.shape(free["ids"])[2], tf.shape(constrained["ids"])[2])
 
     def padded(value):
-        if value.shape.rank < 3:
-            return value
         padding = [[0, 0], [0, 0], [0, steps - tf.shape(value)[2]]] + [[0, 0]] * (value.shape.rank - 3)
         return tf.pad(value, padding)  # PAD_ID, and zeros
 
-    merged = {}
+    scattered = {}
     for name, value in free.items():
-        chosen = tf.reshape(keep_free, [-1] + [1] * (value.shape.rank - 1))  # [batch, 1, ...]
-        merged[name] = tf.where(chosen, padded(value), padded(constrained[name]))
-    return merged
+        update = constrained[name]  # [m, ...]
+        if name in _STEP_FIELDS:
+            value, update = padded(value), padded(update)
+        scattered[name] = tf.tensor_scatter_nd_update(value, sentences[:, None], update)  # [batch, ...]
+    return scattered
