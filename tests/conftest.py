@@ -45,3 +45,47 @@ def data_root():
     if not (root / "MANIFEST.md").exists() and not (root / "multi30k").exists():
         pytest.skip(f"no corpora under {root}: set RNNSEARCH_DATA to the data folder")
     return root
+
+
+@pytest.fixture(scope="session")
+def toy_data(tmp_path_factory):
+    """The toy corpus built by `data_pipeline` (`helpers.toy_translation.build_toy_data`; its raw text in ../raw),
+    made once per test session and read by every worker (`helpers.made_once`): tests never write in it."""
+    from helpers.made_once import made_once
+    from helpers.toy_translation import build_toy_data
+
+    return pathlib.Path(made_once(tmp_path_factory, "toy", lambda folder: str(build_toy_data(folder))))
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dirs(tmp_path_factory):
+    """{"rnnsearch", "rnnencdec"}: model directories of a tiny random-weight RNNsearch and RNNencdec
+    (`helpers.serving_test_utils.write_model_dir`, seeds 3 and 4), made once per test worker."""
+    from helpers.serving_test_utils import write_model_dir
+
+    root = tmp_path_factory.mktemp("tiny_models")
+    return {"rnnsearch": write_model_dir(root / "search"),
+            "rnnencdec": write_model_dir(root / "encdec", "rnnencdec", seed=4)}
+
+
+@pytest.fixture(scope="session")
+def tiny_translators(tiny_model_dirs):
+    """{"rnnsearch", "rnnencdec", "ensemble"}: `Translator`s (SEARCH_OPTIONS, 5 alternatives) of `tiny_model_dirs`
+    and of the ensemble of both, made once per test worker: their functions are traced once for every file that
+    calls them (tests/test_translator.py, tests/test_translator_constraints.py)."""
+    from helpers.serving_test_utils import SEARCH_OPTIONS
+    from rnnsearch_tf.inference.translator import Translator
+
+    search_dir, encdec_dir = tiny_model_dirs["rnnsearch"], tiny_model_dirs["rnnencdec"]
+    return {name: Translator.from_model_dir(path, num_alternatives=5, **SEARCH_OPTIONS) for name, path in (
+        ("rnnsearch", search_dir), ("rnnencdec", encdec_dir), ("ensemble", f"{search_dir}+{encdec_dir}"))}
+
+
+@pytest.fixture(scope="session")
+def exported_translator(tmp_path_factory):
+    """The `Translator` (SEARCH_OPTIONS) of `helpers.serving_test_utils.exported_model`'s model directory, the
+    Python path the tests compare its export with; made once per test worker (its functions traced once)."""
+    from helpers.serving_test_utils import SEARCH_OPTIONS, exported_model
+    from rnnsearch_tf.inference.translator import Translator
+
+    return Translator.from_model_dir(exported_model(tmp_path_factory)[0], **SEARCH_OPTIONS)

@@ -38,10 +38,10 @@ def test_keeps_input_order(results, batch_translator):
         assert [text for text, _ in result["nbest"]] == [t.decode() for t in single["nbest_translations"].numpy()[0]]
 
 
-def test_workers_change_nothing_but_speed(model_dir, results):
+def test_workers_change_nothing_but_speed(batch_translator, results):
+    module = batch_translator.module  # traced once: the workers call the same functions
     one_at_a_time, three_at_once = (
-        BatchTranslator.from_model_dir(model_dir, batch_size=2, workers=workers, **SEARCH_OPTIONS)
-        for workers in (1, 3)
+        BatchTranslator(module, module.settings(), batch_size=2, workers=workers) for workers in (1, 3)
     )
     progress = {1: [], 3: []}
     for workers, batch_translator in ((1, one_at_a_time), (3, three_at_once)):

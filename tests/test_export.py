@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 from tensorflow.core.protobuf import saved_model_pb2
 
-from rnnsearch_tf.inference.translator import Translator
 from serving import export
 from helpers.serving_test_utils import (BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, assert_outputs_equal,
                                         exported_model)
@@ -145,10 +144,9 @@ def test_every_op_is_a_core_tensorflow_op(exported, fresh_process):
     assert not not_core, f"ops TF Serving does not link: {not_core}"
 
 
-def test_fresh_process_signatures_equal_the_python_path(exported, fresh_process):
-    model_dir, _, _ = exported
+def test_fresh_process_signatures_equal_the_python_path(fresh_process, exported_translator):
     assert fresh_process["signatures"] == sorted(SIGNATURES)
-    translator = Translator.from_model_dir(model_dir, **SEARCH_OPTIONS)
+    translator = exported_translator
     inputs = signature_inputs()
     expected = {
         "translate": translator.translate(**inputs["translate"]),

@@ -18,17 +18,11 @@ from rnnsearch_tf import ModelConfig
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.training.trainer import Trainer
 from rnnsearch_tf.training.training_config import TrainingConfig
-from helpers.toy_translation import build_toy_data
 
 TINY_MODEL = dict(embedding_dim=16, hidden_dim=24, maxout_dim=12, alignment_dim=24)
 needs_strace = pytest.mark.skipif(shutil.which("strace") is None, reason="strace injects the faults")
 # Each kill test runs a command three times (straight, killed under strace, resumed), half a minute to a
 # minute: they are `large`.
-
-
-@pytest.fixture(scope="module")
-def toy_data(tmp_path_factory):
-    return build_toy_data(tmp_path_factory.mktemp("toy"))
 
 
 def command(data_dir, model_dir, *flags):

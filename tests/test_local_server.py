@@ -19,7 +19,6 @@ import tensorflow as tf
 from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc
 
 from conftest import REPO_ROOT
-from rnnsearch_tf.inference.translator import Translator
 from serving.grpc_client import GrpcClient
 from serving.local_server import check_port
 from serving.rest_client import RestClient
@@ -36,9 +35,8 @@ def server(request, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def translator(tmp_path_factory):
-    model_dir, _, _ = exported_model(tmp_path_factory)
-    return Translator.from_model_dir(model_dir, **SEARCH_OPTIONS)
+def translator(exported_translator):
+    return exported_translator
 
 
 def _expect_error(code, pattern, call):

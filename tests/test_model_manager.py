@@ -27,8 +27,8 @@ def staged(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def expected(staged):
-    return expected_translations(staged)
+def expected(staged, tmp_path_factory):
+    return expected_translations(tmp_path_factory, staged)
 
 
 def test_models_need_their_own_names_and_unknown_ones_are_named():

@@ -473,14 +473,9 @@ def test_the_page_lists_the_models_and_translates_with_the_one_picked(browser, s
 @pytest.fixture(scope="module")
 def subword_server(tmp_path_factory):
     """The page of a served subword (SentencePiece) export."""
-    from rnnsearch_tf.inference.translator import Translator
-    from serving import export
-    from helpers.subword_test_data import subword_model_dir
+    from helpers.subword_test_data import subword_export
 
-    _, model_dir = subword_model_dir(tmp_path_factory)
-    export_dir = model_dir.parent / "exports"
-    export.export(Translator.from_model_dir(model_dir, beam_size=2, maximum_source_length=40), str(export_dir))
-    servable = Servable(str(export_dir), MODEL_NAME)
+    servable = Servable(str(subword_export(tmp_path_factory)), MODEL_NAME)
     running = LocalServer(ModelManager.serving(servable), rest_api_port=0).start()
     running.url = f"http://127.0.0.1:{running.rest_api_port}/"
     running.servable = servable

@@ -32,8 +32,14 @@ def export_dir(tmp_path_factory):
     return exported_model(tmp_path_factory)[1]
 
 
-def test_the_export_warms_up_the_servable(export_dir):
-    servable = Servable(export_dir, "rnnsearch")
+@pytest.fixture(scope="module")
+def servable(export_dir):
+    """The export loaded without batching (a version loads in seconds: loaded once for the tests that only read
+    it or ask it)."""
+    return Servable(export_dir, "rnnsearch")
+
+
+def test_the_export_warms_up_the_servable(servable):
     assert servable.warmup_requests == 4  # translate 1 sentence, translate 2, score 1, translate_prefix 1 (export.py)
 
 
@@ -60,14 +66,13 @@ def test_a_broken_warmup_file_is_named(export_dir, tmp_path):
         Servable(copy, "rnnsearch")
 
 
-def test_64_sentences_from_32_threads_each_get_their_own_translation(export_dir):
+def test_64_sentences_from_32_threads_each_get_their_own_translation(export_dir, servable):
     assert len(set(SENTENCES)) == 64
-    alone = Servable(export_dir, "rnnsearch")
-    expected = [alone.predict("translate", {"text": np.array([sentence.encode()], dtype=object)})
+    expected = [servable.predict("translate", {"text": np.array([sentence.encode()], dtype=object)})
                 for sentence in SENTENCES]
     batching = BatchingParameters(max_batch_size=16, batch_timeout_micros=20_000, num_batch_threads=2)
-    servable = Servable(export_dir, "rnnsearch", batching)
-    server = LocalServer(ModelManager.serving(servable), rest_api_port=0, workers=32).start()
+    batched = Servable(export_dir, "rnnsearch", batching)
+    server = LocalServer(ModelManager.serving(batched), rest_api_port=0, workers=32).start()
     clients = [GrpcClient(f"127.0.0.1:{server.port}", "rnnsearch"),
                RestClient(f"http://127.0.0.1:{server.rest_api_port}", "rnnsearch")]
     try:
@@ -75,7 +80,7 @@ def test_64_sentences_from_32_threads_each_get_their_own_translation(export_dir)
             answers = list(pool.map(lambda index: clients[index % 2].translate([SENTENCES[index]]), range(64)))
     finally:
         server.stop()
-        servable.close()
+        batched.close()
     for sentence, answer, wanted in zip(SENTENCES, answers, expected):
         assert [_text(value) for value in answer["translation"]] == [_text(wanted["translation"][0])], sentence
         np.testing.assert_allclose(np.asarray(answer["score"], dtype=np.float32), wanted["score"], rtol=1e-4,

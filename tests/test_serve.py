@@ -76,8 +76,8 @@ def _rest_translations(server, path):
     return int(headers["X-Model-Version"]), [row["translation"] for row in json.loads(text)["predictions"]]
 
 
-def test_each_model_answers_with_the_version_asked(server, staged):
-    expected = expected_translations(staged)
+def test_each_model_answers_with_the_version_asked(server, staged, tmp_path_factory):
+    expected = expected_translations(tmp_path_factory, staged)
     assert _rest_translations(server, "/v1/models/enfr/versions/1:predict") == (1, expected[1])
     assert _rest_translations(server, "/v1/models/enfr/versions/2:predict") == (2, expected[2])
     assert _rest_translations(server, "/v1/models/enfr:predict") == (2, expected[2])  # the newest

@@ -19,8 +19,8 @@ def staged(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def expected(staged):
-    translations = expected_translations(staged)
+def expected(staged, tmp_path_factory):
+    translations = expected_translations(tmp_path_factory, staged)
     assert len({tuple(texts) for texts in translations.values()}) == len(translations)  # they tell versions apart
     return translations
 

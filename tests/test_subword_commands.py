@@ -21,12 +21,12 @@ from serving.model_manager import ModelManager
 from serving.page import Page
 from serving.servable import Servable
 from helpers.serving_test_utils import write_model_dir
-from helpers.subword_test_data import RARE_SENTENCE, subword_model_dir, write_subword_model_dir
+from helpers.subword_test_data import (RARE_SENTENCE, SEARCH_FLAGS, subword_export, subword_model_dir,
+                                      write_subword_model_dir)
 from helpers.toy_translation import build_toy_data, write_corpus
 
 SOURCES = ["The big cat sleeps .", RARE_SENTENCE, "", "A small red car waits with the old dog ."]
 TARGETS = ["Le grand chat dort .", "La famille Brakkenfeld a visité Tromsø en 1961.", "", "La voiture attend ."]
-SEARCH = ["--beam_size=2", "--maximum_source_length=40"]
 
 
 @pytest.fixture(scope="module")
@@ -37,10 +37,8 @@ def subwords(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def exported(subwords, tmp_path_factory):
-    export_dir = tmp_path_factory.mktemp("subword_export") / "exports"
-    _rnnsearch("export", f"--model_dir={subwords[1]}", f"--export_dir={export_dir}", *SEARCH)
-    return export_dir
+def exported(tmp_path_factory):
+    return subword_export(tmp_path_factory)  # by `rnnsearch export`
 
 
 def _rnnsearch(*args, stdin="", check=True):
@@ -72,7 +70,7 @@ def test_build_data_learns_per_language_models_when_asked(tmp_path):
 def test_translate_reads_and_writes_text_through_the_models_pieces(subwords, tmp_path):
     _, model_dir, processor = subwords
     stdout, _ = _rnnsearch("translate", f"--model_dir={model_dir}", "--output_format=alignment", "--noprogress",
-                           *SEARCH, stdin="\n".join(SOURCES) + "\n")
+                           *SEARCH_FLAGS, stdin="\n".join(SOURCES) + "\n")
     records = [json.loads(line) for line in stdout.splitlines()]
     for record, source in zip(records, SOURCES):
         assert record["source_tokens"] == _pieces(processor, source)
@@ -83,7 +81,7 @@ def test_translate_reads_and_writes_text_through_the_models_pieces(subwords, tmp
         assert len(record["word_alignment"]) == len(record["target_words"]) + 1  # </s> included
         assert "".join(record["target_words"]) == record["translation"].replace(" ", "")
         np.testing.assert_allclose(np.sum(record["word_alignment"], axis=1), 1.0, atol=1e-5)
-    text, _ = _rnnsearch("translate", f"--model_dir={model_dir}", "--noprogress", *SEARCH,
+    text, _ = _rnnsearch("translate", f"--model_dir={model_dir}", "--noprogress", *SEARCH_FLAGS,
                          stdin="\n".join(SOURCES) + "\n")
     assert text.splitlines() == [record["translation"] for record in records]
 
@@ -93,7 +91,7 @@ def test_a_prefix_typed_as_words_is_forced_as_its_pieces(subwords, tmp_path):
     prefixes = ["Le chat", "La famille Brakkenfeld", "", ""]  # one per line of SOURCES (the third is empty)
     (tmp_path / "prefix.txt").write_text("\n".join(prefixes) + "\n", encoding="utf-8")
     stdout, stderr = _rnnsearch("translate", f"--model_dir={model_dir}", f"--prefix_file={tmp_path / 'prefix.txt'}",
-                                "--output_format=alignment", "--replace_unk", "--noprogress", *SEARCH,
+                                "--output_format=alignment", "--replace_unk", "--noprogress", *SEARCH_FLAGS,
                                 stdin="\n".join(SOURCES) + "\n")
     for record, prefix in zip([json.loads(line) for line in stdout.splitlines()], prefixes):
         assert record["target_tokens"][: len(_pieces(processor, prefix))] == _pieces(processor, prefix)
@@ -112,7 +110,8 @@ def test_verbatim_and_a_glossary_put_names_numbers_and_terms_into_the_pieces(sub
     sources = ["A man named Dreyth waits with 1961 dogs .", "The big cat sleeps .", "Kenythwix sleeps ."]
     (tmp_path / "terms.tsv").write_text("cat\tmatou\n", encoding="utf-8")
     stdout, stderr = _rnnsearch("translate", f"--model_dir={model_dir}", "--verbatim", "--noprogress",
-                                f"--terminology={tmp_path / 'terms.tsv'}", *SEARCH, stdin="\n".join(sources) + "\n")
+                                f"--terminology={tmp_path / 'terms.tsv'}", *SEARCH_FLAGS,
+                                stdin="\n".join(sources) + "\n")
     first, second, third = stdout.splitlines()
     assert "Dreyth" in first and "1961" in first and "matou" in second and "Kenythwix" in third
     assert "The" not in second  # a frequent first word is not a name: one piece
@@ -132,7 +131,7 @@ def test_a_words_probability_is_the_product_of_its_pieces(subwords):
         np.testing.assert_array_equal(outputs["word_probabilities"][row][len(words):], 0.0)
         assert bool(source) == bool(words)  # an empty line has no words
     stdout, _ = _rnnsearch("translate", f"--model_dir={model_dir}", "--output_format=json", "--noprogress",
-                           *SEARCH, stdin="\n".join(SOURCES) + "\n")
+                           *SEARCH_FLAGS, stdin="\n".join(SOURCES) + "\n")
     records = [json.loads(line) for line in stdout.splitlines()]
     assert [record["words"][:-1] for record in records if record["tokens"]] == [
         [word.decode() for word in row if word][:-1] for row in outputs["words"] if row[0]]
@@ -159,7 +158,7 @@ def test_evaluate_bins_by_words_and_has_no_unk_subset(subwords, tmp_path):
     (tmp_path / "reference.txt").write_text("\n".join(references) + "\n", encoding="utf-8")
     _rnnsearch("evaluate", f"--model_dir={model_dir}", f"--source={tmp_path / 'source.txt'}",
                f"--reference={tmp_path / 'reference.txt'}", f"--output_dir={tmp_path / 'out'}", "--num_heatmaps=1",
-               "--noprogress", *SEARCH)
+               "--noprogress", *SEARCH_FLAGS)
     metrics = json.loads((tmp_path / "out" / "metrics.json").read_text(encoding="utf-8"))["models"]["model"]
     assert metrics["bleu_no_unk"] is None and metrics["no_unk_sentences"] is None
     assert [entry["sentences"] for entry in metrics["bleu_by_length"]][:2] == [2, 1]  # 5, 8 and 10 source words
@@ -181,7 +180,7 @@ def test_export_uses_model_server_ops_and_translates_as_the_model_dir(subwords, 
     assert {"SentencepieceOp", "SentencepieceTokenizeOp", "SentencepieceDetokenizeOp"} <= ops
     assert ops - core - MODEL_SERVER_TF_TEXT_OPS == set()
     by_export, _ = _rnnsearch("translate", f"--saved_model={exported}", "--noprogress", stdin="\n".join(SOURCES) + "\n")
-    by_model_dir, _ = _rnnsearch("translate", f"--model_dir={model_dir}", "--noprogress", *SEARCH,
+    by_model_dir, _ = _rnnsearch("translate", f"--model_dir={model_dir}", "--noprogress", *SEARCH_FLAGS,
                                  stdin="\n".join(SOURCES) + "\n")
     assert by_export == by_model_dir
 

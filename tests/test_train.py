@@ -12,15 +12,9 @@ import pytest
 
 from conftest import REPO_ROOT
 from helpers.subword_test_data import build_subword_data
-from helpers.toy_translation import build_toy_data
 
 TINY_MODEL = ["--embedding_dim=8", "--hidden_dim=16", "--maxout_dim=8", "--alignment_dim=16"]
 QUICK_RUN = ["--batch_size=16", "--validate_every=0", "--log_every=1", "--checkpoint_every=1"]
-
-
-@pytest.fixture(scope="module")
-def toy_data(tmp_path_factory):
-    return build_toy_data(tmp_path_factory.mktemp("toy"))
 
 
 def _train(*args):

@@ -26,15 +26,10 @@ from rnnsearch_tf.training import training_budget
 from rnnsearch_tf.training.trainer import Trainer
 from rnnsearch_tf.training.training_config import TrainingConfig
 from helpers.shard_test_data import checkpoint_bytes
-from helpers.toy_translation import build_toy_data, write_corpus
+from helpers.toy_translation import write_corpus
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 TINY_MODEL = dict(embedding_dim=24, hidden_dim=48, maxout_dim=24, alignment_dim=48)
-
-
-@pytest.fixture(scope="module")
-def toy_data(tmp_path_factory):
-    return build_toy_data(tmp_path_factory.mktemp("toy"))
 
 
 def model_config(data_dir, **overrides):
@@ -147,7 +142,8 @@ def test_learning_rate_decays_when_dev_bleu_stalls_and_resume_keeps_it(toy_data,
 
 
 def test_time_budget_stops_training_after_a_final_validation(toy_data, tmp_path):
-    config = training_config(toy_data, tmp_path / "timed", train_steps=10_000, max_hours=1e-9, validate_every=500)
+    config = training_config(toy_data, tmp_path / "timed", train_steps=10_000, max_hours=1e-9, validate_every=500,
+                             dev_bleu_sentences=8)
     summary = make_trainer(model_config(toy_data), config).train()
     assert summary["stop_reason"] == "reached max_hours=1e-09" and summary["step"] == 1
     state = json.loads((tmp_path / "timed" / "training_state.json").read_text())
@@ -164,7 +160,8 @@ def test_sigterm_stops_after_the_update_without_the_final_validation_a_limit_get
 
 
 def test_max_epochs_stops_once_that_share_of_the_training_pairs_is_seen(toy_data, tmp_path):
-    config = training_config(toy_data, tmp_path / "epochs", train_steps=10_000, max_epochs=0.25, validate_every=500)
+    config = training_config(toy_data, tmp_path / "epochs", train_steps=10_000, max_epochs=0.25, validate_every=500,
+                             dev_bleu_sentences=8)
     summary = make_trainer(model_config(toy_data), config).train()
     pairs = DataDir(str(toy_data)).records("train")
     assert summary["stop_reason"] == "reached max_epochs=0.25"
@@ -184,7 +181,8 @@ def test_a_budget_used_up_by_a_validation_stops_at_the_validated_step(toy_data, 
 
     clock = Clock()
     monkeypatch.setattr(training_budget, "time", clock)
-    config = training_config(toy_data, tmp_path / "timed", train_steps=10_000, max_hours=0.5, validate_every=2)
+    config = training_config(toy_data, tmp_path / "timed", train_steps=10_000, max_hours=0.5, validate_every=2,
+                             dev_bleu_sentences=8)
     trainer = make_trainer(model_config(toy_data), config)
     validate = trainer.validator
 
@@ -368,13 +366,14 @@ def test_init_from_refuses_a_mismatch_or_an_existing_model_dir_in_one_line(paren
 
 
 @pytest.fixture(scope="module")
-def joined_data(toy_data):
+def joined_data(toy_data, tmp_path_factory):
     """The toy corpus built again with half its train records joined pairs (the same vocabularies)."""
     raw = toy_data.parent / "raw"
     splits = {split: (raw / f"{split}.en", raw / f"{split}.fr") for split in ("train", "dev")}
-    DatasetBuilder(corpus_registry.text_file_corpus("en", "fr", splits), toy_data.parent / "joined",
+    joined = tmp_path_factory.mktemp("joined") / "data"
+    DatasetBuilder(corpus_registry.text_file_corpus("en", "fr", splits), joined,
                    vocabulary_size=100, max_length=40, num_shards=2, show_progress=False, joined_share=0.5).build()
-    return toy_data.parent / "joined"
+    return joined
 
 
 def test_switch_data_dir_continues_as_a_child_on_that_data_would_and_resumes(toy_data, joined_data, tmp_path):
@@ -431,7 +430,7 @@ def test_switch_at_a_share_of_max_hours_as_of_train_steps(toy_data, joined_data,
 
 def test_after_the_switch_the_best_checkpoint_is_judged_afresh(toy_data, joined_data, tmp_path):
     config = training_config(toy_data, tmp_path / "switched", train_steps=8, validate_every=2, checkpoint_every=2,
-                             switch_data_dir=str(joined_data), switch_at=0.5)
+                             dev_bleu_sentences=8, switch_data_dir=str(joined_data), switch_at=0.5)
     trainer = make_trainer(model_config(toy_data), config)
     validate = trainer.validator
 

@@ -11,12 +11,7 @@ from rnnsearch_tf import ModelConfig
 from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.training.training_config import TrainingConfig
 from rnnsearch_tf.training.training_folders import TrainingFolders
-from helpers.toy_translation import build_toy_data, write_corpus
-
-
-@pytest.fixture(scope="module")
-def toy_data(tmp_path_factory):
-    return build_toy_data(tmp_path_factory.mktemp("toy"))
+from helpers.toy_translation import write_corpus
 
 
 def _model_config(data_dir, **overrides):

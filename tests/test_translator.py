@@ -15,13 +15,13 @@ from helpers.serving_test_utils import BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIO
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
-    return write_model_dir(tmp_path_factory.mktemp("translator") / "model")
+def model_dir(tiny_model_dirs):
+    return tiny_model_dirs["rnnsearch"]
 
 
 @pytest.fixture(scope="module")
-def translator(model_dir):
-    return Translator.from_model_dir(model_dir, **SEARCH_OPTIONS)
+def translator(tiny_translators):
+    return tiny_translators["rnnsearch"]
 
 
 def _strings(tensor):
@@ -140,15 +140,16 @@ def test_decoding_precision_overrides_the_models(model_dir, translator):
 
 
 def test_the_fingerprint_holds_what_the_graphs_are_built_from(model_dir, translator, tmp_path):
-    assert Translator.from_model_dir(model_dir, **SEARCH_OPTIONS).fingerprint() == translator.fingerprint()
-    other_search = Translator.from_model_dir(model_dir, **dict(SEARCH_OPTIONS, beam_size=2))
-    mixed = Translator.from_model_dir(model_dir, precision="mixed_bfloat16", **SEARCH_OPTIONS)
+    options = dict(SEARCH_OPTIONS, num_alternatives=translator.num_alternatives)  # the options of `translator`
+    assert Translator.from_model_dir(model_dir, **options).fingerprint() == translator.fingerprint()
+    other_search = Translator.from_model_dir(model_dir, **dict(options, beam_size=2))
+    mixed = Translator.from_model_dir(model_dir, precision="mixed_bfloat16", **options)
     copied = tmp_path / "model"
     shutil.copytree(model_dir, copied)
     vocabulary = copied / TARGET_VOCABULARY_FILE
     lines = vocabulary.read_text(encoding="utf-8").splitlines(keepends=True)
     vocabulary.write_text("".join(lines[:-2] + lines[-1:] + lines[-2:-1]), encoding="utf-8")
-    renamed_words = Translator.from_model_dir(copied, **SEARCH_OPTIONS)  # two ids swapped, the same size
+    renamed_words = Translator.from_model_dir(copied, **options)  # two ids swapped, the same size
     fingerprints = [t.fingerprint() for t in (translator, other_search, mixed, renamed_words)]
     assert len({json.dumps(f, sort_keys=True) for f in fingerprints}) == 4
     assert json.loads(json.dumps(translator.fingerprint())) == translator.fingerprint()  # JSON as it is
@@ -160,14 +161,8 @@ PREFIX_TEXT = SENTENCES + ["", "the cat"]
 
 
 @pytest.fixture(scope="module")
-def prefix_translators(model_dir, tmp_path_factory):
-    encdec_dir = write_model_dir(tmp_path_factory.mktemp("prefix") / "encdec", "rnnencdec", seed=4)
-    return {
-        name: Translator.from_model_dir(path, num_alternatives=5, **SEARCH_OPTIONS)
-        for name, path in (
-            ("rnnsearch", model_dir), ("rnnencdec", encdec_dir), ("ensemble", f"{model_dir}+{encdec_dir}")
-        )
-    }
+def prefix_translators(tiny_translators):
+    return tiny_translators
 
 
 def _numpy(outputs):
@@ -179,7 +174,8 @@ def _check_alternatives(translator, text, prefixes, outputs):
     for row, (sentence, prefix) in enumerate(zip(text, prefixes)):
         words, scores = _strings(outputs["alternatives"][row]), outputs["alternative_scores"][row]
         if not sentence.strip():
-            assert words == [""] * 5 and np.all(scores == -np.inf)  # nothing translated, nothing offered
+            # Nothing translated, nothing offered.
+            assert words == [""] * translator.num_alternatives and np.all(scores == -np.inf)
             continue
         assert all(words) and np.all(np.diff(scores) <= 0) and np.all(np.isfinite(scores))
         assert "<unk>" not in words and "<s>" not in words and "<pad>" not in words  # forbidden
@@ -200,7 +196,8 @@ def test_an_empty_prefix_gives_the_translation_of_translate(prefix_translators, 
     assert sorted(prefixed) == sorted(list(free) + ["alternatives", "alternative_scores", "prefix_truncated"])
     for key, value in free.items():
         np.testing.assert_array_equal(prefixed[key], value, err_msg=key)
-    assert prefixed["alternatives"].shape == prefixed["alternative_scores"].shape == (len(PREFIX_TEXT), 5)
+    alternatives_shape = (len(PREFIX_TEXT), translator.num_alternatives)
+    assert prefixed["alternatives"].shape == prefixed["alternative_scores"].shape == alternatives_shape
     assert not prefixed["prefix_truncated"].any()
     _check_alternatives(translator, PREFIX_TEXT, [""] * len(PREFIX_TEXT), prefixed)
 

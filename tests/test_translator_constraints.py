@@ -5,22 +5,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from rnnsearch_tf.inference.translator import Translator
-from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES, write_model_dir
+from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES
 
 TEXT = SENTENCES + ["", "the cat"]
 
 
 @pytest.fixture(scope="module")
-def translators(tmp_path_factory):
-    search_dir = write_model_dir(tmp_path_factory.mktemp("constraints") / "search")
-    encdec_dir = write_model_dir(tmp_path_factory.mktemp("constraints") / "encdec", "rnnencdec", seed=4)
-    return {
-        name: Translator.from_model_dir(path, **SEARCH_OPTIONS)
-        for name, path in (
-            ("rnnsearch", search_dir), ("rnnencdec", encdec_dir), ("ensemble", f"{search_dir}+{encdec_dir}")
-        )
-    }
+def translators(tiny_translators):
+    return tiny_translators
 
 
 def _numpy(outputs):

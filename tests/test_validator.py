@@ -13,23 +13,17 @@ from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.models.rnn_search import RNNSearch
 from rnnsearch_tf.training.validator import Validator
 from helpers.model_test_utils import randomize_weights
-from helpers.toy_translation import build_toy_data
 
 MAXIMUM_SOURCE_LENGTH = 5
 
 
 @pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
-    return build_toy_data(tmp_path_factory.mktemp("validator"))
-
-
-@pytest.fixture(scope="module")
-def validator(data_dir):
-    vocabulary_sizes = [len((data_dir / f"{side}_vocab.tsv").read_text().splitlines()) for side in ("source", "target")]
+def validator(toy_data):
+    vocabulary_sizes = [len((toy_data / f"{side}_vocab.tsv").read_text().splitlines()) for side in ("source", "target")]
     model = RNNSearch(ModelConfig(source_vocab_size=vocabulary_sizes[0], target_vocab_size=vocabulary_sizes[1],
                                   embedding_dim=8, hidden_dim=12, maxout_dim=6, alignment_dim=10))
     randomize_weights(model, stddev=0.3)
-    return Validator(model, str(data_dir), "dev", batch_size=16,
+    return Validator(model, str(toy_data), "dev", batch_size=16,
                      search_config=SearchConfig(beam_size=2, maximum_source_length=MAXIMUM_SOURCE_LENGTH),
                      bleu_sentences=40, attention_sentences=2)
 

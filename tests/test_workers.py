@@ -18,7 +18,6 @@ from conftest import REPO_ROOT
 from rnnsearch_tf.inference.translator import Translator
 from rnnsearch_tf.training.workers import LostWorkerError, Workers, lost_worker_error
 from helpers.model_server import free_port
-from helpers.toy_translation import build_toy_data
 
 TASKS = [("worker", 0, "127.0.0.1:2000"), ("worker", 1, "127.0.0.1:2001")]
 # What TensorFlow 2.21 said on worker 0 when worker 1 was killed, and on worker 1 when worker 0 was.
@@ -53,11 +52,6 @@ def test_other_failures_are_not_a_lost_worker():
 TINY_MODEL = dict(embedding_dim=24, hidden_dim=48, maxout_dim=24, alignment_dim=48)
 COMMON_FLAGS = ["--optimizer=adam", "--learning_rate=0.005", "--sort_window=5", "--validate_every=0",
                 *[f"--{name}={value}" for name, value in TINY_MODEL.items()]]
-
-
-@pytest.fixture(scope="module")
-def toy_data(tmp_path_factory):
-    return build_toy_data(tmp_path_factory.mktemp("toy"))
 
 
 def _train(data_dir, model_dir, *flags, tf_config=None):

@@ -12,6 +12,7 @@ import tensorflow as tf
 from rnnsearch_tf import ModelConfig
 from data_pipeline.constants import RESERVED_TOKENS
 from rnnsearch_tf.models.model_dir import ModelDir
+from helpers.made_once import made_once
 
 SOURCE_WORDS = "the a cat dog house sees big small green . , ?".split()
 # Plain lower-case words only, so that detokenizing a translation and tokenizing it again gives the same
@@ -33,8 +34,6 @@ BAD_SENTENCES = [
     " ".join(["cat"] * 1000),
 ]
 INVALID_UTF8 = b"the caf\xc3 \xff\xfe dog"
-
-_EXPORTS = {}
 
 
 def _write_vocabulary(path, words):
@@ -79,17 +78,20 @@ def save_random_model(model_dir, seed):
 
 
 def exported_model(tmp_path_factory):
-    """(model_dir, export_dir, version_path) of one export per test session (export takes seconds)."""
-    if "model" not in _EXPORTS:
-        from rnnsearch_tf.inference.translator import Translator
-        from serving import export
+    """(model_dir, export_dir, version_path) of one export per test session (export takes seconds), shared by the
+    test workers (`made_once`)."""
+    model_dir, export_dir, version_path = made_once(tmp_path_factory, "serving", _export_model)
+    return pathlib.Path(model_dir), pathlib.Path(export_dir), version_path
 
-        model_dir = write_model_dir(tmp_path_factory.mktemp("serving") / "model")
-        export_dir = model_dir.parent / "exports" / "rnnsearch"
-        translator = Translator.from_model_dir(model_dir, **SEARCH_OPTIONS)
-        version_path = export.export(translator, str(export_dir))
-        _EXPORTS["model"] = (model_dir, export_dir, version_path)
-    return _EXPORTS["model"]
+
+def _export_model(folder):
+    from rnnsearch_tf.inference.translator import Translator
+    from serving import export
+
+    model_dir = write_model_dir(folder / "model")
+    export_dir = model_dir.parent / "exports" / "rnnsearch"
+    translator = Translator.from_model_dir(model_dir, **SEARCH_OPTIONS)
+    return str(model_dir), str(export_dir), export.export(translator, str(export_dir))
 
 
 @contextlib.contextmanager

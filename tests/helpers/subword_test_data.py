@@ -1,9 +1,13 @@
 """A subword (SentencePiece) data directory and a tiny random-weight model directory on it, for the tests that
 show a command reads the model's text codec instead of tokenizing on its own."""
 
+import pathlib
+
 from data_pipeline import corpus_registry
 from data_pipeline.data_dir import DataDir
 from data_pipeline.dataset_builder import DatasetBuilder
+from helpers.commands import run_command
+from helpers.made_once import made_once
 from helpers.serving_test_utils import save_random_model
 from helpers.toy_translation import write_corpus
 from rnnsearch_tf import ModelConfig
@@ -12,6 +16,8 @@ from rnnsearch_tf.models.model_dir import ModelDir
 # Words the toy corpus never holds: a word-level model reads them as <unk>; pieces spell them (bytes at
 # worst), so the codec's tokens differ from any whitespace or Moses split of them.
 RARE_SENTENCE = "The Brakkenfeld cat sleeps in Tromsø in 1961."
+# The search of the commands run on the subword model, and of its export.
+SEARCH_FLAGS = ("--beam_size=2", "--maximum_source_length=40")
 
 
 def build_subword_data(folder, vocabulary_size=320, joint=True, subword_model="bpe"):
@@ -41,8 +47,26 @@ def write_subword_model_dir(data_dir, path, model_name="rnnsearch", seed=3):
 
 
 def subword_model_dir(tmp_path_factory):
-    """(data_dir, model_dir) in a fresh temporary folder (call it from a module fixture)."""
-    folder = tmp_path_factory.mktemp("subwords")
-    data_dir = build_subword_data(folder)
-    return data_dir, write_subword_model_dir(data_dir, folder / "model")
+    """(data_dir, model_dir), made once per test session and read by every worker (`made_once`): tests copy
+    the model directory before they change it."""
+
+    def make(folder):
+        data_dir = build_subword_data(folder)
+        return str(data_dir), str(write_subword_model_dir(data_dir, folder / "model"))
+
+    return tuple(pathlib.Path(path) for path in made_once(tmp_path_factory, "subwords", make))
+
+
+def subword_export(tmp_path_factory):
+    """The export folder (model base path) of `subword_model_dir`'s model, written by `rnnsearch export` with
+    `SEARCH_FLAGS`, made once per test session (`made_once`)."""
+    _, model_dir = subword_model_dir(tmp_path_factory)
+
+    def make(folder):
+        export_dir = folder / "exports"
+        exported = run_command("export", f"--model_dir={model_dir}", f"--export_dir={export_dir}", *SEARCH_FLAGS)
+        assert exported.returncode == 0, exported.stderr
+        return str(export_dir)
+
+    return pathlib.Path(made_once(tmp_path_factory, "subword-export", make))
 

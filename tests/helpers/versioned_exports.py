@@ -7,9 +7,9 @@ import shutil
 
 import numpy as np
 
+from helpers.made_once import made_once
 from helpers.serving_test_utils import SEARCH_OPTIONS, write_model_dir
 
-_STAGED = {}
 # Sentences every version translates; their translations tell the versions apart.
 PROBES = ["the cat sees the big dog .", "a small green house ?", "dog", "the house sees a cat"]
 
@@ -17,18 +17,32 @@ PROBES = ["the cat sees the big dog .", "a small green house ?", "dog", "the hou
 def staged_versions(tmp_path_factory, count=3):
     """{version: version folder} of `count` exports (versions 1..count, each with its own weights), made once
     per session in a folder no server watches."""
-    if count not in _STAGED:
-        from rnnsearch_tf.inference.translator import Translator
-        from serving import export
+    staged = made_once(tmp_path_factory, f"versions-{count}", lambda root: _export_versions(root, count))
+    return {int(version): path for version, path in staged.items()}
 
-        root = tmp_path_factory.mktemp("versions")
-        staged = {}
-        for version in range(1, count + 1):
-            model_dir = write_model_dir(root / f"model_{version}", seed=10 + version)
+
+def _export_versions(root, count):
+    """Exports versions 1..count into root/exports, each with the weights of its own model directory. One
+    `Translator` exports them all, each checkpoint read into its model in turn: the search graphs of the
+    versions are the same, and its functions are traced for the first export only."""
+    import tensorflow as tf
+
+    from rnnsearch_tf.inference.translator import Translator
+    from rnnsearch_tf.models.model_dir import ModelDir
+    from serving import export
+
+    translator, staged = None, {}
+    for version in range(1, count + 1):
+        model_dir = write_model_dir(root / f"model_{version}", seed=10 + version)
+        if translator is None:
             translator = Translator.from_model_dir(model_dir, **SEARCH_OPTIONS)
-            staged[version] = export.export(translator, str(root / "exports"), version)
-        _STAGED[count] = staged
-    return _STAGED[count]
+        else:
+            checkpoint_path = ModelDir(model_dir).checkpoint_path()
+            status = tf.train.Checkpoint(model=translator.model).read(checkpoint_path)
+            status.expect_partial().assert_existing_objects_matched()
+            translator.checkpoint_path = checkpoint_path
+        staged[version] = export.export(translator, str(root / "exports"), version)
+    return staged
 
 
 def copy_version(staged, version, base_path, complete=True):
@@ -40,8 +54,13 @@ def copy_version(staged, version, base_path, complete=True):
     return target
 
 
-def expected_translations(staged):
-    """{version: [translation of each of PROBES]} as each staged version answers alone."""
+def expected_translations(tmp_path_factory, staged):
+    """{version: [translation of each of PROBES]} as each staged version answers alone, made once per session."""
+    translations = made_once(tmp_path_factory, f"translations-{len(staged)}", lambda _: _translate_probes(staged))
+    return {int(version): texts for version, texts in translations.items()}
+
+
+def _translate_probes(staged):
     from serving.servable import Servable
 
     expected = {}
