@@ -28,6 +28,7 @@ from absl import app, flags
 
 from bench.provenance import provenance
 from bench.rare_words import found_verbatim, probe_sentences
+from bench.seed_groups import parse_groups, summarize_groups
 from data_pipeline.data_dir import DataDir
 from rnnsearch_tf.cli import search_flags
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
@@ -42,6 +43,10 @@ _ROUNDS = flags.DEFINE_integer("rounds", 3, "Timed decoding rounds per model.", 
 _EQUAL_UPDATES = flags.DEFINE_string(
     "equal_updates_checkpoint", None, "A checkpoint name every model has (e.g. ckpt-1000): BLEU there too, at equal "
     "updates beside --checkpoint's equal time.")
+_GROUPS = flags.DEFINE_list(
+    "groups", None, "NAME=MODEL+MODEL+... runs of one recipe with different seeds: their BLEU's mean and range "
+    "(bench/seed_groups.py).")
+
 
 def _probe(translator, probes):
     """The share of probe names and of numbers found verbatim in the translations."""
@@ -70,7 +75,14 @@ def _training(model_dir):
     state = model_dir.read_training_state()
     last = state["history"][-1]
     return {"updates": last["step"], "epochs": round(last["epoch"], 2), "hours": round(last["hours"], 3),
-            "best_step": state["best_step"], "best_dev_bleu": round(state["best_dev_bleu"], 2)}
+            "best_step": state["best_step"], "best_dev_bleu": round(state["best_dev_bleu"], 2),
+            "seed": _seed(model_dir)}
+
+
+def _seed(model_dir):
+    """The training's --seed as its resolved flags record it."""
+    lines = read_lines(model_dir.flags_file)
+    return next((int(line.split("=", 1)[1]) for line in lines if line.startswith("--seed=")), None)
 
 
 def _size(translator):
@@ -112,6 +124,8 @@ def main(argv):
         entry["probe"] = _probe(replacing[name], probes)
         entry["timed_split"] = splits[0]
     _time_decoding(report, translators, models)
+    if _GROUPS.value:
+        report["groups"] = summarize_groups(report["models"], parse_groups(_GROUPS.value))
     print(json.dumps(report, indent=2, ensure_ascii=False))
 
 

@@ -278,6 +278,19 @@ def test_subword_rows_show_the_bench_json(path):
         assert _row_with(*values), f"{path.name}: no table row shows {name}'s {values}"
 
 
+def _spread_cells(spread):
+    return [f"{split['mean']:.2f} ({split['min']:.2f}–{split['max']:.2f})" for split in spread.values()]
+
+
+@pytest.mark.parametrize("path", _of_kind("subwords"), ids=_ids)
+def test_seed_group_rows_show_the_bench_json(path):
+    for name, group in _load(path).get("groups", {}).items():
+        values = [name, ", ".join(str(seed) for seed in group["seeds"]),
+                  f"{min(group['updates'])}–{max(group['updates'])}", *_spread_cells(group["bleu"])]
+        values += _spread_cells(group.get("equal_updates_bleu", {}))
+        assert _row_with(*values), f"{path.name}: no table row shows group {name}'s {values}"
+
+
 @pytest.mark.parametrize("path", _of_kind("verbatim"), ids=_ids)
 def test_verbatim_rows_show_the_bench_json(path):
     for name, model in _load(path)["models"].items():
