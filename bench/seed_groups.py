@@ -8,14 +8,18 @@ writes these summaries next to its per-model rows.
 import statistics
 
 
-def parse_groups(entries):
-    """{group: [model names]} of `name=model+model+...` entries (the `--groups` flag)."""
+def parse_groups(entries, measured):
+    """{group: [model names]} of `name=model+model+...` entries (the `--groups` flag), each model one of
+    `measured` (the names of the models the bench measures)."""
     groups = {}
     for entry in entries:
         name, _, members = entry.partition("=")
         if not name or not members:
             raise ValueError(f"--groups entry {entry!r}: expected NAME=MODEL+MODEL+...")
         groups[name] = members.split("+")
+        missing = [member for member in groups[name] if member not in measured]
+        if missing:
+            raise ValueError(f"group {name!r} names models that are not measured: {missing}")
     return groups
 
 
@@ -23,13 +27,11 @@ def summarize_groups(models, groups):
     """{group: {"members", "seeds", "updates", "bleu": {split: {"mean", "min", "max"}}, "equal_updates_bleu"}}.
 
     `models` is `bench.subwords`'s per-model report: each with "training" (its "updates" and "seed") and
-    "bleu" (and optionally "equal_updates"."bleu") as {split: {"searched": BLEU}}.
+    "bleu" (and optionally "equal_updates"."bleu") as {split: {"searched": BLEU}}; `groups` as `parse_groups`
+    returns them.
     """
     summaries = {}
     for group, members in groups.items():
-        missing = [member for member in members if member not in models]
-        if missing:
-            raise ValueError(f"group {group!r} names models that were not measured: {missing}")
         runs = [models[member] for member in members]
         summaries[group] = {
             "members": members,

@@ -29,6 +29,7 @@ from absl import app, flags
 from bench.provenance import provenance
 from bench.rare_words import found_verbatim, probe_sentences
 from bench.seed_groups import parse_groups, summarize_groups
+from bench.training_flags import training_seed
 from data_pipeline.data_dir import DataDir
 from rnnsearch_tf.cli import search_flags
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
@@ -76,13 +77,7 @@ def _training(model_dir):
     last = state["history"][-1]
     return {"updates": last["step"], "epochs": round(last["epoch"], 2), "hours": round(last["hours"], 3),
             "best_step": state["best_step"], "best_dev_bleu": round(state["best_dev_bleu"], 2),
-            "seed": _seed(model_dir)}
-
-
-def _seed(model_dir):
-    """The training's --seed as its resolved flags record it."""
-    lines = read_lines(model_dir.flags_file)
-    return next((int(line.split("=", 1)[1]) for line in lines if line.startswith("--seed=")), None)
+            "seed": training_seed(read_lines(model_dir.flags_file))}
 
 
 def _size(translator):
@@ -97,6 +92,10 @@ def main(argv):
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     config = search_flags.search_config()
     models = dict(entry.split("=", 1) for entry in _MODELS.value)
+    try:  # before minutes of decoding: a typo fails at once
+        groups = parse_groups(_GROUPS.value or [], models)
+    except ValueError as error:
+        raise app.UsageError(str(error)) from error
     report = {"provenance": provenance(), "checkpoint": search_flags.CHECKPOINT.value, "search": config.to_dict(),
               "batch_size": search_flags.BATCH_SIZE.value, "models": {}}
     translators, replacing = {}, {}
@@ -124,8 +123,8 @@ def main(argv):
         entry["probe"] = _probe(replacing[name], probes)
         entry["timed_split"] = splits[0]
     _time_decoding(report, translators, models)
-    if _GROUPS.value:
-        report["groups"] = summarize_groups(report["models"], parse_groups(_GROUPS.value))
+    if groups:
+        report["groups"] = summarize_groups(report["models"], groups)
     print(json.dumps(report, indent=2, ensure_ascii=False))
 
 
