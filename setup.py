@@ -25,12 +25,17 @@ setuptools.setup(
         "regex>=2023.0",  # the sentence splitter's Unicode properties (also a dependency of sacrebleu)
         "sentencepiece>=0.2,<0.3",  # learns the subword models of `build-data --subwords=sentencepiece`
         "nltk>=3.8,<4",  # the language models of `rnnsearch select-data` (data_pipeline/data_selection.py)
+        "sacremoses==0.2.0",  # Moses' per-language prefixes and rules, read by data_pipeline/moses_tokenizer.py
+        "pycountry>=22.3",  # the ISO 639 table every language code is checked against (data_pipeline/languages.py)
     ],
     entry_points={"console_scripts": ["rnnsearch = rnnsearch_tf.cli.main:main"]},
     extras_require={
-        # sacremoses is the test-only reference for the TF Moses-style tokenizer; import-linter keeps the
-        # packages layered (tests/test_architecture.py); pytest-xdist runs test files on every core;
-        # selenium drives headless Chromium through the translation page (tests/test_page.py).
-        "test": ["pytest>=8", "pytest-xdist>=3.5", "sacremoses==0.2.0", "import-linter>=2.1", "selenium>=4.20"],
+        # sacreBLEU's tokenizers for Japanese and Korean targets (MeCab and its dictionaries), for `evaluate`.
+        "ja": ["sacrebleu[ja]>=2.4,<3"],
+        "ko": ["sacrebleu[ko]>=2.4,<3"],
+        # import-linter keeps the packages layered (tests/test_architecture.py); pytest-xdist runs test files on
+        # every core; selenium drives headless Chromium through the translation page (tests/test_page.py); the
+        # ja and ko tokenizers are tested with a Japanese and a Korean target (tests/test_corpus_scores.py).
+        "test": ["pytest>=8", "pytest-xdist>=3.5", "import-linter>=2.1", "selenium>=4.20", "sacrebleu[ja,ko]>=2.4,<3"],
     },
 )

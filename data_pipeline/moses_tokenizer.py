@@ -1,10 +1,12 @@
 """Moses tokenizer and detokenizer written with TensorFlow string ops."""
 
+import dataclasses
+import functools
 import re
 
 import tensorflow as tf
 
-from data_pipeline import nonbreaking_prefixes
+from data_pipeline import languages, nonbreaking_prefixes
 
 # Python's `str.isspace()` characters (what Moses' `\s` means on Unicode text); RE2's `\s` is ASCII only.
 _WHITESPACE = (
@@ -15,8 +17,6 @@ _ALPHA = r"\p{L}\p{Nl}\p{Mn}\p{Mc}"
 _ALNUM = _ALPHA + r"\p{Nd}"
 _NUMBER = r"\p{N}"
 _LOWER = r"\p{Ll}"
-
-_LANGUAGES = ("en", "fr")
 
 # tokenizer.perl, in order, up to the apostrophe rules. Multi-dot runs ("...") are padded with spaces
 # instead of being rewritten to Moses' DOTMULTI placeholder: the placeholder only protects the dots from
@@ -31,20 +31,26 @@ _COMMON_RULES = (
     (r",([^" + _NUMBER + r"])", r" , \1"),
     (r"([" + _NUMBER + r"]),$", r"\1 , "),
 )
+# tokenizer.perl's three ways with an apostrophe, keyed by what sacremoses makes of `_APOSTROPHE_PROBE`.
+_APOSTROPHE_PROBE = "l'a it's"
 _APOSTROPHE_RULES = {
-    "en": (
+    # English: the apostrophe starts the clitic ("it 's", "do n't").
+    ("l", "'a", "it", "'s"): (
         (r"([^" + _ALPHA + r"])'([^" + _ALPHA + r"])", r"\1 ' \2"),
         (r"([^" + _ALPHA + _NUMBER + r"])'([" + _ALPHA + r"])", r"\1 ' \2"),
         (r"([" + _ALPHA + r"])'([^" + _ALPHA + r"])", r"\1 ' \2"),
         (r"([" + _ALPHA + r"])'([" + _ALPHA + r"])", r"\1 '\2"),
         (r"([" + _NUMBER + r"])'(s)", r"\1 '\2"),
     ),
-    "fr": (
+    # Elision (French, Italian): the apostrophe ends the elided word ("l' homme", "qu' il").
+    ("l'", "a", "it'", "s"): (
         (r"([^" + _ALPHA + r"])'([^" + _ALPHA + r"])", r"\1 ' \2"),
         (r"([^" + _ALPHA + r"])'([" + _ALPHA + r"])", r"\1 ' \2"),
         (r"([" + _ALPHA + r"])'([^" + _ALPHA + r"])", r"\1 ' \2"),
         (r"([" + _ALPHA + r"])'([" + _ALPHA + r"])", r"\1' \2"),
     ),
+    # Every other language: the apostrophe is a token of its own.
+    ("l", "'", "a", "it", "'", "s"): ((r"'", r" ' "),),
 }
 _FINAL_RULES = (
     (r" +", " "),
@@ -52,25 +58,73 @@ _FINAL_RULES = (
     (r"\.' ?$", " . ' "),
 )
 
-# detokenizer.perl's main cases, as regular expressions over the space-joined tokens.
-_DETOKENIZE_RULES = {
-    "en": (
-        (r'" ([^"]*?) "', r'"\1"'),
-        (r" ([.,!?;:%¢)\]}»]|\.\.+)", r"\1"),
-        (r"([(\[{¿¡«$£€]) ", r"\1"),
-        (r"([" + _ALNUM + r"]) / ([" + _ALNUM + r"])", r"\1/\2"),
-        (r"([" + _ALNUM + r"]) (n't|'[" + _ALPHA + r"]+)( |$)", r"\1\2\3"),
-        (r"(s) ' ", r"\1' "),
-        (r"([" + _NUMBER + r"]) ('s)( |$)", r"\1\2\3"),
-    ),
-    "fr": (
-        (r'" ([^"]*?) "', r'"\1"'),
-        (r" ([.,)\]}]|\.\.+)", r"\1"),
-        (r"([(\[{$£€]) ", r"\1"),
-        (r"([" + _ALNUM + r"]) / ([" + _ALNUM + r"])", r"\1/\2"),
-        (r"([" + _ALPHA + r"]') ", r"\1"),
-    ),
-}
+# detokenizer.perl's cases, as regular expressions over the space-joined tokens: those of every language,
+# then those sacremoses' detokenizer applies to a language (`MosesRules.detokenize_rules`).
+_QUOTES = (r'" ([^"]*?) "', r'"\1"')
+_SLASHES = (r"([" + _ALNUM + r"]) / ([" + _ALNUM + r"])", r"\1/\2")
+_ATTACHED_LEFT = r".,)\]}"  # punctuation that joins the word before it in every language
+_HIGH_PUNCTUATION = "!?;:%"  # ... and these, unless the language writes a space before them (French)
+_ENGLISH_CONTRACTIONS = (
+    (r"([" + _ALNUM + r"]) (n't|'[" + _ALPHA + r"]+)( |$)", r"\1\2\3"),
+    (r"(s) ' ", r"\1' "),
+    (r"([" + _NUMBER + r"]) ('s)( |$)", r"\1\2\3"),
+)
+_ELISIONS = ((r"([" + _ALPHA + r"]') ", r"\1"),)
+
+
+@dataclasses.dataclass(frozen=True)
+class MosesRules:
+    """Moses' rules for one language, as sacremoses applies them: its nonbreaking prefixes, its way with
+    apostrophes, and which of the detokenizer's language cases hold for it.
+
+    Built by `MosesRules.of(language)`, which asks the installed sacremoses (its prefix files and what its
+    tokenizer and detokenizer do to a few probes), so a language's rules are never written in this code.
+
+    Args:
+        language: the language code.
+        nonbreaking: words that keep a following period.
+        numeric_only: words that keep it before a number.
+        apostrophe: tokenizer.perl's apostrophe rules for the language.
+        english_contractions: "it 's" -> "it's" on detokenization.
+        elisions: "l' homme" -> "l'homme" on detokenization.
+        space_before_high_punctuation: "Quoi ?" keeps its space (French typography).
+    """
+
+    language: str
+    nonbreaking: frozenset
+    numeric_only: frozenset
+    apostrophe: tuple
+    english_contractions: bool
+    elisions: bool
+    space_before_high_punctuation: bool
+
+    @classmethod
+    @functools.lru_cache(maxsize=None)
+    def of(cls, language):
+        """The rules of `language` (checked: a language code written with spaces between words)."""
+        import sacremoses
+
+        languages.check_words_apart(languages.check(language))
+        probe = tuple(sacremoses.MosesTokenizer(lang=language).tokenize(_APOSTROPHE_PROBE, escape=False))
+        if probe not in _APOSTROPHE_RULES:
+            raise ValueError(f"sacremoses tokenizes {_APOSTROPHE_PROBE!r} as {probe} for {language!r}: a way with "
+                             "apostrophes this tokenizer does not know (sacremoses changed?)")
+        detokenizer = sacremoses.MosesDetokenizer(lang=language)
+        nonbreaking, numeric_only = nonbreaking_prefixes.prefixes(language)
+        return cls(
+            language, nonbreaking, numeric_only, _APOSTROPHE_RULES[probe],
+            english_contractions=detokenizer.detokenize(["it", "'s"]) == "it's",
+            elisions=detokenizer.detokenize(["l'", "homme"]) == "l'homme",
+            space_before_high_punctuation=detokenizer.detokenize(["Quoi", "?"]) == "Quoi ?",
+        )
+
+    def detokenize_rules(self):
+        """The detokenizer's rewrites for this language, in order."""
+        attached = _ATTACHED_LEFT + ("" if self.space_before_high_punctuation else _HIGH_PUNCTUATION + "¢»")
+        opening = "(\\[{$£€" + ("" if self.space_before_high_punctuation else "¿¡«")
+        rules = (_QUOTES, (r" ([" + attached + r"]|\.\.+)", r"\1"), (r"([" + opening + r"]) ", r"\1"), _SLASHES)
+        return (rules + (_ENGLISH_CONTRACTIONS if self.english_contractions else ())
+                + (_ELISIONS if self.elisions else ()))
 
 
 def _apply(rules, text):
@@ -95,12 +149,13 @@ class MosesTokenizer:
     Rules (Koehn et al.'s tokenizer.perl, as used by Bahdanau et al. 2014, Section 4.1): collapse
     whitespace and drop control characters; pad every character that is not a letter, digit, `.`, `'`,
     `` ` ``, `,` or `-` with spaces; keep runs of dots together; split commas except between digits
-    ("1,000" stays whole); split apostrophes per language (English "it 's", "do n't"; French elisions
-    "l' homme", "qu' il"); split a word-final period unless the word is a nonbreaking prefix ("Mr.",
+    ("1,000" stays whole); split apostrophes as sacremoses does for the language (English "it 's",
+    "do n't"; elisions "l' homme", "qu' il" in French and Italian; a token of its own elsewhere); split a word-final period unless the word is a nonbreaking prefix ("Mr.",
     "M."), contains another period and a letter ("U.S."), or the next word starts in lower case.
 
     Args:
-        language: "en" or "fr"; selects the apostrophe rules and nonbreaking prefixes.
+        language: a language code written with spaces between words (`languages.check_words_apart`);
+            its rules are `MosesRules.of(language)`, from sacremoses' data and behaviour.
 
     Example (every command reaches it through the word-level `TextCodec`):
     >>> TextCodec("fr").tokenize(tf.constant(["L'homme a 3,5 kg."]))
@@ -108,11 +163,10 @@ class MosesTokenizer:
     """
 
     def __init__(self, language):
-        if language not in _LANGUAGES:
-            raise ValueError(f"language must be one of {_LANGUAGES}, got {language!r}")
         self.language = language
-        self._nonbreaking = _alternation(nonbreaking_prefixes.NONBREAKING_PREFIXES[language])
-        self._numeric_only = _alternation(nonbreaking_prefixes.NUMERIC_ONLY_PREFIXES[language])
+        self.rules = MosesRules.of(language)
+        self._nonbreaking = _alternation(self.rules.nonbreaking)
+        self._numeric_only = _alternation(self.rules.numeric_only)
 
     def tokenize(self, strings):
         """Splits sentences into Moses tokens.
@@ -124,7 +178,7 @@ class MosesTokenizer:
             tf.RaggedTensor of tf.string `[batch, None]`: the tokens of each sentence.
         """
         text = _apply(_COMMON_RULES, tf.convert_to_tensor(strings, tf.string))
-        text = _apply(_APOSTROPHE_RULES[self.language], text)
+        text = _apply(self.rules.apostrophe, text)
         text = self._split_final_periods(tf.strings.split(text, sep=" "))
         text = _apply(_FINAL_RULES, text)
         tokens = tf.strings.split(text, sep=" ")  # [batch, None], may hold "" where text was empty
@@ -140,7 +194,7 @@ class MosesTokenizer:
             tf.string `[batch]`: sentences. Only whitespace differs from the text that was tokenized.
         """
         text = tf.strings.reduce_join(tokens, axis=-1, separator=" ")  # [batch]
-        return _apply(_DETOKENIZE_RULES[self.language], text)
+        return _apply(self.rules.detokenize_rules(), text)
 
     def _split_final_periods(self, words):
         """tokenizer.perl's nonbreaking-prefix loop: "word." -> "word ." unless the period belongs to it.

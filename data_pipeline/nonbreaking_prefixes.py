@@ -1,46 +1,31 @@
-"""Moses nonbreaking prefixes for English and French.
+"""Moses' nonbreaking prefixes of a language, read from the installed sacremoses package.
 
-Copied from mosesdecoder/scripts/share/nonbreaking_prefixes/nonbreaking_prefix.{en,fr} (LGPL-2.1), as
-bundled in sacremoses 0.2.0. A word in ``NONBREAKING_PREFIXES`` keeps a following period attached
-("Mr." stays one token); a word in ``NUMERIC_ONLY_PREFIXES`` keeps it only before a number ("No. 5").
+sacremoses bundles mosesdecoder's `scripts/share/nonbreaking_prefixes/nonbreaking_prefix.XX` files (LGPL-2.1)
+for about 40 languages and, like tokenizer.perl, takes the English list for a language without one. A word in
+the first set keeps a following period attached ("Mr." stays one token); a word in the second keeps it only
+before a number ("No. 5"). The tokenizer (`MosesTokenizer`) and the sentence splitter (`SentenceSplitter`)
+both ask here, so they agree.
 """
 
-NONBREAKING_PREFIXES = {
-    "en": frozenset(
-        [
-            "A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K", "L", "M", "N", "O", "P", "Q",
-            "R", "S", "T", "U", "V", "W", "X", "Y", "Z", "Adj", "Adm", "Adv", "Asst", "Bart",
-            "Bldg", "Brig", "Bros", "Capt", "Cmdr", "Col", "Comdr", "Con", "Corp", "Cpl", "DR",
-            "Dr", "Drs", "Ens", "Gen", "Gov", "Hon", "Hr", "Hosp", "Insp", "Lt", "MM", "MR", "MRS",
-            "MS", "Maj", "Messrs", "Mlle", "Mme", "Mr", "Mrs", "Ms", "Msgr", "Op", "Ord", "Pfc",
-            "Ph", "Prof", "Pvt", "Rep", "Reps", "Res", "Rev", "Rt", "Sen", "Sens", "Sfc", "Sgt",
-            "Sr", "St", "Supt", "Surg", "v", "vs", "i.e", "rev", "e.g", "Rs", "Nos", "Nr", "Jan",
-            "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-        ]
-    ),
-    "fr": frozenset(
-        [
-            "A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K", "L", "M", "N", "O", "P", "Q",
-            "R", "S", "T", "U", "V", "W", "X", "Y", "Z", "b", "c", "d", "e", "f", "g", "h", "i",
-            "j", "k", "l", "m", "n", "o", "p", "q", "r", "s", "t", "u", "v", "w", "x", "y", "z",
-            "A.C.N", "A.M", "art", "ann", "apr", "av", "auj", "lib", "B.P", "boul", "ca", "c.-à-d",
-            "cf", "ch.-l", "chap", "contr", "C.P.I", "C.Q.F.D", "C.N", "C.N.S", "C.S", "dir", "éd",
-            "e.g", "env", "al", "etc", "E.V", "ex", "fasc", "fém", "fig", "fr", "hab", "ibid", "id",
-            "i.e", "inf", "LL.AA", "LL.AA.II", "LL.AA.RR", "LL.AA.SS", "L.D", "LL.EE", "LL.MM",
-            "LL.MM.II.RR", "loc.cit", "masc", "MM", "ms", "N.B", "N.D.A", "N.D.L.R", "N.D.T",
-            "n/réf", "NN.SS", "N.S", "N.D", "N.P.A.I", "p.c.c", "pl", "pp", "p.ex", "p.j", "P.S",
-            "R.A.S", "R.-V", "R.P", "R.I.P", "SS", "S.S", "S.A", "S.A.I", "S.A.R", "S.A.S", "S.E",
-            "sec", "sect", "sing", "S.M", "S.M.I.R", "sq", "sqq", "suiv", "sup", "suppl", "tél",
-            "T.S.V.P", "vb", "vol", "vs", "X.O", "Z.I",
-        ]
-    ),
-}
+import functools
 
-NUMERIC_ONLY_PREFIXES = {
-    "en": frozenset(
-        [
-            "No", "Art", "pp",
-        ]
-    ),
-    "fr": frozenset(),
-}
+
+@functools.lru_cache(maxsize=None)
+def prefixes(language):
+    """(nonbreaking, numeric_only): two frozensets of words (without their period) for `language`.
+
+    Lines marked "#NUMERIC_ONLY#" hold a space, so sacremoses never finds them among the nonbreaking words;
+    they count only through its numeric-only list, and are left out of the first set here the same way.
+    """
+    import sacremoses
+
+    tokenizer = sacremoses.MosesTokenizer(lang=language)
+    nonbreaking = frozenset(word for word in tokenizer.NONBREAKING_PREFIXES if " " not in word)
+    return nonbreaking, frozenset(tokenizer.NUMERIC_ONLY_PREFIXES)
+
+
+def has_own_list(language):
+    """Whether sacremoses has a prefix file for `language` (else `prefixes` are the English ones)."""
+    from sacremoses.corpus import NonbreakingPrefixes
+
+    return language in NonbreakingPrefixes().available_langs.values()

@@ -1,8 +1,8 @@
-"""Moses' sentence splitter (split-sentences.perl) for English and French, in Python."""
+"""Moses' sentence splitter (split-sentences.perl) for any language, in Python."""
 
 import regex
 
-from data_pipeline import nonbreaking_prefixes
+from data_pipeline import languages, nonbreaking_prefixes
 
 # Perl's IsUpper, IsAlnum, IsPi and IsPf; sentences start with an upper-case letter or a digit.
 _UPPER = r"\p{Uppercase}"
@@ -26,6 +26,9 @@ _RULES = tuple(
         rf"([{_ENDS}\.]) +([\u300d\u300f{_OPENING}]+[\ ]*[{_SENTENCE_START}])",
     )
 )
+# split-sentences.perl's CJK rule: a full-width end mark (and the closing quotes after it) ends a sentence
+# whatever follows, since such text has no space between sentences. Only CJK text holds these marks.
+_FULL_WIDTH_END = regex.compile("([\u3002\uff0e\uff1f\uff01]+[\u300d\u300f\u201d\u2019\uff09]*) *(?=.)")
 _PERIOD_WORD = regex.compile(rf"([{_ALNUM}\.\-]*)(['\"\)\]%\p{{Pf}}]*)(\.+)$")
 _ACRONYM = regex.compile(rf"(\.)[{_UPPER}\-]+(\.+)$")
 _NEXT_STARTS_SENTENCE = regex.compile(rf"^([ ]*[{_OPENING}]*[ ]*[0-9{_SENTENCE_START}])")
@@ -36,7 +39,8 @@ class SentenceSplitter:
     """Splits a paragraph (one line of text) into sentences by the rules of Moses' split-sentences.perl.
 
     The rules, in order (mosesdecoder `scripts/ems/support/split-sentences.perl`, without its list-item
-    and CJK options): runs of spaces become one; a sentence ends after `?` or `!`, after a run of dots,
+    option): runs of spaces become one; a sentence ends after a full-width `。．？！` (CJK text, with no
+    space between sentences) and after `?` or `!`, after a run of dots,
     after end punctuation inside closing quotes or brackets, and after end punctuation followed by an
     opening quote or bracket, whenever the next word starts with an upper-case letter (or a digit); then
     each remaining word ending in a period ends a sentence when the next word starts (after opening quotes
@@ -46,7 +50,8 @@ class SentenceSplitter:
     (`data_pipeline/nonbreaking_prefixes.py`), so the splitter and `MosesTokenizer` agree on them.
 
     Args:
-        language: "en" or "fr", the non-breaking prefixes used.
+        language: a language code; its Moses non-breaking prefixes are used (English ones for a language
+            sacremoses has none for, as split-sentences.perl does).
 
     Example:
     >>> SentenceSplitter("en").split("Mr. Smith arrived. He sat down! Did he stay?")
@@ -54,18 +59,13 @@ class SentenceSplitter:
     """
 
     def __init__(self, language):
-        if language not in nonbreaking_prefixes.NONBREAKING_PREFIXES:
-            raise ValueError(
-                f"no non-breaking prefixes for language {language!r}; known: "
-                f"{sorted(nonbreaking_prefixes.NONBREAKING_PREFIXES)}"
-            )
-        self.language = language
-        self._prefixes = nonbreaking_prefixes.NONBREAKING_PREFIXES[language]
-        self._numeric_prefixes = nonbreaking_prefixes.NUMERIC_ONLY_PREFIXES[language]
+        self.language = languages.check(language)
+        self._prefixes, self._numeric_prefixes = nonbreaking_prefixes.prefixes(language)
 
     def split(self, text):
         """The sentences of `text` (str), in order, each without surrounding spaces; [] for a blank line."""
         text = regex.sub(r" +", " ", text.replace("\n", " ")).strip(" ")
+        text = _FULL_WIDTH_END.sub("\\1\n", text)
         for pattern, replacement in _RULES:
             text = pattern.sub(replacement, text)
         words = _HORIZONTAL_SPACE.split(text)

@@ -4,7 +4,7 @@ import os
 
 import tensorflow as tf
 
-from data_pipeline import constants
+from data_pipeline import constants, languages
 from data_pipeline.moses_tokenizer import MosesTokenizer
 from data_pipeline.vocabulary import Vocabulary
 
@@ -45,7 +45,8 @@ class TextCodec(tf.Module):
     `rnnsearch_tf.utils.exports.MODEL_SERVER_TF_TEXT_OPS`).
 
     Args:
-        language: "en" or "fr".
+        language: the language code (`languages.check`); a "moses" codec takes its rules from sacremoses
+            (`MosesRules`) and refuses a language written without spaces, a "sentencepiece" codec takes any.
         vocabulary_file: the `Vocabulary` file (ids); None for a codec that only tokenizes.
         kind: one of `KINDS`.
         model_file: the SentencePiece model ("sentencepiece" only).
@@ -63,7 +64,7 @@ class TextCodec(tf.Module):
             raise ValueError(f"codec kind must be one of {KINDS}, got {kind!r}")
         if (kind == SENTENCEPIECE) != (model_file is not None):
             raise ValueError(f"a {kind} codec takes {'a' if kind == SENTENCEPIECE else 'no'} model_file")
-        self.language = language
+        self.language = languages.check(language)
         self.kind = kind
         self.model_file = None if model_file is None else os.fspath(model_file)
         self.vocabulary = None if vocabulary_file is None else Vocabulary(vocabulary_file)

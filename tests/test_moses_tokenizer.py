@@ -1,4 +1,5 @@
-"""MosesTokenizer: hand-written Moses cases, agreement with sacremoses, round trip, serving-safe ops."""
+"""MosesTokenizer: hand-written Moses cases in four languages, agreement with sacremoses (newstest2014 En/Fr,
+Multi30k De/Cs), round trip, rules taken from sacremoses, refusals, serving-safe ops."""
 
 import gzip
 import re
@@ -7,6 +8,7 @@ import pytest
 import tensorflow as tf
 
 from data_pipeline import MosesTokenizer
+from data_pipeline.moses_tokenizer import MosesRules
 
 # Expected tokens written from tokenizer.perl's rules (see MosesTokenizer's docstring).
 ENGLISH_CASES = [
@@ -37,6 +39,18 @@ FRENCH_CASES = [
     # A final apostrophe has no right neighbour, so no Moses apostrophe rule applies to it.
     ("C'est-à-dire 'oui'", ["C'", "est-à-dire", "'", "oui'"]),
 ]
+# German and Czech: no apostrophe rules of their own (an apostrophe is a token), their own prefixes.
+GERMAN_CASES = [
+    ("Ein Mann geht's an, z.B. heute.", ["Ein", "Mann", "geht", "'", "s", "an", ",", "z.B.", "heute", "."]),
+    ("Er zahlt 3,50 € usw. Dann geht er.", ["Er", "zahlt", "3,50", "€", "usw.", "Dann", "geht", "er", "."]),
+    ("„Hallo“, sagt sie.", ["„", "Hallo", "“", ",", "sagt", "sie", "."]),
+]
+CZECH_CASES = [
+    ("Muž v modrém tričku, tzv. turista.", ["Muž", "v", "modrém", "tričku", ",", "tzv.", "turista", "."]),
+    ("Dítě si hraje.", ["Dítě", "si", "hraje", "."]),
+]
+# Multi30k test sets of other languages, each checked against sacremoses.
+OTHER_TEST_SETS = [("de", "test_2016_flickr"), ("de", "test_2017_flickr"), ("cs", "test_2016_flickr")]
 
 
 
@@ -44,7 +58,8 @@ def _tokens(tokenizer, sentences):
     return [[token.decode() for token in row] for row in tokenizer.tokenize(tf.constant(sentences)).to_list()]
 
 
-@pytest.mark.parametrize("language, cases", [("en", ENGLISH_CASES), ("fr", FRENCH_CASES)])
+@pytest.mark.parametrize("language, cases", [
+    ("en", ENGLISH_CASES), ("fr", FRENCH_CASES), ("de", GERMAN_CASES), ("cs", CZECH_CASES)])
 def test_tokenize_matches_hand_written_moses_tokens(language, cases):
     sentences, expected = zip(*cases)
     assert _tokens(MosesTokenizer(language), list(sentences)) == list(expected)
@@ -57,9 +72,24 @@ def test_tokenize_returns_ragged_batch():
     assert tokens.row_lengths().numpy().tolist() == [3, 1]
 
 
-def test_unknown_language_is_rejected():
-    with pytest.raises(ValueError, match="language must be one of"):
-        MosesTokenizer("de")
+def test_unknown_language_is_rejected_in_one_line():
+    with pytest.raises(ValueError, match=r"^language='xx' is not a language code: give an ISO 639-1 code"):
+        MosesTokenizer("xx")
+
+
+@pytest.mark.parametrize("language", ["zh", "ja", "th", "yue"])
+def test_a_language_without_spaces_has_no_moses_words(language):
+    with pytest.raises(ValueError, match="written without spaces between words.*--subwords=sentencepiece"):
+        MosesTokenizer(language)
+
+
+def test_rules_come_from_sacremoses_behaviour():
+    english, french, italian, german = (MosesRules.of(language) for language in ("en", "fr", "it", "de"))
+    assert english.english_contractions and not english.elisions and not english.space_before_high_punctuation
+    assert french.elisions and french.space_before_high_punctuation and not french.english_contractions
+    assert italian.elisions and not italian.space_before_high_punctuation
+    assert not (german.elisions or german.english_contractions or german.space_before_high_punctuation)
+    assert italian.apostrophe == french.apostrophe != german.apostrophe != english.apostrophe
 
 
 @pytest.mark.parametrize(
@@ -69,6 +99,9 @@ def test_unknown_language_is_rejected():
         ("en", ["I", "don", "'t", "pay", "$", "5", "(", "or", "10", "%", ")", "."], "I don't pay $5 (or 10%)."),
         ("fr", ["L'", "homme", "qu'", "il", "a", "vu", "?"], "L'homme qu'il a vu ?"),
         ("fr", ["160", "km", "/", "h", ",", "3,5", "€", "."], "160 km/h, 3,5 €."),
+        ("it", ["L'", "uomo", "è", "qui", "?"], "L'uomo è qui?"),
+        ("de", ["Er", "kommt", "(", "heute", ")", "!", "Oder", "?"], "Er kommt (heute)! Oder?"),
+        ("de", ["Ein", "Mann", "geht", "'", "s", "an", "."], "Ein Mann geht ' s an."),  # as sacremoses leaves it
     ],
 )
 def test_detokenize_rejoins_punctuation(language, tokens, expected):
@@ -76,7 +109,7 @@ def test_detokenize_rejoins_punctuation(language, tokens, expected):
     assert text.numpy()[0].decode() == expected
 
 
-@pytest.mark.parametrize("language", ["en", "fr"])
+@pytest.mark.parametrize("language", ["en", "fr", "de"])
 def test_tokenize_and_detokenize_use_only_serving_safe_ops(language):
     tokenizer = MosesTokenizer(language)
 
@@ -90,6 +123,35 @@ def test_tokenize_and_detokenize_use_only_serving_safe_ops(language):
     assert all(hasattr(tf.raw_ops, op) for op in op_types)
 
 
+def _multi30k(data_root, split, language):
+    with gzip.open(data_root / "multi30k" / f"{split}.{language}.gz", "rt", encoding="utf-8") as lines:
+        return [line.rstrip("\n") for line in lines]
+
+
+def _agreement(sentences, language):
+    """The share of `sentences` our tokenizer cuts exactly as sacremoses (unescaped) does."""
+    import sacremoses
+
+    reference = sacremoses.MosesTokenizer(lang=language)
+    ours = _tokens(MosesTokenizer(language), sentences)
+    return sum(tokens == reference.tokenize(sentence, escape=False) for sentence, tokens in zip(sentences, ours)) / len(
+        sentences)
+
+
+@pytest.mark.parametrize("language, split", OTHER_TEST_SETS)
+def test_agrees_with_sacremoses_on_multi30k_of_other_languages(data_root, language, split):
+    assert _agreement(_multi30k(data_root, split, language), language) >= 0.95
+
+
+@pytest.mark.parametrize("language, split", OTHER_TEST_SETS)
+def test_round_trip_on_other_languages_loses_only_whitespace(data_root, language, split):
+    sentences = _multi30k(data_root, split, language)
+    tokenizer = MosesTokenizer(language)
+    restored = tokenizer.detokenize(tokenizer.tokenize(tf.constant(sentences))).numpy()
+    for sentence, back in zip(sentences, restored):
+        assert re.sub(r"\s", "", back.decode()) == re.sub(r"\s", "", sentence)
+
+
 def _newstest2014(data_root, language):
     with gzip.open(data_root / "wmt14" / f"newstest2014.{language}.gz", "rt", encoding="utf-8") as lines:
         return [line.rstrip("\n") for line in lines]
@@ -97,14 +159,7 @@ def _newstest2014(data_root, language):
 
 @pytest.mark.parametrize("language", ["en", "fr"])
 def test_agrees_with_sacremoses_on_newstest2014(data_root, language):
-    sacremoses = pytest.importorskip("sacremoses")
-    sentences = _newstest2014(data_root, language)
-    reference = sacremoses.MosesTokenizer(lang=language)
-    ours = _tokens(MosesTokenizer(language), sentences)
-    agree = sum(
-        tokens == reference.tokenize(sentence, escape=False) for sentence, tokens in zip(sentences, ours)
-    )
-    assert agree / len(sentences) >= 0.95
+    assert _agreement(_newstest2014(data_root, language), language) >= 0.95
 
 
 @pytest.mark.parametrize("language", ["en", "fr"])

@@ -102,6 +102,28 @@ def test_joining_the_split_gives_the_line_with_single_spaces():
     assert " ".join(SentenceSplitter("en").split(text)) == " ".join(text.split())
 
 
+GERMAN_CASES = [
+    ("Er kam z.B. gestern. Dann ging er.", ["Er kam z.B. gestern.", "Dann ging er."]),
+    ("Siehe Nr. 5 usw. Danach kam er.", ["Siehe Nr. 5 usw. Danach kam er."]),  # "usw." is a German prefix
+    ("Ein Hund rennt. Zwei Kinder spielen!", ["Ein Hund rennt.", "Zwei Kinder spielen!"]),
+]
+CHINESE_CASES = [
+    ("我很好。你呢？他说：“好！”然后走了。", ["我很好。", "你呢？", "他说：“好！”", "然后走了。"]),
+    ("汤姆在哪里？", ["汤姆在哪里？"]),
+]
+
+
+@pytest.mark.parametrize("language, cases", [("de", GERMAN_CASES), ("zh", CHINESE_CASES)])
+def test_split_in_other_languages(language, cases):
+    splitter = SentenceSplitter(language)
+    for text, expected in cases:
+        assert splitter.split(text) == expected, text
+
+
+def test_the_german_prefixes_are_germanys():
+    assert SentenceSplitter("en").split("Siehe usw. Danach kam er.") == ["Siehe usw.", "Danach kam er."]
+
+
 def test_unknown_language_is_refused():
-    with pytest.raises(ValueError, match="no non-breaking prefixes for language 'de'"):
-        SentenceSplitter("de")
+    with pytest.raises(ValueError, match="language='xx' is not a language code"):
+        SentenceSplitter("xx")
