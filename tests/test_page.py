@@ -1,10 +1,13 @@
 """The translation page of the local server (`serving/page.py`, `serving/static/`), in a real browser:
 headless Chromium driven by Selenium against `LocalServer` serving the tiny export."""
 
+import functools
+import http.server
 import json
 import os
 import re
 import shutil
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -366,6 +369,32 @@ def test_every_request_goes_to_the_server_only(browser, server):
         if not url.startswith("data:"):  # the empty favicon, written into the page
             parts = urllib.parse.urlsplit(url)
             assert f"{parts.scheme}://{parts.netloc}" == origin, url
+
+
+def test_a_page_of_another_port_cannot_make_the_server_translate(browser, server, tmp_path):
+    """A "simple" cross-site POST (no-cors, text/plain: no preflight) reaches the server, which runs nothing."""
+    (tmp_path / "foreign.html").write_text("<!doctype html><title>another site</title>")
+    foreign = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path)))
+    threading.Thread(target=foreign.serve_forever, daemon=True).start()
+    predict = f"{server.url}v1/models/{MODEL_NAME}:predict"
+    counted = server.metrics.exposition()
+    try:
+        browser.get(f"http://127.0.0.1:{foreign.server_port}/foreign.html")
+        browser.get_log("performance")  # drops the page's own loading
+        answered = browser.execute_async_script(
+            "const done = arguments[arguments.length - 1];"
+            "fetch(arguments[0], {method: 'POST', mode: 'no-cors', headers: {'Content-Type': 'text/plain'},"
+            " body: JSON.stringify({instances: ['the cat sees the dog .']})})"
+            ".then((response) => done(response.type), (error) => done(String(error)));", predict)
+    finally:
+        foreign.shutdown()
+        foreign.server_close()
+    messages = [json.loads(entry["message"])["message"] for entry in browser.get_log("performance")]
+    statuses = [message["params"]["response"]["status"] for message in messages
+                if message["method"] == "Network.responseReceived" and message["params"]["response"]["url"] == predict]
+    assert answered == "opaque" and statuses == [403]  # sent and refused; the page cannot read the answer
+    assert server.metrics.exposition() == counted  # no prediction ran
 
 
 def test_server_errors_are_shown_in_the_page(browser, server):

@@ -1,4 +1,5 @@
-"""serving/rest_app.py: RestApp called as a WSGI application over a real Servable of the tiny export.
+"""serving/rest_app.py: RestApp called as a WSGI application over a real Servable of the tiny export, alone
+and behind the `BrowserGuard` the local server puts in front of it.
 
 The same API through real servers, and against `tensorflow_model_server`, is tests/test_local_server.py.
 """
@@ -11,6 +12,7 @@ import re
 import numpy as np
 import pytest
 
+from serving.browser_guard import BrowserGuard
 from serving.model_manager import ModelManager
 from serving.rest_app import RestApp
 from serving.servable import Servable
@@ -29,13 +31,14 @@ def rest_app(servable):
     return RestApp(ModelManager.serving(servable))
 
 
-def call(rest_app, method, path, body=None):
-    """(status code, decoded JSON answer) of one request; `body` is a JSON value or raw bytes."""
+def call(rest_app, method, path, body=None, headers=None):
+    """(status code, decoded JSON answer) of one request; `body` is a JSON value or raw bytes, `headers` more
+    WSGI environ entries (`HTTP_HOST`, `CONTENT_TYPE`, ...)."""
     if body is not None and not isinstance(body, bytes):
         body = json.dumps(body).encode("utf-8")
     body = body or b""
     environ = {"REQUEST_METHOD": method, "PATH_INFO": path, "CONTENT_LENGTH": str(len(body)),
-               "wsgi.input": io.BytesIO(body)}
+               "wsgi.input": io.BytesIO(body), "wsgi.url_scheme": "http", **(headers or {})}
     started = {}
 
     def start_response(status, headers):
@@ -209,3 +212,57 @@ def test_a_failure_of_the_server_is_500_and_the_app_goes_on(rest_app, servable, 
     assert status == 500 and answer["error"] == "RuntimeError: disk on fire"
     monkeypatch.undo()
     assert call(rest_app, "POST", f"{MODEL}:predict", {"instances": ["the cat"]})[0] == 200
+
+
+CURL_HEADERS = {"HTTP_HOST": "localhost:8501", "HTTP_USER_AGENT": "curl/8.5.0", "HTTP_ACCEPT": "*/*",
+                "CONTENT_TYPE": "application/x-www-form-urlencoded"}  # what `curl -d ... -X POST` sends
+PAGE_HEADERS = {"HTTP_HOST": "127.0.0.1:8501", "HTTP_ORIGIN": "http://127.0.0.1:8501",
+                "HTTP_SEC_FETCH_SITE": "same-origin", "CONTENT_TYPE": "application/json"}  # the server's own page
+FOREIGN = "is another site's: requests that run the model come from this server's pages"
+MALFORMED_HOST = "is malformed: a Host is a name or address and an optional port (localhost:8501, [::1]:8501)"
+MALFORMED_ORIGIN = "is malformed: an Origin is scheme://name[:port] (http://localhost:8501) or null"
+
+
+@pytest.fixture
+def guarded_app(rest_app):
+    """`rest_app` behind the `BrowserGuard` of a server serving http on 127.0.0.1:8501."""
+    return BrowserGuard(rest_app, "127.0.0.1", port=8501)
+
+
+def test_tf_servings_documented_curl_request_is_answered_through_the_browser_guard(guarded_app, servable):
+    status, answer = call(guarded_app, "POST", f"{MODEL}:predict", b'{"instances": ["the cat", "a dog"]}',
+                          CURL_HEADERS)
+    expected = servable.predict("translate", {"text": np.array([b"the cat", b"a dog"], object)})
+    assert status == 200
+    assert [row["translation"] for row in answer["predictions"]] == [
+        text.decode("utf-8") for text in expected["translation"]]
+
+
+def test_a_same_origin_page_request_is_served_through_the_browser_guard(guarded_app, servable):
+    status, answer = call(guarded_app, "POST", f"{MODEL}:predict", {"instances": ["the cat"]}, PAGE_HEADERS)
+    expected = servable.predict("translate", {"text": np.array([b"the cat"], object)})
+    assert status == 200 and answer["predictions"][0]["translation"] == expected["translation"][0].decode("utf-8")
+
+
+@pytest.mark.parametrize("headers, status, error", [
+    ({**PAGE_HEADERS, "HTTP_HOST": "[::1"}, 400, f"Host '[::1' {MALFORMED_HOST}"),
+    ({**PAGE_HEADERS, "HTTP_HOST": "evil.com@localhost"}, 400, f"Host 'evil.com@localhost' {MALFORMED_HOST}"),
+    ({**PAGE_HEADERS, "HTTP_HOST": "localhost#x"}, 400, f"Host 'localhost#x' {MALFORMED_HOST}"),
+    ({**CURL_HEADERS, "HTTP_HOST": "localhost:9999"}, 403,
+     "Host 'localhost:9999' names port 9999; this server serves port 8501"),
+    ({**PAGE_HEADERS, "HTTP_ORIGIN": "http://localhost:99999"}, 400,
+     f"Origin 'http://localhost:99999' {MALFORMED_ORIGIN}"),
+    ({**PAGE_HEADERS, "HTTP_ORIGIN": "http://localhost:abc"}, 400, f"Origin 'http://localhost:abc' {MALFORMED_ORIGIN}"),
+    ({**PAGE_HEADERS, "HTTP_ORIGIN": "http://[::1:8501"}, 400, f"Origin 'http://[::1:8501' {MALFORMED_ORIGIN}"),
+    ({**PAGE_HEADERS, "HTTP_ORIGIN": "https://localhost:8501"}, 403, f"Origin 'https://localhost:8501' {FOREIGN}"),
+    ({**PAGE_HEADERS, "HTTP_ORIGIN": "http://evil.example", "HTTP_SEC_FETCH_SITE": "cross-site",
+      "CONTENT_TYPE": "text/plain"}, 403, f"Origin 'http://evil.example' {FOREIGN}"),
+    ({**CURL_HEADERS, "HTTP_SEC_FETCH_SITE": "cross-site", "CONTENT_TYPE": "text/plain"}, 415,
+     "the body must be JSON sent with Content-Type: application/json, not 'text/plain'"),
+])
+def test_the_browser_guard_answers_malformed_and_foreign_requests_and_runs_nothing(guarded_app, rest_app, headers,
+                                                                                   status, error):
+    counted = rest_app.metrics.exposition()
+    assert call(guarded_app, "POST", f"{MODEL}:predict", {"instances": ["the cat"]}, headers) == (
+        status, {"error": error})
+    assert rest_app.metrics.exposition() == counted  # no prediction ran
