@@ -1,19 +1,24 @@
 """rnnsearch_tf/evaluation/evaluator.py: Evaluator on a tiny random model: the numbers equal sacrebleu's on
-the files it writes, the "No UNK" subset, the length bins, the longest sentences, heatmaps, an ensemble.
+the files it writes, the "No UNK" subset, the length bins, the longest sentences, heatmaps, an ensemble, and a
+Chinese target scored with sacreBLEU's Chinese tokenizer.
 
 The command `python -m rnnsearch_tf.evaluate` over the same test set is tests/test_evaluate.py.
 """
 
+import itertools
 import json
 
 import pytest
 import sacrebleu
 import tensorflow as tf
 
+from data_pipeline import corpus_registry
+from data_pipeline.dataset_builder import DatasetBuilder
 from rnnsearch_tf.evaluation.evaluator import LENGTH_BINS, Evaluator
 from rnnsearch_tf.inference.search_config import SearchConfig
 from helpers.evaluation_test_data import NO_UNK_LINES, REFERENCES, SOURCES, TRAINING_STATE, write_evaluated_model_dir
 from helpers.serving_test_utils import write_model_dir
+from helpers.subword_test_data import write_subword_model_dir
 
 
 @pytest.fixture(scope="module")
@@ -139,3 +144,45 @@ def test_heatmaps_skip_empty_sources_and_the_default_bins_cover_every_length(ens
     assert [(item["minimum"], item["maximum"]) for item in bins] == list(zip((0,) + LENGTH_BINS, LENGTH_BINS + (None,)))
     assert [item["bin"] for item in bins][-1] == f"{LENGTH_BINS[-1]}+"
     assert sum(item["sentences"] for item in bins) == len(SOURCES)
+
+
+# An English-Chinese corpus: Chinese is written without spaces, so its codec is SentencePiece and its BLEU
+# sacreBLEU's Chinese tokenizer.
+_NOUNS = {"cat": "猫", "dog": "狗", "bird": "鸟", "child": "孩子"}
+_VERBS = {"sees": "看见", "likes": "喜欢", "follows": "跟着"}
+_CHINESE_PAIRS = [(f"the {subject} {verb} the {thing} .", f"{_NOUNS[subject]}{_VERBS[verb]}{_NOUNS[thing]}。")
+                  for subject, verb, thing in itertools.product(_NOUNS, _VERBS, _NOUNS) if subject != thing]
+
+
+@pytest.fixture(scope="module")
+def chinese_evaluated(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("chinese")
+    splits = {}
+    for split, pairs in (("train", _CHINESE_PAIRS), ("dev", _CHINESE_PAIRS[:4])):
+        splits[split] = folder / f"{split}.en", folder / f"{split}.zh"
+        for path, side in zip(splits[split], zip(*pairs)):
+            path.write_text("\n".join(side) + "\n", encoding="utf-8")
+    DatasetBuilder(corpus_registry.text_file_corpus("en", "zh", splits), folder / "data", max_length=30, num_shards=1,
+                   show_progress=False, subwords="sentencepiece", subword_vocabulary_size=300,
+                   joint_subwords=False).build()
+    model_dir = write_subword_model_dir(folder / "data", folder / "model")
+    sources, references = (list(side) for side in zip(*_CHINESE_PAIRS[::5]))
+    evaluator = Evaluator(sources, references, batch_size=4, search_config=SearchConfig(beam_size=2), num_heatmaps=0,
+                          length_bins=(10,), num_longest=2)
+    return evaluator.evaluate(model_dir, folder / "evaluation"), folder / "evaluation", references
+
+
+def test_a_chinese_target_is_scored_with_sacrebleus_chinese_tokenizer(chinese_evaluated):
+    metrics, output_dir, references = chinese_evaluated
+    translations = _lines(output_dir / "translations.txt")
+    bleu = sacrebleu.BLEU(tokenize="zh")
+    assert metrics["bleu"] == bleu.corpus_score(translations, [references]).score
+    assert "tok:zh" in metrics["signature"] and metrics["signature"] == str(bleu.get_signature())
+    assert "asian:yes" in metrics["signatures"]["ter"]
+    assert metrics["bleu_no_unk"] is None  # pieces: no text is unknown
+    assert [item["sentences"] for item in metrics["bleu_by_length"]] == [len(references), 0]
+    assert metrics["bleu_by_length"][0]["bleu"] == metrics["bleu"]
+    for sentence in metrics["longest_sentences"]:
+        line = sentence["line"]
+        expected = sacrebleu.sentence_bleu(translations[line - 1], [references[line - 1]], tokenize="zh").score
+        assert sentence["sentence_bleu"] == expected

@@ -1,6 +1,7 @@
 """Glossary and constraints files (`rnnsearch_tf.inference.glossary`): a malformed line is named with its file
 and line number; terms are found on the source codec's tokens (Moses words, SentencePiece pieces ending a
-word), longest first, once per line; the constraints file's phrases; the report of skipped and unmet ones."""
+word; the characters of a language without spaces), longest first, once per line, case folded as Unicode does;
+the constraints file's phrases; the report of skipped and unmet ones."""
 
 import pytest
 import tensorflow as tf
@@ -120,3 +121,34 @@ def test_the_report_names_constraints_skipped_and_not_met_then_sums_up():
     ]
     shortened = constraint_report(constraints, results, most=1)
     assert shortened[1:] == ["... and 2 more constraints skipped or not met", report[-1]]
+
+
+def test_german_terms_match_moses_tokens_and_fold_case_as_unicode_does():
+    glossary = Glossary([("Hauptbahnhof", "main station"), ("Straße", "street"), ("Hund", "dog")], TextCodec("de"))
+    assert glossary.constraints(["Der Hund wartet am Hauptbahnhof.", "Die Hunde am Hauptbahnhofsplatz.",
+                                 "Die STRASSE zum Hauptbahnhof"]) == [["dog", "main station"], [], ["main station"]]
+    folded = Glossary(glossary.entries, TextCodec("de"), ignore_case=True)
+    assert folded.constraints(["Die STRASSE zum HAUPTBAHNHOF", "die strasse"]) == [["street", "main station"],
+                                                                                   ["street"]]
+
+
+@pytest.fixture(scope="module")
+def chinese_codec(tmp_path_factory):
+    """A Chinese BPE codec (tokenization only): its pieces of a word differ alone and in a sentence."""
+    folder = tmp_path_factory.mktemp("chinese_glossary")
+    lines = ["我们明天去北京看长城。", "他在北京大学读书。", "南京很美。", "北京的冬天很冷。", "长城很长。"] * 50
+    (folder / "zh.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    text_codec.learn_sentencepiece([folder / "zh.txt"], folder / "zh.model", "bpe", 300, seed=1)
+    return TextCodec("zh", None, text_codec.SENTENCEPIECE, folder / "zh.model")
+
+
+def test_terms_of_a_language_without_spaces_are_found_in_its_characters(chinese_codec):
+    (alone,), (in_line,) = (chinese_codec.tokenize(tf.constant(texts)).to_list() for texts in (["北京"], ["去北京看"]))
+    assert alone[0] == text_codec.WORD_START.encode()  # a term alone starts a word; in a line it does not:
+    assert all(in_line[start : start + len(alone)] != alone for start in range(len(in_line)))  # pieces never match
+    glossary = Glossary([("北京", "Beijing"), ("长城", "Great Wall"), ("北京 大学", "Peking University")],
+                        chinese_codec)
+    assert glossary.constraints(["我们明天去北京看长城。", "他在北京大学读书，不在北京。", "南京很美。", ""]) == [
+        ["Beijing", "Great Wall"], ["Peking University", "Beijing"], [], []]  # spaces left out, longest first
+    with pytest.raises(ValueError, match="the source term has no tokens"):
+        Glossary([(" \x07 ", "bip")], chinese_codec)

@@ -31,7 +31,16 @@ def test_input_like_the_training_data_passes(vocabulary_file):
 def test_input_in_another_language_is_named(vocabulary_file):
     warning = oov_warning(_results("die Katze", "der Hund the"), TextCodec("en", vocabulary_file))
     assert warning.startswith("warning: 80.0% of the source tokens") and "(5.0% in its training data)" in warning
-    assert "is the input en" in warning
+    assert warning.endswith("is the input English, the model's source language, and not the reference side?")
+
+
+def test_the_warning_names_the_languages_of_any_pair(tmp_path):
+    path = tmp_path / "source_vocab.tsv"
+    # a German source vocabulary: 20 running training tokens, 1 of them outside it
+    path.write_text("<pad>\t0\n<s>\t0\n</s>\t7\n<unk>\t1\nder\t10\nHund\t5\nbellt\t4\n", encoding="utf-8")
+    warning = oov_warning(_results("the dog barks", "a cat Hund"), TextCodec("de", path), "cs")
+    assert warning.startswith("warning: 83.3% of the source tokens")
+    assert warning.endswith("is the input German, the model's source language, and not Czech?")
 
 
 def test_a_short_input_with_a_name_or_two_is_not_named(vocabulary_file):

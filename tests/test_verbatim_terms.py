@@ -1,4 +1,6 @@
-"""verbatim_terms: the numbers and names of a sentence, by their form only."""
+"""verbatim_terms: the numbers and names of a sentence, by their form and, with a codec, by what the model knows."""
+
+import collections
 
 import tensorflow as tf
 
@@ -56,3 +58,20 @@ def test_the_first_word_is_a_name_when_a_word_vocabulary_lacks_it(tmp_path):
     codec = TextCodec("en", str(vocabulary))
     assert rare_words(codec, ["The", "Tom", "Brakkenfeld"]) == [False, False, True]
     assert verbatim_terms_of(["Tom runs.", "Brakkenfeld runs."], codec) == [[], ["Brakkenfeld"]]
+
+
+def test_german_nouns_the_vocabulary_knows_are_not_names(tmp_path):
+    """German capitalises every noun: a capitalised word is a name only when the model finds it rare."""
+    sentences = ["Der Mann sieht den Hund.", "Ein Hund läuft über die Straße.", "Die Frau und der Mann gehen.",
+                 "Mit dem Hund geht ein Kind in die Stadt.", "Zwei Kinder sehen den Hund."]
+    codec = TextCodec("de")
+    counts = collections.Counter(token.decode() for row in codec.tokenize(tf.constant(sentences)).to_list()
+                                 for token in row)
+    vocabulary = tmp_path / "vocab.tsv"
+    Vocabulary.write(vocabulary, counts, len(counts), len(sentences))
+    codec = TextCodec("de", str(vocabulary))
+    assert verbatim_terms_of(["Ein Mann geht mit dem Hund nach Trondheim.", "Hund und Straße, 12 Kinder.",
+                              "Kenythwix sieht Brakkenfeld."], codec) == [
+        ["Trondheim"], ["12"], ["Kenythwix", "Brakkenfeld"]]
+    assert rare_words(codec, ["Hund", "Straße", "Mann", "Trondheim"]) == [False, False, False, True]
+    assert verbatim_terms("Ein Mann geht mit dem Hund nach Trondheim.") == ["Mann", "Hund", "Trondheim"]  # form only

@@ -1,34 +1,65 @@
-"""Corpus scores of detokenized translations against raw references: sacreBLEU's BLEU, chrF, chrF++ and TER."""
+"""Corpus scores of detokenized translations against raw references: sacreBLEU's BLEU, chrF, chrF++ and TER,
+each as sacreBLEU scores text in the target language."""
 
 import sacrebleu
 
-# Name in metrics.json -> the sacreBLEU metric with its defaults (chrF++ is chrF with word bigrams).
+from data_pipeline import languages
+
+
+def bleu(target_language, sentence=False):
+    """sacreBLEU's BLEU of translations into `target_language`: the one place a BLEU is made.
+
+    sacreBLEU picks the tokenizer for the language (`trg_lang`; `languages.bleu_tokenizer`): its own for
+    Chinese ("zh"), Japanese ("ja-mecab") and Korean ("ko-mecab"), 13a for the rest; mixed case. Its
+    signature names the tokenizer.
+
+    Args:
+        target_language: the language code of the translations and references (`languages.check`).
+        sentence: a BLEU of one sentence (effective order, as `sacrebleu.sentence_bleu`).
+    """
+    return sacrebleu.BLEU(trg_lang=languages.check(target_language, "target_language"), effective_order=sentence)
+
+
+def ter(target_language):
+    """sacreBLEU's TER of translations into `target_language`.
+
+    Where sacreBLEU's BLEU has a tokenizer of its own for the language (not 13a: Chinese, Japanese, Korean),
+    TER normalizes with its Asian support, which splits CJK text into characters (it acts only on normalized
+    text); without it a sentence written without spaces is one word. Else sacreBLEU's defaults.
+    """
+    own_tokenizer = languages.bleu_tokenizer(target_language) != sacrebleu.BLEU.TOKENIZER_DEFAULT
+    return sacrebleu.TER(normalized=own_tokenizer, asian_support=own_tokenizer)
+
+
+# Name in metrics.json -> the sacreBLEU metric for a target language (chrF++ is chrF with word bigrams; chrF
+# reads characters, the same for every language).
 METRICS = {
-    "bleu": sacrebleu.BLEU,
-    "chrf": sacrebleu.CHRF,
-    "chrf_plus_plus": lambda: sacrebleu.CHRF(word_order=2),
-    "ter": sacrebleu.TER,
+    "bleu": bleu,
+    "chrf": lambda target_language: sacrebleu.CHRF(),
+    "chrf_plus_plus": lambda target_language: sacrebleu.CHRF(word_order=2),
+    "ter": ter,
 }
 
 
-def corpus_scores(hypotheses, references, names=tuple(METRICS)):
+def corpus_scores(hypotheses, references, names=tuple(METRICS), *, target_language):
     """{name: score} and {name: sacreBLEU signature} of `names` (keys of `METRICS`).
 
     BLEU, chrF and chrF++ are higher-is-better (0-100); TER is an edit rate, lower is better. Every
-    metric keeps sacreBLEU's defaults (BLEU's 13a tokenization, mixed case), so the signatures are those
-    other toolkits report.
+    metric keeps sacreBLEU's defaults for the target language (BLEU's tokenizer: `bleu`; TER: `ter`),
+    so the signatures are those other toolkits report.
 
     Args:
         hypotheses: list of translations.
         references: list of references, one per translation.
         names: the metrics to compute.
+        target_language: the language code of the translations (a model's target codec's `language`).
 
     Returns:
         (scores, signatures): two dicts keyed by name.
     """
     scores, signatures = {}, {}
     for name in names:
-        metric = METRICS[name]()
+        metric = METRICS[name](target_language)
         scores[name] = metric.corpus_score(hypotheses, [references]).score
         signatures[name] = str(metric.get_signature())
     return scores, signatures

@@ -5,14 +5,13 @@ import json
 import os
 import sys
 
-import sacrebleu
 import tensorflow as tf
 
 from data_pipeline import constants
 from rnnsearch_tf.inference.batch_translator import DECODE_WORKERS, BatchTranslator
 from rnnsearch_tf.inference.output_formats import word_view
 from rnnsearch_tf.inference.search_config import SearchConfig
-from rnnsearch_tf.evaluation.corpus_scores import corpus_scores
+from rnnsearch_tf.evaluation.corpus_scores import bleu, corpus_scores
 from rnnsearch_tf.evaluation.plots import plot_alignment
 from rnnsearch_tf.inference.source_coverage import oov_warning
 from rnnsearch_tf.models.model_dir import ModelDir
@@ -28,9 +27,10 @@ class Evaluator:
     """Translates a test set with a model directory and measures it as Bahdanau et al. 2014 do.
 
     - "All" (Table 1): sacreBLEU corpus BLEU of the detokenized translations against the raw references
-      (`sacrebleu.BLEU()` defaults: 13a tokenization, mixed case; its signature is reported), decoded
-      with `<unk>` allowed; beside it chrF, chrF++ and TER of the same translations (`corpus_scores`). Also
-      `bleu_unk_replaced`: the same translations after `UnkReplacer`.
+      (`corpus_scores.bleu`: the tokenizer sacreBLEU gives the model's target language, 13a for most, "zh"
+      for Chinese; mixed case; its signature is reported), decoded with `<unk>` allowed; beside it chrF,
+      chrF++ and TER of the same translations (`corpus_scores`). Also `bleu_unk_replaced`: the same
+      translations after `UnkReplacer`. Every BLEU below is made the same way.
     - "No UNK" (Table 1): BLEU on the sentences whose source has no Moses token outside the model's
       source vocabulary and whose reference has none outside the target vocabulary, decoded again with
       `<unk>` forbidden. None with a subword codec, where no text is unknown.
@@ -40,7 +40,7 @@ class Evaluator:
     - Alignments (Figure 3): heatmaps of the first `num_heatmaps` non-empty test sentences.
     - Long sentences (Appendix C, Table 3): the `num_longest` test sentences of most source words
       (the first line wins a tie), each with its "All" translation and sentence BLEU
-      (`sacrebleu.sentence_bleu`, the corpus BLEU's defaults).
+      (`corpus_scores.bleu` of one sentence: effective order, as `sacrebleu.sentence_bleu`).
     - Training (Table 2): `training_state.json` of the model directory (its `history` is the learning
       curve), or None when it is missing or the model is an ensemble.
 
@@ -111,12 +111,12 @@ class Evaluator:
         results = translator.translate(self.sources, self._progress_line("translated", len(self.sources)))
         hypotheses = [result["searched_translation"] for result in results]  # <unk>s kept
         replaced = [result["translation"] for result in results]
-        scores, signatures = corpus_scores(hypotheses, self.references)
-
         members = ModelDir.split(model_dir)
         model_directory = ModelDir(members[0])  # an ensemble's models share data (`Translator.from_model_dir`)
         codecs = {side: model_directory.codec(side) for side in ("source", "target")}
-        warning = oov_warning(results, codecs["source"])
+        target_language = codecs["target"].language
+        scores, signatures = corpus_scores(hypotheses, self.references, target_language=target_language)
+        warning = oov_warning(results, codecs["source"], target_language)
         if warning:
             print(warning, file=sys.stderr)
         source_unknown, source_lengths = self._unknown_words(self.sources, codecs["source"])
@@ -135,13 +135,13 @@ class Evaluator:
             chrf_plus_plus=scores["chrf_plus_plus"],
             ter=scores["ter"],
             signatures=signatures,
-            bleu_unk_replaced=corpus_scores(replaced, self.references, ["bleu"])[0]["bleu"],
+            bleu_unk_replaced=_corpus_bleu(replaced, self.references, target_language),
             bleu_no_unk=no_unk_score,
             no_unk_sentences=None if known is None else len(known),
             truncated_sentences=sum(result["truncated"] for result in results),
-            bleu_by_length=self._bleu_by_length(hypotheses, source_lengths),
+            bleu_by_length=self._bleu_by_length(hypotheses, source_lengths, target_language),
             heatmaps=self._heatmaps(results, output_dir),
-            longest_sentences=self._longest_sentences(hypotheses, source_lengths),
+            longest_sentences=self._longest_sentences(hypotheses, source_lengths, target_language),
             training=model_directory.read_training_state() if len(members) == 1 else None,
         )
         with open(os.path.join(output_dir, "metrics.json"), "w", encoding="utf-8") as stream:
@@ -169,7 +169,8 @@ class Evaluator:
         _write_lines(os.path.join(output_dir, "no_unk_lines.txt"), [str(i + 1) for i in known])
         if not known:
             return None, known
-        return sacrebleu.BLEU().corpus_score(no_unk_hypotheses, [[self.references[i] for i in known]]).score, known
+        references = [self.references[i] for i in known]
+        return _corpus_bleu(no_unk_hypotheses, references, target_codec.language), known
 
     @staticmethod
     def _unknown_words(sentences, codec):
@@ -183,7 +184,7 @@ class Evaluator:
             lengths.extend(tf.reduce_sum(starts, axis=1).numpy().tolist())
         return unknown, lengths
 
-    def _bleu_by_length(self, hypotheses, source_lengths):
+    def _bleu_by_length(self, hypotheses, source_lengths, target_language):
         bins = []
         for minimum, maximum in zip((0,) + self.length_bins, self.length_bins + (None,)):
             members = [
@@ -191,14 +192,14 @@ class Evaluator:
             ]
             score = None
             if members:
-                score = sacrebleu.BLEU().corpus_score(
-                    [hypotheses[i] for i in members], [[self.references[i] for i in members]]
-                ).score
+                score = _corpus_bleu([hypotheses[i] for i in members], [self.references[i] for i in members],
+                                     target_language)
             label = f"{minimum}-{maximum}" if maximum is not None else f"{minimum}+"
             bins.append(dict(bin=label, minimum=minimum, maximum=maximum, sentences=len(members), bleu=score))
         return bins
 
-    def _longest_sentences(self, hypotheses, source_lengths):
+    def _longest_sentences(self, hypotheses, source_lengths, target_language):
+        sentence_bleu = bleu(target_language, sentence=True)
         longest = sorted(range(len(source_lengths)), key=lambda i: -source_lengths[i])[: self.num_longest]
         return [
             dict(
@@ -207,7 +208,7 @@ class Evaluator:
                 source=self.sources[i],
                 reference=self.references[i],
                 translation=hypotheses[i],
-                sentence_bleu=sacrebleu.sentence_bleu(hypotheses[i], [self.references[i]]).score,
+                sentence_bleu=sentence_bleu.sentence_score(hypotheses[i], [self.references[i]]).score,
             )
             for i in longest
         ]
@@ -230,6 +231,11 @@ class Evaluator:
             )
             names.append(name)
         return names
+
+
+def _corpus_bleu(hypotheses, references, target_language):
+    """The corpus BLEU of `corpus_scores` (the same metric for every subset of the test set)."""
+    return corpus_scores(hypotheses, references, ["bleu"], target_language=target_language)[0]["bleu"]
 
 
 def _write_lines(path, lines):

@@ -104,7 +104,8 @@ def _longest_sentences(metrics_by_model):
         "## Long sentences (Appendix C, Table 3)",
         "",
         f"The {len(first)} test sentences of most source tokens, each model's translation (\"All\": `<unk>` kept) "
-        "and its sentence BLEU (sacreBLEU's `sentence_bleu`).",
+        "and its sentence BLEU (sacreBLEU's `sentence_bleu`, tokenized as the corpus BLEU for the target "
+        "language).",
     ]
     translations = {
         name: {sentence["line"]: sentence for sentence in metrics.get("longest_sentences", [])}

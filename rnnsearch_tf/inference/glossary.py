@@ -3,7 +3,7 @@ explicit constraints of a constraints file (`rnnsearch translate --terminology`,
 
 import tensorflow as tf
 
-from data_pipeline import text_codec
+from data_pipeline import languages, text_codec
 from rnnsearch_tf.utils.text_files import read_lines
 
 COMMENT = "#"  # a glossary line starting with it is a comment
@@ -27,18 +27,22 @@ class Glossary:
     Terms and lines are matched on the tokens of the model's source codec, so a term is found where the
     model sees it: a word-level codec's Moses tokens ("dog" is found in "the dog, barking", not in
     "dogs"), a SentencePiece codec's pieces, where a match must also end a word (the next piece starts a
-    word or is not a letter or digit: "dog" is found in "dog," but not in "dogs"). Matching is
-    case-sensitive unless `ignore_case` (both sides lower-cased before they are tokenized). Each line is
-    read left to right, the longest term starting at a token winning, matches never overlapping ("New
-    York" before "York"). A line's constraints are the target terms of its matches, each once (a term
-    found twice, or two source terms with the same target, give one constraint), in the order found.
+    word or is not a letter or digit: "dog" is found in "dog," but not in "dogs"). A language written
+    without spaces between words (`languages.writes_words_apart`: Chinese, Japanese, Thai ...) has no word
+    to end, and its pieces depend on their neighbours ("北京" alone is "▁" "北京", in "去北京看" the piece
+    "北京"): its terms are matched on the characters of the text, spaces left out ("北京" is found in
+    "我们去北京看长城。"). Matching is case-sensitive unless `ignore_case` (both sides case-folded before they
+    are tokenized, Unicode's caseless matching: "STRASSE" finds "Straße"). Each line is read left to right,
+    the longest term starting at a token winning, matches never overlapping ("New York" before "York"). A
+    line's constraints are the target terms of its matches, each once (a term found twice, or two source
+    terms with the same target, give one constraint), in the order found.
 
     The glossary is tokenized once, in one codec call; input lines `_CHUNK_LINES` at a time.
 
     Args:
         entries: list of (source term, target term), raw text; the first entry of a source term wins
-            (after lower-casing with `ignore_case`).
-        source_codec: the model's source `TextCodec` (only its tokenization is used).
+            (after case folding with `ignore_case`).
+        source_codec: the model's source `TextCodec` (only its tokenization and its language are used).
         ignore_case: match terms whatever their case.
         origins: optional list of str, as many as `entries`, naming where each comes from
             ("glossary.tsv line 3") in the error raised for a source term with no tokens.
@@ -52,6 +56,7 @@ class Glossary:
     def __init__(self, entries, source_codec, ignore_case=False, origins=None):
         self.source_codec = source_codec
         self.ignore_case = ignore_case
+        self.by_characters = not languages.writes_words_apart(source_codec.language)
         origins = origins or [f"source term {source!r}" for source, _ in entries]
         terms = {}  # source tokens -> target term, first entry wins
         for tokens, (_, target), origin in zip(self._tokenize([source for source, _ in entries]), entries, origins):
@@ -88,9 +93,13 @@ class Glossary:
         return found
 
     def _tokenize(self, texts):
-        """The source codec's tokens (lists of str) of each text, lower-cased first with `ignore_case`."""
+        """The tokens (lists of str) terms are matched on, of each text case-folded first with `ignore_case`:
+        the source codec's, or the characters but spaces and control characters `by_characters`."""
         if self.ignore_case:
-            texts = [text.lower() for text in texts]
+            texts = [text.casefold() for text in texts]
+        if self.by_characters:
+            return [[character for character in text if character.isprintable() and not character.isspace()]
+                    for text in texts]
         tokens = self.source_codec.tokenize(tf.constant(texts, tf.string)).to_list()
         return [[token.decode("utf-8") for token in row] for row in tokens]
 
@@ -109,8 +118,9 @@ class Glossary:
         return list(targets)
 
     def _ends_word(self, tokens, end):
-        """Whether a match ending before `tokens[end]` ends a word (always with a word-level codec)."""
-        if not self.source_codec.is_subword or end == len(tokens):
+        """Whether a match ending before `tokens[end]` ends a word (always with a word-level codec, and for a
+        language without spaces, matched `by_characters`)."""
+        if not self.source_codec.is_subword or self.by_characters or end == len(tokens):
             return True
         following = tokens[end]
         return following.startswith(text_codec.WORD_START) or not following[:1].isalnum()

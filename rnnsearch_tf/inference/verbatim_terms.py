@@ -4,6 +4,15 @@
 that a subword model copies an invented name or a number it would otherwise rewrite ("Dreyth" -> "Volo",
 "193" -> "39": docs/results.md, words or subwords). A word-level model cannot output a word outside its
 vocabulary: such a constraint is made of `<unk>` only and skipped; `--replace_unk` copies it instead.
+
+A capitalised word is a name by its form alone; with the model's source codec (`verbatim_terms_of`), only when
+the model finds it rare (`rare_words`: outside a word-level vocabulary, or cut into 3 subword pieces or more) as
+written and in lower case. The first word is capitalised by its place, and a language may capitalise common
+words anywhere (German every noun: "Hund", "Straße"); a word the model knows in either form it translates, so no
+language needs a rule of its own: "Ein Mann geht mit dem Hund nach Trondheim." keeps "Trondheim". The one test
+serves every word and needs no threshold, where a switch by language (say, by the share of capitalised entries
+in the vocabulary) would need one. A name the model knows well ("Paris" in English text) is not forced either:
+the model translates it as it learned to.
 """
 
 import re
@@ -18,19 +27,19 @@ _NUMBER = r"\d+(?:[.,:]\d+)*"
 _NAME = r"[^\W\d_][^\W_]*(?:['’-][^\W\d_]+)*"
 _WORD = re.compile(rf"(?<![\w.,:]){_NUMBER}(?![\w])|(?<![\w'’-]){_NAME}")
 _LETTERS = re.compile(r"[^\W\d_]+")
-# A capitalised first word is a name when its lower-case form is cut into at least this many subword pieces:
+# A capitalised word is a name when its lower-case and its written form are each cut into at least this many pieces:
 # BPE and unigram models keep a word of the training text whole, or nearly, the more often it occurs there, so
 # a word in three pieces or more is rare ("The", "Two", "Tom" are one piece; "Kenythwix" five).
 RARE_WORD_PIECES = 3
 
 
-def verbatim_terms(sentence, first_is_name=False):
+def verbatim_terms(sentence, first_is_name=False, known_words=()):
     """The numbers of `sentence`, and its capitalised words, each once, in order.
 
     The first word is left out unless `first_is_name`: it is capitalised because it starts the sentence
-    (`verbatim_terms_of` decides by the model's vocabulary). A capitalised word that is a common word in
-    mid-sentence (a title, "Street") is kept too: a rule of case only; pass a glossary instead where that
-    matters.
+    (`verbatim_terms_of` decides by the model's vocabulary). A capitalised word in `known_words` is left out
+    too: a word the model knows (`verbatim_terms_of`); without them a common word capitalised in mid-sentence
+    (a title, "Street", a German noun) is kept, a rule of case only.
 
     Example:
     >>> verbatim_terms("The Brakkenfeld family visited Tromsø in 1961.")
@@ -40,33 +49,45 @@ def verbatim_terms(sentence, first_is_name=False):
     for index, match in enumerate(_WORD.finditer(sentence)):
         word = match.group()
         is_number = word[0].isdigit()
-        is_name = not is_number and (index > 0 or first_is_name) and word[0].isupper() and len(word) > 1
+        is_name = (index > 0 or first_is_name) and _is_capitalised(word) and word not in known_words
         if (is_number or is_name) and word not in terms:
             terms.append(word)
     return terms
 
 
 def verbatim_terms_of(sentences, source_codec=None):
-    """`verbatim_terms` of each sentence; with the model's source `TextCodec`, a capitalised first word is a
-    name too when the model finds it rare (`rare_words`): "Kenythwix is playing" keeps "Kenythwix", "Two
-    dogs" keeps nothing."""
+    """`verbatim_terms` of each sentence; with the model's source `TextCodec`, a capitalised word is a name only
+    when the model finds it rare (`rare_words`), the first word by its letters (`_first_letters`): "Kenythwix
+    is playing" keeps "Kenythwix", "Two dogs" nothing, "Ein Mann mit dem Hund" nothing."""
+    if source_codec is None:
+        return [verbatim_terms(sentence) for sentence in sentences]
     firsts = [_first_letters(sentence) for sentence in sentences]
-    rare = rare_words(source_codec, firsts) if source_codec is not None else [False] * len(sentences)
-    return [verbatim_terms(sentence, first_is_name) for sentence, first_is_name in zip(sentences, rare)]
+    inner = sorted({match.group() for sentence in sentences for index, match in enumerate(_WORD.finditer(sentence))
+                    if index > 0 and _is_capitalised(match.group())})
+    rare = rare_words(source_codec, firsts + inner)
+    known = {word for word, is_rare in zip(inner, rare[len(firsts):]) if not is_rare}
+    return [verbatim_terms(sentence, first_is_name, known) for sentence, first_is_name in zip(sentences, rare)]
 
 
 def rare_words(codec, words):
-    """Whether each word (str; "" is never rare) is rare for a model with source `codec`, by its lower-case
-    form: outside a word-level vocabulary, or cut into at least `RARE_WORD_PIECES` subword pieces."""
+    """Whether each word (str; "" is never rare) is rare for a model with source `codec`: outside a word-level
+    vocabulary, or cut into at least `RARE_WORD_PIECES` subword pieces, both as written and in lower case (a
+    word is capitalised by its place in the sentence, or by its language: a German noun)."""
     if not words:
         return []
-    lowered = tf.constant([word.lower() for word in words])  # [words]
+    forms = tf.constant([word.lower() for word in words] + list(words))  # [2 * words]: lower case, as written
     if codec.has_unknown:
-        ids = codec.encode(lowered)  # [words, None]
+        ids = codec.encode(forms)  # [2 * words, None]
         rare = tf.reduce_any(tf.equal(ids, constants.UNK_ID), axis=1)
     else:
-        rare = codec.tokenize(lowered).row_lengths() >= RARE_WORD_PIECES
+        rare = codec.tokenize(forms).row_lengths() >= RARE_WORD_PIECES
+    rare = tf.reduce_all(tf.reshape(rare, [2, len(words)]), axis=0)  # [words]: rare in both forms
     return [bool(flag) and bool(word) for flag, word in zip(rare.numpy(), words)]
+
+
+def _is_capitalised(word):
+    """Whether a `_WORD` match is a capitalised word of two characters or more (not a number, not "I")."""
+    return word[0].isupper() and len(word) > 1
 
 
 def _first_letters(sentence):

@@ -20,10 +20,10 @@ class Validator:
     """Measures the current weights on a dev split of a built data directory.
 
     - dev NLL per sentence: -Σ log p(y | x) over the split's records / sentences (the paper's Table 2);
-    - dev BLEU and chrF (`corpus_scores`): the raw dev sources (`{split}.source.txt`) translated by `Translator` with the data's
-      text codecs (the same tokenization, search and detokenization users get) and scored by sacrebleu
-      against the raw
-      references (`{split}.target.txt`);
+    - dev BLEU and chrF (`corpus_scores`): the raw dev sources (`{split}.source.txt`) translated by `Translator`
+      with the data's text codecs (the same tokenization, search and detokenization users get) and scored by
+      sacreBLEU against the raw references (`{split}.target.txt`), BLEU with the tokenizer sacreBLEU gives the
+      target codec's language (`corpus_scores.bleu`);
     - for the first `attention_sentences` sentences, source / reference / translation and the attention
       matrix α (Bahdanau et al. 2014, Figure 3) as PNG bytes.
 
@@ -68,6 +68,7 @@ class Validator:
             model, data_dir.codec("source"), data_dir.codec("target"), search_config, maximum_batch_size=batch_size
         )
         self.translator = BatchTranslator(translator, translator.settings(), batch_size, eager_sentences=0)
+        self.target_language = translator.target_language  # the language dev BLEU is tokenized for
 
         @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)] * 2, autograph=False)
         def negative_log_likelihood(source_ids, target_ids):
@@ -88,7 +89,7 @@ class Validator:
         `maximum_source_length`, translated from their first tokens: their BLEU counts them so)."""
         results = self.translator.translate(self.sources)  # in order; batches formed by length
         scores, signatures = corpus_scores([result["translation"] for result in results], self.references,
-                                           ["bleu", "chrf"])
+                                           ["bleu", "chrf"], target_language=self.target_language)
         samples, images = [], []
         for source, reference, result in list(zip(self.sources, self.references, results))[: self.attention_sentences]:
             samples.append((source, reference, result["translation"]))
