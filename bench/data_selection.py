@@ -85,7 +85,7 @@ def select(work_dir, ranking, max_words):
              f"--in_domain_target={work_dir}/in_domain.fr",
              f"--general_source={work_dir}/general.en", f"--general_target={work_dir}/general.fr",
              f"--max_words={max_words}", f"--side={_SIDE.value}", f"--ranking={ranking}", f"--seed={_SEED.value}",
-             f"--output_dir={output_dir}")
+             "--source_language=en", "--target_language=fr", f"--output_dir={output_dir}")
     return output_dir, json.loads((output_dir / "selection.json").read_text())
 
 
@@ -95,7 +95,8 @@ def build_and_train(work_dir, ranking, selected_dir):
     seconds = {}
     if not pathlib.Path(DataDir(str(data_dir)).metadata_file).exists():
         seconds["build"] = _run(
-            "build-data", "--corpus=text_files", f"--train_source={selected_dir}/train.en",
+            "build-data", "--corpus=text_files", "--source_language=en", "--target_language=fr",
+            f"--train_source={selected_dir}/train.en",
             f"--train_target={selected_dir}/train.fr", f"--dev_source={multi30k}/val.en.gz",
             f"--dev_target={multi30k}/val.fr.gz", f"--test_source={multi30k}/test_2016_flickr.en.gz",
             f"--test_target={multi30k}/test_2016_flickr.fr.gz", f"--output_dir={data_dir}")

@@ -96,7 +96,8 @@ def run_build(paths, output_dir, log_path):
     """Runs build-data on the corpus `paths` as a whole process: {wall seconds, CPU seconds, peak RSS in MiB,
     the 1-minute load average of the machine before and after (other jobs show there)}."""
     command = [
-        sys.executable, "-m", "rnnsearch_tf.cli.main", "build-data", "--corpus=text_files",
+        sys.executable, "-m", "rnnsearch_tf.cli.main", "build-data", "--corpus=text_files", "--source_language=en",
+        "--target_language=fr",
         f"--train_source={paths[0]}", f"--train_target={paths[1]}", f"--output_dir={output_dir}",
         f"--vocabulary_size={_VOCABULARY_SIZE.value}", f"--num_shards={_NUM_SHARDS.value}",
     ]

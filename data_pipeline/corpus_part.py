@@ -14,9 +14,10 @@ class CorpusPart:
         source: `CorpusFile` of source sentences, or of `source<TAB>target` lines when `target` is None.
         target: `CorpusFile` of target sentences, line i translating line i of `source`; None for TSV.
         tsv_columns: (source column, target column) of a TSV `source` file.
-        hash_buckets: (low, high): keep only pairs whose source sentence hashes into
-            `low <= md5(source) % 1000 < high`. Splits a corpus without an official split
-            deterministically, with every translation of one source sentence in the same split.
+        hash_buckets: (low, high): keep only pairs whose key hashes into `low <= md5(key) % 1000 < high`,
+            the key being a TSV file's first column (whichever side it is read as) or the source sentence.
+            Splits a corpus without an official split deterministically, with every translation of one
+            sentence in the same split, the same split for both directions.
     """
 
     source: CorpusFile

@@ -1,7 +1,11 @@
-"""The named corpora: WMT'14 En-Fr (the paper's), Multi30k task 1 En-Fr, Tatoeba fra-eng, and a user's files."""
+"""The named corpora: WMT'14 En-Fr (the paper's), Multi30k task 1 in every pair of its languages, Tatoeba
+files of manythings.org (registered: French and Chinese, each way; any other one a user downloads), and a
+user's own files."""
 
+import itertools
 import pathlib
 
+from data_pipeline import languages
 from data_pipeline.corpus_file import CorpusFile
 from data_pipeline.corpus_part import CorpusPart
 from data_pipeline.parallel_corpus import ParallelCorpus
@@ -22,18 +26,58 @@ def _newstest(year):
     return _wmt_pair(f"newstest{year}", f"{_STATMT}/wmt14/dev.tgz", f"dev/newstest{year}")
 
 
-def _multi30k(split):
-    return CorpusPart(
-        source=CorpusFile(f"multi30k/{split}.en.gz", f"{_MULTI30K}/{split}.en.gz"),
-        target=CorpusFile(f"multi30k/{split}.fr.gz", f"{_MULTI30K}/{split}.fr.gz"),
-    )
+def _multi30k_file(split, language):
+    return CorpusFile(f"multi30k/{split}.{language}.gz", f"{_MULTI30K}/{split}.{language}.gz")
 
 
-def _tatoeba(low, high):
-    return CorpusPart(
-        source=CorpusFile("tatoeba/fra-eng.tsv.gz", "https://www.manythings.org/anki/fra-eng.zip", "fra.txt"),
-        hash_buckets=(low, high),
-    )
+# Multi30k task 1's captions in the languages of its releases; line i of every language is the same image's.
+# Czech has no 2017 test set.
+MULTI30K_LANGUAGES = ("en", "fr", "de", "cs")
+_MULTI30K_SPLITS = {"train": "train", "dev": "val", "test": "test_2016_flickr", "test2017": "test_2017_flickr"}
+_MULTI30K_WITHOUT = {"cs": ("test2017",)}
+
+
+def multi30k(source_language, target_language):
+    """Multi30k task 1 from `source_language` to `target_language` (two of `MULTI30K_LANGUAGES`), named
+    `multi30k_<source><target>`: train, dev (val), test (test_2016_flickr) and, where both have it, test2017."""
+    splits = {
+        split: (CorpusPart(source=_multi30k_file(stem, source_language), target=_multi30k_file(stem, target_language)),)
+        for split, stem in _MULTI30K_SPLITS.items()
+        if split not in _MULTI30K_WITHOUT.get(source_language, ()) + _MULTI30K_WITHOUT.get(target_language, ())
+    }
+    return ParallelCorpus(f"multi30k_{source_language}{target_language}", source_language, target_language, splits)
+
+
+# Tatoeba has no official split. Pairs are split by md5(English sentence) % 1000: [0, 20) test, [20, 40) dev,
+# [40, 1000) train (about 2% / 2% / 96%). Hashing the English side keeps all translations of one English
+# sentence in the same split, so no test source is seen in training, and the splits are the same both ways.
+_TATOEBA_SPLITS = {"train": (40, 1000), "dev": (20, 40), "test": (0, 20)}
+_ENGLISH = "en"
+
+
+def tatoeba(tsv_file, source_language, target_language):
+    """A manythings.org Tatoeba file (`XXX-eng`: English, a tab, the other language, and in current downloads a
+    tab and the attribution) read from `source_language` to `target_language`, one of which is English.
+
+    Args:
+        tsv_file: `CorpusFile` of the tab-separated pairs (the `.txt` in the zip a user downloads, or it gzipped).
+        source_language, target_language: codes; the English one reads the first column, the other the second.
+    """
+    if _ENGLISH not in (source_language, target_language) or source_language == target_language:
+        raise ValueError(f"a Tatoeba file pairs English with one other language; got {source_language!r} -> "
+                         f"{target_language!r} for {tsv_file.path}")
+    columns = (0, 1) if source_language == _ENGLISH else (1, 0)
+    name = f"tatoeba_{source_language}{target_language}"
+    splits = {split: (CorpusPart(source=tsv_file, tsv_columns=columns, hash_buckets=buckets),)
+              for split, buckets in _TATOEBA_SPLITS.items()}
+    return ParallelCorpus(name, source_language, target_language, splits)
+
+
+def _manythings(file_code, language):
+    """The Tatoeba corpora of manythings' `<file_code>-eng` file, English <-> `language`, both ways."""
+    tsv_file = CorpusFile(f"tatoeba/{file_code}-eng.tsv.gz", f"https://www.manythings.org/anki/{file_code}-eng.zip",
+                          f"{file_code}.txt")
+    return (tatoeba(tsv_file, _ENGLISH, language), tatoeba(tsv_file, language, _ENGLISH))
 
 
 # Bahdanau et al. 2014, Section 4.1: Europarl, News Commentary, UN and two crawled corpora (Common
@@ -89,29 +133,16 @@ WMT14_ENFR = ParallelCorpus(
     },
 )
 
-MULTI30K_ENFR = ParallelCorpus(
-    name="multi30k_enfr",
-    source_language="en",
-    target_language="fr",
-    splits={
-        "train": (_multi30k("train"),),
-        "dev": (_multi30k("val"),),
-        "test": (_multi30k("test_2016_flickr"),),
-        "test2017": (_multi30k("test_2017_flickr"),),
-    },
-)
+MULTI30K_ENFR = multi30k("en", "fr")
+# manythings' fra-eng and cmn-eng files (Mandarin, written "zh" as sacreBLEU and SentencePiece users write it).
+TATOEBA_ENFR, TATOEBA_FREN = _manythings("fra", "fr")
+TATOEBA_ENZH, TATOEBA_ZHEN = _manythings("cmn", "zh")
 
-# Tatoeba has no official split. Pairs are split by md5(English sentence) % 1000: [0, 20) test,
-# [20, 40) dev, [40, 1000) train (about 2% / 2% / 96%). Hashing the English side keeps all French
-# translations of one English sentence in the same split, so no test source is seen in training.
-TATOEBA_ENFR = ParallelCorpus(
-    name="tatoeba_enfr",
-    source_language="en",
-    target_language="fr",
-    splits={"train": (_tatoeba(40, 1000),), "dev": (_tatoeba(20, 40),), "test": (_tatoeba(0, 20),)},
-)
-
-CORPORA = {corpus.name: corpus for corpus in (WMT14_ENFR, MULTI30K_ENFR, TATOEBA_ENFR)}
+CORPORA = {
+    corpus.name: corpus
+    for corpus in (WMT14_ENFR, TATOEBA_ENFR, TATOEBA_FREN, TATOEBA_ENZH, TATOEBA_ZHEN)
+    + tuple(multi30k(source, target) for source, target in itertools.permutations(MULTI30K_LANGUAGES, 2))
+}
 
 
 def get_corpus(name):
@@ -125,8 +156,8 @@ def text_file_corpus(source_language, target_language, splits):
     """A user's corpus of line-aligned plain or gzip text files.
 
     Args:
-        source_language: "en" or "fr".
-        target_language: "en" or "fr".
+        source_language: a language code.
+        target_language: a language code.
         splits: split name -> (source path, target path); relative paths are taken from the working folder.
 
     Returns:
@@ -134,8 +165,8 @@ def text_file_corpus(source_language, target_language, splits):
     """
     return ParallelCorpus(
         name="text_files",
-        source_language=source_language,
-        target_language=target_language,
+        source_language=languages.check(source_language, "--source_language"),
+        target_language=languages.check(target_language, "--target_language"),
         splits={
             split: (
                 CorpusPart(
@@ -146,3 +177,10 @@ def text_file_corpus(source_language, target_language, splits):
             for split, (source, target) in splits.items()
         },
     )
+
+
+def tatoeba_file_corpus(path, source_language, target_language):
+    """A Tatoeba file a user downloaded from manythings.org (`deu.txt` of `deu-eng.zip`, plain or gzip), from
+    `source_language` to `target_language` (one of them "en"), split as the registered Tatoeba corpora."""
+    return tatoeba(CorpusFile(str(pathlib.Path(path).resolve())), languages.check(source_language, "--source_language"),
+                   languages.check(target_language, "--target_language"))

@@ -10,7 +10,7 @@ the source side only.
 
 The language models are NLTK's (`nltk.lm.WittenBellInterpolated`: Witten-Bell smoothing interpolated down
 to unigrams, with each context's weight computed once, `_FittedWittenBell`) over the project's Moses tokens
-(`TextCodec`), lowercased. Both models of a language share one vocabulary: the words seen at least
+(characters for a language written without spaces: `counting_tokens`), lowercased. Both models of a language share one vocabulary: the words seen at least
 `unk_cutoff` times in the in-domain text and at least once in the general sample, every other word being
 `<UNK>`, so that the two entropies of a sentence count the same events. (NLTK's Kneser-Ney scores about 300
 times slower here, 0.1 s per sentence and model: 22 hours for the measured 190,636 pairs.)
@@ -26,7 +26,7 @@ from nltk.lm.preprocessing import pad_both_ends
 from nltk.lm.smoothing import WittenBell
 from nltk.util import everygrams, ngrams
 
-from data_pipeline.text_codec import TextCodec
+from data_pipeline.text_codec import counting_tokens
 
 SIDES = ("both", "source")
 _BATCH_LINES = 2000  # sentences tokenized together
@@ -34,11 +34,11 @@ _SENTENCE_MARKS = ("<s>", "</s>")  # NLTK's padding symbols: words of every voca
 
 
 def tokenize(sentences, language):
-    """Lowercased Moses tokens (the project's `TextCodec`) of each sentence: list of lists of str."""
-    codec = TextCodec(language)
+    """Lowercased words of each sentence (`counting_tokens`: Moses tokens, or characters for a language written
+    without spaces): list of lists of str."""
     tokens = []
     for start in range(0, len(sentences), _BATCH_LINES):
-        batch = codec.tokenize(tf.constant(sentences[start : start + _BATCH_LINES])).to_list()
+        batch = counting_tokens(tf.constant(sentences[start : start + _BATCH_LINES]), language).to_list()
         tokens += [[token.decode("utf-8").lower() for token in sentence] for sentence in batch]
     return tokens
 
@@ -121,8 +121,8 @@ class DataSelection:
     Args:
         in_domain_pairs: in-domain (source, target) sentence pairs (only the scored sides are used).
         general_pairs: the general corpus, (source, target) pairs.
-        source_language: "en" or "fr".
-        target_language: "en" or "fr".
+        source_language: a language code.
+        target_language: a language code.
         side: "both" (bilingual: the sum of the source's and the target's differences) or "source".
         order: n-gram order of the language models.
         unk_cutoff: fewest in-domain occurrences of a vocabulary word.

@@ -12,7 +12,7 @@ import shutil
 import numpy as np
 import tensorflow as tf
 
-from data_pipeline import constants
+from data_pipeline import constants, languages
 from data_pipeline import pair_reader
 from data_pipeline.copy_pairs import copied_words, copy_pairs
 from data_pipeline.data_dir import DataDir
@@ -131,6 +131,9 @@ class DatasetBuilder:
             raise ValueError(f"max_joined_sentences must be at least 2, got {max_joined_sentences}")
         if shuffle_bucket_pairs < 1:
             raise ValueError(f"shuffle_bucket_pairs must be at least 1, got {shuffle_bucket_pairs}")
+        if subwords is None and vocabulary_from is None:  # Moses words: refused before anything is read
+            for side in _SIDES:
+                languages.check_words_apart(getattr(corpus, f"{side}_language"), f"--{side}_language")
         self.corpus = corpus
         self.output_dir = pathlib.Path(output_dir).resolve()
         self.data_root = data_root

@@ -29,6 +29,16 @@ def _table_entry(code):
     return entry if entry is not None and not hasattr(entry, "alpha_2") else None  # "deu" is written "de"
 
 
+def why_not(code):
+    """None when `code` names a language, else the reason in words (for a flag's validator)."""
+    if _table_entry(code) is not None:
+        return None
+    two_letter = pycountry.languages.get(alpha_3=code) if isinstance(code, str) and len(code) == 3 else None
+    hint = f" (write {two_letter.alpha_2!r})" if two_letter is not None and hasattr(two_letter, "alpha_2") else ""
+    return (f"not a language code{hint}: give an ISO 639-1 code, or ISO 639-3 for a language without one, "
+            f"e.g. {EXAMPLES}")
+
+
 def check(code, field="language"):
     """`code` when it names a language, else ValueError in one line naming `field` and the value.
 
@@ -36,11 +46,9 @@ def check(code, field="language"):
         code: an ISO 639-1 code, or ISO 639-3 for a language without one (lower case).
         field: what carried the value, named in the error (a flag, a metadata field).
     """
-    if _table_entry(code) is None:
-        two_letter = pycountry.languages.get(alpha_3=code) if isinstance(code, str) and len(code) == 3 else None
-        hint = f" (write {two_letter.alpha_2!r})" if two_letter is not None and hasattr(two_letter, "alpha_2") else ""
-        raise ValueError(f"{field}={code!r} is not a language code{hint}: give an ISO 639-1 code, or ISO 639-3 "
-                         f"for a language without one, e.g. {EXAMPLES}")
+    reason = why_not(code)
+    if reason is not None:
+        raise ValueError(f"{field}={code!r} is {reason}")
     return code
 
 

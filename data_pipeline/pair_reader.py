@@ -89,12 +89,13 @@ class PairReader:
                 )
 
     def __iter__(self):
-        for number, (source, target) in enumerate(self._raw_pairs(), start=1):
+        for number, (key, source, target) in enumerate(self._raw_pairs(), start=1):
             if number == 1:
                 source, target = self._strip_bom(source, "source"), self._strip_bom(target, "target")
+                key = key.removeprefix(_UTF8_BOM)
             if self.part.hash_buckets is not None:
                 low, high = self.part.hash_buckets
-                if not low <= int(hashlib.md5(source).hexdigest(), 16) % 1000 < high:
+                if not low <= int(hashlib.md5(key).hexdigest(), 16) % 1000 < high:
                     continue
             self.read += 1
             source, target = self._decode(source, "source", number), self._decode(target, "target", number)
@@ -105,11 +106,12 @@ class PairReader:
                 yield source, target
 
     def _raw_pairs(self):
-        """(source bytes, target bytes) per line, without the line break."""
+        """(hash key, source bytes, target bytes) per line, without the line break; the key is a TSV line's
+        first column, or the source."""
         if len(self.paths) == 2:
             with open_binary(self.paths[0]) as sources, open_binary(self.paths[1]) as targets:
                 for source, target in itertools.zip_longest(sources, targets, fillvalue=b""):
-                    yield source.rstrip(b"\r\n"), target.rstrip(b"\r\n")
+                    yield source.rstrip(b"\r\n"), source.rstrip(b"\r\n"), target.rstrip(b"\r\n")
             return
         source_column, target_column = self.part.tsv_columns
         with open_binary(self.paths[0]) as lines:
@@ -120,7 +122,7 @@ class PairReader:
                         f"{self.paths[0]}:{number}: expected at least "
                         f"{max(source_column, target_column) + 1} tab-separated columns, found {len(columns)}"
                     )
-                yield columns[source_column], columns[target_column]
+                yield columns[0], columns[source_column], columns[target_column]
 
     def _strip_bom(self, line, side):
         if not line.startswith(_UTF8_BOM):

@@ -11,9 +11,9 @@ class ParallelCorpus:
     """A parallel corpus as splits ("train", "dev", "test") made of concatenated `CorpusPart`s.
 
     Args:
-        name: registry name, e.g. "wmt14_enfr".
-        source_language: "en" or "fr".
-        target_language: "en" or "fr".
+        name: registry name, e.g. "wmt14_enfr", "multi30k_deen".
+        source_language: a language code (`data_pipeline.languages`).
+        target_language: a language code.
         splits: split name -> parts, read in order.
     """
 

@@ -19,9 +19,11 @@ CHARACTER_COVERAGE = 0.9995
 INPUT_SENTENCES = 2_000_000  # sentences a SentencePiece model is learned from, sampled (memory stays bounded)
 # How every SentencePiece model is learned besides its type and size (`learn_sentencepiece`; recorded in a
 # data folder's metadata.json): byte fallback spells what no piece holds, so no text is `<unk>`; the ten
-# digits are pieces of their own however rare in the text, so numbers are copied digit by digit.
+# digits are pieces of their own however rare in the text, so numbers are copied digit by digit; the text is
+# not normalised ("identity", not SentencePiece's default NFKC), so that every script reads back exactly as
+# written: NFKC turns Chinese full-width "？" and "，" into "?" and ",", which a reference does not hold.
 SENTENCEPIECE_OPTIONS = dict(byte_fallback=True, split_digits=True, user_defined_symbols=list("0123456789"),
-                             character_coverage=CHARACTER_COVERAGE)
+                             character_coverage=CHARACTER_COVERAGE, normalization_rule_name="identity")
 # Stands for the text `<unk>` of a word-level prefix while it is tokenized: a private-use character, a token.
 _UNK_PLACEHOLDER = "\ue000"
 
@@ -42,7 +44,7 @@ class TextCodec(tf.Module):
 
     Everything is TensorFlow ops, so the same object tokenizes a corpus at build time and raw requests
     inside an exported SavedModel (TF Serving links SentencePiece's ops:
-    `rnnsearch_tf.utils.exports.MODEL_SERVER_TF_TEXT_OPS`).
+    `data_pipeline.export_dir.MODEL_SERVER_TF_TEXT_OPS`).
 
     Args:
         language: the language code (`languages.check`); a "moses" codec takes its rules from sacremoses
@@ -247,6 +249,16 @@ def word_alignment(alignment, target_word_index, source_word_index):
     totals = tf.linalg.matmul(target_onehot, summed, transpose_a=True)  # [batch, tgt_words, src_words]
     counts = tf.reduce_sum(target_onehot, axis=1)  # [batch, tgt_words]
     return tf.math.divide_no_nan(totals, counts[:, :, None])
+
+
+def counting_tokens(text, language):
+    """The units text of `language` is counted and modelled in outside a model (length bins, data selection's
+    language models): tf.string `[batch]` -> tf.RaggedTensor `[batch, None]` of Moses words, or for a language
+    written without spaces (`languages.writes_words_apart`) its characters other than spaces."""
+    if languages.writes_words_apart(language):
+        return TextCodec(language).tokenize(text)
+    characters = tf.strings.unicode_split(valid_utf8(text), "UTF-8")  # [batch, None]
+    return tf.ragged.boolean_mask(characters, tf.logical_not(tf.strings.regex_full_match(characters, r"\s")))
 
 
 def valid_utf8(text):

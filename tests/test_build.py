@@ -45,3 +45,52 @@ def test_shortlist_size_is_the_old_name_of_vocabulary_size():
         assert build_data._VOCABULARY_SIZE.value == 7
     finally:
         flags.FLAGS.unparse_flags()
+
+
+def _build(*args, data_root=None):
+    from helpers.commands import run_command
+
+    return run_command("build-data", *args)
+
+
+def test_a_pair_none_of_our_files_names_builds_from_text_files(tmp_path):
+    swahili = [f"Mbwa {i} anakimbia." for i in range(40)]
+    english = [f"Dog {i} runs." for i in range(40)]
+    (tmp_path / "train.sw").write_text("".join(line + "\n" for line in swahili), encoding="utf-8")
+    (tmp_path / "train.en").write_text("".join(line + "\n" for line in english), encoding="utf-8")
+    files = (f"--train_source={tmp_path / 'train.sw'}", f"--train_target={tmp_path / 'train.en'}")
+    result = _build("--corpus=text_files", *files, "--num_shards=1", f"--output_dir={tmp_path / 'out'}")
+    assert result.returncode == 1 and result.stderr.strip().endswith(
+        "error: --source_language is required with --corpus=text_files")
+    result = _build("--corpus=text_files", *files, "--num_shards=1", "--source_language=sw", "--target_language=en",
+                    f"--output_dir={tmp_path / 'out'}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    metadata = json.loads((tmp_path / "out/metadata.json").read_text())
+    assert (metadata["source_language"], metadata["target_language"]) == ("sw", "en")
+    assert metadata["codec"]["source"]["language"] == "sw" and metadata["splits"]["train"]["kept"] == 40
+
+
+def test_bad_languages_are_refused_in_one_line_before_anything_is_read(tmp_path):
+    result = _build("--corpus=text_files", "--train_source=x", "--train_target=y", "--source_language=zz",
+                    "--target_language=en", f"--output_dir={tmp_path}")
+    assert result.returncode == 1 and "flag --source_language=zz: not a language code" in result.stderr
+    result = _build("--corpus=tatoeba_zhen", f"--output_dir={tmp_path / 'zh'}")  # words for Chinese
+    assert result.returncode == 1 and result.stderr.strip().splitlines()[-1] == (
+        "error: --source_language='zh': Chinese is written without spaces between words, so it has no Moses words: "
+        "build its data with --subwords=sentencepiece")
+    result = _build("--corpus=multi30k_deen", "--source_language=en", f"--output_dir={tmp_path / 'de'}")
+    assert result.returncode == 1 and ("--source_language=en but corpus multi30k_deen's is 'de'" in
+                                       result.stderr.splitlines()[-1])
+    assert not (tmp_path / "zh").exists() and not (tmp_path / "de").exists()
+
+
+def test_a_downloaded_tatoeba_file_builds_either_way(tmp_path):
+    lines = [f"Hello {i}.\tHallo {i}.\tCC-BY 2.0 (France) Attribution: tatoeba.org #{i}" for i in range(300)]
+    (tmp_path / "deu.txt").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    result = _build("--corpus=tatoeba_file", f"--tatoeba_file={tmp_path / 'deu.txt'}", "--source_language=de",
+                    "--target_language=en", "--num_shards=1", f"--output_dir={tmp_path / 'out'}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    metadata = json.loads((tmp_path / "out/metadata.json").read_text())
+    assert (metadata["source_language"], metadata["target_language"]) == ("de", "en")
+    test_sources = (tmp_path / "out" / metadata["splits"]["test"]["text_files"]["source"]).read_text().splitlines()
+    assert test_sources and all(line.startswith("Hallo") for line in test_sources)

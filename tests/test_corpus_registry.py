@@ -30,26 +30,72 @@ def test_tatoeba_split_is_disjoint_and_complete(data_root):
 
 
 def test_get_corpus_returns_each_registered_corpus_and_names_the_others():
-    assert sorted(corpus_registry.CORPORA) == ["multi30k_enfr", "tatoeba_enfr", "wmt14_enfr"]
+    multi30k = {f"multi30k_{source}{target}" for source in ("en", "fr", "de", "cs")
+                for target in ("en", "fr", "de", "cs") if source != target}
+    assert set(corpus_registry.CORPORA) == multi30k | {"tatoeba_enfr", "tatoeba_fren", "tatoeba_enzh", "tatoeba_zhen",
+                                                       "wmt14_enfr"}
     assert corpus_registry.get_corpus("wmt14_enfr") is corpus_registry.WMT14_ENFR
-    assert corpus_registry.get_corpus("multi30k_enfr") is corpus_registry.MULTI30K_ENFR
-    with pytest.raises(ValueError, match=r"unknown corpus 'wmt15'; registered: \['multi30k_enfr', 'tatoeba_enfr', "
-                                         r"'wmt14_enfr'\] \(or use text files\)"):
+    assert corpus_registry.get_corpus("multi30k_enfr") == corpus_registry.MULTI30K_ENFR
+    with pytest.raises(ValueError, match=r"unknown corpus 'wmt15'; registered: \['multi30k_csde', .*'wmt14_enfr'\] "
+                                         r"\(or use text files\)"):
         corpus_registry.get_corpus("wmt15")
 
 
 @pytest.mark.parametrize("name", sorted(corpus_registry.CORPORA))
-def test_every_corpus_translates_english_to_french_with_aligned_files(name):
+def test_every_corpus_is_named_after_its_direction_with_aligned_files(name):
     corpus = corpus_registry.get_corpus(name)
-    assert (corpus.name, corpus.source_language, corpus.target_language) == (name, "en", "fr")
+    assert name.endswith(f"_{corpus.source_language}{corpus.target_language}")
     assert {"train", "dev", "test"} <= set(corpus.splits)
     for parts in corpus.splits.values():
         for part in parts:
             assert all(not file.path.startswith("/") and file.url.startswith("https://") for file in part.files)
-            if part.target is not None:  # two files: the same stem, English then French, from one place
-                assert part.source.path.replace(".en.", ".fr.") == part.target.path
-                assert part.target.url in (part.source.url, part.source.url.replace(".en.", ".fr."))
+            if part.target is not None:  # two files: the same stem, source then target language, from one place
+                source, target = f".{corpus.source_language}.", f".{corpus.target_language}."
+                assert part.source.path.replace(source, target) == part.target.path
+                assert part.target.url in (part.source.url, part.source.url.replace(source, target))
                 assert part.source.sgml == part.target.sgml
+
+
+@pytest.mark.parametrize("name", sorted(name for name in corpus_registry.CORPORA if name.startswith("multi30k")))
+def test_every_multi30k_pair_reads_the_same_captions_in_its_languages(data_root, name):
+    corpus = corpus_registry.get_corpus(name)
+    (part,) = corpus.splits["test"]
+    pairs = list(PairReader.of_part(part, data_root, 10000))
+    assert len(pairs) == 1000
+    english = "en" in (corpus.source_language, corpus.target_language)
+    assert ("test2017" in corpus.splits) == ("cs" not in (corpus.source_language, corpus.target_language))
+    if english:  # the first caption of test_2016 in English
+        assert "A man in an orange hat starring at something." in pairs[0]
+
+
+def test_tatoeba_splits_hash_the_english_side_so_both_directions_split_alike(data_root):
+    english_to_chinese = corpus_registry.get_corpus("tatoeba_enzh").splits["test"][0]
+    chinese_to_english = corpus_registry.get_corpus("tatoeba_zhen").splits["test"][0]
+    forward = list(PairReader.of_part(english_to_chinese, data_root, 10000))
+    backward = list(PairReader.of_part(chinese_to_english, data_root, 10000))
+    assert forward == [(english, chinese) for chinese, english in backward] and 200 < len(forward) < 800
+    assert any("\u4e00" <= character <= "\u9fff" for character in forward[0][1])  # the Chinese side
+
+
+def test_a_users_tatoeba_file_pairs_english_with_its_other_column(tmp_path):
+    path = _write(tmp_path / "deu.txt", [f"Hello {i}.\tHallo {i}.\tCC-BY 2.0 (France) Attribution: tatoeba.org #{i}"
+                                         for i in range(3000)])
+    corpus = corpus_registry.tatoeba_file_corpus(path, "de", "en")
+    assert (corpus.name, corpus.source_language, corpus.target_language) == ("tatoeba_deen", "de", "en")
+    read = {split: list(PairReader(part, [path], 1000)) for split, (part,) in corpus.splits.items()}
+    assert sum(len(pairs) for pairs in read.values()) == 3000 and read["test"] and read["dev"]
+    assert all(source.startswith("Hallo") and target.startswith("Hello") for source, target in read["train"])
+    with pytest.raises(ValueError, match="a Tatoeba file pairs English with one other language; got 'de' -> 'fr'"):
+        corpus_registry.tatoeba_file_corpus(path, "de", "fr")
+    with pytest.raises(ValueError, match="--source_language='german' is not a language code"):
+        corpus_registry.tatoeba_file_corpus(path, "german", "en")
+
+
+def test_a_tatoeba_line_with_one_column_is_named_with_its_line_number(tmp_path):
+    path = _write(tmp_path / "cmn.txt", ["Hi.\t嗨。", "Run!", "Stop!\t住手！"])
+    (part,) = corpus_registry.tatoeba_file_corpus(path, "en", "zh").splits["train"]
+    with pytest.raises(ValueError, match=rf"{path}:2: expected at least 2 tab-separated columns, found 1"):
+        list(PairReader(part, [path], 1000))
 
 
 def test_wmt14_has_the_papers_training_corpora_and_newstest_dev_and_test():

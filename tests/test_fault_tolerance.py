@@ -145,7 +145,8 @@ def test_a_build_killed_before_it_finishes_leaves_the_earlier_build_as_it_was(to
     output = tmp_path / "data"
     arguments = [sys.executable, "-m", "rnnsearch_tf.cli.main", "build-data", "--corpus=text_files", f"--output_dir={output}",
                  f"--train_source={raw / 'train.en'}", f"--train_target={raw / 'train.fr'}",
-                 f"--dev_source={raw / 'dev.en'}", f"--dev_target={raw / 'dev.fr'}", "--num_shards=2"]
+                 f"--dev_source={raw / 'dev.en'}", f"--dev_target={raw / 'dev.fr'}", "--num_shards=2",
+                 "--source_language=en", "--target_language=fr"]
     first = run([*arguments, "--vocabulary_size=100"])
     assert first.returncode == 0, first.stderr[-3000:]
     before = {path.name: path.read_bytes() for path in output.iterdir()}

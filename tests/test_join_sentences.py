@@ -44,14 +44,35 @@ def test_text_files_and_bad_input(tmp_path):
     (tmp_path / "a.en").write_text("One.\nTwo.\nThree.\n", encoding="utf-8")
     (tmp_path / "a.fr").write_text("Un.\nDeux.\n", encoding="utf-8")
     result = _run(f"--source={tmp_path / 'a.en'}", f"--target={tmp_path / 'a.fr'}", f"--output_dir={tmp_path}/o")
+    assert result.returncode == 1 and "--source_language is required with --source" in result.stderr
+    languages = ("--source_language=en", "--target_language=fr")
+    result = _run(f"--source={tmp_path / 'a.en'}", f"--target={tmp_path / 'a.fr'}", f"--output_dir={tmp_path}/o",
+                  *languages)
     assert result.returncode == 1 and "line counts differ" in result.stderr and "a.fr has 2 lines" in result.stderr
     result = _run("--corpus=multi30k_enfr", "--split=nope", f"--data_dir={tmp_path}", f"--output_dir={tmp_path}/o")
     assert result.returncode == 1 and "has no split 'nope'" in result.stderr
     (tmp_path / "a.fr").write_text("Un.\nDeux.\nTrois.\n", encoding="utf-8")
     result = _run(f"--source={tmp_path / 'a.en'}", f"--target={tmp_path / 'a.fr'}", "--sizes=4",
-                  f"--output_dir={tmp_path}/o")
+                  f"--output_dir={tmp_path}/o", *languages)
     assert result.returncode == 1 and "too few for sizes [4]" in result.stderr
     result = _run(f"--source={tmp_path / 'a.en'}", f"--target={tmp_path / 'a.fr'}", "--sizes=3",
-                  f"--output_dir={tmp_path}/o")
+                  f"--output_dir={tmp_path}/o", *languages)
     assert result.returncode == 0, result.stderr[-2000:]
     assert (tmp_path / "o/target.txt").read_text(encoding="utf-8") == "Un. Deux. Trois.\n"
+
+
+def test_german_and_chinese_sources_are_counted_in_their_own_units(tmp_path):
+    german = ["Ein Mann, z.B. ein Koch, kocht.", "Zwei Hunde rennen."]  # 8 and 4 Moses tokens
+    chinese = ["我很好。", "你呢？"]  # 4 and 3 characters
+    (tmp_path / "a.de").write_text("".join(line + "\n" for line in german), encoding="utf-8")
+    (tmp_path / "a.zh").write_text("".join(line + "\n" for line in chinese), encoding="utf-8")
+    for source, target, languages, length, unit in (("a.de", "a.zh", ("de", "zh"), 12, "Moses tokens"),
+                                                   ("a.zh", "a.de", ("zh", "de"), 7, "characters")):
+        result = _run(f"--source={tmp_path / source}", f"--target={tmp_path / target}", "--sizes=2",
+                      f"--source_language={languages[0]}", f"--target_language={languages[1]}",
+                      f"--output_dir={tmp_path}/out_{source}")
+        assert result.returncode == 0, result.stderr[-2000:]
+        summary = json.loads((tmp_path / f"out_{source}" / "summary.json").read_text())
+        assert summary["source_length"] == f"{unit} of the joined source"
+        assert summary["pairs_per_source_length"]["10-20" if length >= 10 else "0-10"] == 1
+    assert (tmp_path / "out_a.zh/source.txt").read_text(encoding="utf-8") == "我很好。 你呢？\n"

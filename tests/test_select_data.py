@@ -41,7 +41,7 @@ def _corpora(tmp_path):
 def _files(tmp_path, *extra):
     return (f"--in_domain_source={tmp_path / 'in.en.gz'}", f"--in_domain_target={tmp_path / 'in.fr.gz'}",
             f"--general_source={tmp_path / 'general.en'}", f"--general_target={tmp_path / 'general.fr'}",
-            "--order=2", "--unk_cutoff=1", *extra)
+            "--order=2", "--unk_cutoff=1", "--source_language=en", "--target_language=fr", *extra)
 
 
 def test_the_command_keeps_the_captions_within_max_words_in_aligned_files(tmp_path):
@@ -93,10 +93,25 @@ def test_bad_input_is_one_line_naming_the_files(tmp_path):
     assert result.returncode == 1 and f"no sentence pairs in {tmp_path / 'general.en'}" in result.stderr
     result = _run("--in_domain_corpus=multi30k_enfr:nope", f"--general_source={tmp_path / 'general.en'}",
                   f"--general_target={tmp_path / 'general.en'}", f"--data_dir={tmp_path}", "--max_words=4",
-                  f"--output_dir={tmp_path / 'out'}")
+                  "--source_language=en", "--target_language=fr", f"--output_dir={tmp_path / 'out'}")
     assert result.returncode == 1 and "has no split 'nope'" in result.stderr
     result = _run(f"--general_source={tmp_path / 'general.en'}", "--max_words=4", f"--output_dir={tmp_path / 'out'}")
     assert result.returncode == 1 and "--general_source and --general_target go together" in result.stderr
     result = _run(f"--general_source={tmp_path / 'general.en'}", f"--general_target={tmp_path / 'general.en'}",
                   "--max_words=4", f"--output_dir={tmp_path / 'out'}")
     assert result.returncode == 1 and "--in_domain_corpus or --in_domain_source" in result.stderr
+
+
+def test_text_files_need_their_languages_and_any_code_is_taken(tmp_path):
+    _corpora(tmp_path)
+    files = [argument for argument in _files(tmp_path) if "_language=" not in argument]
+    result = _run(*files, "--max_words=42", f"--output_dir={tmp_path / 'out'}")
+    assert result.returncode == 1 and "--source_language is required with --general_source" in result.stderr
+    result = _run(*files, "--source_language=english", "--target_language=fr", "--max_words=42",
+                  f"--output_dir={tmp_path / 'out'}")
+    assert result.returncode == 1 and "flag --source_language=english: not a language code" in result.stderr
+    result = _run(*files, "--source_language=de", "--target_language=cs", "--max_words=42",
+                  f"--output_dir={tmp_path / 'out'}")  # the languages name the files; any pair is taken
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert len((tmp_path / "out/train.de").read_text(encoding="utf-8").splitlines()) == 3
+    assert (tmp_path / "out/train.cs").exists()

@@ -14,9 +14,9 @@ import sentencepiece
 
 from conftest import REPO_ROOT, fresh_python
 from data_pipeline.constants import EOS_TOKEN
+from data_pipeline.export_dir import MODEL_SERVER_TF_TEXT_OPS, ExportVersion, graph_ops
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.translator import Translator
-from rnnsearch_tf.utils.exports import MODEL_SERVER_TF_TEXT_OPS, graph_ops, read_saved_model
 from serving.model_manager import ModelManager
 from serving.page import Page
 from serving.servable import Servable
@@ -60,6 +60,7 @@ def test_build_data_learns_per_language_models_when_asked(tmp_path):
     stdout, _ = _rnnsearch(
         "build-data", "--corpus=text_files", f"--train_source={files['train'][0]}", f"--train_target={files['train'][1]}",
         "--subwords=sentencepiece", "--subword_model=unigram", "--subword_vocabulary_size=300", "--nojoint_subwords",
+        "--source_language=en", "--target_language=fr",
         f"--output_dir={tmp_path / 'data'}")
     metadata = json.loads((tmp_path / "data" / "metadata.json").read_text())
     assert [metadata["codec"][side]["model"] for side in ("source", "target")] == ["source_spm.model",
@@ -176,7 +177,7 @@ def test_export_uses_model_server_ops_and_translates_as_the_model_dir(subwords, 
         "ops = op_def_pb2.OpList()\n"
         "ops.ParseFromString(pywrap_tf_session.TF_GetBuffer(pywrap_tf_session.TF_GetAllOpList()))\n"
         "print(' '.join(op.name for op in ops.op))\n"))
-    ops = graph_ops(read_saved_model(version))
+    ops = graph_ops(ExportVersion(version).read_saved_model())
     assert {"SentencepieceOp", "SentencepieceTokenizeOp", "SentencepieceDetokenizeOp"} <= ops
     assert ops - core - MODEL_SERVER_TF_TEXT_OPS == set()
     by_export, _ = _rnnsearch("translate", f"--saved_model={exported}", "--noprogress", stdin="\n".join(SOURCES) + "\n")

@@ -168,3 +168,39 @@ def test_text_becomes_ids_in_one_place():
     assert sorted(name for name, text in sources.items() if ours.search(text)) == ["data_pipeline/text_codec.py"]
     opened = re.compile(r"(open|GFile)\([^)]*vocab")  # a vocabulary file opened to be read or written
     assert sorted(name for name, text in sources.items() if opened.search(text)) == []
+
+
+@pytest.fixture(scope="module")
+def chinese_codec(tmp_path_factory, data_root):
+    """A SentencePiece codec of 4,000 pieces learned from the Chinese side of Tatoeba cmn-eng."""
+    import gzip
+
+    folder = tmp_path_factory.mktemp("chinese")
+    with gzip.open(data_root / "tatoeba" / "cmn-eng.tsv.gz", "rt", encoding="utf-8") as stream:
+        lines = [line.rstrip("\n").split("\t")[1] for _, line in zip(range(6000), stream)]
+    (folder / "train.zh").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    model, vocabulary = folder / "spm.model", folder / "vocab.tsv"
+    text_codec.learn_sentencepiece([folder / "train.zh"], model, "bpe", 4000, seed=1)
+    Vocabulary.write_pieces(vocabulary, text_codec.sentencepiece_pieces(model), {}, 0)
+    return TextCodec("zh", vocabulary, "sentencepiece", model), lines
+
+
+def test_chinese_text_reads_back_exactly_full_width_punctuation_included(chinese_codec):
+    codec, lines = chinese_codec
+    back = [text.decode("utf-8") for text in codec.detokenize(codec.tokenize(tf.constant(lines))).numpy()]
+    assert back == lines  # NFKC normalisation would have turned "？" into "?" in about one line in five
+    assert sum("？" in line or "，" in line for line in lines) > 900
+
+
+def test_counting_tokens_are_moses_words_or_the_characters_of_a_script_without_spaces():
+    words = text_codec.counting_tokens(tf.constant(["Ein Mann, z.B. heute."]), "de")
+    characters = text_codec.counting_tokens(tf.constant(["我很 好。"]), "zh")
+    assert _strings(words) == [["Ein", "Mann", ",", "z.B.", "heute", "."]]
+    assert _strings(characters) == [["我", "很", "好", "。"]]
+
+
+def test_a_language_is_a_checked_code_and_words_need_spaces():
+    with pytest.raises(ValueError, match="language='english' is not a language code"):
+        TextCodec("english")
+    with pytest.raises(ValueError, match="Chinese is written without spaces between words.*--subwords=sentencepiece"):
+        TextCodec("zh")

@@ -19,3 +19,5 @@ def _run(args, text):
 def test_tokenize_and_detokenize_filter_stdin():
     assert _run(["--lang=fr"], "L'homme a 3,5 kg.\n\nQu'il vienne !\n") == "L' homme a 3,5 kg .\n\nQu' il vienne !\n"
     assert _run(["--lang=en", "--detokenize"], "It 's  1,000 \" cats \" .\n") == 'It\'s 1,000 "cats".\n'
+    assert _run(["--lang=de"], "Er kam z.B. gestern, usw. Dann ging er.\n") == (
+        "Er kam z.B. gestern , usw. Dann ging er .\n")

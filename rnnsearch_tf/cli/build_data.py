@@ -1,8 +1,11 @@
 """Builds a corpus into vocabularies, TFRecord shards and metadata.json, once, before training.
 
     rnnsearch build-data --flagfile=configs/data/multi30k.flags --output_dir=/tmp/m30k
-    rnnsearch build-data --corpus=text_files --train_source=a.en --train_target=a.fr \
-        --output_dir=/tmp/mine
+    rnnsearch build-data --flagfile=configs/data/multi30k_deen.flags --output_dir=/tmp/m30k_deen
+    rnnsearch build-data --corpus=text_files --train_source=a.sw --train_target=a.en \
+        --source_language=sw --target_language=en --output_dir=/tmp/mine
+    rnnsearch build-data --corpus=tatoeba_file --tatoeba_file=deu.txt --source_language=de \
+        --target_language=en --output_dir=/tmp/tatoeba_deen    # a manythings.org download
     rnnsearch build-data --flagfile=configs/data/tatoeba.flags --output_dir=/tmp/tatoeba \
         --vocabulary_from=/tmp/m30k_model    # a trained model's vocabularies, to continue training it
 """
@@ -18,10 +21,16 @@ from data_pipeline import text_codec
 from data_pipeline.data_dir import DataDir
 from data_pipeline.dataset_builder import DatasetBuilder
 from data_pipeline.sentence_joiner import MAX_JOINED_SENTENCES
+from rnnsearch_tf.cli import language_flags
 
+_TEXT_FILES, _TATOEBA_FILE = "text_files", "tatoeba_file"
 _CORPUS = flags.DEFINE_string(
-    "corpus", None, f"Registered corpus ({', '.join(corpus_registry.CORPORA)}) or 'text_files'."
+    "corpus", None, f"Registered corpus ({', '.join(corpus_registry.CORPORA)}), '{_TEXT_FILES}' (--train_source ..., "
+    f"--source_language, --target_language) or '{_TATOEBA_FILE}' (--tatoeba_file, the languages)."
 )
+_TATOEBA = flags.DEFINE_string(
+    "tatoeba_file", None, f"With --corpus={_TATOEBA_FILE}: a manythings.org Tatoeba file (English, a tab, the other "
+    "language[, a tab, the attribution]; plain or gzip), split by a hash of its English side as the registered ones.")
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", None, "Folder for shards, vocabularies and metadata.json.")
 _DATA_DIR = flags.DEFINE_string(
     "data_dir", None, f"Folder of corpus files; default: ${data_files.DATA_ENVIRONMENT_VARIABLE}."
@@ -67,8 +76,8 @@ _COPY_SHARE = flags.DEFINE_float(
     "to copy names and numbers it never saw (data_pipeline/copy_pairs.py; needs --subwords). 0: none."
 )
 _ALLOW_DOWNLOAD = flags.DEFINE_bool("allow_download", False, "Download missing corpus files.")
-_SOURCE_LANGUAGE = flags.DEFINE_enum("source_language", "en", ["en", "fr"], "Source language (text_files).")
-_TARGET_LANGUAGE = flags.DEFINE_enum("target_language", "fr", ["en", "fr"], "Target language (text_files).")
+_LANGUAGES = language_flags.define_language_flags(f"--corpus={_TEXT_FILES} or {_TATOEBA_FILE} (a registered corpus "
+                                                  "knows its own; given, they must agree)")
 _SPLIT_FILES = {
     split: (
         flags.DEFINE_string(f"{split}_source", None, f"Source text of the {split} split (text_files)."),
@@ -79,21 +88,32 @@ _SPLIT_FILES = {
 flags.mark_flags_as_required(["corpus", "output_dir"])
 
 
+def corpus_of_flags():
+    """The `ParallelCorpus` --corpus names, with the languages of --source_language and --target_language."""
+    if _CORPUS.value == _TEXT_FILES:
+        files = {split: (source.value, target.value) for split, (source, target) in _SPLIT_FILES.items()
+                 if source.value or target.value}
+        return corpus_registry.text_file_corpus(*language_flags.required_languages(_LANGUAGES, f"--corpus={_TEXT_FILES}"),
+                                                files)
+    if _CORPUS.value == _TATOEBA_FILE:
+        if _TATOEBA.value is None:
+            raise ValueError(f"--corpus={_TATOEBA_FILE} needs --tatoeba_file")
+        return corpus_registry.tatoeba_file_corpus(
+            _TATOEBA.value, *language_flags.required_languages(_LANGUAGES, f"--corpus={_TATOEBA_FILE}"))
+    corpus = corpus_registry.get_corpus(_CORPUS.value)
+    for holder in _LANGUAGES:
+        registered = getattr(corpus, holder.name)
+        if holder.value not in (None, registered):
+            raise ValueError(f"--{holder.name}={holder.value} but corpus {corpus.name}'s is {registered!r}: leave "
+                             f"the flag out, or name the corpus of that pair (e.g. "
+                             f"{corpus.name.rsplit('_', 1)[0]}_<source><target>)")
+    return corpus
+
+
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-    if _CORPUS.value == "text_files":
-        corpus = corpus_registry.text_file_corpus(
-            _SOURCE_LANGUAGE.value,
-            _TARGET_LANGUAGE.value,
-            {
-                split: (source.value, target.value)
-                for split, (source, target) in _SPLIT_FILES.items()
-                if source.value or target.value
-            },
-        )
-    else:
-        corpus = corpus_registry.get_corpus(_CORPUS.value)
+    corpus = corpus_of_flags()
     data_root = data_files.data_root_from_environment(_DATA_DIR.value)
     builder = DatasetBuilder(
         corpus,

@@ -2,14 +2,15 @@
 
     rnnsearch join-sentences --corpus=multi30k_enfr --split=test --output_dir=work_dirs/long/test_2016_joined
     rnnsearch join-sentences --corpus=wmt14_enfr --split=test --sizes=1 --output_dir=work_dirs/long/newstest2014
-    rnnsearch join-sentences --source=a.en --target=a.fr --sizes=4 --output_dir=work_dirs/long/mine_4
+    rnnsearch join-sentences --source=a.de --target=a.en --source_language=de --target_language=en --sizes=4 \
+        --output_dir=work_dirs/long/mine_4
 
 For each size k of `--sizes` (default 2,3,4,5) the pairs are cut into consecutive groups of k (lines
 1..k, k+1..2k, ...) and each group is joined into one pair, sources with a space and targets with a
 space (`SentenceJoiner`). Writes `source.txt` and `target.txt` (for `rnnsearch evaluate --source
 --reference`), `lines.txt` (per joined pair: `FIRST-LAST` input lines, 1-based, as read after empty lines
 are dropped) and `summary.json` (inputs with sha256, pairs per size and per 10-token bin of source Moses
-tokens), and prints the bins. The same input and sizes give the same files.
+tokens, or characters for a language written without spaces), and prints the bins. The same input and sizes give the same files.
 """
 
 import json
@@ -23,20 +24,21 @@ from data_pipeline import corpus_registry
 from data_pipeline import data_files
 from data_pipeline import pair_reader
 from data_pipeline.sentence_joiner import JOINED_SIZES, LENGTH_BINS, SentenceJoiner
-from data_pipeline.text_codec import TextCodec
+from data_pipeline import languages
+from data_pipeline.text_codec import counting_tokens
+from rnnsearch_tf.cli import language_flags
 
 _CORPUS = flags.DEFINE_string("corpus", None, f"Registered corpus ({', '.join(corpus_registry.CORPORA)}).")
 _SPLIT = flags.DEFINE_string("split", "test", "Split of --corpus to join.")
 _SOURCE = flags.DEFINE_string("source", None, "Instead of --corpus: source sentences, one per line (plain or gzip).")
 _TARGET = flags.DEFINE_string("target", None, "With --source: their translations, line-aligned.")
-_SOURCE_LANGUAGE = flags.DEFINE_enum("source_language", "en", ["en", "fr"], "Source language (--source).")
+_LANGUAGES = language_flags.define_language_flags("--source and --target")
 _SIZES = flags.DEFINE_list("sizes", [str(size) for size in JOINED_SIZES], "Sentences per joined pair; 1 keeps them.")
 _OUTPUT_DIR = flags.DEFINE_string("output_dir", None, "Folder for source.txt, target.txt, lines.txt, summary.json.")
 _DATA_DIR = flags.DEFINE_string(
     "data_dir", None, f"Folder of corpus files; default: ${data_files.DATA_ENVIRONMENT_VARIABLE}."
 )
 flags.mark_flag_as_required("output_dir")
-_OTHER_LANGUAGE = {"en": "fr", "fr": "en"}
 _NO_LINE_LIMIT = 10**9  # test sentences are kept whatever their length (PairReader's max_line_chars)
 
 
@@ -78,15 +80,14 @@ def main(argv):
     else:
         if _TARGET.value is None:
             raise app.UsageError("--source needs --target")
-        corpus = corpus_registry.text_file_corpus(
-            _SOURCE_LANGUAGE.value, _OTHER_LANGUAGE[_SOURCE_LANGUAGE.value], {"test": (_SOURCE.value, _TARGET.value)}
-        )
+        corpus = corpus_registry.text_file_corpus(*language_flags.required_languages(_LANGUAGES, "--source"),
+                                                  {"test": (_SOURCE.value, _TARGET.value)})
         pairs, paths = read_pairs(corpus, "test", None)
-        source_language = _SOURCE_LANGUAGE.value
+        source_language = corpus.source_language
     joined = SentenceJoiner(sizes).join([source for source, _ in pairs], [target for _, target in pairs])
     if not joined:
         raise ValueError(f"{len(pairs)} sentence pairs read from {paths[0]}: too few for sizes {sizes}")
-    tokens = TextCodec(source_language).tokenize(tf.constant([pair.source for pair in joined]))  # Moses tokens
+    tokens = counting_tokens(tf.constant([pair.source for pair in joined]), source_language)
     lengths = tokens.row_lengths().numpy().tolist()
     output_dir = pathlib.Path(_OUTPUT_DIR.value)
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -103,7 +104,8 @@ def main(argv):
         pairs=len(joined),
         pairs_per_size={str(size): sum(pair.sentences == size for pair in joined) for size in sizes},
         pairs_per_source_length=length_bins(lengths),
-        source_length="Moses tokens of the joined source",
+        source_length=("Moses tokens" if languages.writes_words_apart(source_language) else "characters")
+        + " of the joined source",
     )
     (output_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     bins = ", ".join(f"{label}: {count}" for label, count in summary["pairs_per_source_length"].items())

@@ -23,6 +23,7 @@ from absl import app, flags
 
 from data_pipeline import corpus_registry, data_files, pair_reader
 from data_pipeline.data_selection import SIDES, DataSelection, keep_best, random_ranking, tokenize
+from rnnsearch_tf.cli import language_flags
 
 _CORPORA = {
     role: (
@@ -34,8 +35,7 @@ _CORPORA = {
     )
     for role in ("in_domain", "general")
 }
-_SOURCE_LANGUAGE = flags.DEFINE_enum("source_language", "en", ["en", "fr"], "Source language of text files.")
-_TARGET_LANGUAGE = flags.DEFINE_enum("target_language", "fr", ["en", "fr"], "Target language of text files.")
+_LANGUAGES = language_flags.define_language_flags("text files")
 _MAX_WORDS = flags.DEFINE_integer("max_words", None, "Words kept (Moses tokens of both sides of the kept pairs).",
                                   lower_bound=1, required=True)
 _SIDE = flags.DEFINE_enum("side", "both", SIDES, "Score both sides of a pair (summed) or the source side only.")
@@ -53,15 +53,20 @@ _OUTPUT_DIR = flags.DEFINE_string("output_dir", None, "Folder for the kept pairs
                                   required=True)
 
 
-def corpus_and_split(role):
-    """(ParallelCorpus, split name) of the --{role}_* flags: a registered corpus's split or two text files."""
+def check_given(role):
+    """app.UsageError unless the --{role}_* flags name a registered corpus or both text files."""
     corpus_flag, source, target = _CORPORA[role]
     if (corpus_flag.value is None) == (source.value is None and target.value is None):
         raise app.UsageError(f"give either --{role}_corpus or --{role}_source and --{role}_target")
+    if corpus_flag.value is None and (source.value is None or target.value is None):
+        raise app.UsageError(f"--{role}_source and --{role}_target go together")
+
+
+def corpus_and_split(role):
+    """(ParallelCorpus, split name) of the --{role}_* flags: a registered corpus's split or two text files."""
+    corpus_flag, source, target = _CORPORA[role]
     if corpus_flag.value is None:
-        if source.value is None or target.value is None:
-            raise app.UsageError(f"--{role}_source and --{role}_target go together")
-        files = corpus_registry.text_file_corpus(_SOURCE_LANGUAGE.value, _TARGET_LANGUAGE.value,
+        files = corpus_registry.text_file_corpus(*language_flags.required_languages(_LANGUAGES, f"--{role}_source"),
                                                  {role: (source.value, target.value)})
         return files, role
     name, _, split = corpus_flag.value.partition(":")
@@ -126,6 +131,8 @@ def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     data_root = data_files.data_root_from_environment(_DATA_DIR.value)
+    for role in ("general", "in_domain"):
+        check_given(role)
     (general, general_split), (in_domain, in_domain_split) = corpus_and_split("general"), corpus_and_split("in_domain")
     if (in_domain.source_language, in_domain.target_language) != (general.source_language, general.target_language):
         raise ValueError(f"the in-domain corpus is {in_domain.source_language}-{in_domain.target_language}, the "

@@ -1,6 +1,7 @@
 """Filters stdin to stdout through a text codec, so you see exactly what the model sees.
 
     echo "L'homme a 3,5 kg." | rnnsearch tokenize --lang=fr                    # Moses words
+    echo "Ein Mann, z.B. heute." | rnnsearch tokenize --lang=de              # German prefixes ("z.B.")
     echo "The Brakkenfeld family." | rnnsearch tokenize --model_dir=M          # M's source codec (pieces)
     rnnsearch tokenize --model_dir=M --side=target --detokenize < pieces.txt  # tokens back to text
 """
@@ -11,11 +12,13 @@ import tensorflow as tf
 from absl import app
 from absl import flags
 
+from data_pipeline import languages
 from data_pipeline.data_dir import DataDir
 from data_pipeline.text_codec import TextCodec
 from rnnsearch_tf.models.model_dir import ModelDir
 
-_LANG = flags.DEFINE_enum("lang", None, ["en", "fr"], "Language of the text: Moses' word-level rules.")
+_LANG = flags.DEFINE_string(
+    "lang", None, "Language of the text, a code (e.g. de, cs, fr): Moses' word-level rules for it (sacremoses').")
 _MODEL_DIR = flags.DEFINE_string(
     "model_dir", None, "Instead of --lang: the text codec of this model directory (or built data directory)."
 )
@@ -30,7 +33,7 @@ def codec():
     if (_LANG.value is None) == (_MODEL_DIR.value is None):
         raise app.UsageError("give exactly one of --lang and --model_dir")
     if _LANG.value:
-        return TextCodec(_LANG.value)
+        return TextCodec(languages.check(_LANG.value, "--lang"))
     model_dir = ModelDir(_MODEL_DIR.value)
     return (model_dir if model_dir.has_model() else DataDir(_MODEL_DIR.value)).codec(_SIDE.value)
 
