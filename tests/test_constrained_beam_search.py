@@ -1,6 +1,8 @@
-"""Dynamic beam allocation (`ConstrainedBeamSearch`): against `BeamSearch` without constraints, against a
-brute-force search with them, its constraint bookkeeping against a Python port of Sockeye's, and its second
-pass (the sentences the free search did not satisfy) against each sentence searched alone."""
+"""Dynamic beam allocation (`ConstrainedBeamSearch`): against `BeamSearch` without constraints and with a beam
+of one, against a brute-force search with them, its constraint bookkeeping against a Python port of Sockeye's,
+and its second pass (the sentences the free search did not satisfy) against each sentence searched alone. The
+comparisons with `BeamSearch` run the banked search on every sentence (`constrained_pass`) besides `search`,
+whose free pass is `BeamSearch` itself wherever the free hypotheses hold the phrases."""
 
 import itertools
 
@@ -93,6 +95,14 @@ def test_phrases_met_looks_for_each_phrase_before_eos():
     assert phrases_met(ids, lengths, phrases).numpy().tolist() == [[[True, True, False, True, False]]]
 
 
+# How each way into the search gives `BeamSearch`'s result without constraints: `search` by its free pass,
+# `BeamSearch` itself; `constrained_pass` by dynamic beam allocation over one bank, keeping every sentence in
+# its batch to the end, as `BeamSearch(drop_finished=False)` does (a batch that shrinks, as `BeamSearch`'s does
+# by default, may round a log-probability otherwise).
+PASSES = [("search", True), ("constrained_pass", False)]
+
+
+@pytest.mark.parametrize("method, drop_finished", PASSES)
 @pytest.mark.parametrize(
     "options",
     [
@@ -101,28 +111,60 @@ def test_phrases_met_looks_for_each_phrase_before_eos():
         dict(beam_size=5, num_hypotheses=3, length_normalization="length", early_stopping=True),
     ],
 )
-def test_no_constraints_is_beam_search_bit_for_bit(options):
+def test_no_constraints_is_beam_search_bit_for_bit(options, method, drop_finished):
     model = HashModel(vocab_size=11, seed=5, eos_logit_shift=-1.0)
     state = model.initial_state(4, seed=2)
-    expected = numpy_result(BeamSearch(model.symbols_to_logits_fn, **options).search(state, 9))
-    search = ConstrainedBeamSearch(model.symbols_to_logits_fn, **options)
+    expected = numpy_result(BeamSearch(model.symbols_to_logits_fn, drop_finished=drop_finished, **options).search(
+        state, 9))
+    search = getattr(ConstrainedBeamSearch(model.symbols_to_logits_fn, **options), method)
     for constraint_ids in (tf.zeros([4, 0, 0], tf.int32), tf.zeros([4, 2, 3], tf.int32)):
-        result = numpy_result(search.search(state, 9, constraint_ids=constraint_ids))
+        result = numpy_result(search(state, 9, constraint_ids=constraint_ids))
+        assert result["constraints_met"].all()
         for name, value in expected.items():
             np.testing.assert_array_equal(result[name], value, err_msg=name)
 
 
-def test_unconstrained_sentences_of_a_constrained_batch_are_searched_as_beam_search():
+@pytest.mark.parametrize("method, drop_finished", PASSES)
+def test_unconstrained_sentences_of_a_constrained_batch_are_searched_as_beam_search(method, drop_finished):
+    """With `constrained_pass` the sentences without constraints share the banked search with one that has
+    some: each has one bank of its own."""
     model = HashModel(vocab_size=11, seed=1)
     state = model.initial_state(3, seed=4)
-    expected = numpy_result(BeamSearch(model.symbols_to_logits_fn, beam_size=4).search(state, 9))
+    expected = numpy_result(BeamSearch(model.symbols_to_logits_fn, beam_size=4, drop_finished=drop_finished).search(
+        state, 9))
     constraint_ids = tf.constant([[[0, 0]], [[7, 8]], [[0, 0]]])
-    result = numpy_result(ConstrainedBeamSearch(model.symbols_to_logits_fn, beam_size=4).search(
-        state, 9, constraint_ids=constraint_ids))
+    search = getattr(ConstrainedBeamSearch(model.symbols_to_logits_fn, beam_size=4), method)
+    result = numpy_result(search(state, 9, constraint_ids=constraint_ids))
     for sentence in (0, 2):
         assert hypotheses(result, sentence) == hypotheses(expected, sentence)
         assert result["scores"][sentence] == expected["scores"][sentence]
     assert contains(hypotheses(result, 1)[0], [7, 8])
+
+
+def test_with_a_beam_of_one_a_phrase_is_taken_first_then_the_search_is_greedy():
+    """A beam of one keeps the first candidate of the striped order, the best of the bank of most constraint
+    tokens met: the phrase's tokens are taken at the first steps, after which every candidate has met them all
+    (one bank) and the search is greedy: `BeamSearch` with the phrase as its forced prefix. Sentences 0 and 1
+    are constrained by the first words of their greedy translation, which the free hypothesis already holds:
+    the banked search must give that translation itself; 2 and 3 by words it lacks."""
+    model = HashModel(vocab_size=11, seed=5)
+    state = model.initial_state(4, seed=3)
+    greedy_search = BeamSearch(model.symbols_to_logits_fn, beam_size=1, drop_finished=False)
+    greedy = numpy_result(greedy_search.search(state, 9))
+    phrases = np.array([[7, 0], [5, 8], [4, 6], [9, 0]])  # [batch, phrase_len]
+    assert [hypotheses(greedy, sentence)[0][:2] for sentence in range(2)] == [[7, 7], [5, 8]]
+    assert not any(token in hypotheses(greedy, sentence)[0] for sentence in (2, 3) for token in phrases[sentence])
+    expected = numpy_result(greedy_search.search(state, 9, prefix_ids=tf.constant(phrases)))
+    for sentence in (0, 1):
+        assert hypotheses(expected, sentence) == hypotheses(greedy, sentence)
+    search = ConstrainedBeamSearch(model.symbols_to_logits_fn, beam_size=1)
+    result = numpy_result(search.constrained_pass(state, 9, tf.constant(phrases[:, None, :])))
+    assert result["constraints_met"].all()
+    assert sorted(expected) == sorted(set(result) - {"constraints_met"})
+    for name in ("ids", "lengths", "alignments"):
+        np.testing.assert_array_equal(result[name], expected[name], err_msg=name)
+    for name in ("log_probs", "scores", "token_log_probs"):  # a constraint token's is a log-softmax, a prefix's not
+        np.testing.assert_allclose(result[name], expected[name], rtol=1e-6, atol=0, err_msg=name)
 
 
 @pytest.mark.parametrize("beam_size", [3, 5, 12])
@@ -145,25 +187,36 @@ def test_every_hypothesis_holds_every_constraint(beam_size):
                     result["log_probs"][sentence][hypotheses(result, sentence).index(ids)], rtol=1e-5)
 
 
-def test_a_beam_wider_than_every_prefix_finds_the_best_constrained_hypothesis():
-    """With more hypotheses kept than there are prefixes of the length bound, nothing is pruned: the
-    search returns the best of all sequences that hold the constraints (brute force)."""
-    vocab_size, maximum_length = 7, 5
+@pytest.mark.parametrize("method", ["search", "constrained_pass"])
+def test_a_beam_wider_than_every_step_s_candidates_finds_the_best_constrained_hypothesis(method):
+    """With more hypotheses kept than a step has candidates, nothing is pruned: the search returns the best of
+    all sequences that hold the constraints (brute force). Four words (4-7; PAD, BOS and UNK are forbidden) and
+    at most 5 tokens: the fourth step has the most candidates, the 4^3 alive hypotheses extended by 4 words and
+    by EOS, 4^4 + 4^3 = 320 (the fifth allows EOS only). The free best translation of sentence 3 holds its
+    phrases: the banked search (`constrained_pass`) must find it too, `BeamSearch`'s result. (No phrase here is
+    held only where it starts inside a broken-off start of itself, as "4 7" in "4 4 7": the bookkeeping,
+    Sockeye's `advance`, undoes the broken-off start without starting again at the token that broke it.)"""
+    vocab_size, maximum_length, beam_size = 8, 5, 4**4 + 4**3
+    forbidden_ids = (constants.PAD_ID, constants.BOS_ID, constants.UNK_ID)
     model = HashModel(vocab_size=vocab_size, seed=3)
-    state = model.initial_state(3, seed=1)
-    constraint_ids = np.array([[[5, 6], [4, 0]], [[4, 0], [0, 0]], [[6, 6], [0, 0]]])
-    search = ConstrainedBeamSearch(model.symbols_to_logits_fn, beam_size=vocab_size**3)
-    result = numpy_result(search.search(state, maximum_length, constraint_ids=tf.constant(constraint_ids)))
-    words = [token for token in range(vocab_size) if token != constants.EOS_ID]
-    for sentence in range(3):
-        best = max(
-            (model.sequence_log_prob(sentence, list(prefix) + [constants.EOS_ID]), list(prefix) + [constants.EOS_ID])
-            for length in range(maximum_length)
-            for prefix in itertools.product(words, repeat=length)
-            if all(contains(list(prefix), phrase) for phrase in constraint_ids[sentence].tolist())
-        )
+    state = model.initial_state(4, seed=1)
+    constraint_ids = np.array([[[5, 6], [4, 0]], [[4, 0], [0, 0]], [[6, 6], [0, 0]], [[4, 4], [7, 0]]])
+    search = ConstrainedBeamSearch(model.symbols_to_logits_fn, beam_size=beam_size, forbidden_ids=forbidden_ids)
+    result = numpy_result(getattr(search, method)(state, maximum_length, tf.constant(constraint_ids)))
+    words = [token for token in range(vocab_size) if token not in forbidden_ids + (constants.EOS_ID,)]
+    for sentence in range(4):
+        sequences = [(model.sequence_log_prob(sentence, list(prefix) + [constants.EOS_ID]),
+                      list(prefix) + [constants.EOS_ID])
+                     for length in range(maximum_length) for prefix in itertools.product(words, repeat=length)]
+        best = max((log_prob, ids) for log_prob, ids in sequences
+                   if all(contains(ids[:-1], phrase) for phrase in constraint_ids[sentence].tolist()))
+        assert (best == max(sequences)) == (sentence == 3)  # only sentence 3's free best holds its phrases
         assert hypotheses(result, sentence)[0] == best[1]
         np.testing.assert_allclose(result["log_probs"][sentence, 0], best[0], rtol=1e-5)
+    free = numpy_result(BeamSearch(model.symbols_to_logits_fn, beam_size=beam_size, forbidden_ids=forbidden_ids)
+                        .search(state, maximum_length))
+    assert hypotheses(result, 3) == hypotheses(free, 3)
+    assert result["scores"][3] == free["scores"][3]
 
 
 def test_constraints_that_do_not_fit_the_length_bound_are_reported_not_dropped():
@@ -232,6 +285,15 @@ def test_a_constrained_search_takes_no_prefix():
     with pytest.raises(ValueError, match="no prefix"):
         ConstrainedBeamSearch(model.symbols_to_logits_fn).search(
             model.initial_state(1), 5, constraint_ids=tf.constant([[[4]]]), prefix_ids=tf.constant([[4]]))
+
+
+@pytest.mark.parametrize("method", ["search", "constrained_pass"])
+def test_a_constrained_search_needs_a_dict_state(method):
+    model = HashModel()
+    state = model.initial_state(1)
+    with pytest.raises(ValueError, match="needs a dict state"):
+        getattr(ConstrainedBeamSearch(model.symbols_to_logits_fn), method)(
+            (state["prefix_hash"], state["source"]), 5, constraint_ids=tf.constant([[[4]]]))
 
 
 def test_with_word_continuations_a_phrase_ends_a_word():

@@ -38,8 +38,11 @@ def test_a_copy_pair_replaces_whole_words_alike_on_both_sides():
 def test_copy_pairs_give_each_candidate_its_share_in_order():
     pairs = [("Tom runs .", "Tom court ."), ("a dog .", "un chien ."), ("in 1961 .", "en 1961 .")]
     made = list(copy_pairs(pairs, candidates=2, count=4, seed=3))
-    assert [source.split()[0] for source, _ in made[:2]] != ["Tom", "Tom"] and len(made) == 4
-    assert all(source.endswith("runs .") for source, _ in made[:2])
+    assert len(made) == 4
+    for source, target in made[:2]:  # the first candidate's share: "Tom" made up anew, alike on both sides
+        name = source.split()[0]
+        assert name != "Tom"
+        assert (source, target) == (f"{name} runs .", f"{name} court .")
     assert all(source.startswith("in ") for source, _ in made[2:])
     assert made == list(copy_pairs(pairs, candidates=2, count=4, seed=3))
     counts = [len(list(copy_pairs(pairs, candidates=2, count=3, seed=seed))) for seed in range(200)]

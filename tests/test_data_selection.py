@@ -1,5 +1,6 @@
 """Cross-entropy difference data selection (Axelrod et al. 2011): ranking, its terms and the word budget."""
 
+import collections
 import itertools
 
 import numpy as np
@@ -49,21 +50,54 @@ def test_in_domain_like_pairs_are_ranked_first(side):
     assert set(scores.in_domain) == ({"source", "target"} if side == "both" else {"source"})
 
 
-def test_the_difference_is_the_library_s_per_word_entropies_computed_directly():
-    general = _general()
-    selection = DataSelection(_captions(), general, "en", "fr", side="both", order=3, unk_cutoff=1)
+def _witten_bell_cross_entropy(training, vocabulary, sentence):
+    """Bits per token (`</s>` included) of `sentence` under a bigram model of the `training` sentences (lists
+    of tokens), every word outside `vocabulary` read as `<UNK>`, computed by hand from the counts: Witten-Bell
+    interpolated with the unigram distribution, P(w | h) = (c(h w) + T(h) P(w)) / (c(h) + T(h)) with T(h) the
+    distinct words seen after h and P(w) = c(w) / N over the padded tokens; a context never seen gives P(w)."""
+    def padded(tokens):
+        return ["<s>"] + [token if token in vocabulary else "<UNK>" for token in tokens] + ["</s>"]
+
+    sentences = [padded(tokens) for tokens in training]
+    unigrams = collections.Counter(token for tokens in sentences for token in tokens)
+    bigrams = collections.Counter(pair for tokens in sentences for pair in zip(tokens, tokens[1:]))
+
+    def probability(context, word):
+        unigram = unigrams[word] / sum(unigrams.values())
+        after = [count for (first, _), count in bigrams.items() if first == context]  # c(h w) of each w seen
+        if not after:
+            return unigram
+        return (bigrams[context, word] + len(after) * unigram) / (sum(after) + len(after))
+
+    tokens = padded(sentence)
+    return -np.mean([np.log2(probability(context, word)) for context, word in zip(tokens, tokens[1:])])
+
+
+def test_the_difference_is_the_cross_entropy_difference_computed_from_the_counts():
+    """A corpus small enough to score by hand (Axelrod et al. 2011: the sum over both sides of H_in(s) -
+    H_general(s)): its general sample is the whole general corpus (fewer words than the in-domain text), the
+    vocabulary the in-domain words seen there too. The caption-like pair ranks first; the two news pairs, all
+    `<UNK>` on both sides, score alike and keep their order."""
+    in_domain = [("a dog runs", "un chien court"), ("a cat runs", "un chat court"), ("a dog sleeps", "un chien dort"),
+                 ("a cat sleeps", "un chat dort")]
+    general = [("the bank said", "la banque a dit"), ("a dog runs", "un chien court"),
+               ("the minister said", "le ministre a dit")]
+    selection = DataSelection(in_domain, general, "en", "fr", side="both", order=2, unk_cutoff=1)
+    assert sorted(selection.sample.tolist()) == [0, 1, 2]
+    vocabularies = {"source": {"a", "dog", "runs"}, "target": {"un", "chien", "court"}}
     scores = selection.scores()
-    for index in (0, 5):  # a news pair and a caption
-        expected = 0.0
-        for side, language in (("source", "en"), ("target", "fr")):
-            models = selection.models[side]
-            tokens = tokenize([general[index][0 if side == "source" else 1]], language)[0]
-            text_ngrams = list(ngrams(pad_both_ends(tokens, n=3), 3))
-            h_in, h_general = models.in_domain.entropy(text_ngrams), models.general.entropy(text_ngrams)
+    expected = np.zeros(len(general))
+    for column, side in enumerate(("source", "target")):
+        in_domain_side, general_side = ([pair[column].split() for pair in pairs] for pairs in (in_domain, general))
+        for index, sentence in enumerate(general_side):
+            h_in = _witten_bell_cross_entropy(in_domain_side, vocabularies[side], sentence)
+            h_general = _witten_bell_cross_entropy(general_side, vocabularies[side], sentence)
             assert scores.in_domain[side][index] == pytest.approx(h_in)
             assert scores.general[side][index] == pytest.approx(h_general)
-            expected += h_in - h_general
-        assert scores.difference[index] == pytest.approx(expected)
+            expected[index] += h_in - h_general
+    np.testing.assert_allclose(scores.difference, expected, rtol=1e-9)
+    assert expected[1] < 0 < expected[0] == expected[2]
+    assert selection.ranking().tolist() == [1, 0, 2]
 
 
 def test_per_word_entropy_is_the_mean_negative_log2_probability_of_a_fitted_nltk_model():

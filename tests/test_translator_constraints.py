@@ -6,6 +6,8 @@ import pytest
 import tensorflow as tf
 
 from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES
+from rnnsearch_tf.inference.sentence_search import with_eos
+from rnnsearch_tf.search.beam_search import BeamSearch
 
 TEXT = SENTENCES + ["", "the cat"]
 
@@ -38,6 +40,32 @@ def test_no_constraints_give_the_translation_of_translate(translators, name):
     for key, value in free.items():
         np.testing.assert_array_equal(constrained[key], value, err_msg=key)
     assert constrained["constraints_skipped"].all() and not constrained["constraints_met"].any()
+
+
+@pytest.mark.parametrize("name", ["rnnsearch", "rnnencdec", "ensemble"])
+def test_the_banked_search_without_constraints_is_the_model_s_beam_search(translators, name):
+    """`translate_constrained` keeps the free pass's translations where no phrase is asked for: the test above
+    checks that pass, `BeamSearch` itself. Here every sentence goes through the search under constraints
+    (`constrained_pass`, the strategy `translate_constrained` uses) over the model's own state and step: with no
+    phrase, one bank, it must give `BeamSearch`'s result bit for bit, alignments included. That `BeamSearch` keeps
+    every sentence in its batch to the end, as the constrained pass does (`drop_finished=False`)."""
+    translator = translators[name]
+    search = translator.search  # SentenceSearch
+    token_ids = translator.source_codec.lookup(translator.source_codec.tokenize(tf.constant(SENTENCES)))
+    state = search.model.encode(with_eos(token_ids))
+    maximum_lengths = search.search_config.maximum_target_length(tf.cast(token_ids.row_lengths(), tf.int32))
+    constrained = search.search_config.constrained_strategy(search.model.symbols_to_logits_fn)
+    beam_search = BeamSearch(search.model.symbols_to_logits_fn, constrained.beam_size, constrained.num_hypotheses,
+                             drop_finished=False, early_stopping=constrained.early_stopping,
+                             length_normalization=constrained.length_normalization,
+                             length_penalty_alpha=constrained.length_penalty_alpha,
+                             forbidden_ids=constrained.forbidden_ids)
+    expected = _numpy(beam_search.search(state, maximum_lengths))
+    result = _numpy(constrained.constrained_pass(state, maximum_lengths, tf.zeros([len(SENTENCES), 1, 2], tf.int32)))
+    assert sorted(result) == sorted(list(expected) + ["constraints_met"])
+    assert result["constraints_met"].all()
+    for key, value in expected.items():
+        np.testing.assert_array_equal(result[key], value, err_msg=key)
 
 
 @pytest.mark.parametrize("name", ["rnnsearch", "rnnencdec", "ensemble"])

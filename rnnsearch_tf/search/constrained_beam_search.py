@@ -145,7 +145,8 @@ class ConstrainedBeamSearch(BeamSearch):
     (`free_search`, a `BeamSearch`), and a sentence whose free hypotheses already hold every phrase keeps
     them: no constraints, or constraints the translation meets anyway, change nothing. The other sentences
     alone (their rows of the state, lengths and constraints gathered) are searched under constraints, and
-    their results scattered back into the free ones (`_scattered`).
+    their results scattered back into the free ones (`_scattered`). `constrained_pass` runs the search under
+    constraints alone, on every sentence: what a test compares with `BeamSearch`.
 
     With `word_continuations` (bool `[vocab]`: subword pieces that continue the word before them), a phrase
     must end a word: after its last token such a piece is impossible ("Dreyth" is not met by "Dreythme").
@@ -177,8 +178,7 @@ class ConstrainedBeamSearch(BeamSearch):
             return super().search(initial_state, maximum_lengths, prefix_ids, num_alternatives)
         if prefix_ids is not None or num_alternatives:
             raise ValueError("a constrained search takes no prefix and offers no alternatives")
-        if not isinstance(initial_state, dict):
-            raise ValueError("a constrained search needs a dict state")
+        _check_dict_state(initial_state)
         free = self.free_search.search(initial_state, maximum_lengths)
         free["constraints_met"] = phrases_met(free["ids"], free["lengths"], constraint_ids,
                                               self.word_continuations)  # [batch, n, phrases]
@@ -190,6 +190,18 @@ class ConstrainedBeamSearch(BeamSearch):
             return _scattered(free, searched, unmet)
 
         return tf.cond(tf.size(unmet) > 0, constrained, lambda: dict(free))
+
+    def constrained_pass(self, initial_state, maximum_lengths, constraint_ids):
+        """`search` without its free pass: every sentence searched under its constraints by dynamic beam
+        allocation, also one whose free hypotheses already hold every phrase (`search` keeps those; the banks,
+        sharing the beam, may end elsewhere). The search itself, for the tests that compare it with
+        `BeamSearch`: slower than `search`, and the same hypotheses where the free pass keeps none.
+
+        Args and returns: as `search`, `constraint_ids` required.
+        """
+        _check_dict_state(initial_state)
+        sentences = tf.range(tf.shape(constraint_ids)[0])  # [batch]: every sentence
+        return self._constrained_search(initial_state, maximum_lengths, constraint_ids, sentences)
 
     def _constrained_search(self, initial_state, maximum_lengths, constraint_ids, sentences):
         """`BeamSearch.search` under the constraints of the batch's `sentences` (int32 `[m]`) only: their rows
@@ -354,6 +366,12 @@ class ConstrainedBeamSearch(BeamSearch):
         real = tf.not_equal(candidate_tokens, constants.PAD_ID)  # [batch * M, C]
         banks = tf.reduce_sum(tf.cast(new_met & real, tf.int32), axis=1)  # [batch * M]
         return tf.reshape(banks, [batch_size, count])
+
+
+def _check_dict_state(initial_state):
+    """Raises ValueError unless `initial_state` is a dict: the search adds its own entries to it."""
+    if not isinstance(initial_state, dict):
+        raise ValueError("a constrained search needs a dict state")
 
 
 def _striped_order(log_probs, keys, banks, k):
