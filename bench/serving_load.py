@@ -59,9 +59,9 @@ from absl import app, flags
 
 from bench.provenance import provenance
 from bench.served_model import MONITORING_CONFIG, ServedModel
+from data_pipeline.export_dir import ExportDir
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
-WARMUP_FILE = pathlib.Path("assets.extra") / "tf_serving_warmup_requests"  # serving.servable.WARMUP_FILE
 
 _EXPORT_DIR = flags.DEFINE_string("export_dir", None, "A model base path written by rnnsearch export.", required=True)
 _DATA_DIR = flags.DEFINE_string("data_dir", "work_dirs/data/multi30k", "Our built Multi30k En-Fr.")
@@ -273,7 +273,7 @@ def _medians(rounds):
 
 def _settings(export_dir, scratch):
     """{setting: server flags} and {setting: its batching file's text} of the settings measured."""
-    default_file = export_dir / "batching_parameters.txt"
+    default_file = pathlib.Path(ExportDir(export_dir).batching_parameters_file)
     batching_32 = scratch / "batching_parameters_32.txt"
     batching_32.write_text("".join(BATCHING_32 + "\n" if line.startswith("max_batch_size") else line
                                    for line in default_file.read_text().splitlines(keepends=True)))
@@ -286,8 +286,8 @@ def _cold_first_request_ms(export_dir, scratch, sentence):
     """The first request of a server over a copy of the export without its warm-up file."""
     cold = scratch / "export"
     shutil.copytree(export_dir, cold)
-    for warmup in cold.glob(f"*/{WARMUP_FILE}"):
-        warmup.unlink()
+    for version in ExportDir(cold).versions().values():
+        pathlib.Path(version.warmup_file).unlink(missing_ok=True)
     server = ServedModel(cold)
     try:
         return round(1000 * server.translate(sentence), 1)

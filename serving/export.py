@@ -5,13 +5,12 @@
 text and the start of its translation: the rest, and the `--num_alternatives` most probable next words),
 `translate_ids`, `score` and `settings` (the search options fixed here); see
 `rnnsearch_tf.inference.translator.Translator` for their inputs and outputs.
-Each version holds TF Serving's warm-up requests (`assets.extra/tf_serving_warmup_requests`), which
+Each version holds TF Serving's warm-up requests (`ExportVersion.warmup_file`), which
 `tensorflow_model_server` and `serving/local_server.py` replay before they serve it, and the base path
-holds `batching_parameters.txt` for `--enable_batching --batching_parameters_file=` of either server.
+holds `ExportDir.batching_parameters_file` for `--enable_batching --batching_parameters_file=` of either server.
+`data_pipeline/export_dir.py` names every file of the layout.
 """
 
-import json
-import os
 import shutil
 
 import numpy as np
@@ -19,27 +18,21 @@ import tensorflow as tf
 from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
 
 from data_pipeline.constants import RESERVED_TOKENS
+from data_pipeline.export_dir import ExportDir
 from data_pipeline.vocabulary import Vocabulary
-from rnnsearch_tf.utils.exports import newest_version
 from serving.batching import BatchingParameters
-from serving.servable import WARMUP_FILE
 
-SETTINGS_FILE = os.path.join("assets.extra", "export_settings.json")
-BATCHING_PARAMETERS_FILE = "batching_parameters.txt"
 
 def next_version(export_dir):
-    """One more than the newest version of `export_dir` (`newest_version`'s rule); 1 when it has none."""
-    try:
-        return newest_version(export_dir)[0] + 1
-    except FileNotFoundError:
-        return 1
+    """One more than the newest complete version of `export_dir` (`ExportDir.versions`); 1 when it has none."""
+    return max(ExportDir(export_dir).versions(), default=0) + 1
 
 
 def new_version(export_dir, version=None):
     """`version` (default `next_version(export_dir)`), refused in one line if `export_dir` has it: a served
     version is never overwritten."""
     version = next_version(export_dir) if version is None else version
-    path = os.path.join(export_dir, str(version))
+    path = ExportDir(export_dir).version(version).path
     if tf.io.gfile.exists(path):
         raise FileExistsError(f"{path} exists: versions are never overwritten, pick another --version")
     return version
@@ -49,8 +42,8 @@ def export(translator, export_dir, version=None):
     """Saves `translator` as `export_dir/<version>/`, written aside and renamed into place when complete.
 
     The signatures are `translator.serving_signatures(version)`; the version folder also holds the
-    recorded settings (`SETTINGS_FILE`) and the warm-up requests, and the base path a
-    `batching_parameters.txt` unless it has one.
+    recorded settings and the warm-up requests, and the base path a `batching_parameters.txt` unless it has
+    one (`ExportDir` names them).
 
     Args:
         translator: the `Translator` to serve.
@@ -60,23 +53,19 @@ def export(translator, export_dir, version=None):
     Returns:
         the path of the version folder.
     """
-    version = new_version(export_dir, version)
-    final_path = os.path.join(export_dir, str(version))
-    temporary_path = os.path.join(export_dir, f".incomplete-{version}")
-    if tf.io.gfile.exists(temporary_path):
-        shutil.rmtree(temporary_path)
+    version, export_dir = new_version(export_dir, version), ExportDir(export_dir)
+    written = export_dir.incomplete_version(version)
+    if tf.io.gfile.exists(written.path):
+        shutil.rmtree(written.path)
     # A serving graph is never differentiated: the encoder's custom gradient is not saved with it.
     options = tf.saved_model.SaveOptions(experimental_custom_gradients=False)
-    tf.saved_model.save(translator, temporary_path, signatures=translator.serving_signatures(version), options=options)
-    tf.io.gfile.makedirs(os.path.join(temporary_path, os.path.dirname(SETTINGS_FILE)))
-    with tf.io.gfile.GFile(os.path.join(temporary_path, SETTINGS_FILE), "w") as stream:
-        json.dump(translator.recorded_settings(version), stream, indent=2, sort_keys=True)
-        stream.write("\n")
-    write_warmup_requests(os.path.join(temporary_path, WARMUP_FILE), warmup_sentences(translator))
-    tf.io.gfile.rename(temporary_path, final_path)
-    batching_file = os.path.join(export_dir, BATCHING_PARAMETERS_FILE)
-    if not tf.io.gfile.exists(batching_file):  # a file the user tuned is kept
-        with tf.io.gfile.GFile(batching_file, "w") as stream:
+    tf.saved_model.save(translator, written.path, signatures=translator.serving_signatures(version), options=options)
+    written.write_settings(translator.recorded_settings(version))
+    write_warmup_requests(written.warmup_file, warmup_sentences(translator))
+    final_path = export_dir.version(version).path
+    tf.io.gfile.rename(written.path, final_path)
+    if not tf.io.gfile.exists(export_dir.batching_parameters_file):  # a file the user tuned is kept
+        with tf.io.gfile.GFile(export_dir.batching_parameters_file, "w") as stream:
             stream.write(BatchingParameters().to_text())
     return final_path
 

@@ -5,6 +5,7 @@ import threading
 
 from absl import logging
 
+from data_pipeline.export_dir import VERSION_FOLDER
 from serving.request_status import ServableNotFound
 from serving.served_model import ServedModel
 
@@ -92,5 +93,4 @@ def _nothing_served(model):
     errors = [f"version {version}: {message}" for version, _, message in status if message]
     if errors:
         return f"{model.name}: no version of {model.base_path} loaded ({'; '.join(errors)})"
-    return (f"{model.name}: no version folder (an integer name holding saved_model.pb and variables/variables.index) "
-            f"that the version policy serves in {model.base_path}")
+    return f"{model.name}: no version folder ({VERSION_FOLDER}) that the version policy serves in {model.base_path}"

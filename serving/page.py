@@ -26,7 +26,6 @@ import os
 
 import tensorflow as tf
 
-from data_pipeline import text_codec
 from data_pipeline.constants import SOURCE_VOCABULARY_FILE
 from data_pipeline.sentence_splitter import SentenceSplitter
 from data_pipeline.vocabulary import Vocabulary
@@ -119,7 +118,7 @@ class Page:
             vocabulary = self.source_vocabulary(servable)
         except OSError:  # not an export of serving/export.py
             return 404, "application/json", error_body("this export has no source vocabulary the page can read")
-        if servable.settings.get("source_codec", text_codec.MOSES) != text_codec.MOSES:
+        if not servable.settings.codec_is_moses("source"):
             unknown = [[False] * len(tokens) for tokens in sentences]  # pieces spell any text: nothing is <unk>
         else:
             unknown = [[token not in vocabulary for token in tokens] for tokens in sentences]
@@ -144,7 +143,7 @@ class Page:
         has none.
         """
         if servable.path not in self._source_vocabularies:
-            path = os.path.join(servable.path, "assets", SOURCE_VOCABULARY_FILE)
+            path = servable.export_version.asset(SOURCE_VOCABULARY_FILE)
             if not tf.io.gfile.exists(path):
                 raise FileNotFoundError(f"{path} is missing")
             self._source_vocabularies[servable.path] = frozenset(token for token, _ in Vocabulary.read_entries(path))

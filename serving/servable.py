@@ -1,7 +1,6 @@
 """One version of a SavedModel base path (the newest unless told), called the way TensorFlow Serving's Predict
 calls it."""
 
-import os
 import time
 
 import tensorflow as tf
@@ -9,19 +8,16 @@ from absl import logging
 from google.protobuf import message
 from tensorflow_serving.apis import prediction_log_pb2
 
-from rnnsearch_tf.utils.exports import load_export, newest_version, read_saved_model, read_settings
+from data_pipeline.export_dir import ExportDir, ExportSettings
 from serving.batching import RequestBatcher
 from serving.metrics import ServerMetrics
-
-# TF Serving's warm-up file inside a version folder: PredictionLog records replayed before serving.
-WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
 
 
 class Servable:
     """A loaded SavedModel version whose signatures are called with NumPy inputs checked like TF Serving.
 
-    Before it answers anything it replays the version's warm-up requests (`WARMUP_FILE`, TF Serving's
-    format, written by `serving/export.py`), so the first client does not pay for the graph's
+    Before it answers anything it replays the version's warm-up requests (`ExportVersion.warmup_file`, TF
+    Serving's format, written by `serving/export.py`), so the first client does not pay for the graph's
     first run.
 
     Args:
@@ -30,7 +26,7 @@ class Servable:
         batching: `serving.batching.BatchingParameters` to join concurrent requests of signatures
             whose inputs are all vectors of rows (`translate`, `score`) into batches; None: each
             request runs on its own.
-        version: the version (subfolder) to load; None: the newest (`rnnsearch_tf.utils.exports.newest_version`).
+        version: the version (subfolder) to load; None: the newest (`ExportDir.newest_version`).
         metrics: `serving.metrics.ServerMetrics` counting the load, the warm-up and the batches.
 
     Example:
@@ -40,22 +36,21 @@ class Servable:
 
     def __init__(self, model_base_path, model_name, batching=None, version=None, metrics=None):
         self.model_name = model_name
-        if version is None:
-            self.version, self.path = newest_version(model_base_path)
-        else:
-            self.version, self.path = int(version), os.path.join(os.fspath(model_base_path), str(version))
+        export_dir = ExportDir(model_base_path)
+        self.export_version = export_dir.newest_version() if version is None else export_dir.version(int(version))
+        self.version, self.path = self.export_version.number, self.export_version.path
         self.metrics = metrics or ServerMetrics()
         started = time.perf_counter()
         try:
-            saved_model = read_saved_model(self.path)
-            self.loaded = load_export(self.path, saved_model)
+            saved_model = self.export_version.read_saved_model()
+            self.loaded = self.export_version.load(saved_model)
         except Exception:
             self.metrics.record_load(self.path, "fail", time.perf_counter() - started)
             raise
         self.metrics.record_load(self.path, "success", time.perf_counter() - started)
         self.signature_defs = saved_model.meta_graphs[0].signature_def
-        # What the export recorded (`rnnsearch export`): languages, codecs, search options; {} for another export.
-        self.settings = read_settings(self.loaded) if "settings" in self.loaded.signatures else {}
+        # What the export recorded (`rnnsearch export`): languages, codecs, search options.
+        self.settings = ExportSettings.read(self.loaded)
         self.maximum_batch_size = self.settings.get("maximum_batch_size")
         self.batcher = None
         if batching:
@@ -67,7 +62,7 @@ class Servable:
 
     def _warm_up(self):
         """Replays the warm-up records of the version folder; returns how many ran."""
-        path = os.path.join(self.path, WARMUP_FILE)
+        path = self.export_version.warmup_file
         if not tf.io.gfile.exists(path):
             return 0
         started = time.perf_counter()

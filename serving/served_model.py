@@ -3,8 +3,8 @@ as `tensorflow_model_server` does it.
 
 TF Serving's rules, kept here:
 - a version is an integer subfolder of the base path; it is complete (and loaded) only once it holds
-  `saved_model.pb` and `variables/variables.index` (a folder still being copied is looked at again at the next
-  poll);
+  `saved_model.pb` and `variables/variables.index` (`ExportDir.versions`; a folder still being copied is looked at
+  again at the next poll);
 - the version policy (`FileSystemStoragePathSourceConfig.ServableVersionPolicy`: `latest { num_versions }`,
   default 1; `all {}`; `specific { versions }`) says which versions on disk are served;
 - a new version is loaded and warmed up (LOADING) before it answers (AVAILABLE); a version no longer wanted
@@ -24,25 +24,12 @@ from absl import logging
 from tensorflow_serving.apis import get_model_status_pb2
 from tensorflow_serving.config import file_system_storage_path_source_pb2
 
+from data_pipeline.export_dir import ExportDir
 from serving.request_status import ServableNotFound
 from serving.servable import Servable
 
 VersionPolicy = file_system_storage_path_source_pb2.FileSystemStoragePathSourceConfig.ServableVersionPolicy
 State = get_model_status_pb2.ModelVersionStatus.State
-# What makes a version folder complete: TF Serving's SavedModel loader reads both.
-COMPLETE_VERSION_FILES = ("saved_model.pb", os.path.join("variables", "variables.index"))
-
-
-def versions_on_disk(base_path):
-    """{version: path} of the complete version folders of `base_path` ({} when it is missing)."""
-    versions = {}
-    if not os.path.isdir(base_path):
-        return versions
-    for name in os.listdir(base_path):
-        path = os.path.join(base_path, name)
-        if name.isdigit() and all(os.path.exists(os.path.join(path, file)) for file in COMPLETE_VERSION_FILES):
-            versions[int(name)] = path
-    return versions
 
 
 def wanted_versions(policy, on_disk):
@@ -140,10 +127,10 @@ class ServedModel:
         once a wanted version is AVAILABLE; returns the versions AVAILABLE after it."""
         if self.base_path is None:
             return self.available_versions()
-        on_disk = versions_on_disk(self.base_path)
+        on_disk = ExportDir(self.base_path).versions()
         wanted = wanted_versions(self.version_policy, on_disk)
         for version in sorted(wanted - set(self.available_versions()), reverse=True):
-            self._load(version, on_disk[version])
+            self._load(version, on_disk[version].path)
         with self._condition:
             unwanted = set(self._available) - wanted
             if wanted and not wanted & set(self._available):

@@ -11,8 +11,8 @@ import textwrap
 
 import numpy as np
 import pytest
-from tensorflow.core.protobuf import saved_model_pb2
 
+from data_pipeline.export_dir import ExportDir, ExportVersion, graph_ops
 from serving import export
 from helpers.serving_test_utils import (BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, assert_outputs_equal,
                                         exported_model)
@@ -90,9 +90,11 @@ def fresh_process(exported, tmp_path_factory):
 def test_layout_and_settings(exported):
     model_dir, export_dir, version_path = exported
     assert version_path == os.path.join(export_dir, "1")
-    assert sorted(os.listdir(export_dir)) == ["1", export.BATCHING_PARAMETERS_FILE]
+    assert sorted(os.listdir(export_dir)) == ["1", "batching_parameters.txt"]
     assert sorted(os.listdir(os.path.join(version_path, "assets"))) == ["source_vocab.tsv", "target_vocab.tsv"]
-    with open(os.path.join(version_path, export.SETTINGS_FILE)) as stream:
+    assert sorted(os.listdir(os.path.join(version_path, "assets.extra"))) == [
+        "export_settings.json", "tf_serving_warmup_requests"]
+    with open(os.path.join(version_path, "assets.extra", "export_settings.json")) as stream:
         settings = json.load(stream)
     for name, value in SEARCH_OPTIONS.items():
         assert settings[name] == value
@@ -117,24 +119,20 @@ def test_next_version_is_one_more_than_the_newest(tmp_path):
     assert export.next_version(str(tmp_path / "missing")) == 1
     for name in ("1", "7", "9", "notes", ".incomplete-12"):
         (tmp_path / name).mkdir()
-    for name in ("1", "7"):
+    for name in ("1", "7", "9"):
         (tmp_path / name / "saved_model.pb").touch()
-    assert export.next_version(str(tmp_path)) == 8  # the servers' rule: 9 holds no saved_model.pb
+    for name in ("1", "7"):
+        (tmp_path / name / "variables").mkdir()
+        (tmp_path / name / "variables" / "variables.index").touch()
+    assert export.next_version(str(tmp_path)) == 8  # the servers' rule: 9 has no variables/ (a copy under way)
 
 
 def _saved_model_ops(version_path):
-    saved_model = saved_model_pb2.SavedModel()
-    with open(os.path.join(version_path, "saved_model.pb"), "rb") as stream:
-        saved_model.ParseFromString(stream.read())
-    ops = set()
-    for meta_graph in saved_model.meta_graphs:
-        ops.update(node.op for node in meta_graph.graph_def.node)
-        for function in meta_graph.graph_def.library.function:
-            ops.update(node.op for node in function.node_def)
+    saved_model = ExportVersion(version_path).read_saved_model()
     function_names = {
         function.signature.name for meta_graph in saved_model.meta_graphs for function in meta_graph.graph_def.library.function
     }
-    return ops - function_names  # a call of a library function is a node whose op is the function's name
+    return graph_ops(saved_model) - function_names  # a call of a library function: a node of the function's name
 
 
 def test_every_op_is_a_core_tensorflow_op(exported, fresh_process):
@@ -179,14 +177,14 @@ def test_the_command_exports_the_next_version_with_its_search_flags(exported, tm
     assert completed.returncode == 0, completed.stderr[-3000:]
     checkpoint = os.path.join(model_dir, "checkpoints", "ckpt-1")
     assert completed.stdout == f"exported {checkpoint} to {export_dir / '2'}\n"
-    with open(export_dir / "2" / export.SETTINGS_FILE) as stream:
+    with open(ExportDir(export_dir).version(2).settings_file) as stream:
         settings = json.load(stream)
     assert (settings["version"], settings["beam_size"], settings["maximum_source_length"]) == (2, 2, 12)
     # Refused before the model is read: the model directory named here does not exist.
     refused = run_export(f"--model_dir={tmp_path / 'no_model'}", "--version=1")
     assert refused.returncode != 0
     assert f"{export_dir / '1'} exists: versions are never overwritten, pick another --version" in refused.stderr
-    assert sorted(os.listdir(export_dir)) == ["1", "2", export.BATCHING_PARAMETERS_FILE]
+    assert sorted(os.listdir(export_dir)) == ["1", "2", "batching_parameters.txt"]
 
 
 def test_export_help_lists_its_flags_and_the_search_flags():

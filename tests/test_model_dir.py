@@ -96,8 +96,9 @@ def test_read_json_names_a_missing_or_invalid_file(tmp_path):
     (tmp_path / "model" / "data.json").write_text('{"source_language": "en",')
     with pytest.raises(ValueError, match=rf"{tmp_path}/model/data.json: not valid JSON"):
         model_dir.read_json("data.json")
-    (tmp_path / "export" / "3").mkdir(parents=True)
-    (tmp_path / "export" / "3" / "saved_model.pb").write_bytes(b"")
+    (tmp_path / "export" / "3" / "variables").mkdir(parents=True)
+    for name in ("saved_model.pb", "variables/variables.index"):
+        (tmp_path / "export" / "3" / name).write_bytes(b"")
     with pytest.raises(FileNotFoundError, match=r"training \(it holds a SavedModel: --saved_model reads exports\)$"):
         ModelDir(tmp_path / "export").read_json("model.json")
 

@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from data_pipeline.export_dir import WARMUP_FILE
 from serving.batching import BatchingParameters
 from serving.grpc_client import GrpcClient
 from serving.local_server import LocalServer
 from serving.model_manager import ModelManager
 from serving.rest_client import RestClient
-from serving.servable import WARMUP_FILE, Servable
+from serving.servable import Servable
 from helpers.serving_test_utils import SOURCE_WORDS, exported_model
 
 # 64 different sentences of the tiny model's source words, of 1 to 6 words.

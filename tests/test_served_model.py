@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from serving.request_status import ServableNotFound
-from serving.served_model import State, ServedModel, VersionPolicy, versions_on_disk, wanted_versions
+from serving.served_model import State, ServedModel, VersionPolicy, wanted_versions
 from helpers.versioned_exports import PROBES, copy_version, expected_translations, staged_versions
 
 
@@ -41,13 +41,16 @@ def _policy(text):
     return text_format.Parse(text, VersionPolicy())
 
 
-def test_only_complete_integer_folders_are_versions(staged, tmp_path):
+def test_only_complete_integer_folders_are_loaded(staged, tmp_path):
     copy_version(staged, 1, tmp_path)
     copy_version(staged, 2, tmp_path, complete=False)  # no variables/ yet
     os.makedirs(tmp_path / ".incomplete-3")
     os.makedirs(tmp_path / "notes")
-    assert versions_on_disk(str(tmp_path)) == {1: str(tmp_path / "1")}
-    assert versions_on_disk(str(tmp_path / "missing")) == {}
+    model = ServedModel("rnnsearch", tmp_path)
+    assert model.poll() == [1]
+    assert [version for version, _, _ in model.version_status()] == [1]  # 2 was never tried
+    model.close()
+    assert ServedModel("rnnsearch", tmp_path / "missing").poll() == []
 
 
 @pytest.mark.parametrize("policy, wanted", [

@@ -30,10 +30,10 @@ from rnnsearch_tf.inference.paragraph_translator import ParagraphTranslator
 from rnnsearch_tf.inference.source_coverage import oov_warning
 from rnnsearch_tf.inference.unk_replacer import UnkReplacer
 from rnnsearch_tf.inference.verbatim_terms import verbatim_terms_of
+from data_pipeline.export_dir import ExportSettings
 from data_pipeline.progress_line import ProgressLine
-from data_pipeline.text_codec import MOSES, TextCodec
+from data_pipeline.text_codec import TextCodec
 from rnnsearch_tf.models.model_dir import ModelDir
-from rnnsearch_tf.utils.exports import read_settings
 from rnnsearch_tf.utils.text_files import check_writable, line_numbers, open_output, read_lines
 
 _MODEL_DIR = flags.DEFINE_string(
@@ -61,8 +61,9 @@ _CONSTRAINTS_FILE = flags.DEFINE_string(
 )
 _VERBATIM = flags.DEFINE_boolean(
     "verbatim", False, "Keep each line's numbers and capitalised words as they are: each a constraint of its line "
-    "(rnnsearch_tf/inference/verbatim_terms.py). The first word counts when the model finds it rare (with "
-    "--model_dir: outside a word vocabulary, or in 3 subword pieces or more). With --terminology or "
+    "(rnnsearch_tf/inference/verbatim_terms.py). With --model_dir, a capitalised word counts only when the model "
+    "finds it rare (outside a word vocabulary, or in 3 subword pieces or more), so a German noun it knows is not "
+    "forced. With --terminology or "
     "--constraints_file, after their phrases."
 )
 _OUTPUT = flags.DEFINE_string("output", "-", 'Where translations go ("-": stdout).')
@@ -137,8 +138,8 @@ def _source_codec(translator):
     """The source `TextCodec` --terminology is matched with: a model's own; a word-level export's Moses rules."""
     if _MODEL_DIR.value:
         return ModelDir(ModelDir.split(_MODEL_DIR.value)[0]).codec("source")
-    settings = read_settings(translator.module)
-    if settings.get("source_codec", MOSES) != MOSES:
+    settings = ExportSettings.read(translator.module)
+    if not settings.codec_is_moses("source"):
         raise app.UsageError("--terminology needs the model's subword codec: give --model_dir (or --constraints_file)")
     return TextCodec(settings["source_language"])
 
@@ -201,7 +202,8 @@ def _warnings(translator, sentences, results):
     """What stderr says after the translations: input outside the model's vocabulary (a model directory
     only), lines of several sentences (unless they were split or cannot be), lines cut to the length bound."""
     if _MODEL_DIR.value:
-        warning = oov_warning(results, ModelDir(ModelDir.split(_MODEL_DIR.value)[0]).codec("source"))
+        warning = oov_warning(results, ModelDir(ModelDir.split(_MODEL_DIR.value)[0]).codec("source"),
+                              translator.target_language)
         if warning:
             yield warning
     if _REPLACE_UNK.value and translator.unk_replacer is None:

@@ -3,15 +3,14 @@
 import collections
 import concurrent.futures
 import itertools
-import os
 
 import tensorflow as tf
 
 from data_pipeline import constants
 from data_pipeline import text_codec
+from data_pipeline.export_dir import ExportDir, ExportSettings, ExportVersion
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.inference.translator import Translator
-from rnnsearch_tf.utils.exports import load_export, newest_version, read_settings
 
 DECODE_WORKERS = 2  # batches in flight at once (`--decode_workers`)
 # Without a function cache, a Translator given at most this many sentences runs its search op by op instead
@@ -36,7 +35,7 @@ class BatchTranslator:
             `tf.saved_model.load` (its `translate` and `score` signatures are used, `translate_prefix`
             for prefixes and `translate_constrained` for constraints).
         settings: the translator's options by name (`Translator.settings()`; the `settings` signature of
-            an export, `utils.exports.read_settings`): its `target_language`, `maximum_batch_size`, its
+            an export, `ExportSettings.read`): its `target_language`, `maximum_batch_size`, its
             `SearchConfig` (`SearchConfig.from_settings`) and, where given, `source_language` are used.
         batch_size: sentences per batch, at most the translator's `maximum_batch_size`.
         workers: batches translated at once, each in its own thread (TensorFlow runs a graph without
@@ -80,6 +79,7 @@ class BatchTranslator:
         self.function_cache = function_cache if isinstance(module, Translator) else None
         self._fingerprint = None
         self.source_language = settings.get("source_language")  # None where settings lack it
+        self.target_language = settings.get("target_language")
         self.target_codec = self._target_codec(module, settings)
         self.unk_replacer = unk_replacer if self.target_codec is not None else None
 
@@ -90,7 +90,7 @@ class BatchTranslator:
         older than codecs); None for a subword codec (its export tokenizes and detokenizes by itself)."""
         if isinstance(module, Translator):
             codec = module.target_codec
-        elif settings.get("target_codec", text_codec.MOSES) == text_codec.MOSES:
+        elif ExportSettings(settings).codec_is_moses("target"):
             codec = text_codec.TextCodec(settings["target_language"])
         else:
             codec = None
@@ -123,11 +123,11 @@ class BatchTranslator:
     def from_saved_model(cls, path, batch_size=64, unk_replacer=None, workers=DECODE_WORKERS):
         """From an export of `serving/export.py`: a version folder, or the base path (newest version).
         `loaded_from` is the version folder loaded."""
-        path = os.fspath(path)
-        if not tf.io.gfile.exists(os.path.join(path, "saved_model.pb")):
-            _, path = newest_version(path)
-        module = load_export(path)
-        return cls(module, read_settings(module), batch_size, unk_replacer, path, workers)
+        version = ExportVersion(path)
+        if not version.is_complete():
+            version = ExportDir(path).newest_version()
+        module = version.load()
+        return cls(module, ExportSettings.read(module), batch_size, unk_replacer, version.path, workers)
 
     @property
     def maximum_target_length(self):

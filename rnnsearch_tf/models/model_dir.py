@@ -1,7 +1,6 @@
 """The layout of a model directory: what training writes and what translation and serving read."""
 
 import dataclasses
-import glob
 import json
 import os
 import shutil
@@ -9,6 +8,7 @@ import shutil
 import tensorflow as tf
 
 from data_pipeline.constants import MODEL_DATA_FILE, MODEL_FILE
+from data_pipeline.export_dir import ExportDir
 from data_pipeline.pair_reader import sha256
 from data_pipeline.vocabulary_folder import VocabularyFolder
 from rnnsearch_tf.models.model_config import ModelConfig
@@ -179,8 +179,7 @@ class ModelDir(VocabularyFolder):
     def read_json(self, name):
         path = self.file(name)
         if not os.path.exists(path):
-            export = " (it holds a SavedModel: --saved_model reads exports)" if glob.glob(
-                os.path.join(self.path, "*", "saved_model.pb")) else ""
+            export = " (it holds a SavedModel: --saved_model reads exports)" if ExportDir(self.path).versions() else ""
             raise FileNotFoundError(
                 f"{path} is missing: {self.path} is not a model directory written by training{export}"
             )

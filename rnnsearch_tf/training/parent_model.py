@@ -43,7 +43,7 @@ class ParentModel:
         self.model_dir = ModelDir(os.path.abspath(path))
         if not self.model_dir.has_model():
             raise FileNotFoundError(
-                f"init_from={init_from}: {self.model_dir.file('model.json')} is missing: "
+                f"init_from={init_from}: {self.model_dir.model_file} is missing: "
                 "it must name a model directory written by training"
             )
         self.checkpoint_path = self.model_dir.checkpoint_path(self.checkpoint)

@@ -1,1 +1,1 @@
-"""Small helpers every package may use: text files, progress lines, config checks, exports."""
+"""Small helpers every package may use: text files, progress lines, config checks."""
