@@ -14,12 +14,13 @@ import tensorflow as tf
 
 from data_pipeline import constants, languages
 from data_pipeline import pair_reader
+from data_pipeline.build_config import BuildConfig
 from data_pipeline.copy_pairs import copied_words, copy_pairs
 from data_pipeline.data_dir import DataDir
 from data_pipeline.external_shuffle import BUCKET_LINES, ExternalShuffle
 from data_pipeline import text_codec
 from data_pipeline.progress_line import ProgressLine
-from data_pipeline.sentence_joiner import MAX_JOINED_SENTENCES, SentenceJoiner
+from data_pipeline.sentence_joiner import SentenceJoiner
 from data_pipeline.text_codec import TextCodec
 from data_pipeline.token_pair_file import TokenPairFile, line_pair, pair_line
 from data_pipeline.vocabulary import Vocabulary
@@ -70,94 +71,31 @@ class DatasetBuilder:
         corpus: the `ParallelCorpus` to build.
         output_dir: folder to write (created if missing).
         data_root: data folder holding the corpus files (`RNNSEARCH_DATA`), or None.
-        vocabulary_size: tokens kept per language, on top of the 4 reserved ones (the paper: 30000).
-        max_length: longest training sentence kept, in tokens without `</s>`.
-        max_line_chars: longest raw line kept, in characters; longer pairs are dropped and counted.
-        num_shards: shards of the train split.
-        seed: seed of the one-time shuffle of the train split.
-        allow_download: fetch missing corpus files from their official URLs.
         show_progress: print a progress line per split on stderr.
-        subwords: None (Moses words and frequent-word vocabularies, the paper's) or "sentencepiece".
-        subword_model: "bpe" or "unigram", SentencePiece's model type.
-        subword_vocabulary_size: pieces per vocabulary (reserved ones and the 256 bytes included).
-        joint_subwords: one SentencePiece model learned from both languages (the default: a name or
-            number is cut into the same pieces on both sides, so copying it is piece by piece), else one
-            per language.
-        vocabulary_from: a model directory (or a data directory) whose text codec (vocabularies and
-            SentencePiece models) is copied instead of learning one, so that the ids are that model's (to
-            continue training it on this corpus, `rnnsearch train --init_from`); its languages must be
-            the corpus's. `vocabulary_size` and the subword options are then unused; each vocabulary's
-            metadata adds `from` and `outside`: per split, the running tokens and the types outside it.
-        joined_share: share of the train split's records that are joined pairs, in [0, 1): 2 to
-            `max_joined_sentences` consecutive kept pairs (corpus order) joined into one, both sides within
-            `max_length` (`SentenceJoiner.sample_joined_pairs`, seeded with `seed`), added to the kept
-            pairs so that a model trained on short sentences also sees long inputs, as the paper's -50
-            models saw real ones. The vocabularies count the kept pairs only. 0 adds none.
-        max_joined_sentences: most pairs in one joined pair.
-        copy_share: share of the train split's records that are copy pairs, in [0, 1) (`copy_pairs`): kept
-            pairs that copy a name or number, that word made up anew on both sides, so that a subword model
-            learns to copy what it never saw. Needs a subword codec (a word-level model reads a made-up
-            word as `<unk>`). The vocabularies count the kept pairs only. 0 adds none.
         shuffle_bucket_pairs: train pairs per bucket of the one-time shuffle, on average: what it holds in
             memory (200,000 pairs: ~40 MB of tokens at 25 words a side).
+        **options: the fields of `BuildConfig` (their defaults there): vocabulary size, length filter,
+            shards, seed, subwords, a model's vocabularies (`vocabulary_from`), joined and copy pairs. Joined
+            pairs are 2 to `max_joined_sentences` consecutive kept pairs (corpus order) joined into one, both
+            sides within `max_length` (`SentenceJoiner.sample_joined_pairs`), so that a model trained on short
+            sentences also sees long inputs, as the paper's -50 models saw real ones; copy pairs
+            (`copy_pairs`) need a subword codec. The vocabularies count the kept pairs only.
     """
 
-    def __init__(
-        self,
-        corpus,
-        output_dir,
-        data_root=None,
-        vocabulary_size=30000,
-        max_length=50,
-        max_line_chars=2000,
-        num_shards=8,
-        seed=1234,
-        allow_download=False,
-        show_progress=True,
-        subwords=None,
-        subword_model="bpe",
-        subword_vocabulary_size=8000,
-        joint_subwords=True,
-        vocabulary_from=None,
-        joined_share=0.0,
-        max_joined_sentences=MAX_JOINED_SENTENCES,
-        copy_share=0.0,
-        shuffle_bucket_pairs=BUCKET_LINES,
-    ):
-        for name, share in (("joined_share", joined_share), ("copy_share", copy_share)):
-            if not 0 <= share < 1:
-                raise ValueError(f"{name} must be in [0, 1), got {share}")
-        if joined_share and max_joined_sentences < 2:
-            raise ValueError(f"max_joined_sentences must be at least 2, got {max_joined_sentences}")
+    def __init__(self, corpus, output_dir, data_root=None, show_progress=True, shuffle_bucket_pairs=BUCKET_LINES,
+                 **options):
+        self.config = BuildConfig(**options)
         if shuffle_bucket_pairs < 1:
             raise ValueError(f"shuffle_bucket_pairs must be at least 1, got {shuffle_bucket_pairs}")
-        if subwords is None and vocabulary_from is None:  # Moses words: refused before anything is read
+        if self.config.subwords is None and self.config.vocabulary_from is None:  # Moses words: refused first
             for side in _SIDES:
                 languages.check_words_apart(getattr(corpus, f"{side}_language"), f"--{side}_language")
         self.corpus = corpus
         self.output_dir = pathlib.Path(output_dir).resolve()
         self.data_root = data_root
-        self.vocabulary_size = vocabulary_size
-        self.max_length = max_length
-        self.max_line_chars = max_line_chars
-        self.num_shards = num_shards
-        self.seed = seed
-        self.allow_download = allow_download
         self.show_progress = show_progress
-        if subwords not in (None, text_codec.SENTENCEPIECE):
-            raise ValueError(f"subwords must be None or {text_codec.SENTENCEPIECE!r}, got {subwords!r}")
-        if subwords and subword_model not in text_codec.SUBWORD_MODELS:
-            raise ValueError(f"subword_model must be one of {text_codec.SUBWORD_MODELS}, got {subword_model!r}")
-        self.subwords = subwords
-        self.subword_model = subword_model
-        self.subword_vocabulary_size = subword_vocabulary_size
-        self.joint_subwords = joint_subwords
+        vocabulary_from = self.config.vocabulary_from
         self.vocabulary_from = VocabularyFolder(os.path.abspath(vocabulary_from)) if vocabulary_from else None
-        if self.vocabulary_from and subwords:
-            raise ValueError("vocabulary_from copies a model's text codec: subwords cannot be given too")
-        self.joined_share = joined_share
-        self.max_joined_sentences = max_joined_sentences
-        self.copy_share = copy_share
         self.shuffle_bucket_pairs = shuffle_bucket_pairs
         self._codecs = None  # per side, the `TextCodec` tokenizing the corpus (`_make_codecs`)
 
@@ -175,7 +113,7 @@ class DatasetBuilder:
         shutil.rmtree(self._work_dir, ignore_errors=True)
         self._work_dir.mkdir(parents=True)
         self._codecs = self._make_codecs(readers["train"], copied)
-        if self.copy_share and not self._codecs["source"].is_subword:
+        if self.config.copy_share and not self._codecs["source"].is_subword:
             raise ValueError("copy_share needs a subword codec (--subwords): a word-level model reads a made-up "
                              "word as <unk>")
         split_counts, splits = {}, {}
@@ -193,13 +131,13 @@ class DatasetBuilder:
         vocabularies, ids = self._write_vocabularies(source_counts, target_counts, splits["train"]["kept"])
         if self.vocabulary_from:
             self._count_outside_vocabularies(vocabularies, ids, split_counts)
-        joined = self._append_joined_pairs(splits["train"]["kept"]) if self.joined_share else 0
-        copies = self._append_copy_pairs(readers["train"], splits["train"]["kept"]) if self.copy_share else 0
+        joined = self._append_joined_pairs(splits["train"]["kept"]) if self.config.joined_share else 0
+        copies = self._append_copy_pairs(readers["train"], splits["train"]["kept"]) if self.config.copy_share else 0
         for split, summary in splits.items():
             added = joined + copies if split == "train" else 0
             summary["shards"] = self._write_shards(split, ids, summary["kept"] + added)
         splits["train"]["joined"] = joined
-        if self.copy_share:
+        if self.config.copy_share:
             splits["train"]["copy_pairs"] = copies
         metadata = self._metadata(splits, vocabularies, readers)
         with open(self._work_dir / constants.METADATA_FILE, "w") as out:
@@ -219,10 +157,10 @@ class DatasetBuilder:
                 shutil.copyfile(self.vocabulary_from.file(name), self._work_dir / name)
             return {side: TextCodec(languages[side], None, descriptions[side]["kind"],
                                     models[side] and self._work_dir / models[side]) for side in _SIDES}
-        if not self.subwords:
+        if not self.config.subwords:
             return {side: TextCodec(languages[side]) for side in _SIDES}
         models = self._learn_sentencepiece(train_readers)
-        return {side: TextCodec(languages[side], None, self.subwords, models[side]) for side in _SIDES}
+        return {side: TextCodec(languages[side], None, self.config.subwords, models[side]) for side in _SIDES}
 
     def _learn_sentencepiece(self, train_readers):
         """SentencePiece model file(s) learned from the raw train split: {side: path} (one joint model, or one
@@ -234,25 +172,25 @@ class DatasetBuilder:
                 for source, target in pair_reader.PairReader(reader.part, reader.paths, reader.max_line_chars):
                     streams["source"].write(source + "\n")
                     streams["target"].write(target + "\n")
-        if self.joint_subwords:
+        if self.config.joint_subwords:
             models = {side: self._work_dir / constants.JOINT_SUBWORD_MODEL_FILE for side in _SIDES}
             groups = [(models["source"], list(text_files.values()))]
         else:
             models = {side: self._work_dir / constants.SUBWORD_MODEL_FILES[side] for side in _SIDES}
             groups = [(models[side], [text_files[side]]) for side in _SIDES]
         for model_file, inputs in groups:
-            text_codec.learn_sentencepiece(inputs, model_file, self.subword_model, self.subword_vocabulary_size,
-                                           self.seed)
+            text_codec.learn_sentencepiece(inputs, model_file, self.config.subword_model,
+                                           self.config.subword_vocabulary_size, self.config.seed)
         for path in text_files.values():
             os.remove(path)
         return models
 
     def _subword_options(self):
         """The options the SentencePiece models were learned with, or None (words, or a copied codec)."""
-        if not self.subwords:
+        if not self.config.subwords:
             return None
-        return {"kind": self.subwords, "model_type": self.subword_model,
-                "vocabulary_size": self.subword_vocabulary_size, "joint": self.joint_subwords,
+        return {"kind": self.config.subwords, "model_type": self.config.subword_model,
+                "vocabulary_size": self.config.subword_vocabulary_size, "joint": self.config.joint_subwords,
                 **text_codec.SENTENCEPIECE_OPTIONS}
 
     def _described_codecs(self):
@@ -263,7 +201,8 @@ class DatasetBuilder:
     def _readers(self):
         """{split: its `PairReader`s}: every corpus file resolved and its line counts checked."""
         return {
-            split: [pair_reader.PairReader.of_part(part, self.data_root, self.max_line_chars, self.allow_download)
+            split: [pair_reader.PairReader.of_part(part, self.data_root, self.config.max_line_chars,
+                                                   self.config.allow_download)
                     for part in parts]
             for split, parts in self.corpus.splits.items()
         }
@@ -278,16 +217,16 @@ class DatasetBuilder:
             "vocabularies": vocabularies,
             "codec": {side: codec.description() for side, codec in self._described_codecs().items()},
             "filters": {
-                "max_length": self.max_length,
+                "max_length": self.config.max_length,
                 "max_length_counts": "tokens per side, without </s>",
                 "length_filtered_splits": ["train"],
-                "max_line_chars": self.max_line_chars,
-                "joined_share": self.joined_share,
-                "max_joined_sentences": self.max_joined_sentences,
-                "copy_share": self.copy_share,
+                "max_line_chars": self.config.max_line_chars,
+                "joined_share": self.config.joined_share,
+                "max_joined_sentences": self.config.max_joined_sentences,
+                "copy_share": self.config.copy_share,
             },
             "subwords": self._subword_options(),
-            "shuffle_seed": self.seed,
+            "shuffle_seed": self.config.seed,
             "inputs": [
                 {"path": str(path), "sha256": pair_reader.sha256(path)}
                 for path in dict.fromkeys(p for rs in readers.values() for r in rs for p in r.paths)
@@ -309,7 +248,7 @@ class DatasetBuilder:
                     path, text_codec.sentencepiece_pieces(codec.model_file), counts, training_pairs
                 )
             else:
-                written = Vocabulary.write(path, counts, self.vocabulary_size, training_pairs)
+                written = Vocabulary.write(path, counts, self.config.vocabulary_size, training_pairs)
             ids[side] = _token_ids(path)
             if self.vocabulary_from:  # how much of this corpus the copy covers
                 running = sum(counts.values())
@@ -428,9 +367,9 @@ class DatasetBuilder:
             return "no_source_tokens"
         if not target:
             return "no_target_tokens"
-        if split == "train" and len(source) > self.max_length:
+        if split == "train" and len(source) > self.config.max_length:
             return "source_too_long"
-        if split == "train" and len(target) > self.max_length:
+        if split == "train" and len(target) > self.config.max_length:
             return "target_too_long"
         return None
 
@@ -475,12 +414,12 @@ class DatasetBuilder:
         written in turn; other splits: corpus order, one shard.
         """
         scratch = TokenPairFile(self._scratch_file(split))
-        num_shards = self.num_shards if split == "train" else 1
+        num_shards = self.config.num_shards if split == "train" else 1
         bounds = np.linspace(0, records, num_shards + 1).astype(np.int64)
         show_progress = self.show_progress and split == "train"  # the others are one short shard
         progress = ProgressLine(f"[{split} shards]", total=records, unit="pairs") if show_progress else None
         if split == "train":
-            shuffle = ExternalShuffle(self._work_dir / f".{split}.buckets", records, self.seed,
+            shuffle = ExternalShuffle(self._work_dir / f".{split}.buckets", records, self.config.seed,
                                       self.shuffle_bucket_pairs)
             shuffle.scatter(scratch.lines())
             os.remove(scratch.path)
@@ -502,10 +441,10 @@ class DatasetBuilder:
 
         `SentenceJoiner.sample_joined_pairs` draws them from the kept pairs, read by index from that file.
         """
-        count = round(self.joined_share * kept / (1 - self.joined_share))
+        count = round(self.config.joined_share * kept / (1 - self.config.joined_share))
         with TokenPairFile(self._scratch_file("train")) as pairs:
             joined = SentenceJoiner.sample_joined_pairs(
-                pairs, count, self.max_length, self.max_joined_sentences, self.seed
+                pairs, count, self.config.max_length, self.config.max_joined_sentences, self.config.seed
             )
             return pairs.append(pair_line(source, target) for source, target in joined)
 
@@ -521,8 +460,8 @@ class DatasetBuilder:
                 pair_reader.PairReader(reader.part, reader.paths, reader.max_line_chars) for reader in readers)
 
         candidates = sum(1 for source, target in raw_pairs() if copied_words(source, target))
-        count = round(self.copy_share * kept / (1 - self.copy_share))
-        made = copy_pairs(raw_pairs(), candidates, count, self.seed)
+        count = round(self.config.copy_share * kept / (1 - self.config.copy_share))
+        made = copy_pairs(raw_pairs(), candidates, count, self.config.seed)
         with TokenPairFile(self._scratch_file("train")) as pairs:
             return pairs.append(pair_line(source, target) for _, (source, target) in self._tokenize(made)
                                 if not self._drop_reason(source, target, "train"))

@@ -16,6 +16,7 @@ WORD_START = "\u2581"  # "▁": SentencePiece's mark of a piece that starts a wo
 # SentencePiece's default: the rarest 0.05% of the characters get no piece of their own (byte fallback
 # spells them), so a character seen once or twice does not take a piece whose embedding is barely trained.
 CHARACTER_COVERAGE = 0.9995
+MIN_SUBWORD_VOCABULARY = 300  # the 4 reserved tokens, the 256 bytes of byte fallback and a few pieces more
 INPUT_SENTENCES = 2_000_000  # sentences a SentencePiece model is learned from, sampled (memory stays bounded)
 # How every SentencePiece model is learned besides its type and size (`learn_sentencepiece`; recorded in a
 # data folder's metadata.json): byte fallback spells what no piece holds, so no text is `<unk>`; the ten
@@ -227,28 +228,6 @@ def codec_descriptions(data_info):
         return data_info["codec"]
     return {side: TextCodec.moses_description(data_info.get(f"{side}_language"), constants.VOCABULARY_FILES[side])
             for side in ("source", "target")}
-
-
-def word_alignment(alignment, target_word_index, source_word_index):
-    """The attention over words from the attention over tokens: a word's source tokens summed (a row
-    stays a distribution over the source), its target tokens averaged (each of them attends).
-
-    Args:
-        alignment: float32 `[batch, target_length, source_length]`, α_ij of token i on token j.
-        target_word_index: int32 `[batch, target_length]`, word of each target token, -1 for padding.
-        source_word_index: int32 `[batch, source_length]`, the same for the source.
-
-    Returns:
-        float32 `[batch, target_words, source_words]`.
-    """
-    target_words = tf.reduce_max(target_word_index) + 1
-    source_words = tf.reduce_max(source_word_index) + 1
-    source_onehot = tf.one_hot(source_word_index, tf.maximum(source_words, 0))  # [batch, src_len, src_words]
-    target_onehot = tf.one_hot(target_word_index, tf.maximum(target_words, 0))  # [batch, tgt_len, tgt_words]
-    summed = tf.linalg.matmul(alignment, source_onehot)  # [batch, tgt_len, src_words]
-    totals = tf.linalg.matmul(target_onehot, summed, transpose_a=True)  # [batch, tgt_words, src_words]
-    counts = tf.reduce_sum(target_onehot, axis=1)  # [batch, tgt_words]
-    return tf.math.divide_no_nan(totals, counts[:, :, None])
 
 
 def counting_tokens(text, language):

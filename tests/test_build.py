@@ -42,7 +42,7 @@ def test_shortlist_size_is_the_old_name_of_vocabulary_size():
 
     try:
         flags.FLAGS(["build-data", "--shortlist_size=7", "--corpus=multi30k_enfr", "--output_dir=unused"])
-        assert build_data._VOCABULARY_SIZE.value == 7
+        assert build_data._BUILD_FLAGS["vocabulary_size"].value == 7
     finally:
         flags.FLAGS.unparse_flags()
 

@@ -10,6 +10,7 @@
         --vocabulary_from=/tmp/m30k_model    # a trained model's vocabularies, to continue training it
 """
 
+import dataclasses
 import pathlib
 
 from absl import app
@@ -17,11 +18,11 @@ from absl import flags
 
 from data_pipeline import corpus_registry
 from data_pipeline import data_files
-from data_pipeline import text_codec
+from data_pipeline.build_config import BuildConfig
 from data_pipeline.data_dir import DataDir
 from data_pipeline.dataset_builder import DatasetBuilder
-from data_pipeline.sentence_joiner import MAX_JOINED_SENTENCES
 from rnnsearch_tf.cli import language_flags
+from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags
 
 _TEXT_FILES, _TATOEBA_FILE = "text_files", "tatoeba_file"
 _CORPUS = flags.DEFINE_string(
@@ -35,47 +36,8 @@ _OUTPUT_DIR = flags.DEFINE_string("output_dir", None, "Folder for shards, vocabu
 _DATA_DIR = flags.DEFINE_string(
     "data_dir", None, f"Folder of corpus files; default: ${data_files.DATA_ENVIRONMENT_VARIABLE}."
 )
-_VOCABULARY_SIZE = flags.DEFINE_integer(
-    "vocabulary_size", 30000,
-    "Most frequent words kept per language (the paper's 30,000-word \"shortlist\"; the rest are <unk>).")
+_BUILD_FLAGS = define_config_flags(BuildConfig)
 flags.DEFINE_alias("shortlist_size", "vocabulary_size")  # its name before 2026-11-27
-_MAX_LENGTH = flags.DEFINE_integer("max_length", 50, "Longest training sentence kept, in tokens (no </s>).")
-_MAX_LINE_CHARS = flags.DEFINE_integer("max_line_chars", 2000, "Longest raw line kept, in characters.")
-_NUM_SHARDS = flags.DEFINE_integer("num_shards", 8, "Shards of the train split.")
-_SEED = flags.DEFINE_integer("seed", 1234, "Seed of the one-time shuffle of the train split.")
-_SUBWORDS = flags.DEFINE_enum(
-    "subwords", None, [text_codec.SENTENCEPIECE],
-    "Subword units instead of Moses words and frequent-word vocabularies: a SentencePiece model learned from the raw training text "
-    "(no word is unknown; --max_length then counts pieces). Default: words, as the paper.",
-)
-_SUBWORD_MODEL = flags.DEFINE_enum("subword_model", "bpe", text_codec.SUBWORD_MODELS, "SentencePiece's model type.")
-_SUBWORD_VOCABULARY_SIZE = flags.DEFINE_integer(
-    "subword_vocabulary_size", 8000, "Pieces per vocabulary with --subwords (reserved ones and 256 bytes included).",
-    lower_bound=300,
-)
-_JOINT_SUBWORDS = flags.DEFINE_bool(
-    "joint_subwords", True, "One SentencePiece model for both languages (names and numbers cut alike on both "
-    "sides); --nojoint_subwords: one per language."
-)
-_VOCABULARY_FROM = flags.DEFINE_string(
-    "vocabulary_from", None,
-    "Model directory whose text codec (vocabularies, SentencePiece models) is used instead of learning a new one "
-    "(the ids are that model's, for `rnnsearch train --init_from`); --vocabulary_size is then unused. The tokens "
-    "outside the vocabularies are counted.",
-)
-_JOINED_SHARE = flags.DEFINE_float(
-    "joined_share", 0.0, "Share of the training records that are 2 to --max_joined_sentences consecutive training "
-    "pairs joined into one, within --max_length (long inputs for short-sentence corpora); 0: none."
-)
-_MAX_JOINED_SENTENCES = flags.DEFINE_integer(
-    "max_joined_sentences", MAX_JOINED_SENTENCES, "Most training pairs joined into one (--joined_share)."
-)
-_COPY_SHARE = flags.DEFINE_float(
-    "copy_share", 0.0, "Share of the training records that are copy pairs: training pairs that copy a name or "
-    "number (the same word on both sides), that word made up anew on both sides, so that a subword model learns "
-    "to copy names and numbers it never saw (data_pipeline/copy_pairs.py; needs --subwords). 0: none."
-)
-_ALLOW_DOWNLOAD = flags.DEFINE_bool("allow_download", False, "Download missing corpus files.")
 _LANGUAGES = language_flags.define_language_flags(f"--corpus={_TEXT_FILES} or {_TATOEBA_FILE} (a registered corpus "
                                                   "knows its own; given, they must agree)")
 _SPLIT_FILES = {
@@ -93,8 +55,8 @@ def corpus_of_flags():
     if _CORPUS.value == _TEXT_FILES:
         files = {split: (source.value, target.value) for split, (source, target) in _SPLIT_FILES.items()
                  if source.value or target.value}
-        return corpus_registry.text_file_corpus(*language_flags.required_languages(_LANGUAGES, f"--corpus={_TEXT_FILES}"),
-                                                files)
+        languages = language_flags.required_languages(_LANGUAGES, f"--corpus={_TEXT_FILES}")
+        return corpus_registry.text_file_corpus(*languages, files)
     if _CORPUS.value == _TATOEBA_FILE:
         if _TATOEBA.value is None:
             raise ValueError(f"--corpus={_TATOEBA_FILE} needs --tatoeba_file")
@@ -115,25 +77,8 @@ def main(argv):
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     corpus = corpus_of_flags()
     data_root = data_files.data_root_from_environment(_DATA_DIR.value)
-    builder = DatasetBuilder(
-        corpus,
-        _OUTPUT_DIR.value,
-        data_root=data_root,
-        vocabulary_size=_VOCABULARY_SIZE.value,
-        max_length=_MAX_LENGTH.value,
-        max_line_chars=_MAX_LINE_CHARS.value,
-        num_shards=_NUM_SHARDS.value,
-        seed=_SEED.value,
-        allow_download=_ALLOW_DOWNLOAD.value,
-        subwords=_SUBWORDS.value,
-        subword_model=_SUBWORD_MODEL.value,
-        subword_vocabulary_size=_SUBWORD_VOCABULARY_SIZE.value,
-        joint_subwords=_JOINT_SUBWORDS.value,
-        vocabulary_from=_VOCABULARY_FROM.value,
-        joined_share=_JOINED_SHARE.value,
-        max_joined_sentences=_MAX_JOINED_SENTENCES.value,
-        copy_share=_COPY_SHARE.value,
-    )
+    builder = DatasetBuilder(corpus, _OUTPUT_DIR.value, data_root=data_root,
+                             **dataclasses.asdict(config_from_flags(BuildConfig, _BUILD_FLAGS)))
     metadata = builder.build()
     pathlib.Path(DataDir(_OUTPUT_DIR.value).flags_file).write_text(flags.FLAGS.flags_into_string())
     print(summary_line(metadata, _OUTPUT_DIR.value))
