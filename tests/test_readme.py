@@ -371,3 +371,19 @@ def test_constraint_rows_show_the_bench_json(path):
             values += [f"{setting['constraints']:,}", f"{setting['met']:,}", f"{100 * setting['met_share']:.1f}%",
                        f"{setting['ms_per_constraint']:.2f}"]
         assert _row_with(*values), f"{path.name}: no table row shows the setting {name}: {values}"
+
+
+def _decode_ratio(path):
+    """The mean BPE 8,000 decoding rate over the mean word-level rate of a subwords bench's seed groups."""
+    results = _load(path)
+    rates = {name: [results["models"][member]["sentences_per_s"] for member in group["members"]]
+             for name, group in results["groups"].items()}
+    return (sum(rates["bpe8k"]) / len(rates["bpe8k"])) / (sum(rates["words"]) / len(rates["words"]))
+
+
+def test_the_subword_decoding_ratios_in_prose_are_the_bench_jsons():
+    results = ROOT / "bench" / "results"
+    multi30k, tatoeba = (_decode_ratio(results / f"subwords_{corpus}.json") for corpus in ("multi30k", "tatoeba"))
+    assert f"decodes at {multi30k:.2f}-{tatoeba:.2f}x their rate" in README.read_text(encoding="utf-8")
+    assert (f"BPE 8,000 decodes at {multi30k:.2f}x the word-level rate on Multi30k and {tatoeba:.2f}x on Tatoeba"
+            in (ROOT / "docs" / "results.md").read_text(encoding="utf-8"))
