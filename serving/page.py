@@ -16,7 +16,10 @@ has them). `Page` answers:
 - `POST /page/split_sentences` with `{"text": [line, ...], "model": name}`, answered `{"sentences": [[sentence, ...], ...]}`:
   each line split into sentences by Moses' rules for the export's source language (`SentenceSplitter`);
   with "Split lines into sentences" ticked the page translates the sentences in one request and shows
-  each line's translations joined, each sentence with its own heatmap.
+  each line's translations joined, each sentence with its own heatmap;
+- `POST /page/languages` with `{"model": name}`, answered `{"source": {"code": "de", "name": "German"}, "target":
+  {...}}`: the export's languages (its settings' codes) by name (`data_pipeline.languages.name`), shown above the
+  text box ("German → English").
 Every answer forbids scripts, styles and requests from anywhere else (Content-Security-Policy).
 """
 
@@ -26,6 +29,7 @@ import os
 
 import tensorflow as tf
 
+from data_pipeline import languages
 from data_pipeline.constants import SOURCE_VOCABULARY_FILE
 from data_pipeline.sentence_splitter import SentenceSplitter
 from data_pipeline.vocabulary import Vocabulary
@@ -40,6 +44,8 @@ _FILES = {
 }
 _UNKNOWN_WORDS = "/page/unknown_words"
 _SPLIT_SENTENCES = "/page/split_sentences"
+_LANGUAGES = "/page/languages"
+_ENDPOINTS = (_UNKNOWN_WORDS, _SPLIT_SENTENCES, _LANGUAGES)
 _SECURITY_HEADERS = [
     ("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
                                 "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"),
@@ -70,11 +76,11 @@ class Page:
     @staticmethod
     def serves(path):
         """Whether `path` is one of the page's (the rest is TF Serving's API)."""
-        return path in _FILES or path in (_UNKNOWN_WORDS, _SPLIT_SENTENCES)
+        return path in _FILES or path in _ENDPOINTS
 
     def __call__(self, environ, start_response):
         path, method = environ.get("PATH_INFO", ""), environ["REQUEST_METHOD"]
-        if path in (_UNKNOWN_WORDS, _SPLIT_SENTENCES):
+        if path in _ENDPOINTS:
             status, content_type, payload = self._page_request(path, method, environ)
         elif method not in ("GET", "HEAD"):
             status, content_type, payload = 405, "application/json", error_body(f"{path} takes GET, not {method}")
@@ -105,6 +111,8 @@ class Page:
         with model.servable() as servable:
             if path == _UNKNOWN_WORDS:
                 return self._unknown_words(servable, request)
+            if path == _LANGUAGES:
+                return self._languages(servable)
             return self._split_sentences(servable, request)
 
     def _unknown_words(self, servable, request):
@@ -136,6 +144,15 @@ class Page:
             self._splitters[language] = SentenceSplitter(language)
         sentences = [self._splitters[language].split(line) for line in lines]
         return 200, "application/json", json.dumps({"sentences": sentences}).encode("utf-8")
+
+    @staticmethod
+    def _languages(servable):
+        codes = {side: servable.settings.get(f"{side}_language") for side in ("source", "target")}
+        if None in codes.values():
+            return 404, "application/json", error_body("this export has no settings naming its languages")
+        named = {side: {"code": code, "name": languages.name(code) if languages.why_not(code) is None else code}
+                 for side, code in codes.items()}
+        return 200, "application/json", json.dumps(named).encode("utf-8")
 
     def source_vocabulary(self, servable):
         """The set of tokens of a version's source vocabulary, read once from its SavedModel assets

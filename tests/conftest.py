@@ -89,3 +89,46 @@ def exported_translator(tmp_path_factory):
     from rnnsearch_tf.inference.translator import Translator
 
     return Translator.from_model_dir(exported_model(tmp_path_factory)[0], **SEARCH_OPTIONS)
+
+
+@pytest.fixture(scope="session")
+def german_english(tmp_path_factory, data_root):
+    """(data_dir, model_dir) of a tiny German -> English word-level model trained on Multi30k's first pairs by
+    `build-data` and `train` (`helpers.other_languages`), made once per test session: tests never write in it."""
+    from helpers import other_languages
+
+    return other_languages.german_english(tmp_path_factory, data_root)
+
+
+@pytest.fixture(scope="session")
+def chinese_english(tmp_path_factory, data_root):
+    """(data_dir, model_dir) of a tiny Chinese -> English SentencePiece model trained on Tatoeba's first cmn-eng
+    lines (`helpers.other_languages`), made once per test session: tests never write in it."""
+    from helpers import other_languages
+
+    return other_languages.chinese_english(tmp_path_factory, data_root)
+
+
+@pytest.fixture(scope="session")
+def english_chinese(tmp_path_factory, data_root):
+    """(data_dir, model_dir) of an English -> Chinese SentencePiece model of random weights on the same lines
+    (`helpers.other_languages`), made once per test session: tests never write in it."""
+    from helpers import other_languages
+
+    return other_languages.english_chinese(tmp_path_factory, data_root)
+
+
+@pytest.fixture(scope="session")
+def german_english_export(tmp_path_factory, german_english):
+    """The export folder of `german_english`'s model by `rnnsearch export`, made once per test session."""
+    from helpers import other_languages
+
+    return other_languages.exported(tmp_path_factory, "german-english", german_english.model_dir)
+
+
+@pytest.fixture(scope="session")
+def chinese_english_export(tmp_path_factory, chinese_english):
+    """The export folder of `chinese_english`'s model by `rnnsearch export`, made once per test session."""
+    from helpers import other_languages
+
+    return other_languages.exported(tmp_path_factory, "chinese-english", chinese_english.model_dir)

@@ -1,5 +1,6 @@
 """The translation page of the local server (`serving/page.py`, `serving/static/`), in a real browser:
-headless Chromium driven by Selenium against `LocalServer` serving the tiny export."""
+headless Chromium driven by Selenium against `LocalServer` serving the tiny export, and German -> English and
+Chinese -> English exports (`helpers.other_languages`) for the languages' names and scripts."""
 
 import functools
 import http.server
@@ -7,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import threading
 import urllib.error
 import urllib.parse
@@ -541,3 +543,124 @@ def test_a_subword_model_shows_words_and_forces_the_text_of_an_alternative(brows
     section = browser.find_element(By.CSS_SELECTOR, "section.sentence")
     assert section.find_element(By.CSS_SELECTOR, ".translation-text").text.startswith(word)
     assert _target_words(section)[0].startswith(word)
+
+
+def _served(export_dir):
+    """A `LocalServer` of the page over `export_dir` (its `servable` attached); stop it and close the servable."""
+    servable = Servable(str(export_dir), MODEL_NAME)
+    running = LocalServer(ModelManager.serving(servable), rest_api_port=0).start()
+    running.url = f"http://127.0.0.1:{running.rest_api_port}/"
+    running.servable = servable
+    return running
+
+
+@pytest.fixture(scope="module")
+def german_server(german_english_export):
+    """The page of the served German -> English export (`helpers.other_languages`)."""
+    running = _served(german_english_export)
+    yield running
+    running.stop()
+    running.servable.close()
+
+
+@pytest.fixture(scope="module")
+def chinese_server(chinese_english_export):
+    """The page of the served Chinese -> English export (`helpers.other_languages`)."""
+    running = _served(chinese_english_export)
+    yield running
+    running.stop()
+    running.servable.close()
+
+
+def _languages_shown(driver, server):
+    """Opens the page of `server`; (the languages line's text, its title) once it has named the model's languages."""
+    from selenium.webdriver.common.by import By
+
+    driver.get(server.url)
+    shown = driver.find_element(By.ID, "languages")
+    _wait(driver, lambda: shown.is_displayed() and shown.text, "the model's languages never showed")
+    return shown.text, shown.get_attribute("title")
+
+
+def test_a_german_model_is_named_and_its_words_cut_by_german_rules(browser, german_server):
+    from selenium.webdriver.common.by import By
+
+    sentence = "Ein Mann usw. Hunde sind im Freien."  # "usw." one token by German rules, "usw" "." by English ones
+    assert _languages_shown(browser, german_server) == ("German → English", "de → en")
+    section = _open_and_translate(browser, german_server, [sentence], reload=False)[0]
+    assert browser.find_element(By.ID, "input").get_attribute("lang") == "de"
+    expected = german_server.servable.predict("translate", {"text": np.array([sentence.encode()], object)})
+    assert section.find_element(By.CSS_SELECTOR, ".translation-text").text == expected["translation"][0].decode()
+    source = [chip.text for chip in section.find_elements(By.CSS_SELECTOR, ".source-tokens .token")]
+    assert source == ["Ein", "Mann", "usw.", "Hunde", "sind", "im", "Freien", ".", "</s>"]
+    columns = [head.text for head in section.find_elements(By.CSS_SELECTOR, "table.heatmap th.source-word")]
+    assert columns == source
+    assert [section.find_element(By.CSS_SELECTOR, selector).get_attribute("lang")
+            for selector in (".source-tokens", ".target-tokens", "table.heatmap thead tr", "table.heatmap tbody")] == [
+        "de", "en", "de", "en"]
+
+
+CHINESE_SENTENCE = "他们在哪里？"
+
+
+def test_a_chinese_model_shows_chinese_characters_on_its_heatmap(browser, chinese_server):
+    from selenium.webdriver.common.by import By
+
+    assert _languages_shown(browser, chinese_server) == ("Chinese → English", "zh → en")
+    section = _open_and_translate(browser, chinese_server, [CHINESE_SENTENCE], reload=False)[0]
+    assert browser.find_element(By.ID, "status").text.startswith("Translated 1 sentence")
+    assert section.find_element(By.CSS_SELECTOR, "h2").text == CHINESE_SENTENCE
+    expected = chinese_server.servable.predict("translate", {"text": np.array([CHINESE_SENTENCE.encode()], object)})
+    assert section.find_element(By.CSS_SELECTOR, ".translation-text").text == expected["translation"][0].decode()
+    columns = [head.text for head in section.find_elements(By.CSS_SELECTOR, "table.heatmap th.source-word")]
+    assert columns == [word.decode() for word in expected["source_words"][0] if word]
+    assert "".join(columns[:-1]) == CHINESE_SENTENCE and columns[-1] == "</s>"
+    assert section.find_element(By.CSS_SELECTOR, "table.heatmap thead tr").get_attribute("lang") == "zh"
+    assert len(_cells(section)) == len(_target_words(section))
+
+
+# Draws each of the characters (arguments[0]) with the CSS font of the element (arguments[1]) on a canvas; returns
+# each drawing's pixels as one string. A character no installed font has is drawn as the same box (or nothing).
+_DRAWINGS = """
+const font = getComputedStyle(arguments[1]).font;
+return Array.from(arguments[0], (character) => {
+  const canvas = document.createElement("canvas");
+  canvas.width = canvas.height = 48;
+  const context = canvas.getContext("2d");
+  context.font = font;
+  context.textBaseline = "top";
+  context.fillText(character, 4, 4);
+  return Array.from(context.getImageData(0, 0, 48, 48).data).join(",");
+});
+"""
+
+
+# The extent of the element's text along its line (its height in a column label written vertically), and the width
+# the text takes written horizontally in the element's font.
+_EXTENTS = """
+const range = document.createRange();
+range.selectNodeContents(arguments[0]);
+const context = document.createElement("canvas").getContext("2d");
+context.font = getComputedStyle(arguments[0]).font;
+return [range.getBoundingClientRect().height, context.measureText(arguments[0].textContent).width];
+"""
+
+
+def test_chinese_characters_render_with_a_font_that_has_them(browser, chinese_server, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    fonts = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True).stdout
+    if not fonts.strip():
+        pytest.skip("no Chinese font: the Debian package fonts-wqy-zenhei is not installed "
+                    "(scripts/install_browser.sh installs it beside Chromium)")
+    section = _open_and_translate(browser, chinese_server, [CHINESE_SENTENCE])[0]
+    label = section.find_element(By.CSS_SELECTOR, "table.heatmap th.source-word")
+    characters = [character for character in CHINESE_SENTENCE if character != "？"]
+    drawings = browser.execute_script(_DRAWINGS, characters, label)
+    assert len(set(drawings)) == len(characters)  # each character its own glyph
+    unassigned = browser.execute_script(_DRAWINGS, ["\u0378", "\u0379"], label)  # no font has these code points
+    assert unassigned[0] == unassigned[1] not in drawings
+    along, across = browser.execute_script(_EXTENTS, label)  # the column label's characters one after the other,
+    assert along == pytest.approx(across, rel=0.05)  # not drawn over each other (a font without vertical metrics)
+    browser.save_screenshot(str(tmp_path / "page_chinese.png"))
+    assert (tmp_path / "page_chinese.png").stat().st_size > 10_000

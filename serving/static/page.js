@@ -24,6 +24,7 @@
   let hasPrefixSignature = false;
   let hasConstrainedSignature = false;  // the glossary box is shown and used
   let subwordTarget = false;  // the export's target codec is made of pieces: alternatives are text to add
+  let languageCodes = {source: "", target: ""};  // the export's languages (ISO 639 codes), "" where unknown
   let openMenu = null;
 
   // A new element: `options` may hold className, text (set as textContent), title and attributes.
@@ -99,6 +100,9 @@
   ];
 
   async function showModel() {
+    languageCodes = {source: "", target: ""};
+    document.getElementById("languages").hidden = true;
+    page.input.removeAttribute("lang");
     const metadata = await call(modelPath() + "/metadata");
     const signatures = metadata.metadata.signature_def.signature_def;
     const version = metadata.model_spec.version;
@@ -111,6 +115,7 @@
     const settings = await call(modelPath() + ":predict", {signature_name: "settings", inputs: {}});
     const values = settings.outputs;
     subwordTarget = Boolean(values.target_codec) && values.target_codec !== "moses";
+    if (values.source_language && values.target_language) await showLanguages();
     const box = document.getElementById("settings");
     box.textContent = "";
     box.appendChild(element("span", {className: "settings-title", text: "Search settings of the export"}));
@@ -127,6 +132,22 @@
          element("span", {text: values.checkpoint.split("/").pop()})]));
     }
   }
+
+  // The model's languages by name above the text box ("German → English", the codes in its title), named by the
+  // server (POST page/languages); the text box and each side's words carry their language's code (`lang`), so
+  // that the browser picks the script's fonts (Chinese, Japanese and Korean share characters).
+  async function showLanguages() {
+    const answer = await call("page/languages", {model: modelName});
+    languageCodes = {source: answer.source.code, target: answer.target.code};
+    const box = document.getElementById("languages");
+    box.textContent = answer.source.name + " → " + answer.target.name;
+    box.title = answer.source.code + " → " + answer.target.code;
+    box.hidden = false;
+    page.input.lang = answer.source.code;
+  }
+
+  // The `lang` attribute of `side`'s words ("source" or "target"), none where the language is unknown.
+  const languageOf = (side) => languageCodes[side] ? {lang: languageCodes[side]} : {};
 
   // ---- The glossary (the translate_constrained signature) ----
 
@@ -270,10 +291,10 @@
     if (marks.report) view.appendChild(element("p", {className: "constraint-report", text: marks.report}));
 
     // Tokens of both sides: hovering one highlights the words it is aligned with.
-    const sourceLine = element("div", {className: "tokens source-tokens"},
-      [element("span", {className: "side", text: "source"})]);
-    const targetLine = element("div", {className: "tokens target-tokens"},
-      [element("span", {className: "side", text: "target"})]);
+    const sourceLine = element("div", {className: "tokens source-tokens", attributes: languageOf("source")},
+      [element("span", {className: "side", text: "source", attributes: {lang: "en"}})]);
+    const targetLine = element("div", {className: "tokens target-tokens", attributes: languageOf("target")},
+      [element("span", {className: "side", text: "target", attributes: {lang: "en"}})]);
     const sourceChips = sourceWords.map((word, j) => element("span", {
       className: "token" + (unknown && unknown[j] ? " unknown" : "") + (word === EOS ? " eos" : ""),
       text: word, title: unknown && unknown[j] ? "not in the source vocabulary: read as <unk>" : undefined,
@@ -358,12 +379,12 @@
   // The attention matrix as a table: a row per target word, a column per source word (both with </s>),
   // each cell shaded by α_ij, its value in the title; `landed` the target words a glossary term put there.
   function heatmap(sourceWords, targetWords, alignment, unknown, forced, landed) {
-    const head = element("tr", {}, [element("th", {className: "corner", text: "α"})]);
+    const head = element("tr", {attributes: languageOf("source")}, [element("th", {className: "corner", text: "α"})]);
     sourceWords.forEach((word, j) => head.appendChild(element("th", {
       className: "source-word" + (unknown && unknown[j] ? " unknown" : ""), text: word,
       attributes: {"data-side": "source", "data-index": j, scope: "col"},
     })));
-    const body = element("tbody");
+    const body = element("tbody", {attributes: languageOf("target")});
     targetWords.forEach((word, i) => {
       const row = element("tr", {}, [element("th", {
         className: "target-word" + (word === UNK ? " unknown" : "") + (i < (forced || 0) ? " forced" : "") +
