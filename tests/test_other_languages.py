@@ -165,8 +165,9 @@ def test_training_a_model_dir_on_data_of_another_pair_is_refused_in_one_line(chi
     shutil.copytree(chinese_english.model_dir, model_dir)
     other_pair = english_chinese.data_dir  # the same lines the other way round
     resumed = run("train", *TRAIN_FLAGS, f"--data_dir={other_pair}", f"--model_dir={model_dir}", "--train_steps=160")
-    assert _last_error_line(resumed).startswith(
-        f"error: {model_dir / 'source_vocab.tsv'} differs from the source vocabulary of {other_pair}")
+    assert _last_error_line(resumed) == (
+        f"error: {model_dir} translates zh -> en but {other_pair} holds en -> zh: train it on its own language "
+        "pair's data, or start a new --model_dir")
     checkpoints = [sorted(os.listdir(folder / "checkpoints")) for folder in (model_dir, chinese_english.model_dir)]
     assert checkpoints[0] == checkpoints[1]  # nothing trained
     copied = run("build-data", "--corpus=text_files", "--source_language=zh", "--target_language=en",

@@ -158,10 +158,17 @@ class ModelDir(VocabularyFolder):
             )
 
     def check_vocabularies(self, data_dir):
-        """Raises ValueError unless the vocabulary copies here are those of `data_dir` (a `DataDir`; its
-        metadata.json gives their sha256): the embeddings belong to the copies' word ids, which a data
-        directory rebuilt since the model started may have renumbered."""
-        vocabularies = data_dir.read_metadata()["vocabularies"]
+        """Raises ValueError unless `data_dir` (a `DataDir`) holds this model's language pair and the vocabulary
+        copies here are its vocabularies (its metadata.json gives their sha256): the embeddings belong to the
+        copies' word ids, which a data directory rebuilt since the model started may have renumbered."""
+        metadata = data_dir.read_metadata()
+        pairs = [tuple(info.get(f"{side}_language") for side in ("source", "target"))
+                 for info in (self.read_data_info(), metadata)]
+        if pairs[0] != pairs[1]:
+            raise ValueError(f"{self.path} translates {' -> '.join(map(str, pairs[0]))} but {data_dir.path} holds "
+                             f"{' -> '.join(map(str, pairs[1]))}: train it on its own language pair's data, or start "
+                             "a new --model_dir")
+        vocabularies = metadata["vocabularies"]
         for side, copy in (("source", self.source_vocabulary_file), ("target", self.target_vocabulary_file)):
             expected = vocabularies[side].get("sha256")
             if expected is not None and sha256(copy) != expected:
