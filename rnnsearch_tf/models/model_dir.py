@@ -164,7 +164,7 @@ class ModelDir(VocabularyFolder):
         metadata = data_dir.read_metadata()
         pairs = [tuple(info.get(f"{side}_language") for side in ("source", "target"))
                  for info in (self.read_data_info(), metadata)]
-        if pairs[0] != pairs[1]:
+        if pairs[0] != pairs[1] and None not in pairs[0] + pairs[1]:  # a folder that names no languages is not judged
             raise ValueError(f"{self.path} translates {' -> '.join(map(str, pairs[0]))} but {data_dir.path} holds "
                              f"{' -> '.join(map(str, pairs[1]))}: train it on its own language pair's data, or start "
                              "a new --model_dir")
