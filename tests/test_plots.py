@@ -132,3 +132,18 @@ def test_bleu_by_length_prints_each_bins_sentence_count_under_its_label(tmp_path
         nearest = min(labels, key=lambda other: abs(texts[other][0] - texts[count][0]))
         assert nearest == label and texts[count][1] > texts[label][1]  # under its own label
     assert "Sentence length (source Moses tokens), sentences per bin in parentheses" in texts
+
+
+def test_chinese_labels_are_drawn_from_an_installed_cjk_font(tmp_path):
+    import warnings
+
+    from rnnsearch_tf.evaluation import plots
+
+    if len(plots.plt.rcParams["font.family"]) < 2:
+        pytest.skip("no CJK font installed (scripts/install_browser.sh installs fonts-wqy-zenhei)")
+    alignment = np.full((2, 3), 1 / 3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plot_alignment(["他们", "在哪里", "</s>"], ["Where", "are"], alignment, tmp_path / "zh.png")
+    assert not [warning for warning in caught if "missing from font" in str(warning.message)]
+    assert (tmp_path / "zh.png").stat().st_size > 0

@@ -5,6 +5,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the file-only backend)
+from matplotlib import font_manager  # noqa: E402
+
+# Fonts the labels fall back on, glyph by glyph (matplotlib 3.6+), for the scripts DejaVu Sans lacks: Chinese,
+# Japanese and Korean tokens of an alignment. Those installed are used (scripts/install_browser.sh installs
+# WenQuanYi Zen Hei with Chromium); without any, such a label shows empty boxes, as before.
+CJK_FONTS = ("WenQuanYi Zen Hei", "Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Sans CJK KR", "Droid Sans Fallback")
+_INSTALLED = {font.name for font in font_manager.fontManager.ttflist}
+plt.rcParams["font.family"] = ["DejaVu Sans", *(name for name in CJK_FONTS if name in _INSTALLED)]
 
 
 def plot_bleu_by_length(curves, path):
