@@ -1,0 +1,124 @@
+"""Models of several language pairs scored alike, and scored the way published anchors score; prints JSON.
+
+    RNNSEARCH_DATA=../shared/data python -m bench.language_pairs \
+        --models=deen_quickstart=work_dirs/pairs/deen_quickstart,zhen_quickstart=work_dirs/pairs/zhen_quickstart \
+        --peers=deen_peer_3600=en:work_dirs/peer/deen_3600 --output=bench/results/language_pairs.json
+
+(Run it with -m from the repository root: as a script, this file would shadow the package.)
+
+Per model (named by `--models`): its languages and codec, its training (updates, hours, best dev BLEU), and on
+every test split of its data directory, translated with beam 5 from its best checkpoint, sacreBLEU's BLEU with
+the target language's tokenizer (`corpus_scores`: 13a, or zh / ja-mecab / ko-mecab) and its signature, and
+chrF. Published Multi30k anchors score otherwise, so each model is scored their way too:
+- `nmtpy` (lium-lst/wmt17-mmt, multi30k/dataset's `scripts/task1-tokenize.sh`): hypotheses and references
+  lower-cased, punctuation normalised and Moses-tokenized (sacremoses' `MosesPunctNormalizer` and
+  `MosesTokenizer` of the target language, as `lowercase.perl | normalize-punctuation.perl | tokenizer.perl`),
+  then BLEU on those tokens (`tokenize="none"`, as multi-bleu.perl).
+- `lowercased_greedy` (bentrevett/pytorch-seq2seq notebook 3 scores greedy output on lower-cased spaCy tokens):
+  greedy search (beam 1), then BLEU on lower-cased Moses tokens; spaCy's models are not on PyPI, so Moses
+  tokens stand in for spaCy's (the same splitting of punctuation for these captions, not byte-identical).
+`--peers=NAME=TARGET_LANGUAGE:WORKDIR` adds OpenNMT-py runs of `../shared/peer/multi30k.sh WORKDIR STEPS ... SRC TGT`: its
+detokenized test_2016 translations (`onmt/test.hyp`) scored by the same functions against the raw references.
+"""
+
+import json
+import pathlib
+
+import sacrebleu
+from absl import app, flags
+
+from bench.provenance import emit, provenance
+from data_pipeline import languages
+from data_pipeline.data_dir import DataDir
+from rnnsearch_tf.evaluation.corpus_scores import corpus_scores
+from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.inference.search_config import SearchConfig
+from rnnsearch_tf.models.model_dir import ModelDir
+from rnnsearch_tf.utils.text_files import read_lines
+
+_MODELS = flags.DEFINE_list("models", [], "NAME=MODEL_DIR entries.")
+_PEERS = flags.DEFINE_list("peers", [], "NAME=TARGET_LANGUAGE:WORKDIR entries of the peer's multi30k.sh runs "
+                           "(test_2016 only).")
+_CHECKPOINT = flags.DEFINE_string("checkpoint", "best", "Checkpoint of every model.")
+_BATCH_SIZE = flags.DEFINE_integer("batch_size", 64, "Sentences decoded together.")
+_OUTPUT = flags.DEFINE_string("output", None, "Also write the JSON here.")
+
+
+def moses_lowercased(lines, language, normalize):
+    """Lower-cased Moses tokens of `lines` joined by spaces (punctuation normalised first when `normalize`)."""
+    import sacremoses
+
+    tokenizer, normalizer = sacremoses.MosesTokenizer(lang=language), sacremoses.MosesPunctNormalizer(lang=language)
+    return [" ".join(tokenizer.tokenize(normalizer.normalize(line) if normalize else line, escape=False)).lower()
+            for line in lines]
+
+
+def scores(hypotheses, references, language):
+    """sacreBLEU's BLEU (the language's tokenizer) and chrF with its signature, and the anchors' BLEU on
+    lower-cased Moses tokens (none for a language without spaces, which has no Moses tokens)."""
+    values, signatures = corpus_scores(hypotheses, references, ("bleu", "chrf"), target_language=language)
+    anchors = {}
+    if languages.writes_words_apart(language):
+        for name, normalize in (("nmtpy", True), ("lowercased_moses", False)):
+            tokens = [moses_lowercased(lines, language, normalize) for lines in (hypotheses, references)]
+            anchors[name] = round(sacrebleu.BLEU(tokenize="none").corpus_score(tokens[0], [tokens[1]]).score, 2)
+    return {"bleu": round(values["bleu"], 2), "chrf": round(values["chrf"], 2), "signature": signatures["bleu"],
+            **anchors}
+
+
+def _training(model_dir):
+    state = model_dir.read_training_state()
+    last = state["history"][-1]
+    return {"updates": last["step"], "epochs": round(last["epoch"], 2), "hours": round(last["hours"], 3),
+            "best_step": state["best_step"], "best_dev_bleu": round(state["best_dev_bleu"], 2)}
+
+
+def evaluate_model(path):
+    """The report entry of one model directory: languages, training, and per test split its scores."""
+    model_dir = ModelDir(path)
+    data_dir = DataDir(model_dir.read_data_info()["data_dir"])
+    codecs = model_dir.codec_descriptions()
+    language = codecs["target"]["language"]
+    entry = {"model_dir": path, "source_language": codecs["source"]["language"], "target_language": language,
+             "codec": codecs["target"]["kind"], "training": _training(model_dir), "test": {}}
+    searches = {"beam5": SearchConfig(beam_size=5), "greedy": SearchConfig(beam_size=1)}
+    translators = {name: BatchTranslator.from_model_dir(path, _CHECKPOINT.value, _BATCH_SIZE.value, search_config=config)
+                   for name, config in searches.items()}
+    entry["checkpoint"] = translators["beam5"].loaded_from
+    for split in data_dir.test_splits():
+        sources, references = (read_lines(data_dir.text_file(split, side)) for side in ("source", "target"))
+        beam = [result["translation"] for result in translators["beam5"].translate(sources)]
+        greedy = [result["translation"] for result in translators["greedy"].translate(sources)]
+        entry["test"][split] = {"sentences": len(sources), "beam5": scores(beam, references, language),
+                                "greedy": scores(greedy, references, language)}
+    return entry
+
+
+def evaluate_peer(workdir, language):
+    """The peer's detokenized test_2016 translations of `workdir` scored as ours; its bench JSON line."""
+    import sacremoses
+
+    workdir = pathlib.Path(workdir)
+    detokenizer = sacremoses.MosesDetokenizer(lang=language)
+    hypotheses = [detokenizer.detokenize(line.split()) for line in read_lines(workdir / "onmt" / "test.hyp")]
+    references = read_lines(workdir / "raw" / f"test_2016_flickr.{language}")
+    bench = json.loads(read_lines(workdir / "bench.out")[-1])
+    return {"workdir": str(workdir), "target_language": language, "updates": bench.get("train_steps"),
+            "bench": bench, "test": {"test": {"sentences": len(references),
+                                              "beam5": scores(hypotheses, references, language)}}}
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    report = {"provenance": provenance(), "checkpoint": _CHECKPOINT.value, "models": {}, "peers": {}}
+    for name, path in (entry.split("=", 1) for entry in _MODELS.value):
+        report["models"][name] = evaluate_model(path)
+    for name, value in (entry.split("=", 1) for entry in _PEERS.value):
+        language, workdir = value.split(":", 1)
+        report["peers"][name] = evaluate_peer(workdir, language)
+    emit(report, _OUTPUT.value)
+
+
+if __name__ == "__main__":
+    app.run(main)
