@@ -65,8 +65,8 @@ def main(argv):
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     workers = search_flags.decode_workers()
     batch_size = search_flags.BATCH_SIZE.value
-    base = Translator.from_model_dir(_MODEL_DIR.value, search_flags.CHECKPOINT.value,
-                                     search_config=search_flags.search_config())
+    base = Translator.from_model_dir(_MODEL_DIR.value, search_flags.CHECKPOINT.value,  # the whole vocabulary
+                                     search_config=dataclasses.replace(search_flags.search_config(), shortlist=False))
     translators = {"full vocabulary": base}
     for entry in _SHORTLISTS.value:
         name, path = entry.split("=", 1)

@@ -1,8 +1,10 @@
 """`python -m rnnsearch_tf.evaluate` (rnnsearch_tf/evaluate.py, rnnsearch_tf/cli/evaluate.py) on a tiny random
-model: the numbers equal sacrebleu's, and the report shows them. Evaluator itself is tests/test_evaluator.py."""
+model: the numbers equal sacrebleu's, and the report shows them; over a model directory's shortlist its BLEU is
+sacreBLEU's of `translate`'s output. Evaluator itself is tests/test_evaluator.py."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -10,8 +12,13 @@ import pytest
 import sacrebleu
 
 from conftest import REPO_ROOT
+from helpers.commands import run_command
 from helpers.evaluation_test_data import REFERENCES, SOURCES, write_evaluated_model_dir
 from helpers.serving_test_utils import write_model_dir
+from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.inference.shortlist import Shortlist
+from rnnsearch_tf.models.model_dir import ModelDir
+from test_shortlist import _small_shortlist
 
 
 @pytest.fixture(scope="module")
@@ -59,3 +66,28 @@ def test_command_line_two_models(model_dir, tmp_path):
             translation = _lines(output / name / "translations.txt")[line - 1]
             bleu = sacrebleu.sentence_bleu(translation, [REFERENCES[line - 1]]).score
             assert f"| {name} | {translation} | {bleu:.2f} |" in block
+
+
+def test_evaluate_scores_what_translate_outputs_over_the_models_shortlist(model_dir, tmp_path):
+    directory = tmp_path / "model"
+    shutil.copytree(model_dir, directory)
+    Shortlist(*_small_shortlist(directory)).save(ModelDir(directory).shortlist_file)
+    (tmp_path / "source.txt").write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
+    (tmp_path / "reference.txt").write_text("\n".join(REFERENCES) + "\n", encoding="utf-8")
+    translated = run_command("translate", f"--model_dir={directory}", f"--input={tmp_path / 'source.txt'}",
+                             "--beam_size=2", "--noprogress")
+    evaluated = run_command("evaluate", f"--model_dir={directory}", f"--source={tmp_path / 'source.txt'}",
+                            f"--reference={tmp_path / 'reference.txt'}", f"--output_dir={tmp_path / 'out'}",
+                            "--beam_size=2", "--num_heatmaps=0", "--noprogress")
+    assert translated.returncode == 0 and evaluated.returncode == 0, translated.stderr + evaluated.stderr
+    translations = translated.stdout.splitlines()
+    metrics = json.loads((tmp_path / "out" / "metrics.json").read_text(encoding="utf-8"))["models"]["model"]
+    assert metrics["bleu"] == sacrebleu.corpus_bleu(translations, [REFERENCES]).score  # the same search
+    assert _lines(tmp_path / "out" / "model" / "translations.txt") == translations
+    assert metrics["shortlist"] == "model's (2 per source word, 1 frequent)"
+    assert "| shortlist: model's (2 per source word, 1 frequent)" in evaluated.stdout
+    assert f"`{metrics['checkpoint']}` | model's (2 per source word, 1 frequent) |" in (
+        tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    whole = BatchTranslator.from_model_dir(directory, beam_size=2, shortlist=False).translate(SOURCES)
+    full_vocabulary_bleu = sacrebleu.corpus_bleu([result["translation"] for result in whole], [REFERENCES]).score
+    assert full_vocabulary_bleu != metrics["bleu"]  # the shortlist changes the score: what evaluate searched shows

@@ -5,20 +5,19 @@ Chinese target scored with sacreBLEU's Chinese tokenizer.
 The command `python -m rnnsearch_tf.evaluate` over the same test set is tests/test_evaluate.py.
 """
 
-import itertools
 import json
 
 import pytest
 import sacrebleu
 import tensorflow as tf
 
-from data_pipeline import corpus_registry
-from data_pipeline.dataset_builder import DatasetBuilder
 from rnnsearch_tf.evaluation.evaluator import LENGTH_BINS, Evaluator
 from rnnsearch_tf.inference.search_config import SearchConfig
 from helpers.evaluation_test_data import NO_UNK_LINES, REFERENCES, SOURCES, TRAINING_STATE, write_evaluated_model_dir
 from helpers.serving_test_utils import write_model_dir
 from helpers.subword_test_data import write_subword_model_dir
+from helpers import toy_chinese
+from helpers.toy_chinese import build_english_chinese
 
 
 @pytest.fixture(scope="module")
@@ -101,11 +100,12 @@ def test_mismatched_files_are_refused():
         Evaluator(["a", "b"], ["c"])
 
 
-def test_the_metrics_name_the_model_and_the_checkpoint_translated(evaluated, model_dir):
+def test_the_metrics_name_the_model_the_checkpoint_and_the_vocabulary_translated(evaluated, model_dir):
     metrics, _ = evaluated
     assert metrics["model_dir"] == str(model_dir) and metrics["sentences"] == len(SOURCES)
     assert metrics["checkpoint"] == tf.train.latest_checkpoint(str(model_dir / "checkpoints"))  # no best: latest
     assert metrics["truncated_sentences"] == 0
+    assert metrics["shortlist"] == "full vocabulary"  # the model directory has none
 
 
 @pytest.fixture(scope="module")
@@ -146,27 +146,11 @@ def test_heatmaps_skip_empty_sources_and_the_default_bins_cover_every_length(ens
     assert sum(item["sentences"] for item in bins) == len(SOURCES)
 
 
-# An English-Chinese corpus: Chinese is written without spaces, so its codec is SentencePiece and its BLEU
-# sacreBLEU's Chinese tokenizer.
-_NOUNS = {"cat": "猫", "dog": "狗", "bird": "鸟", "child": "孩子"}
-_VERBS = {"sees": "看见", "likes": "喜欢", "follows": "跟着"}
-_CHINESE_PAIRS = [(f"the {subject} {verb} the {thing} .", f"{_NOUNS[subject]}{_VERBS[verb]}{_NOUNS[thing]}。")
-                  for subject, verb, thing in itertools.product(_NOUNS, _VERBS, _NOUNS) if subject != thing]
-
-
 @pytest.fixture(scope="module")
 def chinese_evaluated(tmp_path_factory):
     folder = tmp_path_factory.mktemp("chinese")
-    splits = {}
-    for split, pairs in (("train", _CHINESE_PAIRS), ("dev", _CHINESE_PAIRS[:4])):
-        splits[split] = folder / f"{split}.en", folder / f"{split}.zh"
-        for path, side in zip(splits[split], zip(*pairs)):
-            path.write_text("\n".join(side) + "\n", encoding="utf-8")
-    DatasetBuilder(corpus_registry.text_file_corpus("en", "zh", splits), folder / "data", max_length=30, num_shards=1,
-                   show_progress=False, subwords="sentencepiece", subword_vocabulary_size=300,
-                   joint_subwords=False).build()
-    model_dir = write_subword_model_dir(folder / "data", folder / "model")
-    sources, references = (list(side) for side in zip(*_CHINESE_PAIRS[::5]))
+    model_dir = write_subword_model_dir(build_english_chinese(folder, toy_chinese.PAIRS[:4]), folder / "model")
+    sources, references = (list(side) for side in zip(*toy_chinese.PAIRS[::5]))
     evaluator = Evaluator(sources, references, batch_size=4, search_config=SearchConfig(beam_size=2), num_heatmaps=0,
                           length_bins=(10,), num_longest=2)
     return evaluator.evaluate(model_dir, folder / "evaluation"), folder / "evaluation", references

@@ -39,6 +39,15 @@ def test_the_shortlist_is_read_when_asked_and_named_when_missing(model_dirs, tmp
     assert load_model_dir(other, shortlist=True).shortlist.per_source_word == 1
 
 
+def test_by_default_a_model_directorys_shortlist_is_read_where_it_has_one(model_dirs, tmp_path):
+    assert load_model_dir(model_dirs[0]).shortlist is None  # none written: the whole vocabulary
+    other = write_model_dir(tmp_path / "other")
+    Shortlist([[4]] * 5, [4]).save(ModelDir(other).shortlist_file)
+    assert load_model_dir(other).shortlist.per_source_word == 1  # `SearchConfig.shortlist` None
+    assert load_model_dir(other, shortlist=False).shortlist is None  # --noshortlist
+    assert load_model_dir(f"{other}+{model_dirs[0]}").shortlist is None  # an ensemble: never by default
+
+
 def test_a_bad_codec_file_is_named_before_weights_load(tmp_path):
     broken = write_model_dir(tmp_path / "broken")
     for checkpoint_file in (broken / "checkpoints").glob("*"):

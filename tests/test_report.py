@@ -23,7 +23,8 @@ SIGNATURES = {"bleu": "nrefs:1|case:mixed|tok:13a", "chrf": "nrefs:1|case:mixed|
               "chrf_plus_plus": "nrefs:1|case:mixed|nc:6|nw:2", "ter": "nrefs:1|case:lc|tok:tercom"}
 METRICS = {
     "rnnsearch": dict(_metrics(31.256, 35.0, 32.1049, [(5, 30.0), (1, 12.345)], ["alignment_1.png"], LONGEST, TRAINING),
-                      chrf=55.123, chrf_plus_plus=52.0, ter=48.456, signatures=SIGNATURES),
+                      chrf=55.123, chrf_plus_plus=52.0, ter=48.456, signatures=SIGNATURES,
+                      shortlist="model's (10 per source word, 300 frequent)"),
     "rnnencdec": _metrics(20.0, None, 20.5, [(5, 18.0), (0, None)], [], LONGEST[1:], None,
                           signature="nrefs:1|case:lc|tok:13a"),
 }
@@ -59,10 +60,11 @@ def test_the_bleu_table_has_a_row_per_model(report):
     expected = [[name, _number(m["bleu"]), _number(m.get("chrf")), _number(m.get("chrf_plus_plus")),
                  _number(m.get("ter")), _number(m["bleu_no_unk"]), str(m["no_unk_sentences"]),
                  _number(m["bleu_unk_replaced"]), str(m["sentences"]), str(m["truncated_sentences"]),
-                 f"`{m['checkpoint']}`"] for name, m in METRICS.items()]
+                 f"`{m['checkpoint']}`", m.get("shortlist", "–")] for name, m in METRICS.items()]
     assert _rows(section) == expected
     assert expected[0][1:6] == ["31.26", "55.12", "52.00", "48.46", "35.00"]  # two decimals
     assert expected[1][2:6] == ["–", "–", "–", "–"]  # "–" for no value (a metrics.json without chrF and TER)
+    assert [row[-1] for row in expected] == ["model's (10 per source word, 300 frequent)", "–"]  # nor the shortlist
     signatures = sorted(set(SIGNATURES.values()) | {METRICS["rnnencdec"]["signature"]})
     assert "sacreBLEU signatures: " + ", ".join(f"`{s}`" for s in signatures) in section
 

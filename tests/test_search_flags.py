@@ -97,16 +97,9 @@ def test_one_decode_worker_leaves_tensorflows_threads_alone(parsed):
     assert tf.config.threading.get_intra_op_parallelism_threads() == before
 
 
-def test_translate_and_export_use_a_model_directorys_shortlist_unless_told_not_to(parsed, tmp_path):
-    with_shortlist, without = tmp_path / "with", tmp_path / "without"
-    with_shortlist.mkdir()
-    without.mkdir()
-    (with_shortlist / "shortlist.npz").write_bytes(b"")  # only its presence is read here
-    assert search_flags.search_config(str(with_shortlist)).shortlist
-    assert not search_flags.search_config(str(without)).shortlist
-    assert not search_flags.search_config(f"{with_shortlist}+{with_shortlist}").shortlist  # an ensemble: never
-    assert not search_flags.search_config().shortlist  # evaluate and score: the whole vocabulary
-    with flagsaver.as_parsed(shortlist="false"):  # --noshortlist
-        assert not search_flags.search_config(str(with_shortlist)).shortlist
-    with flagsaver.as_parsed(shortlist="true"):  # --shortlist where there is none: the translator says so
-        assert search_flags.search_config(str(without)).shortlist
+def test_every_command_leaves_the_shortlist_to_the_model_directory_unless_told(parsed):
+    assert search_flags.search_config().shortlist is None  # its shortlist where it has one (`load_model_dir`)
+    with flagsaver.as_parsed(shortlist="false"):  # --noshortlist: the whole vocabulary
+        assert search_flags.search_config().shortlist is False
+    with flagsaver.as_parsed(shortlist="true"):  # --shortlist: the model directory's, which must exist
+        assert search_flags.search_config().shortlist is True

@@ -115,7 +115,7 @@ def test_a_shortlist_of_the_whole_vocabulary_changes_nothing(model_dir):
     text = tf.constant(SENTENCES)
     prefix = tf.constant(["le chat", "", "zyzzyva", "la"])
     for options in (SEARCH_OPTIONS, dict(beam_size=1, num_hypotheses=1), dict(sampling=True, num_samples=3)):
-        full = Translator.from_model_dir(model_dir, **dict(SEARCH_OPTIONS, **options))
+        full = Translator.from_model_dir(model_dir, **dict(SEARCH_OPTIONS, **options, shortlist=False))
         shortlisted = _translator(model_dir, everything, [], **options)
         for method, arguments in (("translate", (text,)), ("translate_prefix", (text, prefix))):
             expected = getattr(full, method)(*arguments)
@@ -155,6 +155,20 @@ def test_constraint_words_join_the_candidates(model_dir):
     assert "un vert" in " ".join(tokens)  # ids 13 and 12: outside the small shortlist
     assert outputs["constraints_met"].numpy().tolist() == [[True], [False]]
     np.testing.assert_array_equal(outputs["tokens"].numpy()[1], translator.translate(text)["tokens"].numpy()[1])
+
+
+def test_a_translator_searches_over_a_model_directorys_shortlist_unless_told_not_to(model_dir, tmp_path):
+    directory = tmp_path / "model"
+    shutil.copytree(model_dir, directory)
+    Shortlist(*_small_shortlist(directory)).save(directory / SHORTLIST_FILE)
+    default = Translator.from_model_dir(directory, **SEARCH_OPTIONS)
+    assert default.shortlist is not None and default.settings()["shortlist"] is True  # what an export records
+    full = Translator.from_model_dir(directory, **SEARCH_OPTIONS, shortlist=False)
+    assert full.shortlist is None and full.settings()["shortlist"] is False
+    ensemble = Translator.from_model_dir(f"{directory}+{directory}", **SEARCH_OPTIONS)
+    assert ensemble.shortlist is None and ensemble.settings()["shortlist"] is False
+    text = tf.constant(SENTENCES)
+    assert not np.array_equal(default.translate(text)["tokens"].numpy(), full.translate(text)["tokens"].numpy())
 
 
 def test_a_shortlist_must_exist_and_fit(model_dir, tmp_path):

@@ -1,6 +1,6 @@
 """TextCodec: the word-level codec is the Moses tokenizer and the shortlist; the SentencePiece codec equals the
-`sentencepiece` library in-graph, spells any text, round-trips it, and groups its pieces into words; the
-attention over words against a NumPy transcription; bad codec files are named."""
+`sentencepiece` library in-graph, spells any text, round-trips it, and groups its pieces into words; bad codec
+files are named."""
 
 import json
 import re
@@ -112,23 +112,6 @@ def test_pieces_are_grouped_into_the_words_of_the_text(codec):
     assert codec.token_text(tf.constant(["▁chat", "s", "</s>"])).numpy().tolist() == [b" chat", b"s", b"</s>"]
 
 
-def test_word_alignment_sums_source_pieces_and_averages_target_pieces():
-    rng = np.random.default_rng(0)
-    alignment = rng.dirichlet(np.ones(5), size=(2, 4)).astype(np.float32)  # [batch, tgt_len, src_len]
-    target_index = np.array([[0, 0, 1, 2], [0, 1, -1, -1]], np.int32)
-    source_index = np.array([[0, 1, 1, 2, 3], [0, 0, 0, 1, -1]], np.int32)
-    expected = np.zeros((2, 3, 4), np.float32)
-    for batch in range(2):
-        for target_word in range(3):
-            rows = alignment[batch][target_index[batch] == target_word]
-            if len(rows):
-                for source_word in range(4):
-                    expected[batch, target_word, source_word] = rows[:, source_index[batch] == source_word].sum(1).mean()
-    actual = text_codec.word_alignment(tf.constant(alignment), tf.constant(target_index), tf.constant(source_index))
-    np.testing.assert_allclose(actual, expected, rtol=1e-6)
-    np.testing.assert_allclose(actual.numpy()[0].sum(axis=1), 1.0, rtol=1e-6)  # a full row stays a distribution
-
-
 def test_folders_written_before_codecs_are_word_level():
     assert text_codec.codec_descriptions({"source_language": "en", "target_language": "fr"}) == {
         "source": {"kind": "moses", "language": "en", "vocabulary": "source_vocab.tsv"},
@@ -204,3 +187,12 @@ def test_a_language_is_a_checked_code_and_words_need_spaces():
         TextCodec("english")
     with pytest.raises(ValueError, match="Chinese is written without spaces between words.*--subwords=sentencepiece"):
         TextCodec("zh")
+
+
+def test_a_piece_continues_a_word_when_it_starts_with_a_letter_or_digit_and_no_word_start(codec):
+    pieces = ["▁dog", "s", "9", "é", ",", "'", "▁", "</s>", "<unk>", "<0xE9>"]
+    assert codec.continues_word(tf.constant(pieces)).numpy().tolist() == [
+        False, True, True, True, False, False, False, False, False, False]
+    ragged = tf.ragged.constant([["▁dog", "s"], ["▁the"]])
+    assert tf.ragged.map_flat_values(codec.continues_word, ragged).to_list() == [[False, True], [False]]
+    assert not TextCodec("en").continues_word(tf.constant(["s", "dog"])).numpy().any()  # a Moses token is a word

@@ -2,16 +2,13 @@
 `BatchTranslator` gives, dev NLL as the model's own log-probabilities, samples, cut sentences counted; a Chinese
 target's dev BLEU with sacreBLEU's Chinese tokenizer."""
 
-import itertools
 
 import numpy as np
 import pytest
 import sacrebleu
 import tensorflow as tf
 
-from data_pipeline import corpus_registry
 from data_pipeline.data_dir import DataDir
-from data_pipeline.dataset_builder import DatasetBuilder
 from data_pipeline.text_codec import TextCodec
 from rnnsearch_tf import ModelConfig
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
@@ -19,6 +16,8 @@ from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.models.rnn_search import RNNSearch
 from rnnsearch_tf.training.validator import Validator
 from helpers.model_test_utils import randomize_weights
+from helpers import toy_chinese
+from helpers.toy_chinese import build_english_chinese
 
 MAXIMUM_SOURCE_LENGTH = 5
 
@@ -57,25 +56,8 @@ def test_nll_per_sentence_is_the_models_own(validator):
     assert validator.nll_per_sentence() == pytest.approx(total / sentences, rel=1e-5)
 
 
-def _chinese_data(folder):
-    """An English-Chinese data directory: Chinese is written without spaces, so its codec is SentencePiece."""
-    nouns = {"cat": "猫", "dog": "狗", "bird": "鸟", "child": "孩子"}
-    verbs = {"sees": "看见", "likes": "喜欢", "follows": "跟着"}
-    pairs = [(f"the {subject} {verb} the {thing} .", f"{nouns[subject]}{verbs[verb]}{nouns[thing]}。")
-             for subject, verb, thing in itertools.product(nouns, verbs, nouns) if subject != thing]
-    splits = {}
-    for split, chosen in (("train", pairs), ("dev", pairs[::4])):
-        splits[split] = folder / f"{split}.en", folder / f"{split}.zh"
-        for path, side in zip(splits[split], zip(*chosen)):
-            path.write_text("\n".join(side) + "\n", encoding="utf-8")
-    DatasetBuilder(corpus_registry.text_file_corpus("en", "zh", splits), folder / "data", max_length=30, num_shards=1,
-                   show_progress=False, subwords="sentencepiece", subword_vocabulary_size=300,
-                   joint_subwords=False).build()
-    return folder / "data"
-
-
 def test_dev_bleu_of_a_chinese_target_uses_sacrebleus_chinese_tokenizer(tmp_path):
-    data_dir = _chinese_data(tmp_path)
+    data_dir = build_english_chinese(tmp_path, toy_chinese.PAIRS[::4])
     sizes = {side: info["size"] for side, info in DataDir(data_dir).read_metadata()["vocabularies"].items()}
     model = RNNSearch(ModelConfig(source_vocab_size=sizes["source"], target_vocab_size=sizes["target"],
                                   embedding_dim=8, hidden_dim=12, maxout_dim=6, alignment_dim=10))

@@ -10,6 +10,10 @@ compares the ensemble of a and b with c). Writes `output_dir/report.md`, `output
 model (named after its folder), `output_dir/NAME/`
 with `metrics.json`, `translations.txt`, `translations_unk_replaced.txt`, `translations_no_unk.txt`,
 `no_unk_lines.txt` (1-based lines of the No-UNK subset) and `alignment_LINE.png`. See `Evaluator`.
+
+A model directory with a vocabulary shortlist (`rnnsearch shortlist`) is searched over it, as `translate`
+searches (`--noshortlist`: the whole vocabulary, `SearchConfig.shortlist`); each model's line and metrics
+name the choice (`shortlist`).
 """
 
 import json
@@ -17,6 +21,7 @@ import os
 
 from absl import app, flags
 
+from data_pipeline import languages
 from rnnsearch_tf.cli import search_flags
 from rnnsearch_tf.evaluation.plots import plot_bleu_by_length, plot_learning_curves
 from rnnsearch_tf.evaluation.report import write_report
@@ -49,9 +54,30 @@ def _model_names(model_dirs):
     return names
 
 
+def check_one_pair(model_dirs):
+    """Raises ValueError in one line when two of `model_dirs` translate different language pairs (each model's
+    data.json; an ensemble's first member speaks for it, `Translator` checks the others): one --source and
+    --reference are the text of one pair."""
+    pairs = {}
+    for model_dir in model_dirs:
+        data_info = ModelDir(ModelDir.split(model_dir)[0]).read_data_info()
+        pairs[model_dir] = tuple(data_info.get(f"{side}_language") for side in ("source", "target"))
+    if len(set(pairs.values())) > 1:
+        described = "; ".join(f"{model_dir} {' -> '.join(_name(code) for code in pair)}"
+                              for model_dir, pair in pairs.items())
+        raise ValueError(f"--model_dir: the models translate different language pairs ({described}): --source and "
+                         "--reference are one pair's text, evaluate each pair's models apart")
+
+
+def _name(code):
+    """A language's name and code ("German (de)"); the code alone where it names no language (None included)."""
+    return f"{languages.name(code)} ({code})" if languages.why_not(code) is None else str(code)
+
+
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    check_one_pair(_MODEL_DIR.value)
     workers = search_flags.decode_workers()
     unk_dictionary = search_flags.UNK_DICTIONARY.value
     evaluator = Evaluator(
@@ -74,7 +100,7 @@ def main(argv):
         )
         scores = metrics[name]
         print(f"{name}: BLEU {scores['bleu']:.2f} | chrF {scores['chrf']:.2f} | chrF++ {scores['chrf_plus_plus']:.2f} | "
-              f"TER {scores['ter']:.2f} ({scores['signature']})")
+              f"TER {scores['ter']:.2f} ({scores['signature']}) | shortlist: {scores['shortlist']}")
     plot_bleu_by_length(
         {name: values["bleu_by_length"] for name, values in metrics.items()},
         os.path.join(_OUTPUT_DIR.value, "bleu_by_length.png"),

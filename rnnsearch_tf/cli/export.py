@@ -34,7 +34,7 @@ def main(argv):
         maximum_batch_size=_MAXIMUM_BATCH_SIZE.value,
         precision=search_flags.PRECISION.value,
         num_alternatives=_NUM_ALTERNATIVES.value,
-        search_config=search_flags.search_config(_MODEL_DIR.value),
+        search_config=search_flags.search_config(),
     )
     path = export.export(translator, _EXPORT_DIR.value, version)
     print(f"exported {translator.checkpoint_path} to {path}")

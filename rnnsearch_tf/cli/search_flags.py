@@ -1,15 +1,11 @@
 """The flags of the commands that translate (translate, evaluate, score, export): which checkpoint, how many
 sentences per batch and batches at once, `<unk>` replacement, and one flag per `SearchConfig` field."""
 
-import dataclasses
-import os
-
 from absl import flags
 
 from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags
 from rnnsearch_tf.inference.batch_translator import DECODE_WORKERS as _DEFAULT_WORKERS
 from rnnsearch_tf.inference.search_config import SearchConfig
-from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.utils.function_cache import FunctionCache, default_directory
 from rnnsearch_tf.utils.precision import PRECISIONS
 from rnnsearch_tf.utils.threads import share_cores
@@ -49,22 +45,7 @@ def function_cache():
     return FunctionCache(FUNCTION_CACHE.value) if FUNCTION_CACHE.value else None
 
 
-def search_config(model_dir=None):
-    """The `SearchConfig` the flags set.
-
-    Given the model directory that `translate` or `export` decodes with, `shortlist` is on where
-    `--shortlist` / `--noshortlist` was not given and the directory is a single model with a vocabulary
-    shortlist (`rnnsearch shortlist`): measured faster at the same or higher BLEU
-    (`bench/results/shortlist.json`, docs/translating.md). `evaluate` and `score` give no model directory: the paper's tables and
-    log p(y | x) are over the whole vocabulary unless `--shortlist` asks.
-    """
-    config = config_from_flags(SearchConfig, _SEARCH_FLAGS)
-    if model_dir is not None and not _SEARCH_FLAGS["shortlist"].present and has_shortlist(model_dir):
-        config = dataclasses.replace(config, shortlist=True)
-    return config
-
-
-def has_shortlist(model_dir):
-    """Whether `model_dir` is one model directory (not an ensemble "a+b") with a `shortlist.npz`."""
-    paths = ModelDir.split(model_dir)
-    return len(paths) == 1 and os.path.exists(ModelDir(paths[0]).shortlist_file)
+def search_config():
+    """The `SearchConfig` the flags set (without `--shortlist` / `--noshortlist`, the model directory's shortlist
+    where it has one: `SearchConfig.shortlist`)."""
+    return config_from_flags(SearchConfig, _SEARCH_FLAGS)

@@ -33,7 +33,6 @@ from rnnsearch_tf.inference.verbatim_terms import verbatim_terms_of
 from data_pipeline.export_dir import ExportSettings
 from data_pipeline.progress_line import ProgressLine
 from data_pipeline.text_codec import TextCodec
-from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.utils.text_files import check_writable, line_numbers, open_output, read_lines
 
 _MODEL_DIR = flags.DEFINE_string(
@@ -117,27 +116,30 @@ def _check_constraint_flags():
 
 def _constraints(translator, sentences, explicit, terminology):
     """Each line's target phrases (None without constraint flags): --constraints_file's, then the terms of
-    --terminology (its `(entries, origins)`) found in the line by the model's source codec."""
+    --terminology (its `(entries, origins)`) found in the line by the model's source codec; and the `Glossary`
+    (None without --terminology), whose terms outside a word vocabulary the translator's `<unk>` replacement
+    writes."""
     if terminology is None:
-        return None
+        return None, None
     if translator.search_config.sampling:
         raise app.UsageError("--terminology, --constraints_file and --verbatim constrain beam search, not --sampling")
-    found = None
+    found = terms = None
     if _TERMINOLOGY.value is not None:
         entries, origins = terminology
         terms = glossary.Glossary(entries, _source_codec(translator), _TERMINOLOGY_IGNORE_CASE.value, origins)
         found = terms.constraints(sentences)
+        if translator.target_codec is not None:  # a word-level target: a term outside it is searched as <unk>
+            translator.unk_replacer = terms.unk_replacer(translator.target_codec, translator.unk_replacer)
     verbatim = None
     if _VERBATIM.value:  # a first word is judged by the model's vocabulary: from --model_dir, not an export
-        codec = ModelDir(ModelDir.split(_MODEL_DIR.value)[0]).codec("source") if _MODEL_DIR.value else None
-        verbatim = verbatim_terms_of(sentences, codec)
-    return glossary.merge_constraints(explicit, found, verbatim)
+        verbatim = verbatim_terms_of(sentences, translator.source_codec)
+    return glossary.merge_constraints(explicit, found, verbatim), terms
 
 
 def _source_codec(translator):
     """The source `TextCodec` --terminology is matched with: a model's own; a word-level export's Moses rules."""
-    if _MODEL_DIR.value:
-        return ModelDir(ModelDir.split(_MODEL_DIR.value)[0]).codec("source")
+    if translator.source_codec is not None:
+        return translator.source_codec
     settings = ExportSettings.read(translator.module)
     if not settings.codec_is_moses("source"):
         raise app.UsageError("--terminology needs the model's subword codec: give --model_dir (or --constraints_file)")
@@ -172,7 +174,7 @@ def main(argv):
             workers,
             function_cache=search_flags.function_cache(),
             precision=search_flags.PRECISION.value,
-            search_config=search_flags.search_config(_MODEL_DIR.value),
+            search_config=search_flags.search_config(),
         )
     shortlist = ""
     if translator.search_config.shortlist:
@@ -185,9 +187,11 @@ def main(argv):
         progress = ProgressLine("translated", count, unit="sentences") if _PROGRESS.value and count else None
         results = paragraphs.translate(split_lines, progress)
     else:
-        constraints = _constraints(translator, sentences, explicit_constraints, terminology)
+        constraints, terms = _constraints(translator, sentences, explicit_constraints, terminology)
         progress = ProgressLine("translated", len(sentences)) if _PROGRESS.value and sentences else None
         results = translator.translate(sentences, progress, prefixes, constraints)
+        if terms is not None:
+            terms.capitalise_sentence_starts(sentences, results)
     with open_output(_OUTPUT.value) as output:
         for index, result in enumerate(results):
             output.write(output_formats.format_translation(index, result, _OUTPUT_FORMAT.value))
@@ -201,9 +205,8 @@ def main(argv):
 def _warnings(translator, sentences, results):
     """What stderr says after the translations: input outside the model's vocabulary (a model directory
     only), lines of several sentences (unless they were split or cannot be), lines cut to the length bound."""
-    if _MODEL_DIR.value:
-        warning = oov_warning(results, ModelDir(ModelDir.split(_MODEL_DIR.value)[0]).codec("source"),
-                              translator.target_language)
+    if translator.source_codec is not None:
+        warning = oov_warning(results, translator.source_codec, translator.target_language)
         if warning:
             yield warning
     if _REPLACE_UNK.value and translator.unk_replacer is None:

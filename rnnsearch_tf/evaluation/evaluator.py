@@ -44,6 +44,10 @@ class Evaluator:
     - Training (Table 2): `training_state.json` of the model directory (its `history` is the learning
       curve), or None when it is missing or the model is an ensemble.
 
+    Every translation is searched as `translate` searches with the same flags: over the model directory's
+    vocabulary shortlist where it has one, unless `search_config.shortlist` is False (`SearchConfig.shortlist`),
+    so that sacreBLEU on `translate`'s output gives "All"; the metrics name the choice (`shortlist`).
+
     Args:
         sources: list of str, raw source sentences.
         references: list of str, raw references, line-aligned with `sources`.
@@ -97,7 +101,8 @@ class Evaluator:
         Returns:
             dict with `model_dir`, `checkpoint`, `sentences`, `bleu`, `signature` (BLEU's), `chrf`,
             `chrf_plus_plus`, `ter` and `signatures` (each metric's; `corpus_scores`), `bleu_unk_replaced`,
-            `bleu_no_unk`, `no_unk_sentences`, `truncated_sentences`, `bleu_by_length` (list of
+            `bleu_no_unk`, `no_unk_sentences`, `truncated_sentences`, `shortlist` (the words searched:
+            "model's (K per source word, N frequent)" or "full vocabulary"), `bleu_by_length` (list of
             `{"bin", "minimum", "maximum", "sentences", "bleu"}`, `maximum` None for the last bin and
             `bleu` None for an empty bin), `heatmaps` (file names in `output_dir`), `longest_sentences`
             (list of `{"line", "source_length", "source", "reference", "translation", "sentence_bleu"}`,
@@ -112,8 +117,7 @@ class Evaluator:
         hypotheses = [result["searched_translation"] for result in results]  # <unk>s kept
         replaced = [result["translation"] for result in results]
         members = ModelDir.split(model_dir)
-        model_directory = ModelDir(members[0])  # an ensemble's models share data (`Translator.from_model_dir`)
-        codecs = {side: model_directory.codec(side) for side in ("source", "target")}
+        codecs = dict(source=translator.source_codec, target=translator.module.target_codec)
         target_language = codecs["target"].language
         scores, signatures = corpus_scores(hypotheses, self.references, target_language=target_language)
         warning = oov_warning(results, codecs["source"], target_language)
@@ -139,10 +143,11 @@ class Evaluator:
             bleu_no_unk=no_unk_score,
             no_unk_sentences=None if known is None else len(known),
             truncated_sentences=sum(result["truncated"] for result in results),
+            shortlist=_vocabulary_searched(translator.module.shortlist),
             bleu_by_length=self._bleu_by_length(hypotheses, source_lengths, target_language),
             heatmaps=self._heatmaps(results, output_dir),
             longest_sentences=self._longest_sentences(hypotheses, source_lengths, target_language),
-            training=model_directory.read_training_state() if len(members) == 1 else None,
+            training=ModelDir(members[0]).read_training_state() if len(members) == 1 else None,
         )
         with open(os.path.join(output_dir, "metrics.json"), "w", encoding="utf-8") as stream:
             json.dump(metrics, stream, indent=2, ensure_ascii=False)
@@ -231,6 +236,12 @@ class Evaluator:
             )
             names.append(name)
         return names
+
+
+def _vocabulary_searched(shortlist):
+    """The `shortlist` metric: "model's (K per source word, N frequent)" (`Shortlist.description`), or "full
+    vocabulary" where the translator searched without one (`SearchConfig.shortlist`)."""
+    return "full vocabulary" if shortlist is None else f"model's ({shortlist.description})"
 
 
 def _corpus_bleu(hypotheses, references, target_language):

@@ -61,11 +61,12 @@ def _bleu_table(metrics_by_model):
         "\"All\": every test sentence, `<unk>` allowed. \"No UNK\": the sentences without a word outside the "
         "vocabularies in source and reference, decoded with `<unk>` forbidden. \"UNK replaced\": \"All\" after "
         "replacing each `<unk>` with its most-attended source word (or dictionary entry). chrF, chrF++ and TER "
-        "(an edit rate: lower is better) of the \"All\" translations.",
+        "(an edit rate: lower is better) of the \"All\" translations. Shortlist: the target words searched, the "
+        "model directory's vocabulary shortlist (K per source word, N frequent) or the full vocabulary.",
         "",
         "| Model | All | chrF | chrF++ | TER | No UNK | No UNK sentences | UNK replaced | Sentences | Truncated sources "
-        "| Checkpoint |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| Checkpoint | Shortlist |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, metrics in metrics_by_model.items():
         lines.append(
@@ -73,7 +74,7 @@ def _bleu_table(metrics_by_model):
             f"{_number(metrics.get('chrf_plus_plus'))} | {_number(metrics.get('ter'))} | "
             f"{_number(metrics['bleu_no_unk'])} | {metrics['no_unk_sentences']} | "
             f"{_number(metrics['bleu_unk_replaced'])} | {metrics['sentences']} | {metrics['truncated_sentences']} | "
-            f"`{metrics['checkpoint']}` |"
+            f"`{metrics['checkpoint']}` | {_number(metrics.get('shortlist'))} |"
         )
     return lines + ["", "sacreBLEU signatures: " + ", ".join(f"`{signature}`" for signature in signatures), ""]
 

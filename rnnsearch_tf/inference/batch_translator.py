@@ -80,6 +80,8 @@ class BatchTranslator:
         self._fingerprint = None
         self.source_language = settings.get("source_language")  # None where settings lack it
         self.target_language = settings.get("target_language")
+        # The model's source `TextCodec`, vocabulary included: a Translator's own; None for a SavedModel.
+        self.source_codec = module.source_codec if isinstance(module, Translator) else None
         self.target_codec = self._target_codec(module, settings)
         self.unk_replacer = unk_replacer if self.target_codec is not None else None
 

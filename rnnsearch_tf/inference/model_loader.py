@@ -1,6 +1,7 @@
 """What translating needs from model directories: the model (or ensemble), the text codecs, the shortlist."""
 
 import dataclasses
+import os
 
 from rnnsearch_tf.inference.shortlist import Shortlist
 from rnnsearch_tf.models.ensemble import Ensemble
@@ -15,7 +16,7 @@ class LoadedModel:
         model: the `EncoderDecoderModel` with restored weights, or an `Ensemble` of them.
         source_codec, target_codec: the `TextCodec`s of the (first) model directory.
         checkpoint_path: the checkpoint read; an ensemble's joined with "+".
-        shortlist: the first directory's `Shortlist` when asked for, else None.
+        shortlist: the `Shortlist` of the model directory when read (`load_model_dir`), else None.
     """
 
     model: object
@@ -25,7 +26,7 @@ class LoadedModel:
     shortlist: Shortlist = None
 
 
-def load_model_dir(model_dir, checkpoint="best", precision=None, shortlist=False):
+def load_model_dir(model_dir, checkpoint="best", precision=None, shortlist=None):
     """Reads a model directory (`ModelDir`) for translation.
 
     Args:
@@ -34,7 +35,8 @@ def load_model_dir(model_dir, checkpoint="best", precision=None, shortlist=False
         checkpoint: "best", "latest", "averaged" or a checkpoint path (`ModelDir.load_model`), the same
             for every model.
         precision: `ModelConfig.precision` to decode with; None: each model's own (model.json).
-        shortlist: whether to read the first directory's shortlist (`rnnsearch shortlist` writes it).
+        shortlist: `SearchConfig.shortlist`: None reads the directory's shortlist (`rnnsearch shortlist`
+            writes it) when it is one directory with one, True reads it (it must exist), False none.
 
     Returns:
         `LoadedModel`. The codecs are read first, so that a bad codec file is named before any weights load.
@@ -49,11 +51,17 @@ def load_model_dir(model_dir, checkpoint="best", precision=None, shortlist=False
         models[0] if len(models) == 1 else Ensemble(models),
         *codecs,
         "+".join(path for _, path in loaded),
-        _read_shortlist(model_dirs[0]) if shortlist else None,
+        _read_shortlist(model_dirs, shortlist),
     )
 
 
-def _read_shortlist(model_dir):
+def _read_shortlist(model_dirs, wanted):
+    """The first directory's `Shortlist` where `wanted` (`load_model_dir`'s `shortlist`), else None."""
+    model_dir = model_dirs[0]
+    if wanted is None:  # the one default of every command
+        wanted = len(model_dirs) == 1 and os.path.exists(model_dir.shortlist_file)
+    if not wanted:
+        return None
     try:
         return Shortlist.from_file(model_dir.shortlist_file)
     except FileNotFoundError:

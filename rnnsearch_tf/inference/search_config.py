@@ -1,6 +1,7 @@
 """How translations are searched: one config for translate, evaluate, score, export and validation."""
 
 import dataclasses
+import typing
 
 import tensorflow as tf
 
@@ -36,8 +37,11 @@ class SearchConfig:
         sampling_temperature: temperature of the sampling distribution.
         sampling_seed: seed of the sampling draws (the same seed gives the same samples).
         shortlist: decode each batch over the target words of the model directory's vocabulary shortlist
-            only (`Shortlist`, written by `rnnsearch shortlist`), not the whole vocabulary. `translate`
-            and `export` turn it on where the model directory has one unless given --noshortlist.
+            only (`Shortlist`, written by `rnnsearch shortlist`), not the whole vocabulary. None (the
+            default of translate, evaluate, score and export, and so of serve): the model directory's
+            shortlist when it is one model with one (`load_model_dir`; measured faster at the same or
+            higher BLEU, docs/translating.md), else the whole vocabulary; False (--noshortlist): the whole
+            vocabulary; True: the shortlist, which must exist.
     """
 
     beam_size: int = 12
@@ -53,7 +57,7 @@ class SearchConfig:
     num_samples: int = 1
     sampling_temperature: float = 1.0
     sampling_seed: int = 0
-    shortlist: bool = False
+    shortlist: typing.Optional[bool] = None
 
     def __post_init__(self):
         check_choices(self)

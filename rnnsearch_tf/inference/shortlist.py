@@ -50,6 +50,11 @@ class Shortlist:
     def source_vocab_size(self):
         return self.candidates.shape[0]
 
+    @property
+    def description(self):
+        """Its size in words, as reports name it: "K per source word, N frequent"."""
+        return f"{self.per_source_word} per source word, {len(self.frequent)} frequent"
+
     @classmethod
     def build(cls, pairs, source_vocab_size, target_vocab_size, per_source_word=PER_SOURCE_WORD, frequent=FREQUENT_WORDS):
         """The shortlist of a training corpus.

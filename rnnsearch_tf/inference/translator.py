@@ -1,25 +1,25 @@
 """Text in, text out: the one translation path of the command line, evaluation and the SavedModel."""
 
+import dataclasses
 import hashlib
 
 import tensorflow as tf
 
 from data_pipeline.pair_reader import sha256
 from data_pipeline import constants
-from data_pipeline import text_codec
 from rnnsearch_tf.inference.model_loader import load_model_dir
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.inference.sentence_search import SentenceSearch, truncate, with_eos
+from rnnsearch_tf.inference.word_alignment import word_alignment
 from rnnsearch_tf.models.ensemble import Ensemble
 
 
 def word_continuations(codec):
-    """bool `[vocab]`: the tokens of a subword codec that continue the word of the token before them (a piece
-    without "▁" that starts with a letter or digit: not "," or "'"); None for a word-level codec."""
+    """bool `[vocab]`: the tokens of a subword codec that continue the word of the token before them
+    (`TextCodec.continues_word`); None for a word-level codec."""
     if not codec.is_subword:
         return None
-    tokens = codec.tokens(tf.range(codec.vocabulary.size))  # [vocab]
-    return tf.logical_not(codec.starts_word(tokens)) & tf.strings.regex_full_match(tokens, r"[\pL\pN].*")
+    return codec.continues_word(codec.tokens(tf.range(codec.vocabulary.size)))  # [vocab]
 
 
 class Translator(tf.Module):
@@ -54,8 +54,9 @@ class Translator(tf.Module):
         checkpoint_path: where the weights come from (recorded by `serving/export.py`); `from_model_dir`
             sets it.
         num_alternatives: next words `translate_prefix` offers after each prefix.
-        shortlist: the `Shortlist` decoded over with `search_config.shortlist` (`from_model_dir` reads the
-            model directory's; `SentenceSearch`).
+        shortlist: the `Shortlist` decoded over with `search_config.shortlist` True or None (`from_model_dir`
+            gives the model directory's, `load_model_dir`; `SentenceSearch`). The translator's
+            `search_config` says which it does: its `shortlist` None becomes whether one is given.
 
     Example:
     >>> translator = Translator.from_model_dir("models/rnnsearch50", beam_size=12)
@@ -96,7 +97,10 @@ class Translator(tf.Module):
         self.target_vocabulary = target_codec.vocabulary
         self.source_language = source_codec.language
         self.target_language = target_codec.language
-        self.search_config = search_config = search_config or SearchConfig()
+        search_config = search_config or SearchConfig()
+        if search_config.shortlist is None:
+            search_config = dataclasses.replace(search_config, shortlist=shortlist is not None)
+        self.search_config = search_config
         self.maximum_batch_size = maximum_batch_size
         self.checkpoint_path = checkpoint_path
         self.num_alternatives = num_alternatives
@@ -228,7 +232,7 @@ class Translator(tf.Module):
             - with a subword codec (`TextCodec.is_subword`) also the words a person sees: `words` string
               `[batch, tgt_words]` and `source_words` string `[batch, src_words]` (each then `</s>`, then
               ""), `word_alignment` float32 `[batch, tgt_words, src_words]`: a word's source pieces summed, its
-              target pieces averaged (`text_codec.word_alignment`); `word_probabilities` float32
+              target pieces averaged (`word_alignment`); `word_probabilities` float32
               `[batch, tgt_words]`: the product of a word's pieces' probabilities (the probability of the
               whole word, by the chain rule), then 0.
             - with `num_hypotheses > 1` also `nbest_translations` string `[batch, n]`,
@@ -310,8 +314,9 @@ class Translator(tf.Module):
 
         Each phrase is tokenized by the target codec as a prefix is (`TextCodec.tokenize_prefix`), looked up
         and cut to `maximum_target_length - 1` tokens; its tokens are then forced somewhere in every
-        hypothesis, contiguously and in order, a forbidden one (`<unk>`) too. A phrase that is empty, or
-        made only of tokens outside a word-level vocabulary, is skipped (`constraints_skipped`). A sentence
+        hypothesis, contiguously and in order, a forbidden one (`<unk>`, a word outside a word-level vocabulary:
+        `Glossary.unk_replacer` writes a glossary's term there) too. A phrase without tokens is skipped
+        (`constraints_skipped`). A sentence
         whose phrases cannot fit its length bound still gets its best translation, with the phrases it
         lacks reported (`constraints_met`). Rows of "" give `translate`'s result, bit for bit.
 
@@ -329,9 +334,9 @@ class Translator(tf.Module):
         with tf.control_dependencies(checks):
             phrases = self.target_codec.tokenize_prefix(tf.reshape(constraints, [-1]))  # [batch * c, None]
         phrase_ids = self.target_codec.lookup(truncate(phrases, self.maximum_target_length - 1)[0])  # [batch * c, None]
-        known = tf.reduce_any(tf.not_equal(phrase_ids, constants.UNK_ID), axis=1)  # [batch * c]: false when empty
-        skipped = tf.reshape(tf.logical_not(known), tf.shape(constraints))  # [batch, c]
-        dense = tf.where(known[:, None], phrase_ids.to_tensor(default_value=constants.PAD_ID), constants.PAD_ID)
+        has_tokens = phrase_ids.row_lengths() > 0  # [batch * c]
+        skipped = tf.reshape(tf.logical_not(has_tokens), tf.shape(constraints))  # [batch, c]
+        dense = tf.where(has_tokens[:, None], phrase_ids.to_tensor(default_value=constants.PAD_ID), constants.PAD_ID)
         constraint_ids = tf.reshape(dense, tf.concat([tf.shape(constraints), [-1]], axis=0))  # [batch, c, len]
         outputs, result = self._translate_text(text, constraint_ids=constraint_ids)
         outputs.update(constraints_met=result["constraints_met"][:, 0] & tf.logical_not(skipped),
@@ -393,7 +398,7 @@ class Translator(tf.Module):
         pieces = tf.one_hot(target_word_index, tf.shape(words)[1])  # [batch, tgt_len, tgt_words]; none for padding
         word_log_probs = tf.einsum("bt,btw->bw", token_log_probs, pieces)  # [batch, tgt_words]: pieces' log p summed
         return dict(words=words, source_words=source_words,
-                    word_alignment=text_codec.word_alignment(alignment, target_word_index, source_word_index),
+                    word_alignment=word_alignment(alignment, target_word_index, source_word_index),
                     word_probabilities=tf.where(tf.not_equal(words, ""), tf.exp(word_log_probs), 0.0))
 
     @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32, name="source_ids")], autograph=False)
