@@ -25,6 +25,8 @@ INPUT_SENTENCES = 2_000_000  # sentences a SentencePiece model is learned from, 
 # written: NFKC turns Chinese full-width "？" and "，" into "?" and ",", which a reference does not hold.
 SENTENCEPIECE_OPTIONS = dict(byte_fallback=True, split_digits=True, user_defined_symbols=list("0123456789"),
                              character_coverage=CHARACTER_COVERAGE, normalization_rule_name="identity")
+# A piece that starts with a letter or digit of a script written with spaces (one that goes on such a word).
+_SPACED_SCRIPT_START = r"[\p{Latin}\p{Greek}\p{Cyrillic}\p{Armenian}\p{Georgian}\pN].*"
 # Stands for the text `<unk>` of a word-level prefix while it is tokenized: a private-use character, a token.
 _UNK_PLACEHOLDER = "\ue000"
 
@@ -176,10 +178,24 @@ class TextCodec(tf.Module):
 
     def starts_word(self, tokens):
         """tf.string tokens (any shape) -> bool: whether each token starts a word a person sees (a Moses
-        token always; a piece with "▁", or a reserved token)."""
+        token always; a piece with "▁", or a reserved token). In a language written without spaces
+        (`languages.writes_words_apart`) a sentence has one "▁", so each piece is a word of its own there, but
+        for a piece that goes on a word of a script written with spaces ("thon" of "Python")."""
         if not self.is_subword:
             return tf.ones_like(tokens, tf.bool)
-        return tf.logical_or(tf.strings.regex_full_match(tokens, WORD_START + ".*"), _is_reserved(tokens))
+        starts = tf.logical_or(tf.strings.regex_full_match(tokens, WORD_START + ".*"), _is_reserved(tokens))
+        if languages.writes_words_apart(self.language):
+            return starts
+        return tf.logical_or(starts, tf.logical_not(tf.strings.regex_full_match(tokens, _SPACED_SCRIPT_START)))
+
+    def continues_word(self, tokens):
+        """tf.string tokens (any shape) -> bool: whether each token glues itself to the word before it, so that a
+        word (a glossary term, a constraint) cannot end before it: a piece that does not start a word and starts
+        with a letter or digit ("s" after "▁dog"; not "," or "'"); never a Moses token. The one rule of where a
+        subword word goes on: the glossary's matches and the constrained search's phrases both ask it."""
+        if not self.is_subword:
+            return tf.zeros_like(tokens, tf.bool)
+        return tf.logical_not(self.starts_word(tokens)) & tf.strings.regex_full_match(tokens, r"[\pL\pN].*")
 
     def token_text(self, tokens):
         """tf.string tokens (any shape) -> the text each adds to a text before it: a Moses token itself

@@ -1,8 +1,9 @@
 """Dynamic beam allocation (`ConstrainedBeamSearch`): against `BeamSearch` without constraints and with a beam
-of one, against a brute-force search with them, its constraint bookkeeping against a Python port of Sockeye's,
-and its second pass (the sentences the free search did not satisfy) against each sentence searched alone. The
-comparisons with `BeamSearch` run the banked search on every sentence (`constrained_pass`) besides `search`,
-whose free pass is `BeamSearch` itself wherever the free hypotheses hold the phrases."""
+of one, against a brute-force search with them, its constraint bookkeeping against a Python port of Sockeye's
+(with the restart of a broken-off phrase), its second pass (the sentences the free search did not satisfy)
+against each sentence searched alone, and that pass's length floor. The comparisons with `BeamSearch` run the
+banked search on every sentence (`constrained_pass`) besides `search`, whose free pass is `BeamSearch` itself
+wherever the free hypotheses hold the phrases."""
 
 import itertools
 
@@ -11,7 +12,7 @@ import pytest
 import tensorflow as tf
 
 from data_pipeline import constants
-from helpers.search_test_models import HashModel, hypotheses, numpy_result
+from helpers.search_test_models import BigramModel, HashModel, hypotheses, numpy_result
 from rnnsearch_tf.search.beam_search import BeamSearch
 from rnnsearch_tf.search.constrained_beam_search import (
     ConstrainedBeamSearch,
@@ -19,6 +20,8 @@ from rnnsearch_tf.search.constrained_beam_search import (
     allowed_tokens,
     flat_constraints,
     phrases_met,
+    restart_table,
+    resume_positions,
 )
 
 
@@ -29,7 +32,10 @@ def contains(ids, phrase):
 
 
 class SockeyeHypothesis:
-    """Sockeye's `ConstrainedHypothesis` (`advance`, `allowed`), in plain Python, over flat constraints."""
+    """Sockeye's `ConstrainedHypothesis` (`advance`, `allowed`), in plain Python, over flat constraints; where
+    Sockeye undoes a phrase broken off, the phrase restarts as a string search does: at the longest start of
+    itself that ends the tokens met, with the token that broke it, tried longest first by brute force (else
+    that token is read as outside any phrase)."""
 
     def __init__(self, phrases):
         self.tokens = [token for phrase in phrases for token in phrase]
@@ -48,14 +54,20 @@ class SockeyeHypothesis:
             if token == self.tokens[self.last_met + 1]:
                 self.met[self.last_met + 1] = True
                 self.last_met += 1
-            else:
-                index = self.last_met
-                while index > 0 and self.followed[index - 1]:
-                    index -= 1
-                for position in range(index, self.last_met + 1):
-                    self.met[position] = False
-                self.last_met = -1
-            return
+                return
+            start = self.last_met
+            while start > 0 and self.followed[start - 1]:
+                start -= 1
+            matched = self.tokens[start : self.last_met + 1] + [token]
+            for position in range(start, self.last_met + 1):
+                self.met[position] = False
+            self.last_met = -1
+            for length in range(len(matched) - 1, 0, -1):  # a start of the phrase that ends `matched`
+                if matched[len(matched) - length :] == self.tokens[start : start + length]:
+                    for position in range(start, start + length):
+                        self.met[position] = True
+                    self.last_met = start + length - 1
+                    return
         starts = [True] + [not followed for followed in self.followed[:-1]]
         for index, (constraint, start, met) in enumerate(zip(self.tokens, starts, self.met)):
             if constraint == token and start and not met:
@@ -75,12 +87,14 @@ def test_advance_and_allowed_tokens_follow_sockeye():
         for index, phrase in enumerate(phrases):
             padded[row, index, : len(phrase)] = phrase
     tokens, followed = flat_constraints(tf.constant(padded))  # [rows, C]
+    restarts = restart_table(tf.constant(padded))  # [rows, most, width, width]
     real = np.concatenate([padded.reshape(rows, -1), np.zeros([rows, 1], np.int32)], axis=1) != constants.PAD_ID
     met, last_met = tf.constant(~real), tf.fill([rows], -1)
     references = [SockeyeHypothesis(phrases) for phrases in phrase_sets]
     for step_tokens in rng.integers(4, 7, size=[8, rows]):
         allowed = allowed_tokens(tokens, followed, met, last_met).numpy()
-        met, last_met = advance(tokens, followed, met, last_met, tf.constant(step_tokens, tf.int32))
+        resumable = resume_positions(restarts, tf.range(rows), last_met, tf.shape(tokens)[1])
+        met, last_met = advance(tokens, followed, met, last_met, tf.constant(step_tokens, tf.int32), resumable)
         for row, reference in enumerate(references):
             positions = np.flatnonzero(real[row])  # our flat position of each of Sockeye's tokens
             assert list(np.flatnonzero(allowed[row])) == sorted(positions[sorted(reference.allowed())])
@@ -190,17 +204,20 @@ def test_every_hypothesis_holds_every_constraint(beam_size):
 @pytest.mark.parametrize("method", ["search", "constrained_pass"])
 def test_a_beam_wider_than_every_step_s_candidates_finds_the_best_constrained_hypothesis(method):
     """With more hypotheses kept than a step has candidates, nothing is pruned: the search returns the best of
-    all sequences that hold the constraints (brute force). Four words (4-7; PAD, BOS and UNK are forbidden) and
-    at most 5 tokens: the fourth step has the most candidates, the 4^3 alive hypotheses extended by 4 words and
-    by EOS, 4^4 + 4^3 = 320 (the fifth allows EOS only). The free best translation of sentence 3 holds its
-    phrases: the banked search (`constrained_pass`) must find it too, `BeamSearch`'s result. (No phrase here is
-    held only where it starts inside a broken-off start of itself, as "4 7" in "4 4 7": the bookkeeping,
-    Sockeye's `advance`, undoes the broken-off start without starting again at the token that broke it.)"""
+    all sequences that hold the constraints (brute force), `search` the best of those at least as long as the
+    free translation (its length floor). Four words (4-7; PAD, BOS and UNK are forbidden) and at most 5 tokens:
+    the fourth step has the most candidates, the 4^3 alive hypotheses extended by 4 words and by EOS,
+    4^4 + 4^3 = 320 (the fifth allows EOS only). The free best translation of sentence 3 holds its phrases: the
+    banked search (`constrained_pass`) must find it too, `BeamSearch`'s result. (A phrase held only where it
+    starts inside a broken-off start of itself, as "4 7" in "4 4 7", has a test of its own below.)"""
     vocab_size, maximum_length, beam_size = 8, 5, 4**4 + 4**3
     forbidden_ids = (constants.PAD_ID, constants.BOS_ID, constants.UNK_ID)
     model = HashModel(vocab_size=vocab_size, seed=3)
     state = model.initial_state(4, seed=1)
     constraint_ids = np.array([[[5, 6], [4, 0]], [[4, 0], [0, 0]], [[6, 6], [0, 0]], [[4, 4], [7, 0]]])
+    free = numpy_result(BeamSearch(model.symbols_to_logits_fn, beam_size=beam_size, forbidden_ids=forbidden_ids)
+                        .search(state, maximum_length))
+    floors = free["lengths"][:, 0] if method == "search" else np.ones(4, np.int32)
     search = ConstrainedBeamSearch(model.symbols_to_logits_fn, beam_size=beam_size, forbidden_ids=forbidden_ids)
     result = numpy_result(getattr(search, method)(state, maximum_length, tf.constant(constraint_ids)))
     words = [token for token in range(vocab_size) if token not in forbidden_ids + (constants.EOS_ID,)]
@@ -208,13 +225,11 @@ def test_a_beam_wider_than_every_step_s_candidates_finds_the_best_constrained_hy
         sequences = [(model.sequence_log_prob(sentence, list(prefix) + [constants.EOS_ID]),
                       list(prefix) + [constants.EOS_ID])
                      for length in range(maximum_length) for prefix in itertools.product(words, repeat=length)]
-        best = max((log_prob, ids) for log_prob, ids in sequences
-                   if all(contains(ids[:-1], phrase) for phrase in constraint_ids[sentence].tolist()))
+        best = max((log_prob, ids) for log_prob, ids in sequences if len(ids) >= floors[sentence]
+                   and all(contains(ids[:-1], phrase) for phrase in constraint_ids[sentence].tolist()))
         assert (best == max(sequences)) == (sentence == 3)  # only sentence 3's free best holds its phrases
         assert hypotheses(result, sentence)[0] == best[1]
         np.testing.assert_allclose(result["log_probs"][sentence, 0], best[0], rtol=1e-5)
-    free = numpy_result(BeamSearch(model.symbols_to_logits_fn, beam_size=beam_size, forbidden_ids=forbidden_ids)
-                        .search(state, maximum_length))
     assert hypotheses(result, 3) == hypotheses(free, 3)
     assert result["scores"][3] == free["scores"][3]
 
@@ -317,3 +332,127 @@ def test_with_word_continuations_a_phrase_ends_a_word():
                 phrase = [token for token in phrase if token != constants.PAD_ID]
                 ends = [start + len(phrase) for start in range(len(ids)) if ids[start : start + len(phrase)] == phrase]
                 assert any(ids[end] < 8 for end in ends), (ids, phrase)  # one occurrence ends a word
+
+
+def _advanced(phrases, tokens):
+    """The `(met, last_met)` of one hypothesis (NumPy) after `tokens`, under the PAD-padded `phrases`."""
+    flat_tokens, followed = flat_constraints(tf.constant([phrases]))  # [1, C]
+    restarts = restart_table(tf.constant([phrases]))  # [1, phrases, P, P]
+    met, last_met = tf.equal(flat_tokens, constants.PAD_ID), tf.constant([-1])
+    for token in tokens:
+        resumable = resume_positions(restarts, tf.constant([0]), last_met, tf.shape(flat_tokens)[1])
+        met, last_met = advance(flat_tokens, followed, met, last_met, tf.constant([token]), resumable)
+    return met.numpy()[0], int(last_met[0])
+
+
+def test_a_phrase_broken_off_by_a_start_of_itself_resumes_there():
+    """Sockeye's bookkeeping undoes a phrase broken off and reads nothing into the token that broke it: "4 4 7"
+    did not meet "4 7". Here the phrase resumes at the longest start of itself the tokens met end with."""
+    assert _advanced([[4, 7]], [4, 4, 7])[0][:2].tolist() == [True, True]
+    assert _advanced([[4, 7]], [4, 4])[0][:2].tolist() == [True, False]  # the second 4 started it again
+    assert _advanced([[4, 4, 7]], [4, 4, 4, 7])[0][:3].tolist() == [True, True, True]  # resumed at its second 4
+    assert _advanced([[4, 5, 4, 6]], [4, 5, 4, 5, 4, 6])[0][:4].tolist() == [True] * 4  # "4 5 4" resumes at "4 5"
+    met, last_met = _advanced([[4, 7, 0], [5, 0, 0]], [4, 5])  # broken off by another phrase's start: read as one
+    assert met[:4].tolist() == [False, False, True, True] and last_met == 3
+    met, last_met = _advanced([[4, 7]], [4, 6])  # no start of itself: undone
+    assert met[:2].tolist() == [False, False] and last_met == -1
+    ids = tf.constant([[[4, 4, 7, 2], [4, 7, 4, 2]]])  # `phrases_met`, the search's last word, agrees
+    assert phrases_met(ids, tf.constant([[4, 4]]), tf.constant([[[4, 7, 0], [4, 4, 7]]])).numpy().tolist() == [
+        [[True, True], [True, False]]]
+
+
+class StepModel:
+    """A fake model whose next-token log-probabilities depend on the step only (`log_probs[step]`); its
+    state is passed through unread."""
+
+    def __init__(self, probabilities):
+        probabilities = np.asarray(probabilities, np.float64)
+        self.log_probs = np.log(probabilities / probabilities.sum(axis=-1, keepdims=True))
+
+    def symbols_to_logits_fn(self, ids, step, state):
+        logits = tf.gather(tf.constant(self.log_probs, tf.float32), tf.fill(tf.shape(ids), step))  # [n, vocab]
+        return logits, state, tf.zeros([tf.shape(ids)[0], 1])
+
+
+def test_the_banked_search_keeps_a_phrase_met_inside_a_broken_off_start_of_itself():
+    """The model's best is "4 4 7 </s>", which holds "4 7" only where it starts at the second 4: the banked search
+    (`constrained_pass`) returns it, `BeamSearch`'s result (with Sockeye's bookkeeping the hypothesis counted as
+    unmet, and could not end)."""
+    model = StepModel([[1, 1, 1, 1, 90, 1, 1, 1], [1, 1, 1, 1, 80, 1, 1, 15], [1, 1, 10, 1, 1, 1, 1, 80],
+                       [1, 1, 90, 1, 1, 1, 1, 1], [1, 1, 90, 1, 1, 1, 1, 1]])
+    forbidden_ids = (constants.PAD_ID, constants.BOS_ID, constants.UNK_ID)
+    state = {"unused": tf.zeros([1])}  # one sentence
+    free = numpy_result(BeamSearch(model.symbols_to_logits_fn, beam_size=4, forbidden_ids=forbidden_ids,
+                                   drop_finished=False).search(state, 5))
+    assert hypotheses(free, 0)[0] == [4, 4, 7, constants.EOS_ID]
+    search = ConstrainedBeamSearch(model.symbols_to_logits_fn, beam_size=4, forbidden_ids=forbidden_ids)
+    result = numpy_result(search.constrained_pass(state, 5, tf.constant([[[4, 7]]])))
+    assert hypotheses(result, 0)[0] == [4, 4, 7, constants.EOS_ID] and result["constraints_met"].all()
+    np.testing.assert_allclose(result["log_probs"][0, 0], free["log_probs"][0, 0], rtol=1e-6)
+
+
+# After BOS "4" is likely, after 4 "5", after 5 "6", after 6 EOS: the free translation is "4 5 6 </s>". The
+# constraint "7" is unlikely anywhere, and after it EOS is: a hypothesis that has just met it ends at once.
+LIKELY_EOS_AFTER_THE_CONSTRAINT = [
+    [1] * 8,  # after PAD
+    [1, 1, 2, 1, 70, 5, 5, 10],  # after BOS
+    [1] * 8,  # after EOS
+    [1] * 8,  # after UNK
+    [1, 1, 5, 1, 5, 70, 5, 10],  # after 4
+    [1, 1, 5, 1, 5, 5, 70, 2],  # after 5
+    [1, 1, 80, 1, 5, 5, 5, 2],  # after 6
+    [1, 1, 50, 1, 2, 40, 2, 2],  # after 7
+]
+
+
+def test_a_constrained_translation_is_at_least_as_long_as_the_free_one():
+    """Without a length floor (`constrained_pass`) the constrained search ends right after the constraint
+    ("7 </s>", shorter than the free "4 5 6 </s>"); `search` keeps its hypotheses from ending before the free
+    translation's length, and returns the best sequence holding "7" that is as long (brute force)."""
+    model = BigramModel(LIKELY_EOS_AFTER_THE_CONSTRAINT)
+    forbidden_ids = (constants.PAD_ID, constants.BOS_ID, constants.UNK_ID)
+    state, maximum_length, constraint_ids = {"unused": tf.zeros([1])}, 7, tf.constant([[[7]]])
+    free = numpy_result(BeamSearch(model.symbols_to_logits_fn, beam_size=5, forbidden_ids=forbidden_ids).search(
+        state, maximum_length))
+    assert hypotheses(free, 0)[0] == [4, 5, 6, constants.EOS_ID]
+    search = ConstrainedBeamSearch(model.symbols_to_logits_fn, beam_size=5, forbidden_ids=forbidden_ids)
+    unfloored = numpy_result(search.constrained_pass(state, maximum_length, constraint_ids))
+    assert hypotheses(unfloored, 0)[0] == [7, constants.EOS_ID]
+    result = numpy_result(search.search(state, maximum_length, constraint_ids=constraint_ids))
+    best = max((log_prob, ids) for ids, log_prob in model.all_sequences(maximum_length, forbidden_ids)
+               if len(ids) >= 4 and 7 in ids)
+    assert hypotheses(result, 0)[0] == best[1] and result["constraints_met"].all()
+    assert best[1][-2] != 7  # it goes on after the constraint
+    np.testing.assert_allclose(result["log_probs"][0, 0], best[0], rtol=1e-5)
+
+
+def test_the_floor_counts_words_not_pieces():
+    """Token 8 is a piece that continues a word. The free translation "4 5 6 </s>" has three words; the phrase
+    "7 8" is one word of two pieces, after which EOS is likely: "4 7 8 </s>" is as long as the free translation
+    in tokens but has two words. The search goes on to three words or more: the best such sequence (brute force)."""
+    probabilities = np.ones([9, 9])
+    for previous, following in {1: {4: 70, 7: 10, 5: 5, 6: 5}, 4: {5: 70, 7: 15, 2: 5}, 5: {6: 70, 2: 5},
+                                6: {2: 80}, 7: {8: 80, 2: 5}, 8: {2: 60, 5: 30}}.items():
+        for token, weight in following.items():
+            probabilities[previous, token] = weight
+    model = BigramModel(probabilities)
+    continuations = tf.constant([token == 8 for token in range(9)])
+    forbidden_ids = (constants.PAD_ID, constants.BOS_ID, constants.UNK_ID)
+    state, maximum_length = {"unused": tf.zeros([1])}, 8
+    search = ConstrainedBeamSearch(model.symbols_to_logits_fn, beam_size=5, forbidden_ids=forbidden_ids,
+                                   word_continuations=continuations)
+    assert hypotheses(numpy_result(search.free_search.search(state, maximum_length)), 0)[0] == [4, 5, 6, 2]
+    result = numpy_result(search.search(state, maximum_length, constraint_ids=tf.constant([[[7, 8]]])))
+
+    def words(ids):
+        return sum(token != 8 for token in ids[:-1])
+
+    def holds(ids):
+        return any(ids[start : start + 2] == [7, 8] and ids[start + 2] != 8 for start in range(len(ids) - 2))
+
+    sequences = sorted(((log_prob, ids) for ids, log_prob in model.all_sequences(maximum_length, forbidden_ids)
+                        if holds(ids)), reverse=True)
+    assert next(ids for _, ids in sequences if len(ids) >= 4) == [4, 7, 8, 2]  # long enough in tokens
+    best = next((log_prob, ids) for log_prob, ids in sequences if words(ids) >= 3 or len(ids) == maximum_length)
+    assert hypotheses(result, 0)[0] == best[1] == [4, 7, 8, 5, 6, constants.EOS_ID]
+    np.testing.assert_allclose(result["log_probs"][0, 0], best[0], rtol=1e-5)

@@ -1,16 +1,21 @@
 """Glossary and constraints files (`rnnsearch_tf.inference.glossary`): a malformed line is named with its file
 and line number; terms are found on the source codec's tokens (Moses words, SentencePiece pieces ending a
-word; the characters of a language without spaces), longest first, once per line, case folded as Unicode does;
-the constraints file's phrases; the report of skipped and unmet ones."""
+word; the characters of a language without spaces), longest first, once per line, case folded as Unicode does,
+a line's first letter in either case; a capital kept where such a term starts the translation; a term outside
+a word vocabulary written over the `<unk>` searched for it; the constraints file's phrases; the report of
+skipped, unmet and `<unk>` ones."""
 
 import pytest
 import tensorflow as tf
 
-from data_pipeline import text_codec
+from data_pipeline import constants, text_codec
 from data_pipeline.text_codec import TextCodec
 from helpers.toy_translation import write_corpus
-from rnnsearch_tf.inference.glossary import (Glossary, TerminologyFileError, constraint_report, merge_constraints,
-                                             read_constraints, read_glossary)
+import numpy as np
+
+from rnnsearch_tf.inference.glossary import (Glossary, TermMatch, TerminologyFileError, constraint_report,
+                                             merge_constraints, read_constraints, read_glossary)
+from rnnsearch_tf.inference.unk_replacer import UnkReplacer
 
 
 @pytest.fixture(scope="module")
@@ -106,10 +111,11 @@ def test_a_constraints_file_gives_each_lines_phrases(tmp_path):
 def test_the_report_names_constraints_skipped_and_not_met_then_sums_up():
     constraints = [["chien noir", "zyzzyva"], [], ["chat"], ["vert"]]
     results = [
-        dict(constraints_met=[True, False], constraints_skipped=[False, True], source_tokens=["the", "dog"]),
-        dict(constraints_met=[], constraints_skipped=[], source_tokens=["a"]),
-        dict(constraints_met=[False], constraints_skipped=[False], source_tokens=["a", "cat"]),
-        dict(constraints_met=[False], constraints_skipped=[False], source_tokens=[]),
+        dict(constraints_met=[True, False], constraints_skipped=[False, True], source_tokens=["the", "dog"],
+             translation="Le chien noir ."),
+        dict(constraints_met=[], constraints_skipped=[], source_tokens=["a"], translation="un"),
+        dict(constraints_met=[False], constraints_skipped=[False], source_tokens=["a", "cat"], translation="un"),
+        dict(constraints_met=[False], constraints_skipped=[False], source_tokens=[], translation=""),
     ]
     report = constraint_report(constraints, results)
     assert report == [
@@ -120,7 +126,20 @@ def test_the_report_names_constraints_skipped_and_not_met_then_sums_up():
         "constraints: 4 on 3 of 4 lines: 1 met, 2 not met, 1 skipped",
     ]
     shortened = constraint_report(constraints, results, most=1)
-    assert shortened[1:] == ["... and 2 more constraints skipped or not met", report[-1]]
+    assert shortened[1:] == ["... and 2 more constraints skipped, not met or written as <unk>", report[-1]]
+
+
+def test_the_report_names_a_constraint_met_as_unk_that_nothing_wrote():
+    """A word outside a word vocabulary beside a known one is searched as `<unk>`: met, but the translation holds
+    the phrase only where something wrote it there (a glossary's term; spaces, and a sentence's capital, aside)."""
+    constraints = [["le zyzzyva", "chat"], ["toutou", "l'homme"]]
+    results = [dict(constraints_met=[True, True], constraints_skipped=[False, False], source_tokens=["a", "b"],
+                    translation="Le chat le <unk> ."),
+               dict(constraints_met=[True, True], constraints_skipped=[False, False], source_tokens=["a", "b"],
+                    translation="Toutou et l' homme")]
+    assert constraint_report(constraints, results) == [
+        "line 1: constraint 'le zyzzyva' written as <unk>: a word of it is outside the target vocabulary",
+        "constraints: 4 on 2 of 2 lines: 3 met, 0 not met, 0 skipped, 1 written as <unk>"]
 
 
 def test_german_terms_match_moses_tokens_and_fold_case_as_unicode_does():
@@ -152,3 +171,86 @@ def test_terms_of_a_language_without_spaces_are_found_in_its_characters(chinese_
         ["Beijing", "Great Wall"], ["Peking University", "Beijing"], [], []]  # spaces left out, longest first
     with pytest.raises(ValueError, match="the source term has no tokens"):
         Glossary([(" \x07 ", "bip")], chinese_codec)
+
+
+def test_a_term_matches_the_first_word_of_a_line_in_either_case():
+    glossary = Glossary([("man", "monsieur"), ("Paris", "Paris"), ("dog", "toutou"), ("big dog", "gros toutou"),
+                         ("Dog", "Chien")], TextCodec("en"))
+    assert glossary.constraints([
+        "Man sitting at a table.",  # the first word: "man" in either case
+        "A Man and a man.",  # elsewhere, as written
+        "paris by night",
+        '"Man at work"',  # the first word after an opening quote
+        "Dog and big dog",  # "Dog" is a term of its own, which wins over "dog" at the start
+        "Big dog.",  # the first letter of a term of two words
+    ]) == [["monsieur"], ["monsieur"], ["Paris"], ["monsieur"], ["Chien", "gros toutou"], ["gros toutou"]]
+    assert glossary.matches(["Man sitting", "man sitting", "A man"]) == [
+        [TermMatch("monsieur", (0, 1), True)], [TermMatch("monsieur", (0, 1), False)],
+        [TermMatch("monsieur", (1, 2), False)]]
+
+
+def test_a_sentencepiece_term_matches_the_first_word_of_a_line_in_either_case(sentencepiece_codec):
+    glossary = Glossary([("dog", "chien"), ("red car", "voiture rouge")], sentencepiece_codec)
+    assert glossary.constraints(["Dog, with a dog.", "Red car moves.", "Dogs wait."]) == [
+        ["chien"], ["voiture rouge"], []]  # "Dogs": "▁Dog" then a piece that continues the word
+
+
+def test_a_target_term_starting_a_translation_gets_the_capital_of_its_source_term():
+    glossary = Glossary([("man", "monsieur"), ("table", "guéridon")], TextCodec("en"))
+    sentences = ["Man sitting at a table.", "Man sitting at a table.", "A man at a table.", "man at a table.",
+                 "Man with monsieurs"]
+    translations = ["monsieur assis à un guéridon .", "Un monsieur assis à un guéridon .",
+                    "monsieur à un guéridon .", "monsieur à un guéridon .", "monsieurs"]
+    results = [dict(translation=text, nbest=[(text, -1.0)]) for text in translations]
+    results[0]["hypotheses"] = [dict(translation=translations[0]), dict(translation="guéridon")]
+    glossary.capitalise_sentence_starts(sentences, results)
+    assert [result["translation"] for result in results] == [
+        "Monsieur assis à un guéridon .",  # the term starts the translation and its source the sentence
+        "Un monsieur assis à un guéridon .",  # not at the start of the translation
+        "monsieur à un guéridon .",  # not at the start of the sentence
+        "monsieur à un guéridon .",  # the sentence starts without a capital
+        "monsieurs"]  # another word
+    assert results[0]["nbest"] == [("Monsieur assis à un guéridon .", -1.0)]
+    assert [hypothesis["translation"] for hypothesis in results[0]["hypotheses"]] == [
+        "Monsieur assis à un guéridon .", "guéridon"]
+
+
+# α_ij of "le <unk> voit un <unk> chaud" on "the dog sees a hot dog </s>": the first <unk> attends to "dog",
+# the second to "hot"; the second <unk>'s run "<unk> chaud" is "saucisse chaude"'s as searched.
+SOURCE_WORDS = ["the", "dog", "sees", "a", "hot", "dog", "Zyzzyva", "</s>"]
+ALIGNMENT = np.eye(8)[[0, 1, 2, 3, 4, 5, 6]] * 0.6 + 0.05
+
+
+def test_a_term_of_unknown_words_only_is_searched_as_unks(tmp_path):
+    """`Translator.translate_constrained` skips a phrase of unknown words, but forces the text `<unk>`."""
+    entries = [("dog", "toutou"), ("hot dog", "toutou chaud"), ("sees", "voit"), ("big cat", "gros matou")]
+    glossary = Glossary(entries, TextCodec("en"))
+    words = [*constants.RESERVED_TOKENS, "le", "voit", "chaud"]
+    codec = TextCodec("fr", _write(tmp_path / "fr.tsv", "".join(f"{word}\t1\n" for word in words)))
+    constraints = [["toutou", "voit", "zyzzyva"], ["toutou chaud", "gros matou"], []]
+    assert glossary.searched_as(constraints, codec) == [  # "toutou chaud" is searched as "<unk> chaud" already;
+        ["<unk>", "voit", "zyzzyva"], ["toutou chaud", "<unk> <unk>"], []]  # "zyzzyva" is no term of the glossary
+    assert glossary.searched_as(constraints, None) == constraints  # a subword model knows every word
+    assert glossary.searched_as(constraints, TextCodec("fr")) == constraints  # no vocabulary: an export's rules
+
+
+def test_a_term_outside_a_word_vocabulary_is_written_over_the_unk_that_attends_to_its_source():
+    glossary = Glossary([("dog", "toutou"), ("hot dog", "saucisse chaude"), ("sees", "voit")], TextCodec("en"))
+    placing = glossary.unk_replacer(TextCodec("fr"))
+    searched = ["le", "<unk>", "voit", "un", "<unk>", "chaude", "<unk>"]
+    tokens, replaced = placing.replace(searched, SOURCE_WORDS, ALIGNMENT)
+    assert tokens == ["le", "toutou", "voit", "un", "saucisse", "chaude", "<unk>"] and replaced == 2
+    attending = ALIGNMENT[[0, 6, 2, 3, 4, 5, 1]]  # now the last <unk> attends to "dog", the second to "Zyzzyva"
+    swapped = ["le", "<unk>", "voit", "un", "<unk>", "chaude", "<unk>"]
+    tokens, _ = glossary.unk_replacer(TextCodec("fr"), UnkReplacer({"Zyzzyva": "Zyzz"})).replace(
+        swapped, SOURCE_WORDS, attending)
+    assert tokens == ["le", "Zyzz", "voit", "un", "saucisse", "chaude", "toutou"]  # then --replace_unk's rule
+    held = ["le", "toutou", "voit", "un", "<unk>"]  # a term the translation holds takes no <unk>
+    assert placing.replace(held, SOURCE_WORDS[:2] + ["</s>"], ALIGNMENT)[0] == held
+
+
+def test_a_capitalised_first_word_finds_its_terms_unk():
+    glossary = Glossary([("dog", "toutou")], TextCodec("en"))
+    tokens, replaced = glossary.unk_replacer(TextCodec("fr")).replace(
+        ["<unk>", "court", "."], ["Dog", "runs", ".", "</s>"], np.eye(4)[:3])
+    assert tokens == ["toutou", "court", "."] and replaced == 1

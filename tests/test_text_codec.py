@@ -196,3 +196,13 @@ def test_a_piece_continues_a_word_when_it_starts_with_a_letter_or_digit_and_no_w
     ragged = tf.ragged.constant([["▁dog", "s"], ["▁the"]])
     assert tf.ragged.map_flat_values(codec.continues_word, ragged).to_list() == [[False, True], [False]]
     assert not TextCodec("en").continues_word(tf.constant(["s", "dog"])).numpy().any()  # a Moses token is a word
+
+
+def test_each_chinese_piece_is_a_word_but_latin_pieces_go_on_their_word(chinese_codec):
+    codec, _ = chinese_codec
+    assert codec.starts_word(tf.constant(["▁Py", "thon", "在", "</s>"])).numpy().tolist() == [True, False, True, True]
+    pieces = codec.tokenize(tf.constant(["他们在哪里？"]))
+    padded = tf.concat([pieces, tf.ragged.constant([["</s>"]])], axis=1).to_tensor("")  # [1, length]
+    words, _ = codec.words(padded)
+    texts = [word.decode("utf-8") for word in words[0].numpy()]
+    assert len(texts) == pieces.row_lengths()[0] + 1 > 3 and "".join(texts[:-1]) == "他们在哪里？"

@@ -1,11 +1,14 @@
 """Translator.translate_constrained: terminology forced into raw-text translations, on tiny random-weight
-models (RNNsearch, RNNencdec and their ensemble)."""
+models (RNNsearch, RNNencdec and their ensemble); a glossary's term outside the target vocabulary searched as
+`<unk>` and written there."""
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES
+from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.inference.glossary import Glossary, constraint_report
 from rnnsearch_tf.inference.sentence_search import with_eos
 from rnnsearch_tf.search.beam_search import BeamSearch
 
@@ -109,6 +112,36 @@ def test_unknown_phrases_are_skipped_and_unfit_ones_reported(translators):
     assert outputs["constraints_skipped"].tolist() == [[True, False], [False, True]]
     assert outputs["constraints_met"].tolist() == [[False, True], [False, False]]
     assert _tokens(outputs, 1)  # the sentence is still translated
+
+
+def test_the_text_unk_is_the_word_outside_the_vocabulary_forced_as_in_a_prefix(translators):
+    outputs = _numpy(translators["rnnsearch"].translate_constrained(
+        tf.constant(["the cat", "dog"]), tf.constant([["<unk>", "chat"], ["<unk> <unk>", "zyzzyva <unk>"]])))
+    assert not outputs["constraints_skipped"].any() and outputs["constraints_met"].all()
+    assert "<unk>" in _tokens(outputs, 0)  # forbidden to the free search (SEARCH_OPTIONS' forbid_unk)
+    assert _holds(_tokens(outputs, 1), "<unk> <unk>")
+
+
+def test_a_glossary_term_outside_the_vocabulary_is_searched_as_unk_and_written_there(translators):
+    """`rnnsearch translate --terminology` on a word-level model: "toutou" is no target word; its constraint is
+    searched as `<unk>`, which the glossary's `<unk>` replacement writes the term over (the model forbids `<unk>`
+    itself). Given as it is written, a phrase of unknown words is skipped."""
+    translator = translators["rnnsearch"]
+    terms = Glossary([("dog", "toutou"), ("cat", "chat")], translator.source_codec)
+    sentences = ["The cat sees the big dog.", "Dog", "a small green house ?"]
+    constraints = terms.constraints(sentences)
+    assert constraints == [["chat", "toutou"], ["toutou"], []]
+    batch = BatchTranslator(translator, translator.settings(), unk_replacer=terms.unk_replacer(translator.target_codec))
+    results = batch.translate(sentences, constraints=terms.searched_as(constraints, translator.target_codec))
+    for result, phrases in zip(results[:2], constraints):
+        assert "<unk>" in result["searched_translation"].split() and "<unk>" not in result["tokens"]
+        assert all(phrase in result["tokens"] for phrase in phrases) and all(result["constraints_met"])
+    assert constraint_report(constraints, results)[-1] == "constraints: 3 on 2 of 3 lines: 3 met, 0 not met, 0 skipped"
+    plain = BatchTranslator(translator, translator.settings())
+    searched = plain.translate(sentences, constraints=terms.searched_as(constraints, translator.target_codec))
+    assert constraint_report(constraints, searched)[-1].endswith("0 skipped, 2 written as <unk>")  # nothing wrote it
+    assert constraint_report(constraints, plain.translate(sentences, constraints=constraints))[-1].endswith(
+        "1 met, 0 not met, 2 skipped")
 
 
 def test_constraint_misuse_is_refused(translators):

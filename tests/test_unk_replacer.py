@@ -1,4 +1,5 @@
-"""UnkReplacer: the most-attended source word, the dictionary, the edge cases, every hypothesis of an n-best."""
+"""UnkReplacer: the most-attended source word, the dictionary, the edge cases, every hypothesis of an n-best; a
+sentence's placements (target terms searched as `<unk>`) written over the run that attends most to their source."""
 
 import json
 
@@ -9,7 +10,7 @@ import tensorflow as tf
 from rnnsearch_tf.inference import output_formats
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.translator import Translator
-from rnnsearch_tf.inference.unk_replacer import UnkReplacer
+from rnnsearch_tf.inference.unk_replacer import Placement, UnkReplacer
 from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES, write_model_dir
 
 SOURCE = ["Mr", "Zyzzyva", "loves", "Quetzalcoatl", "</s>", ""]
@@ -53,6 +54,22 @@ def test_nothing_to_replace_and_empty_source():
     assert UnkReplacer().replace(["le", "chat"], SOURCE, ALIGNMENT) == (["le", "chat"], 0)
     assert UnkReplacer().replace(["<unk>"], ["</s>"], np.ones([1, 1])) == (["<unk>"], 0)
     assert UnkReplacer().replace([], [], np.zeros([0, 1])) == ([], 0)
+
+
+def test_a_placement_takes_the_run_of_unks_that_attends_most_to_its_source():
+    """Two one-word runs for the term of "Quetzalcoatl" (source word 3): the second <unk> attends to it more."""
+    placements = lambda words: [Placement(("serpent",), (3, 4))]  # noqa: E731
+    tokens, replaced = UnkReplacer(placements=placements).replace(TARGET, SOURCE, ALIGNMENT)
+    assert tokens == ["M.", "Zyzzyva", "aime", "serpent", "</s>"] and replaced == 2  # then the copy
+    only = UnkReplacer(placements=placements, copy_source_words=False)
+    assert only.replace(TARGET, SOURCE, ALIGNMENT) == (["M.", "<unk>", "aime", "serpent", "</s>"], 1)
+    nowhere = lambda words: [Placement(("serpent",))]  # noqa: E731  source not known: the first run
+    assert UnkReplacer(placements=nowhere, copy_source_words=False).replace(TARGET, SOURCE, ALIGNMENT)[0][1] == "serpent"
+    several = lambda words: [Placement(("aime", "serpent"), (2, 4)), Placement(("le", "dieu"), (0, 1))]  # noqa: E731
+    tokens, replaced = UnkReplacer(placements=several, copy_source_words=False).replace(TARGET, SOURCE, ALIGNMENT)
+    assert tokens == ["M.", "<unk>", "aime", "serpent", "</s>"] and replaced == 1  # "le dieu" has no run
+    held = lambda words: [Placement(("aime",), (2, 3))]  # noqa: E731  in the translation already
+    assert UnkReplacer(placements=held, copy_source_words=False).replace(TARGET, SOURCE, ALIGNMENT) == (TARGET, 0)
 
 
 def test_bad_dictionary_line_is_named(tmp_path):

@@ -189,7 +189,8 @@ def main(argv):
     else:
         constraints, terms = _constraints(translator, sentences, explicit_constraints, terminology)
         progress = ProgressLine("translated", len(sentences)) if _PROGRESS.value and sentences else None
-        results = translator.translate(sentences, progress, prefixes, constraints)
+        searched = constraints if terms is None else terms.searched_as(constraints, translator.target_codec)
+        results = translator.translate(sentences, progress, prefixes, searched)
         if terms is not None:
             terms.capitalise_sentence_starts(sentences, results)
     with open_output(_OUTPUT.value) as output:

@@ -1,9 +1,12 @@
 """Terminology for lexically constrained decoding: a glossary's terms found in each input line, and the
 explicit constraints of a constraints file (`rnnsearch translate --terminology`, `--constraints_file`)."""
 
+import dataclasses
+
 import tensorflow as tf
 
-from data_pipeline import languages, text_codec
+from data_pipeline import constants, languages, text_codec
+from rnnsearch_tf.inference.unk_replacer import Placement, UnkReplacer
 from rnnsearch_tf.utils.text_files import read_lines
 
 COMMENT = "#"  # a glossary line starting with it is a comment
@@ -19,6 +22,22 @@ class TerminologyFileError(ValueError):
         self.number = number
 
 
+@dataclasses.dataclass(frozen=True)
+class TermMatch:
+    """A glossary term found in a line (`Glossary.matches`).
+
+    Attributes:
+        target: the target term.
+        source: `(start, end)` of the source term among the tokens matched on (`end` excluded).
+        capitalised: the term starts the line, whose first letter is a capital: its translation, where it
+            starts the translation, starts with a capital too.
+    """
+
+    target: str
+    source: tuple
+    capitalised: bool
+
+
 class Glossary:
     """Source terms and the target terms they must be translated as: each line's constraints.
 
@@ -26,16 +45,26 @@ class Glossary:
     the constrained search (Post & Vilar 2018, `Translator.translate_constrained`) puts in the translation.
     Terms and lines are matched on the tokens of the model's source codec, so a term is found where the
     model sees it: a word-level codec's Moses tokens ("dog" is found in "the dog, barking", not in
-    "dogs"), a SentencePiece codec's pieces, where a match must also end a word (the next piece starts a
-    word or is not a letter or digit: "dog" is found in "dog," but not in "dogs"). A language written
-    without spaces between words (`languages.writes_words_apart`: Chinese, Japanese, Thai ...) has no word
-    to end, and its pieces depend on their neighbours ("北京" alone is "▁" "北京", in "去北京看" the piece
+    "dogs"), a SentencePiece codec's pieces, where a match must also end a word (the piece after it may not
+    continue a word: `TextCodec.continues_word`; "dog" is found in "dog," but not in "dogs"). A language
+    written without spaces between words (`languages.writes_words_apart`: Chinese, Japanese, Thai ...) has no
+    word to end, and its pieces depend on their neighbours ("北京" alone is "▁" "北京", in "去北京看" the piece
     "北京"): its terms are matched on the characters of the text, spaces left out ("北京" is found in
-    "我们去北京看长城。"). Matching is case-sensitive unless `ignore_case` (both sides case-folded before they
-    are tokenized, Unicode's caseless matching: "STRASSE" finds "Straße"). Each line is read left to right,
-    the longest term starting at a token winning, matches never overlapping ("New York" before "York"). A
-    line's constraints are the target terms of its matches, each once (a term found twice, or two source
-    terms with the same target, give one constraint), in the order found.
+    "我们去北京看长城。"). Matching is case-sensitive, but for the first letter of a line's first word, which a
+    sentence capitalises: a term starting at its first token with a letter or digit, or at a token before it
+    (an opening quote, SentencePiece's lone "▁"), matches in either case ("man" in "Man sitting at a table",
+    "Paris" in "paris ..."), the term as written first. With `ignore_case` case never counts (both sides
+    case-folded before they are tokenized, Unicode's caseless matching: "STRASSE" finds "Straße"). Each line
+    is read left to right, the longest term starting at a token winning, matches never overlapping ("New York"
+    before "York"). A line's constraints are the target terms of its matches, each once (a term found twice,
+    or two source terms with the same target, give one constraint), in the order found.
+
+    What the search does not hold is done on the translations: a term matched at the start of a line that
+    starts with a capital, whose target term starts the translation, gets a capital there
+    (`capitalise_sentence_starts`: "monsieur assis ..." -> "Monsieur assis ..."); with a word-level target
+    codec, a target term with a word outside the vocabulary is searched with `<unk>` there (`searched_as`: a
+    term of unknown words only, which the search would skip, is given as `<unk>`s) and written over it
+    (`unk_replacer`).
 
     The glossary is tokenized once, in one codec call; input lines `_CHUNK_LINES` at a time.
 
@@ -49,8 +78,8 @@ class Glossary:
 
     Example:
     >>> glossary = Glossary([("black dog", "chien noir"), ("dog", "chien")], TextCodec("en"))
-    >>> glossary.constraints(["The black dog sees a dog.", "A cat."])
-    [['chien noir', 'chien'], []]
+    >>> glossary.constraints(["The black dog sees a dog.", "Dog and cat."])
+    [['chien noir', 'chien'], ['chien']]
     """
 
     def __init__(self, entries, source_codec, ignore_case=False, origins=None):
@@ -58,15 +87,22 @@ class Glossary:
         self.ignore_case = ignore_case
         self.by_characters = not languages.writes_words_apart(source_codec.language)
         origins = origins or [f"source term {source!r}" for source, _ in entries]
+        sources = [source for source, _ in entries]
+        variants = [None if ignore_case else _other_first_case(source) for source in sources]
+        tokenized, _ = self._tokenize(sources + [variant for variant in variants if variant])
         terms = {}  # source tokens -> target term, first entry wins
-        for tokens, (_, target), origin in zip(self._tokenize([source for source, _ in entries]), entries, origins):
+        for tokens, (_, target), origin in zip(tokenized, entries, origins):
             if not tokens:
                 raise ValueError(f"{origin}: the source term has no tokens (only spaces or control characters)")
             terms.setdefault(tuple(tokens), target)
+        at_start = {}  # the terms' tokens with their first letter's case changed -> target term
+        variant_tokens = iter(tokenized[len(entries) :])
+        for variant, (_, target) in zip(variants, entries):
+            tokens = tuple(next(variant_tokens)) if variant else ()
+            if tokens and tokens not in terms:
+                at_start.setdefault(tokens, target)
         self.entries = [(source, target) for source, target in entries]
-        self._by_first_token = {}  # first token -> [(tokens, target)], longest first
-        for tokens, target in sorted(terms.items(), key=lambda item: -len(item[0])):
-            self._by_first_token.setdefault(tokens[0], []).append((tokens, target))
+        self._by_first_token, self._at_start = _by_first_token(terms), _by_first_token(at_start)
 
     @classmethod
     def from_file(cls, path, source_codec, ignore_case=False):
@@ -86,44 +122,157 @@ class Glossary:
         Returns:
             list of lists of str, one per sentence: the target terms of the glossary entries found in it.
         """
+        return [list(dict.fromkeys(match.target for match in line)) for line in self.matches(sentences)]
+
+    def matches(self, sentences):
+        """The terms found in each sentence (list of str, raw text): lists of `TermMatch`, in the order found."""
         found = []
         for start in range(0, len(sentences), _CHUNK_LINES):
-            chunk = self._tokenize(sentences[start : start + _CHUNK_LINES])
-            found += [self._line_constraints(tokens) for tokens in chunk]
+            chunk = sentences[start : start + _CHUNK_LINES]
+            tokens, continues = self._tokenize(chunk)
+            found += [self._line_matches(*line, _starts_with_capital(sentence))
+                      for line, sentence in zip(zip(tokens, continues), chunk)]
         return found
 
+    def capitalise_sentence_starts(self, sentences, results):
+        """Gives a capital to the target term of a term matched at the start of a sentence that starts with a
+        capital (`TermMatch.capitalised`), where it starts the translation: the search is asked for the term as
+        written ("monsieur"), which it may put anywhere ("Un monsieur est assis").
+
+        Args:
+            sentences: list of str, the raw source sentences.
+            results: `BatchTranslator.translate`'s results of them, changed in place: each `translation`, and
+                those of `nbest` and `hypotheses` (their `tokens` stay as searched).
+        """
+        for matches, result in zip(self.matches(sentences), results):
+            target = next((match.target for match in matches if match.capitalised), None)
+            if target is None:
+                continue
+            for item in [result, *result.get("hypotheses", [])]:
+                item["translation"] = _capitalised(item["translation"], target)
+            result["nbest"] = [(_capitalised(text, target), score) for text, score in result["nbest"]]
+
+    def searched_as(self, constraints, target_codec):
+        """Each line's phrases as the search is given them: a target term of this glossary made only of words
+        outside a word-level target vocabulary as `<unk>`s, one per word, which `Translator.translate_constrained`
+        forces (it skips a phrase of unknown words written otherwise) and `unk_replacer` writes the term over.
+
+        Args:
+            constraints: list of lists of str, each line's phrases (`constraints`, merged with others').
+            target_codec: the model's target `TextCodec`, or None (a subword model); one without a vocabulary (a
+                word-level export's Moses rules) cannot tell unknown words: the phrases are returned as given.
+        """
+        targets = list(dict.fromkeys(target for _, target in self.entries))
+        if not targets or target_codec is None or not target_codec.has_unknown or target_codec.vocabulary is None:
+            return constraints
+        ids = target_codec.lookup(target_codec.tokenize_prefix(tf.constant(targets, tf.string))).to_list()
+        unknown = {target: " ".join([constants.UNK_TOKEN] * len(row)) for target, row in zip(targets, ids)
+                   if row and all(token == constants.UNK_ID for token in row)}
+        return [[unknown.get(phrase, phrase) for phrase in phrases] for phrases in constraints]
+
+    def unk_replacer(self, target_codec, replacer=None):
+        """The `UnkReplacer` that writes each target term found in a sentence over the `<unk>`s the search put
+        in its place (a word outside a word-level target vocabulary is searched as `<unk>`: `searched_as`),
+        choosing by the attention on the term's source tokens, and replaces the other `<unk>`s as `replacer`
+        does (None: leaves them).
+
+        Args:
+            target_codec: the model's word-level target `TextCodec` (its tokenization only: a word-level
+                export's Moses rules do).
+            replacer: the `UnkReplacer` of `--replace_unk`, or None.
+        """
+        targets = list(dict.fromkeys(target for _, target in self.entries))
+        tokens = target_codec.tokenize_prefix(tf.constant(targets, tf.string)).to_list() if targets else []
+        target_tokens = {target: tuple(token.decode("utf-8") for token in row) for target, row in zip(targets, tokens)}
+
+        def placements(source_words):
+            return [Placement(target_tokens[match.target], None if self.by_characters else match.source)
+                    for match in self._source_matches(source_words)]
+
+        dictionary = None if replacer is None else replacer.dictionary
+        return UnkReplacer(dictionary, placements, copy_source_words=replacer is not None)
+
+    def _source_matches(self, source_words):
+        """The `TermMatch`es of a translation's source tokens (list of str, the source codec's), matched as a
+        line's tokens are (case-folded with `ignore_case`; by characters, whose positions are not tokens')."""
+        if self.by_characters:
+            text = "".join(source_words).replace(text_codec.WORD_START, " ")
+            (characters,), (continues,) = self._tokenize([text])
+            return self._line_matches(characters, continues, _starts_with_capital(text))
+        tokens = [word.casefold() for word in source_words] if self.ignore_case else list(source_words)
+        continues = [False] * len(tokens)
+        if self.source_codec.is_subword and tokens:
+            continues = self.source_codec.continues_word(tf.constant(tokens, tf.string)).numpy().tolist()
+        text = text_codec.WORD_START.join(source_words)
+        return self._line_matches(tokens, continues, _starts_with_capital(text))
+
     def _tokenize(self, texts):
-        """The tokens (lists of str) terms are matched on, of each text case-folded first with `ignore_case`:
-        the source codec's, or the characters but spaces and control characters `by_characters`."""
+        """`(tokens, continues)`: the tokens (lists of str) terms are matched on, of each text case-folded first
+        with `ignore_case` (the source codec's, or the characters but spaces and control characters
+        `by_characters`), and whether each continues the word before it (lists of bool)."""
         if self.ignore_case:
             texts = [text.casefold() for text in texts]
         if self.by_characters:
-            return [[character for character in text if character.isprintable() and not character.isspace()]
-                    for text in texts]
-        tokens = self.source_codec.tokenize(tf.constant(texts, tf.string)).to_list()
-        return [[token.decode("utf-8") for token in row] for row in tokens]
+            characters = [[character for character in text if character.isprintable() and not character.isspace()]
+                          for text in texts]
+            return characters, [[False] * len(row) for row in characters]
+        tokens = self.source_codec.tokenize(tf.constant(texts, tf.string))  # [texts, None]
+        continues = tf.ragged.map_flat_values(self.source_codec.continues_word, tokens)  # [texts, None]
+        return [[token.decode("utf-8") for token in row] for row in tokens.to_list()], continues.to_list()
 
-    def _line_constraints(self, tokens):
-        """The target terms matched in one line's tokens, each once, in the order found."""
-        targets, position = {}, 0
+    def _line_matches(self, tokens, continues, capital):
+        """The terms matched in one line's tokens, in the order found; up to the line's first word (its first
+        token with a letter or digit) also a term with its first letter's case changed. `continues`: whether
+        each token continues the word before it (no match may end before one); `capital`: whether the line
+        starts with a capital."""
+        first_word = next((index for index, token in enumerate(tokens) if any(map(str.isalnum, token))), -1)
+        matches, position = [], 0
         while position < len(tokens):
-            for term, target in self._by_first_token.get(tokens[position], ()):
+            terms = self._by_first_token.get(tokens[position], [])
+            if position <= first_word:  # the terms as written first, on a tie
+                terms = sorted(terms + self._at_start.get(tokens[position], []), key=lambda item: -len(item[0]))
+            for term, target in terms:
                 end = position + len(term)
-                if tuple(tokens[position:end]) == term and self._ends_word(tokens, end):
-                    targets.setdefault(target)
+                if tuple(tokens[position:end]) == term and (end == len(tokens) or not continues[end]):
+                    matches.append(TermMatch(target, (position, end), capital and position <= first_word))
                     position = end
                     break
             else:
                 position += 1
-        return list(targets)
+        return matches
 
-    def _ends_word(self, tokens, end):
-        """Whether a match ending before `tokens[end]` ends a word (always with a word-level codec, and for a
-        language without spaces, matched `by_characters`)."""
-        if not self.source_codec.is_subword or self.by_characters or end == len(tokens):
-            return True
-        following = tokens[end]
-        return following.startswith(text_codec.WORD_START) or not following[:1].isalnum()
+
+def _by_first_token(terms):
+    """{first token: [(tokens, target term)], longest first} of a {tokens: target term} dict."""
+    index = {}
+    for tokens, target in sorted(terms.items(), key=lambda item: -len(item[0])):
+        index.setdefault(tokens[0], []).append((tokens, target))
+    return index
+
+
+def _other_first_case(text):
+    """`text` with its first character in the other case ("man" -> "Man", "Paris" -> "paris"); None when it has
+    no case (a digit, a Chinese character) or the other case is more than a letter ("ß" -> "SS")."""
+    first = text[:1]
+    other = first.lower() if first.isupper() else first.upper()
+    if other == first or len(other) != 1:
+        return None
+    return other + text[1:]
+
+
+def _starts_with_capital(text):
+    """Whether the first letter or digit of `text` is a capital letter."""
+    first = next((character for character in text if character.isalnum()), "")
+    return first.isupper()
+
+
+def _capitalised(translation, target):
+    """`translation` with its first letter a capital where it starts with the word or words `target`."""
+    after = translation[len(target) : len(target) + 1]
+    capital = translation[:1].upper()
+    if not translation.startswith(target) or after.isalnum() or not translation[:1].islower() or len(capital) != 1:
+        return translation
+    return capital + translation[1:]
 
 
 def read_glossary(path):
@@ -178,37 +327,51 @@ def merge_constraints(*per_line):
 
 
 def constraint_report(constraints, results, most=20):
-    """What `rnnsearch translate` says about the constraints after translating: each one skipped or not met
-    (the first `most`), then a summary line.
+    """What `rnnsearch translate` says about the constraints after translating: each one skipped, not met or
+    written as `<unk>` (the first `most`), then a summary line.
+
+    A phrase is skipped when it has no tokens, or only words outside a word-level target vocabulary; not met
+    when the search ended without it; written as `<unk>` when the search met it with `<unk>` for such a word
+    and nothing wrote the word there (`Glossary.unk_replacer` writes a glossary's terms; a constraints file's
+    phrase with a known word stays `<unk>` there, or becomes the source word `--replace_unk` copies): the
+    translation does not hold its text (spaces and case aside).
 
     Args:
         constraints: list of lists of str, each line's target phrases.
         results: `BatchTranslator.translate` results of those lines (`constraints_met`, `constraints_skipped`,
-            `source_tokens`).
+            `source_tokens`, `translation`).
         most: problems listed one per line; the others are counted.
 
     Returns:
         list of str, the lines to print.
     """
-    problems, met, not_met, skipped = [], 0, 0, 0
+    problems, counts = [], dict.fromkeys(("met", "not met", "skipped", "written as <unk>"), 0)
     for number, (phrases, result) in enumerate(zip(constraints, results), start=1):
         for phrase, was_met, was_skipped in zip(phrases, result["constraints_met"], result["constraints_skipped"]):
             if was_skipped:
-                skipped += 1
-                problems.append(f"line {number}: constraint {phrase!r} skipped: none of its words is in the target "
-                                "vocabulary")
-            elif was_met:
-                met += 1
-            else:
-                not_met += 1
-                why = "the line is empty" if not result["source_tokens"] else (
+                outcome, why = "skipped", "none of its words is in the target vocabulary"
+            elif not was_met:
+                outcome, why = "not met", "the line is empty" if not result["source_tokens"] else (
                     "the translation ended without it (a line's constraints must fit its length bound, "
                     "--maximum_length_a and --maximum_length_b)")
-                problems.append(f"line {number}: constraint {phrase!r} not met: {why}")
+            elif not _written(phrase, result["translation"]):
+                outcome, why = "written as <unk>", "a word of it is outside the target vocabulary"
+            else:
+                outcome, why = "met", None
+            counts[outcome] += 1
+            if why:
+                problems.append(f"line {number}: constraint {phrase!r} {outcome}: {why}")
     report = problems[:most]
     if len(problems) > most:
-        report.append(f"... and {len(problems) - most} more constraints skipped or not met")
+        report.append(f"... and {len(problems) - most} more constraints skipped, not met or written as <unk>")
     lines_with = sum(1 for phrases in constraints if phrases)
-    report.append(f"constraints: {met + not_met + skipped:,} on {lines_with:,} of {len(constraints):,} lines: "
-                  f"{met:,} met, {not_met:,} not met, {skipped:,} skipped")
+    summary = ", ".join(f"{count:,} {outcome}" for outcome, count in counts.items()
+                        if count or outcome != "written as <unk>")
+    report.append(f"constraints: {sum(counts.values()):,} on {lines_with:,} of {len(constraints):,} lines: {summary}")
     return report
+
+
+def _written(phrase, translation):
+    """Whether the text of `phrase` is in `translation`, spaces and case aside (a detokenizer may join what a
+    person typed apart, and a sentence's first letter may have become a capital)."""
+    return "".join(phrase.split()).casefold() in "".join(translation.split()).casefold()

@@ -314,9 +314,10 @@ class Translator(tf.Module):
 
         Each phrase is tokenized by the target codec as a prefix is (`TextCodec.tokenize_prefix`), looked up
         and cut to `maximum_target_length - 1` tokens; its tokens are then forced somewhere in every
-        hypothesis, contiguously and in order, a forbidden one (`<unk>`, a word outside a word-level vocabulary:
-        `Glossary.unk_replacer` writes a glossary's term there) too. A phrase without tokens is skipped
-        (`constraints_skipped`). A sentence
+        hypothesis, contiguously and in order, a forbidden one (`<unk>`) too. A phrase that is empty, or made
+        only of words outside a word-level vocabulary, is skipped (`constraints_skipped`); the text `<unk>` is
+        that word, forced as in a prefix (a glossary's term of unknown words is searched so, and written over
+        it: `Glossary.searched_as`). A sentence
         whose phrases cannot fit its length bound still gets its best translation, with the phrases it
         lacks reported (`constraints_met`). Rows of "" give `translate`'s result, bit for bit.
 
@@ -333,10 +334,12 @@ class Translator(tf.Module):
                                             message="text and constraints must hold as many sentences")]
         with tf.control_dependencies(checks):
             phrases = self.target_codec.tokenize_prefix(tf.reshape(constraints, [-1]))  # [batch * c, None]
-        phrase_ids = self.target_codec.lookup(truncate(phrases, self.maximum_target_length - 1)[0])  # [batch * c, None]
-        has_tokens = phrase_ids.row_lengths() > 0  # [batch * c]
-        skipped = tf.reshape(tf.logical_not(has_tokens), tf.shape(constraints))  # [batch, c]
-        dense = tf.where(has_tokens[:, None], phrase_ids.to_tensor(default_value=constants.PAD_ID), constants.PAD_ID)
+        phrases = truncate(phrases, self.maximum_target_length - 1)[0]  # [batch * c, None]
+        phrase_ids = self.target_codec.lookup(phrases)  # [batch * c, None]
+        written_unk = tf.equal(phrases, constants.UNK_TOKEN)  # [batch * c, None]
+        known = tf.reduce_any(tf.not_equal(phrase_ids, constants.UNK_ID) | written_unk, axis=1)  # [batch * c]
+        skipped = tf.reshape(tf.logical_not(known), tf.shape(constraints))  # [batch, c]
+        dense = tf.where(known[:, None], phrase_ids.to_tensor(default_value=constants.PAD_ID), constants.PAD_ID)
         constraint_ids = tf.reshape(dense, tf.concat([tf.shape(constraints), [-1]], axis=0))  # [batch, c, len]
         outputs, result = self._translate_text(text, constraint_ids=constraint_ids)
         outputs.update(constraints_met=result["constraints_met"][:, 0] & tf.logical_not(skipped),
