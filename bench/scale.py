@@ -1,4 +1,5 @@
-"""Benchmarks `rnnsearch build-data` on corpora of millions of pairs and the training input read from them.
+"""Benchmarks `rnnsearch build-data` (or `select-data`) on corpora of millions of pairs and the training input
+read from them.
 
     RNNSEARCH_DATA=../shared/data flock /tmp/cpu.lock .venv/bin/python -m bench.scale \
         --sizes=1000000,3000000,10000000 --output=bench/results/scale.json
@@ -20,8 +21,14 @@ running beside it shows there; the CPU seconds are the figure it disturbs least)
 pipeline on that folder (`TrainingInput`: batches of 80, sorted windows of 20 batches, its shuffle buffer):
 sentences/s over `--input_batches` batches after the first (which fills the shuffle buffer).
 `model` is what training consumes on this machine (bench/results/train_throughput.json, the
-rnnsearch50 preset). `--code_root` runs another checkout's build-data (a copy of an earlier commit) on the
+rnnsearch50 preset). `--code_root` runs another checkout's command (a copy of an earlier commit) on the
 same corpora, for a before and after.
+
+`--command=select-data` runs `rnnsearch select-data` instead on each corpus as the general one (in domain:
+Multi30k train; `--ranking`; `--max_words` = `--kept_words_per_pair` times the pairs, about the paper's 348M
+of 850M words): the same wall and CPU seconds, peak RSS and load, the disk of its output folder, and the
+pairs and words kept; no training input is read. Its JSON is not a results file (docs/data.md,
+"Data selection", has the numbers), so give `--output` a path under work_dirs/.
 """
 
 import json
@@ -48,8 +55,13 @@ _SEED = flags.DEFINE_integer("seed", 20141, "Seed of the recombination of real p
 _VOCABULARY_SIZE = flags.DEFINE_integer("vocabulary_size", 30000, "build-data --vocabulary_size (the paper's).")
 _NUM_SHARDS = flags.DEFINE_integer("num_shards", 8, "build-data --num_shards.")
 _INPUT_BATCHES = flags.DEFINE_integer("input_batches", 1000, "Training batches timed per folder.")
-_CODE_ROOT = flags.DEFINE_string("code_root", str(REPO_ROOT), "Checkout whose build-data runs (e.g. an earlier commit).")
+_CODE_ROOT = flags.DEFINE_string("code_root", str(REPO_ROOT), "Checkout whose command runs (e.g. an earlier commit).")
 _KEEP = flags.DEFINE_bool("keep", False, "Keep the corpora and built folders in --work_dir.")
+_COMMAND = flags.DEFINE_enum("command", "build-data", ["build-data", "select-data"], "The command measured.")
+_RANKING = flags.DEFINE_enum("ranking", "cross_entropy_difference", ["cross_entropy_difference", "random"],
+                             "select-data --ranking.")
+_KEPT_WORDS_PER_PAIR = flags.DEFINE_integer(
+    "kept_words_per_pair", 15, "select-data --max_words per general pair (the recombined pairs hold ~38 words).")
 
 _BLOCK_PAIRS = 100_000  # pairs drawn at a time
 _MOST_JOINED = 3  # real pairs joined into one scale pair, at most
@@ -92,15 +104,22 @@ def write_corpus(pairs, count, seed, folder):
     return paths
 
 
-def run_build(paths, output_dir, log_path):
-    """Runs build-data on the corpus `paths` as a whole process: {wall seconds, CPU seconds, peak RSS in MiB,
-    the 1-minute load average of the machine before and after (other jobs show there)}."""
-    command = [
-        sys.executable, "-m", "rnnsearch_tf.cli.main", "build-data", "--corpus=text_files", "--source_language=en",
-        "--target_language=fr",
-        f"--train_source={paths[0]}", f"--train_target={paths[1]}", f"--output_dir={output_dir}",
-        f"--vocabulary_size={_VOCABULARY_SIZE.value}", f"--num_shards={_NUM_SHARDS.value}",
-    ]
+def command_arguments(paths, count, output_dir):
+    """The arguments of `--command` on the corpus `paths` of `count` pairs, writing to `output_dir`."""
+    if _COMMAND.value == "select-data":
+        return ["select-data", "--in_domain_corpus=multi30k_enfr:train", f"--general_source={paths[0]}",
+                f"--general_target={paths[1]}", "--source_language=en", "--target_language=fr",
+                f"--ranking={_RANKING.value}", f"--max_words={_KEPT_WORDS_PER_PAIR.value * count}",
+                f"--output_dir={output_dir}"]
+    return ["build-data", "--corpus=text_files", "--source_language=en", "--target_language=fr",
+            f"--train_source={paths[0]}", f"--train_target={paths[1]}", f"--output_dir={output_dir}",
+            f"--vocabulary_size={_VOCABULARY_SIZE.value}", f"--num_shards={_NUM_SHARDS.value}"]
+
+
+def run_command(arguments, log_path):
+    """Runs `rnnsearch` with `arguments` as a whole process: {wall seconds, CPU seconds, peak RSS in MiB, the
+    1-minute load average of the machine before and after (other jobs show there)}."""
+    command = [sys.executable, "-m", "rnnsearch_tf.cli.main", *arguments]
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=_CODE_ROOT.value)
     load_before = os.getloadavg()[0]
     with open(log_path, "w") as log:
@@ -110,7 +129,7 @@ def run_build(paths, output_dir, log_path):
         seconds = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode:
-        raise RuntimeError(f"build-data failed ({process.returncode}): {log_path}:\n{log_path.read_text()[-3000:]}")
+        raise RuntimeError(f"{arguments[0]} failed ({process.returncode}): {log_path}:\n{log_path.read_text()[-3000:]}")
     return {"seconds": round(seconds, 1), "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 1),
             "peak_mib": round(usage.ru_maxrss / 1024),  # ru_maxrss is in KiB on Linux
             "load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)]}
@@ -138,29 +157,35 @@ def folder_mib(folder):
 
 
 def measure(pairs, count):
-    """One size: the corpus written, built and read; returns its row of the JSON."""
+    """One size: the corpus written, and built and read (or selected from); returns its row of the JSON."""
     work_dir = pathlib.Path(_WORK_DIR.value).resolve() / f"{count}"
     start = time.perf_counter()
     paths = write_corpus(pairs, count, _SEED.value, work_dir / "corpus")
     corpus_seconds = time.perf_counter() - start
-    output_dir = work_dir / "data"
-    build = run_build(paths, output_dir, work_dir / "build-data.log")
-    data_dir = DataDir(str(output_dir))
-    train = data_dir.read_metadata()["splits"]["train"]
-    rate, first_batch_seconds = input_sentences_per_s(data_dir, _INPUT_BATCHES.value)
-    row = {
-        "pairs": count, "kept": train["kept"], "dropped": train["dropped"],
-        **build, "pairs_per_s": round(count / build["seconds"]),
-        "disk_mib": round(folder_mib(output_dir), 1), "corpus_mib": round(folder_mib(work_dir / "corpus"), 1),
-        "corpus_seconds": round(corpus_seconds, 1), "input_sentences_per_s": round(rate),
-        "input_first_batch_seconds": round(first_batch_seconds, 1),
-        "last_progress_lines": (work_dir / "build-data.log").read_text().splitlines()[-3:],
-    }
+    output_dir = work_dir / ("selected" if _COMMAND.value == "select-data" else "data")
+    log_path = work_dir / f"{_COMMAND.value}.log"
+    run = run_command(command_arguments(paths, count, output_dir), log_path)
+    row = {"pairs": count, **_outcome(output_dir), **run, "pairs_per_s": round(count / run["seconds"]),
+           "disk_mib": round(folder_mib(output_dir), 1), "corpus_mib": round(folder_mib(work_dir / "corpus"), 1),
+           "corpus_seconds": round(corpus_seconds, 1)}
+    if _COMMAND.value == "build-data":
+        rate, first_batch_seconds = input_sentences_per_s(DataDir(str(output_dir)), _INPUT_BATCHES.value)
+        row.update(input_sentences_per_s=round(rate), input_first_batch_seconds=round(first_batch_seconds, 1))
+    row["last_progress_lines"] = log_path.read_text().splitlines()[-3:]
     if not _KEEP.value:
         for path in sorted(work_dir.rglob("*"), key=lambda path: -len(path.parts)):
             path.rmdir() if path.is_dir() else path.unlink()
         work_dir.rmdir()
     return row
+
+
+def _outcome(output_dir):
+    """What the command kept: build-data's kept and dropped pairs, or select-data's kept pairs and words."""
+    if _COMMAND.value == "select-data":
+        selection = json.loads((output_dir / "selection.json").read_text())
+        return {key: selection[key] for key in ("kept_pairs", "kept_words", "general_words", "timings")}
+    train = DataDir(str(output_dir)).read_metadata()["splits"]["train"]
+    return {"kept": train["kept"], "dropped": train["dropped"]}
 
 
 def model_sentences_per_s():
@@ -183,14 +208,20 @@ def main(argv):
         "provenance": provenance(),
         "corpus": {"real_pairs": len(pairs), "inputs": inputs, "seed": _SEED.value,
                    "recombination": f"1-{_MOST_JOINED} real pairs per pair, uniform, joined by a space"},
-        "build": {"vocabulary_size": _VOCABULARY_SIZE.value, "max_length": 50, "num_shards": _NUM_SHARDS.value,
-                  "code_root": _CODE_ROOT.value},
-        "input": {"batch_size": _BATCH_SIZE, "sort_window": _SORT_WINDOW, "timed_batches": _INPUT_BATCHES.value},
-        "sizes": rows,
-        "peak_mib_largest_over_smallest": round(rows[-1]["peak_mib"] / rows[0]["peak_mib"], 2),
-        "seconds_per_million_pairs": [round(row["seconds"] / row["pairs"] * 1e6, 1) for row in rows],
-        "model": model_sentences_per_s(),
     }
+    if _COMMAND.value == "select-data":
+        report["select"] = {"in_domain_corpus": "multi30k_enfr:train", "ranking": _RANKING.value,
+                            "max_words_per_pair": _KEPT_WORDS_PER_PAIR.value, "code_root": _CODE_ROOT.value}
+    else:
+        report["build"] = {"vocabulary_size": _VOCABULARY_SIZE.value, "max_length": 50,
+                           "num_shards": _NUM_SHARDS.value, "code_root": _CODE_ROOT.value}
+        report["input"] = {"batch_size": _BATCH_SIZE, "sort_window": _SORT_WINDOW,
+                           "timed_batches": _INPUT_BATCHES.value}
+    report.update(
+        sizes=rows, peak_mib_largest_over_smallest=round(rows[-1]["peak_mib"] / rows[0]["peak_mib"], 2),
+        seconds_per_million_pairs=[round(row["seconds"] / row["pairs"] * 1e6, 1) for row in rows])
+    if _COMMAND.value == "build-data":
+        report["model"] = model_sentences_per_s()
     text = json.dumps(report, indent=2, ensure_ascii=False)
     if _OUTPUT.value:
         pathlib.Path(_OUTPUT.value).write_text(text + "\n")

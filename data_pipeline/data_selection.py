@@ -9,27 +9,38 @@ both sides of a pair, as the paper's selection of a combined (parallel) corpus d
 the source side only.
 
 The language models are NLTK's (`nltk.lm.WittenBellInterpolated`: Witten-Bell smoothing interpolated down
-to unigrams, with each context's weight computed once, `_FittedWittenBell`) over the project's Moses tokens
-(characters for a language written without spaces: `counting_tokens`), lowercased. Both models of a language share one vocabulary: the words seen at least
+to unigrams, with each context's weight computed once, `_FittedWittenBell`, over counts that scoring does not
+grow, `_NgramCounts`) over the project's Moses tokens (characters for a language written without spaces:
+`counting_tokens`), lowercased. Both models of a language share one vocabulary: the words seen at least
 `unk_cutoff` times in the in-domain text and at least once in the general sample, every other word being
 `<UNK>`, so that the two entropies of a sentence count the same events. (NLTK's Kneser-Ney scores about 300
 times slower here, 0.1 s per sentence and model: 22 hours for the measured 190,636 pairs.)
+
+The general corpus is never held: it is read again for each pass (its words, the general sample, the scores,
+and `ranked_pairs` to write it best first), a batch of pairs at a time; what grows with it is a few numbers per
+pair (words, scores, the ranking). The paper selected 348M words out of 850M.
 """
 
 import dataclasses
+import itertools
+import pickle
+import tempfile
 
 import numpy as np
 import tensorflow as tf
-from nltk.lm import Vocabulary
+from nltk.lm import NgramCounter, Vocabulary
 from nltk.lm.models import InterpolatedLanguageModel
 from nltk.lm.preprocessing import pad_both_ends
 from nltk.lm.smoothing import WittenBell
+from nltk.probability import FreqDist
 from nltk.util import everygrams, ngrams
 
 from data_pipeline.text_codec import counting_tokens
 
 SIDES = ("both", "source")
 _BATCH_LINES = 2000  # sentences tokenized together
+_BUCKET_PAIRS = 50_000  # pairs put in rank order in memory at a time by `ranked_pairs`, at least
+_MOST_BUCKETS = 500  # temporary files `ranked_pairs` writes at once, at most
 _SENTENCE_MARKS = ("<s>", "</s>")  # NLTK's padding symbols: words of every vocabulary
 
 
@@ -41,6 +52,68 @@ def tokenize(sentences, language):
         batch = counting_tokens(tf.constant(sentences[start : start + _BATCH_LINES]), language).to_list()
         tokens += [[token.decode("utf-8").lower() for token in sentence] for sentence in batch]
     return tokens
+
+
+def _pair_batches(pairs):
+    """Lists of up to `_BATCH_LINES` consecutive pairs of an iterable: one pass over a corpus of any size."""
+    iterator = iter(pairs)
+    while batch := list(itertools.islice(iterator, _BATCH_LINES)):
+        yield batch
+
+
+def _read_again(pairs, count):
+    """The pairs of an iterable read once more, refused (ValueError) unless they are `count` again, as on the first
+    pass: a file changed between two passes would misalign the pairs and their scores."""
+    read = 0
+    for read, pair in enumerate(pairs, start=1):
+        if read > count:
+            break
+        yield pair
+    if read != count:
+        raise ValueError(f"the general corpus changed while it was read: {count} pairs, then "
+                         f"{'more' if read > count else read}")
+
+
+def pair_words(pairs, source_language, target_language):
+    """The words of each (source, target) pair of an iterable, read in one pass (a batch at a time): the tokens of
+    both sides (`counting_tokens`), the unit of `keep_best`'s budget. A list of int."""
+    words = []
+    for batch in _pair_batches(pairs):
+        sources, targets = ([pair[column] for pair in batch] for column in (0, 1))
+        words += (counting_tokens(tf.constant(sources), source_language).row_lengths()
+                  + counting_tokens(tf.constant(targets), target_language).row_lengths()).numpy().tolist()
+    return words
+
+
+def ranked_pairs(pairs, ranking, folder=None, bucket_pairs=_BUCKET_PAIRS):
+    """Yields (index, pair) for every pair of `pairs` (an iterable) in the order of `ranking` (their indices, best
+    first), in one pass over `pairs` holding a bucket of at least `bucket_pairs` pairs at a time: each pair is
+    appended to the temporary file of its rank's bucket (ranks 0..b-1, b..2b-1, ...; at most `_MOST_BUCKETS`
+    files, in `folder` or the system's temporary folder, deleted when closed), then each bucket is read back and
+    yielded in rank order. The files hold about the bytes of the pairs.
+    """
+    ranks = np.empty(len(ranking), dtype=np.int64)
+    ranks[ranking] = np.arange(len(ranking))  # [pairs]: the rank of each pair
+    bucket_pairs = max(bucket_pairs, -(-len(ranking) // _MOST_BUCKETS))
+    buckets = [tempfile.TemporaryFile(dir=folder) for _ in range(0, len(ranking), bucket_pairs)]  # gone when closed
+    try:
+        for index, pair in enumerate(_read_again(pairs, len(ranking))):
+            pickle.dump((int(ranks[index]), index, tuple(pair)), buckets[ranks[index] // bucket_pairs])
+        for start, bucket in zip(range(0, len(ranking), bucket_pairs), buckets):
+            yield from _bucket_in_rank_order(bucket, start, min(bucket_pairs, len(ranking) - start))
+    finally:
+        for bucket in buckets:
+            bucket.close()
+
+
+def _bucket_in_rank_order(bucket, start, size):
+    """The (index, pair) rows of a bucket file of `ranked_pairs` holding the ranks start..start+size-1."""
+    rows = [None] * size
+    bucket.seek(0)
+    for _ in range(size):
+        rank, index, pair = pickle.load(bucket)
+        rows[rank - start] = index, pair
+    return rows
 
 
 def random_ranking(count, seed):
@@ -70,6 +143,20 @@ class _FittedWittenBell(WittenBell):
         return self._gammas[context]
 
 
+class _NgramCounts(NgramCounter):
+    """NLTK's n-gram counts, read without adding to them: NLTK's `counts[context]` adds an empty entry for every
+    context it has not seen (its tables are defaultdicts), so that scoring a corpus grew each model by each new
+    context it met (+51,000 trigram contexts a model in 60,000 general sentences here), without bound in the
+    corpus's size. An unseen context reads as empty here, as it did, and a fitted model no longer changes."""
+
+    _UNSEEN = FreqDist()  # the counts of every context never seen; only read
+
+    def __getitem__(self, item):
+        if isinstance(item, (int, str)):
+            return super().__getitem__(item)
+        return super().__getitem__(len(item) + 1).get(tuple(item), self._UNSEEN)
+
+
 class DomainLanguageModels:
     """An in-domain and a general language model of one language, over one shared vocabulary.
 
@@ -90,7 +177,8 @@ class DomainLanguageModels:
         self.general = self._fit(general_sample)
 
     def _fit(self, sentences):
-        model = InterpolatedLanguageModel(_FittedWittenBell, self.order, vocabulary=self.vocabulary)
+        model = InterpolatedLanguageModel(_FittedWittenBell, self.order, vocabulary=self.vocabulary,
+                                          counter=_NgramCounts())
         model.fit(list(everygrams(list(pad_both_ends(sentence, n=self.order)), max_len=self.order))
                   for sentence in sentences)
         return model
@@ -118,9 +206,14 @@ class Scores:
 class DataSelection:
     """Ranks the pairs of a general corpus by cross-entropy difference to an in-domain corpus.
 
+    The general corpus is read in passes, never held: its words (`words`), then the pairs of the general sample
+    (`sample`, drawn from `words` and `seed`), then each call of `scores()`; the in-domain pairs and the sample
+    are held while the models learn.
+
     Args:
-        in_domain_pairs: in-domain (source, target) sentence pairs (only the scored sides are used).
-        general_pairs: the general corpus, (source, target) pairs.
+        in_domain_pairs: in-domain (source, target) sentence pairs, a list (only the scored sides are used).
+        general_pairs: the general corpus, (source, target) pairs: an iterable that gives the same pairs on
+            every iteration (a list, or `pair_reader.SplitPairs`, which reads its files again).
         source_language: a language code.
         target_language: a language code.
         side: "both" (bilingual: the sum of the source's and the target's differences) or "source".
@@ -137,39 +230,47 @@ class DataSelection:
                  unk_cutoff=2, seed=1234):
         if side not in SIDES:
             raise ValueError(f"side must be one of {SIDES}, got {side!r}")
-        if not in_domain_pairs or not general_pairs:
-            raise ValueError("data selection needs in-domain and general sentence pairs; one of them is empty")
         self.side = side
         self.languages = {"source": source_language, "target": target_language}
-        in_domain = self._tokenized(in_domain_pairs)
-        self.general_tokens = self._tokenized(general_pairs)
+        self.general_pairs = general_pairs
         # Words of a pair: the tokens of both sides, the unit of `keep_best`'s budget.
-        self.words = [len(source) + len(target) for source, target in zip(*self.general_tokens.values())]
+        self.words = pair_words(general_pairs, source_language, target_language) if in_domain_pairs else []
+        if not self.words:
+            raise ValueError("data selection needs in-domain and general sentence pairs; one of them is empty")
+        in_domain = self._tokenized(in_domain_pairs)
         in_domain_words = sum(len(sentence) for sentences in in_domain.values() for sentence in sentences)
-        self.sample = keep_best(random_ranking(len(general_pairs), seed), self.words, in_domain_words)
-        self.models = {
-            name: DomainLanguageModels(in_domain[name], [self.general_tokens[name][i] for i in self.sample],
-                                       order, unk_cutoff)
-            for name in self.scored_sides
-        }
+        self.sample = keep_best(random_ranking(len(self.words), seed), self.words, in_domain_words)
+        general_sample = self._tokenized(self._sample_pairs())
+        self.models = {name: DomainLanguageModels(in_domain[name], general_sample[name], order, unk_cutoff)
+                       for name in self.scored_sides}
 
     @property
     def scored_sides(self):
         return ("source", "target") if self.side == "both" else ("source",)
 
+    def _sample_pairs(self):
+        """The pairs of the general sample, in corpus order (the models count n-grams: their order does not matter)."""
+        chosen = np.zeros(len(self.words), dtype=bool)  # [pairs]
+        chosen[self.sample] = True
+        return [pair for pair, taken in zip(_read_again(self.general_pairs, len(self.words)), chosen) if taken]
+
     def _tokenized(self, pairs):
-        """{"source": token lists, "target": token lists} of (source, target) pairs."""
-        sources, targets = zip(*pairs)
-        return {"source": tokenize(list(sources), self.languages["source"]),
-                "target": tokenize(list(targets), self.languages["target"])}
+        """{"source": token lists, "target": token lists} of a list of (source, target) pairs."""
+        return {name: tokenize([pair[column] for pair in pairs], self.languages[name])
+                for column, name in enumerate(("source", "target"))}
 
     def scores(self):
-        """`Scores` of every general pair, in the general corpus's order."""
-        in_domain, general = {}, {}
-        for name in self.scored_sides:
-            entropies = np.array([self.models[name].cross_entropies(sentence)
-                                  for sentence in self.general_tokens[name]]).reshape(-1, 2)  # [pairs, 2]
-            in_domain[name], general[name] = entropies[:, 0], entropies[:, 1]
+        """`Scores` of every general pair, in the general corpus's order (one pass over it)."""
+        entropies = {name: np.empty((len(self.words), 2)) for name in self.scored_sides}  # [pairs, 2]
+        start = 0
+        for batch in _pair_batches(_read_again(self.general_pairs, len(self.words))):
+            for column, name in enumerate(self.scored_sides):
+                sentences = tokenize([pair[column] for pair in batch], self.languages[name])
+                entropies[name][start : start + len(batch)] = [
+                    self.models[name].cross_entropies(sentence) for sentence in sentences]
+            start += len(batch)
+        in_domain = {name: values[:, 0] for name, values in entropies.items()}
+        general = {name: values[:, 1] for name, values in entropies.items()}
         difference = sum(in_domain[name] - general[name] for name in self.scored_sides)
         return Scores(difference, in_domain, general)
 

@@ -149,3 +149,41 @@ class PairReader:
         if len(text) > self.max_line_chars:
             return f"{side}_line_too_long"
         return None
+
+
+class SplitPairs:
+    """The clean pairs of several `PairReader`s (the parts of one corpus split), in order, read from the files
+    anew on every iteration: a command passes over a corpus of any size more than once holding none of its
+    pairs (`select-data`, `join-sentences`).
+
+    A `PairReader`'s counts add up over its iterations; `summary()` gives those of the last complete pass.
+
+    Args:
+        readers: the `PairReader`s, in the order their pairs are read.
+    """
+
+    def __init__(self, readers):
+        self.readers = tuple(readers)
+        self._last_pass = None
+
+    @property
+    def paths(self):
+        """The files read, in order."""
+        return [path for reader in self.readers for path in reader.paths]
+
+    def __iter__(self):
+        before = [(reader.read, collections.Counter(reader.dropped)) for reader in self.readers]
+        for reader in self.readers:
+            yield from reader
+        self._last_pass = {
+            "read": sum(reader.read - read for reader, (read, _) in zip(self.readers, before)),
+            "dropped": dict(sum((reader.dropped - dropped for reader, (_, dropped) in zip(self.readers, before)),
+                                collections.Counter())),
+        }
+
+    def summary(self):
+        """{"files", "read", "dropped"} of the last complete pass (None before one): the files as str, the
+        lines read and the pairs dropped by reason."""
+        if self._last_pass is None:
+            return None
+        return {"files": [str(path) for path in self.paths], **self._last_pass}

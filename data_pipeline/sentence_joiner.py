@@ -45,16 +45,18 @@ class SentenceJoiner:
         `source`, `target`, `first_line` (1-based, of its first sentence) and `sentences`, size by size."""
         if len(sources) != len(targets):
             raise ValueError(f"got {len(sources)} source sentences but {len(targets)} target sentences")
-        joined = []
+        return list(self.joined(list(zip(sources, targets))))
+
+    def joined(self, pairs):
+        """Yields the `JoinedPair`s of `join`, in its order, from (source, target) `pairs`: an iterable that gives
+        the same pairs on every iteration (a list, or `pair_reader.SplitPairs`, which reads its files again), read
+        once per size holding one group at a time, so a split of any size is joined as it is read."""
         for size in self.sizes:
-            for start in range(0, len(sources) - size + 1, size):
-                joined.append(JoinedPair(
-                    " ".join(part.strip() for part in sources[start : start + size]),
-                    " ".join(part.strip() for part in targets[start : start + size]),
-                    start + 1,
-                    size,
-                ))
-        return joined
+            groups = zip(*[iter(pairs)] * size)  # consecutive groups of `size`; a last shorter one is left out
+            for number, group in enumerate(groups):
+                sources, targets = zip(*group)
+                yield JoinedPair(" ".join(part.strip() for part in sources), " ".join(part.strip() for part in targets),
+                                 number * size + 1, size)
 
     @staticmethod
     def sample_joined_pairs(pairs, count, max_length, max_sentences, seed):

@@ -152,3 +152,90 @@ def test_misuse():
         DataSelection(_captions(), _general(), "en", "fr", side="target")
     with pytest.raises(ValueError, match="one of them is empty"):
         DataSelection([], _general(), "en", "fr")
+
+
+from data_pipeline.data_selection import ranked_pairs  # noqa: E402
+
+
+class _Counted(str):
+    """A sentence that counts how many sentences of its kind are alive at once (the most so far in `peak`): a
+    corpus made of them shows how much of it a reader holds."""
+
+    alive = peak = 0
+
+    def __new__(cls, text):
+        sentence = super().__new__(cls, text)
+        _Counted.alive += 1
+        _Counted.peak = max(_Counted.peak, _Counted.alive)
+        return sentence
+
+    def __del__(self):
+        _Counted.alive -= 1
+
+
+class _PoolFile:
+    """A general corpus of `size` pairs made anew on every iteration, as a file is read again: news pairs with
+    the two captions of `_general()` at 1/3 and 2/3, each side a `_Counted`."""
+
+    def __init__(self, size):
+        self.size = size
+
+    def pair(self, index):
+        captions = {self.size // 3: _general()[5], 2 * self.size // 3: _general()[10]}
+        if index in captions:
+            return captions[index]
+        noun, other = _BANK[index % 4], _BANK[(index // 4) % 4]
+        return f"The {noun} said the {other} would raise {index} taxes.", f"Le {noun}fr a dit {index} impôts."
+
+    def __iter__(self):
+        for index in range(self.size):
+            yield tuple(_Counted(side) for side in self.pair(index))
+
+
+def test_the_general_corpus_is_read_in_passes_and_never_held():
+    """10,000 general pairs, read again for each pass (words, the general sample, the scores): never were half
+    of them alive at once (two sentences a pair), and the two captions among them rank first."""
+    pool = _PoolFile(10_000)
+    _Counted.alive = _Counted.peak = 0
+    selection = DataSelection(_captions(), pool, "en", "fr", side="source", order=2, unk_cutoff=1)
+    ranking = selection.ranking()
+    assert len(selection.words) == len(ranking) == pool.size
+    assert sorted(ranking[:2].tolist()) == [pool.size // 3, 2 * pool.size // 3]
+    assert 0 < _Counted.peak < pool.size
+
+
+def test_ranked_pairs_gives_every_pair_in_ranking_order_holding_a_bucket_at_a_time():
+    """1,000 pairs in buckets of 64 ranks (the last one of 40) come back in a random ranking's order, each with
+    its index, from one pass over them; never were more than a bucket's pairs and two others alive."""
+    pool = _PoolFile(1000)
+    ranking = random_ranking(pool.size, seed=5)
+    _Counted.alive = _Counted.peak = 0
+    count = 0
+    for (index, pair), expected in zip(ranked_pairs(pool, ranking, bucket_pairs=64), ranking):
+        assert index == expected and pair == pool.pair(index)
+        count += 1
+    assert count == pool.size and 0 < _Counted.peak <= 2 * (64 + 2)
+
+
+def test_a_general_corpus_that_changes_between_passes_is_refused():
+    with pytest.raises(ValueError, match="the general corpus changed while it was read: 31 pairs, then 30$"):
+        list(ranked_pairs(_PoolFile(30), np.arange(31)))
+    with pytest.raises(ValueError, match="the general corpus changed while it was read: 30 pairs, then more"):
+        list(ranked_pairs(_PoolFile(31), np.arange(30)))
+
+
+def test_scoring_leaves_the_fitted_models_as_they_were():
+    """NLTK's counts add an empty entry for each context they are asked about and never saw, so that scoring a
+    corpus grew the models with it: a sentence of unseen trigram contexts leaves both models' contexts as they
+    were fitted, and scores as NLTK's own Witten-Bell trigram model does."""
+    in_domain = [["a", "dog", "runs"], ["a", "cat", "runs"], ["a", "dog", "sleeps"]]
+    general = [["the", "bank", "said"], ["a", "dog", "said"], ["the", "cat", "runs"]]
+    models = DomainLanguageModels(in_domain, general, order=3, unk_cutoff=1)
+    contexts = [(len(model.counts[2]), len(model.counts[3])) for model in (models.in_domain, models.general)]
+    sentence = ["runs", "a", "cat", "dog", "a", "bank"]
+    entropies = models.cross_entropies(sentence)
+    assert [(len(model.counts[2]), len(model.counts[3])) for model in (models.in_domain, models.general)] == contexts
+    reference = WittenBellInterpolated(3, vocabulary=models.vocabulary)
+    reference.fit(list(everygrams(list(pad_both_ends(s, n=3)), max_len=3)) for s in in_domain)
+    assert entropies[0] == pytest.approx(reference.entropy(models.ngrams(sentence)))
+    assert len(reference.counts[3]) > contexts[0][1]  # NLTK's own model grew by the contexts it was asked about

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from data_pipeline.data_selection import random_ranking
 from helpers.commands import run_command
 
 
@@ -115,3 +116,27 @@ def test_text_files_need_their_languages_and_any_code_is_taken(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     assert len((tmp_path / "out/train.de").read_text(encoding="utf-8").splitlines()) == 3
     assert (tmp_path / "out/train.cs").exists()
+
+
+def test_a_gzip_general_corpus_is_written_whole_in_the_seeded_random_order(tmp_path):
+    """The general corpus is read in passes (words, then the output in ranking order): from gzip files too, each
+    pair once in scores.tsv in the order of the seed's permutation, the kept ones first and in the train files,
+    and the lines read counted once."""
+    mixed, _ = _corpora(tmp_path)
+    _write(tmp_path / "general.en.gz", [source for source, _ in mixed])
+    _write(tmp_path / "general.fr.gz", [target for _, target in mixed])
+    arguments = [argument.replace("general.en", "general.en.gz").replace("general.fr", "general.fr.gz")
+                 for argument in _files(tmp_path)]
+    result = _run(*arguments, "--max_words=100", "--ranking=random", "--seed=7", f"--output_dir={tmp_path / 'out'}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    with open(tmp_path / "out/scores.tsv", encoding="utf-8") as stream:
+        rows = list(csv.DictReader(stream, delimiter="\t"))
+    assert [(row["source"], row["target"]) for row in rows] == [mixed[index] for index in random_ranking(len(mixed), 7)]
+    kept = [(row["source"], row["target"]) for row in rows if row["kept"] == "1"]
+    assert kept == [(row["source"], row["target"]) for row in rows[: len(kept)]] and 0 < len(kept) < len(mixed)
+    english = (tmp_path / "out/train.en").read_text(encoding="utf-8").splitlines()
+    french = (tmp_path / "out/train.fr").read_text(encoding="utf-8").splitlines()
+    assert list(zip(english, french)) == kept
+    summary = json.loads((tmp_path / "out/selection.json").read_text())
+    assert summary["general"]["read"] == len(mixed) and summary["kept_pairs"] == len(kept)
+    assert summary["general"]["files"] == [str(tmp_path / "general.en.gz"), str(tmp_path / "general.fr.gz")]

@@ -1,5 +1,7 @@
 """SentenceJoiner: test pairs joined in consecutive groups, training pairs joined within a length."""
 
+import itertools
+
 import pytest
 
 from data_pipeline.sentence_joiner import SentenceJoiner
@@ -62,3 +64,14 @@ def test_sampling_is_seeded_and_gives_fewer_pairs_when_few_fit():
     assert first == list(SentenceJoiner.sample_joined_pairs(pairs, 20, 20, 5, seed=1))
     assert first != list(SentenceJoiner.sample_joined_pairs(pairs, 20, 20, 5, seed=2))
     assert list(SentenceJoiner.sample_joined_pairs(_pieces([8, 8, 8]), 5, 15, 3, seed=0)) == []
+
+
+def test_joined_reads_the_pairs_as_it_joins_them():
+    """`joined` takes the pairs as they come, a group at a time: an endless stream of pairs gives its first
+    groups, and a list gives what `join` does, size by size."""
+    endless = ((f"s{number} .", f"t{number} .") for number in itertools.count(1))
+    first = list(itertools.islice(SentenceJoiner((3,)).joined(endless), 2))
+    assert [(pair.source, pair.target, pair.first_line, pair.sentences) for pair in first] == [
+        ("s1 . s2 . s3 .", "t1 . t2 . t3 .", 1, 3), ("s4 . s5 . s6 .", "t4 . t5 . t6 .", 4, 3)]
+    joiner = SentenceJoiner((2, 3))
+    assert list(joiner.joined(list(zip(SOURCES, TARGETS)))) == joiner.join(SOURCES, TARGETS)

@@ -11,8 +11,12 @@ space (`SentenceJoiner`). Writes `source.txt` and `target.txt` (for `rnnsearch e
 --reference`), `lines.txt` (per joined pair: `FIRST-LAST` input lines, 1-based, as read after empty lines
 are dropped) and `summary.json` (inputs with sha256, pairs per size and per 10-token bin of source Moses
 tokens, or characters for a language written without spaces), and prints the bins. The same input and sizes give the same files.
+The split is never held: it is read once to count its pairs, then once per size, joined and written a group at
+a time.
 """
 
+import collections
+import itertools
 import json
 import pathlib
 
@@ -40,18 +44,16 @@ _DATA_DIR = flags.DEFINE_string(
 )
 flags.mark_flag_as_required("output_dir")
 _NO_LINE_LIMIT = 10**9  # test sentences are kept whatever their length (PairReader's max_line_chars)
+_BATCH_PAIRS = 1000  # joined pairs counted and written at a time
 
 
-def read_pairs(corpus, split, data_root):
-    """The (source, target) sentences of a corpus split, all its parts in order, and the files read."""
+def split_pairs(corpus, split, data_root):
+    """The (source, target) sentences of a corpus split, all its parts in order, as `pair_reader.SplitPairs`: read
+    from the files on each pass (once to count them, once per size), never held."""
     if split not in corpus.splits:
         raise ValueError(f"corpus {corpus.name} has no split {split!r}; it has {sorted(corpus.splits)}")
-    pairs, read = [], []
-    for part in corpus.splits[split]:
-        reader = pair_reader.PairReader.of_part(part, data_root, _NO_LINE_LIMIT)
-        pairs.extend(reader)
-        read.extend(reader.paths)
-    return pairs, read
+    return pair_reader.SplitPairs(pair_reader.PairReader.of_part(part, data_root, _NO_LINE_LIMIT)
+                                  for part in corpus.splits[split])
 
 
 def length_bins(lengths):
@@ -61,6 +63,25 @@ def length_bins(lengths):
         label = f"{minimum}-{maximum}" if maximum is not None else f"{minimum}+"
         bins[label] = sum(1 for length in lengths if length >= minimum and (maximum is None or length < maximum))
     return bins
+
+
+def write_joined(joined, source_language, output_dir):
+    """Writes `JoinedPair`s to source.txt, target.txt and lines.txt as they come, `_BATCH_PAIRS` at a time; returns
+    (joined pairs per size, per `length_bins` bin of their source's `counting_tokens`) as Counters."""
+    per_size, per_length = collections.Counter(), collections.Counter()
+    output_dir.mkdir(parents=True, exist_ok=True)
+    with (open(output_dir / "source.txt", "w", encoding="utf-8") as sources,
+          open(output_dir / "target.txt", "w", encoding="utf-8") as targets,
+          open(output_dir / "lines.txt", "w", encoding="utf-8") as lines):
+        joined = iter(joined)
+        while batch := list(itertools.islice(joined, _BATCH_PAIRS)):
+            tokens = counting_tokens(tf.constant([pair.source for pair in batch]), source_language)
+            per_length.update(length_bins(tokens.row_lengths().numpy().tolist()))
+            per_size.update(pair.sentences for pair in batch)
+            sources.writelines(pair.source + "\n" for pair in batch)
+            targets.writelines(pair.target + "\n" for pair in batch)
+            lines.writelines(f"{pair.first_line}-{pair.first_line + pair.sentences - 1}\n" for pair in batch)
+    return per_size, per_length
 
 
 def main(argv):
@@ -74,39 +95,29 @@ def main(argv):
         raise app.UsageError(f"--sizes must be whole numbers, got {','.join(_SIZES.value)}") from None
     if _CORPUS.value:
         corpus = corpus_registry.get_corpus(_CORPUS.value)
-        data_root = data_files.data_root_from_environment(_DATA_DIR.value)
-        pairs, paths = read_pairs(corpus, _SPLIT.value, data_root)
-        source_language = corpus.source_language
+        pairs = split_pairs(corpus, _SPLIT.value, data_files.data_root_from_environment(_DATA_DIR.value))
     else:
         if _TARGET.value is None:
             raise app.UsageError("--source needs --target")
         corpus = corpus_registry.text_file_corpus(*language_flags.required_languages(_LANGUAGES, "--source"),
                                                   {"test": (_SOURCE.value, _TARGET.value)})
-        pairs, paths = read_pairs(corpus, "test", None)
-        source_language = corpus.source_language
-    joined = SentenceJoiner(sizes).join([source for source, _ in pairs], [target for _, target in pairs])
-    if not joined:
-        raise ValueError(f"{len(pairs)} sentence pairs read from {paths[0]}: too few for sizes {sizes}")
-    tokens = counting_tokens(tf.constant([pair.source for pair in joined]), source_language)
-    lengths = tokens.row_lengths().numpy().tolist()
+        pairs = split_pairs(corpus, "test", None)
+    joiner = SentenceJoiner(sizes)
+    sentence_pairs = sum(1 for _ in pairs)
+    if sentence_pairs < min(sizes):
+        raise ValueError(f"{sentence_pairs} sentence pairs read from {pairs.paths[0]}: too few for sizes {sizes}")
     output_dir = pathlib.Path(_OUTPUT_DIR.value)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    for name, lines in (
-        ("source.txt", [pair.source for pair in joined]),
-        ("target.txt", [pair.target for pair in joined]),
-        ("lines.txt", [f"{pair.first_line}-{pair.first_line + pair.sentences - 1}" for pair in joined]),
-    ):
-        (output_dir / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    per_size, per_length = write_joined(joiner.joined(pairs), corpus.source_language, output_dir)
     summary = dict(
-        inputs=[{"path": str(path), "sha256": pair_reader.sha256(path)} for path in paths],
-        sentence_pairs=len(pairs),
+        inputs=[{"path": str(path), "sha256": pair_reader.sha256(path)} for path in pairs.paths],
+        sentence_pairs=sentence_pairs,
         sizes=sizes,
-        pairs=len(joined),
-        pairs_per_size={str(size): sum(pair.sentences == size for pair in joined) for size in sizes},
-        pairs_per_source_length=length_bins(lengths),
-        source_length=("Moses tokens" if languages.writes_words_apart(source_language) else "characters")
+        pairs=sum(per_size.values()),
+        pairs_per_size={str(size): per_size[size] for size in sizes},
+        pairs_per_source_length=dict(per_length),
+        source_length=("Moses tokens" if languages.writes_words_apart(corpus.source_language) else "characters")
         + " of the joined source",
     )
     (output_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     bins = ", ".join(f"{label}: {count}" for label, count in summary["pairs_per_source_length"].items())
-    print(f"wrote {len(joined):,} pairs from {len(pairs):,} to {output_dir} (source tokens {bins})")
+    print(f"wrote {summary['pairs']:,} pairs from {sentence_pairs:,} to {output_dir} (source tokens {bins})")

@@ -12,6 +12,10 @@ words (Moses tokens of both sides; the paper kept 348M). `--ranking=random` keep
 kind instead, the baseline. Writes `train.<source language>` and `train.<target language>` (the kept pairs,
 line-aligned, best first), `scores.tsv` (every general pair, best first, with its score and cross-entropies)
 and `selection.json` (counts, options, timings).
+
+The general corpus is read from its files again for each pass and never held (a few numbers per pair are):
+its words, the pairs of the general sample the models learn from, the scores, then the outputs in ranking
+order through temporary files in `--output_dir` about the corpus's size (`data_selection.ranked_pairs`).
 """
 
 import csv
@@ -22,7 +26,7 @@ import time
 from absl import app, flags
 
 from data_pipeline import corpus_registry, data_files, pair_reader
-from data_pipeline.data_selection import SIDES, DataSelection, keep_best, random_ranking, tokenize
+from data_pipeline.data_selection import SIDES, DataSelection, keep_best, pair_words, random_ranking, ranked_pairs
 from rnnsearch_tf.cli import language_flags
 
 _CORPORA = {
@@ -77,46 +81,40 @@ def corpus_and_split(role):
     return corpus, split
 
 
-def read_pairs(corpus, split, data_root, max_line_chars):
-    """(pairs, {"files", "read", "dropped"}) of a corpus split: its clean pairs and what was read and dropped."""
-    pairs, summary = [], {"files": [], "read": 0, "dropped": {}}
-    for part in corpus.splits[split]:
-        reader = pair_reader.PairReader.of_part(part, data_root, max_line_chars)  # refuses unequal line counts
-        pairs.extend(reader)
-        summary["files"] += [str(path) for path in reader.paths]
-        summary["read"] += reader.read
-        for reason, count in reader.dropped.items():
-            summary["dropped"][reason] = summary["dropped"].get(reason, 0) + count
-    return pairs, summary
+def split_pairs(corpus, split, data_root, max_line_chars):
+    """The clean pairs of a corpus split as `pair_reader.SplitPairs`: read from the files on each pass, never
+    held. Refuses parts whose source and target files have unequal line counts."""
+    return pair_reader.SplitPairs(pair_reader.PairReader.of_part(part, data_root, max_line_chars)
+                                  for part in corpus.splits[split])
 
 
 def write_outputs(output_dir, languages, general_pairs, ranking, kept, scores):
-    """The kept pairs as `train.<language>` files, and `scores.tsv`: every pair, best first (no scores for
-    a random ranking)."""
+    """The first `kept` pairs of `ranking` as `train.<language>` files, and `scores.tsv`: every pair, best first
+    (no scores for a random ranking); one pass over `general_pairs` puts them in that order (`ranked_pairs`)."""
     output_dir.mkdir(parents=True, exist_ok=True)
-    for side, language in enumerate(languages):
-        with open(output_dir / f"train.{language}", "w", encoding="utf-8", newline="\n") as stream:
-            stream.writelines(general_pairs[index][side] + "\n" for index in kept)
-    with open(output_dir / "scores.tsv", "w", encoding="utf-8", newline="") as stream:
+    with (open(output_dir / f"train.{languages[0]}", "w", encoding="utf-8", newline="\n") as sources,
+          open(output_dir / f"train.{languages[1]}", "w", encoding="utf-8", newline="\n") as targets,
+          open(output_dir / "scores.tsv", "w", encoding="utf-8", newline="") as stream):
         writer = csv.writer(stream, delimiter="\t", lineterminator="\n")
         terms = [] if scores is None else [
             f"{kind}_{side}" for side in scores.in_domain for kind in ("h_in", "h_general")]
         writer.writerow(["rank", "kept", "cross_entropy_difference", *terms, "source", "target"])
-        for rank, index in enumerate(ranking):
+        for rank, (index, (source, target)) in enumerate(ranked_pairs(general_pairs, ranking, folder=output_dir)):
+            if rank < kept:
+                sources.write(source + "\n")
+                targets.write(target + "\n")
             values = [] if scores is None else [f"{entropies[side][index]:.4f}" for side in scores.in_domain
                                                 for entropies in (scores.in_domain, scores.general)]
             difference = "" if scores is None else f"{scores.difference[index]:.4f}"
-            writer.writerow([rank + 1, int(rank < len(kept)), difference, *values, *general_pairs[index]])
+            writer.writerow([rank + 1, int(rank < kept), difference, *values, source, target])
 
 
 def rank(in_domain_pairs, general_pairs, languages):
     """(ranking, words per general pair, Scores or None, timings) by --ranking."""
     started = time.perf_counter()
     if _RANKING.value == "random":
-        sources, targets = zip(*general_pairs)
-        words = [len(source) + len(target) for source, target in
-                 zip(tokenize(list(sources), languages[0]), tokenize(list(targets), languages[1]))]
-        return random_ranking(len(general_pairs), _SEED.value), words, None, {
+        words = pair_words(general_pairs, *languages)
+        return random_ranking(len(words), _SEED.value), words, None, {
             "tokenize_seconds": round(time.perf_counter() - started, 2)}
     selection = DataSelection(in_domain_pairs, general_pairs, *languages, side=_SIDE.value, order=_ORDER.value,
                               unk_cutoff=_UNK_CUTOFF.value, seed=_SEED.value)
@@ -138,22 +136,24 @@ def main(argv):
         raise ValueError(f"the in-domain corpus is {in_domain.source_language}-{in_domain.target_language}, the "
                          f"general one {general.source_language}-{general.target_language}: give corpora of one "
                          "direction")
-    general_pairs, general_read = read_pairs(general, general_split, data_root, _MAX_LINE_CHARS.value)
-    in_domain_pairs, in_domain_read = read_pairs(in_domain, in_domain_split, data_root, _MAX_LINE_CHARS.value)
-    for pairs, read in ((general_pairs, general_read), (in_domain_pairs, in_domain_read)):
-        if not pairs:
-            raise ValueError(f"no sentence pairs in {' and '.join(read['files'])} (dropped: {read['dropped']})")
+    general_pairs = split_pairs(general, general_split, data_root, _MAX_LINE_CHARS.value)
+    in_domain_reader = split_pairs(in_domain, in_domain_split, data_root, _MAX_LINE_CHARS.value)
+    in_domain_pairs = list(in_domain_reader)  # held: the in-domain models learn from all of it
+    for reader, first in ((general_pairs, next(iter(general_pairs), None)), (in_domain_reader, in_domain_pairs)):
+        if not first:  # (the general corpus is read up to its first clean pair)
+            raise ValueError(f"no sentence pairs in {' and '.join(map(str, reader.paths))} "
+                             f"(dropped: {reader.summary()['dropped']})")
     languages = (general.source_language, general.target_language)
     ranking, words, scores, timings = rank(in_domain_pairs, general_pairs, languages)
     kept = keep_best(ranking, words, _MAX_WORDS.value)
     output_dir = pathlib.Path(_OUTPUT_DIR.value)
-    write_outputs(output_dir, languages, general_pairs, ranking, kept, scores)
+    write_outputs(output_dir, languages, general_pairs, ranking, len(kept), scores)
     summary = dict(
         ranking=_RANKING.value, side=_SIDE.value, order=_ORDER.value, unk_cutoff=_UNK_CUTOFF.value, seed=_SEED.value,
-        max_words=_MAX_WORDS.value, in_domain=in_domain_read, general=general_read, general_words=int(sum(words)),
-        kept_pairs=len(kept), kept_words=int(sum(words[index] for index in kept)), timings=timings,
-        files={language: str(output_dir / f"train.{language}") for language in languages},
+        max_words=_MAX_WORDS.value, in_domain=in_domain_reader.summary(), general=general_pairs.summary(),
+        general_words=int(sum(words)), kept_pairs=len(kept), kept_words=int(sum(words[index] for index in kept)),
+        timings=timings, files={language: str(output_dir / f"train.{language}") for language in languages},
     )
     (output_dir / "selection.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    print(f"kept {len(kept):,} of {len(general_pairs):,} pairs ({summary['kept_words']:,} of "
+    print(f"kept {len(kept):,} of {len(words):,} pairs ({summary['kept_words']:,} of "
           f"{summary['general_words']:,} words, by {_RANKING.value}) in {output_dir}")
