@@ -103,8 +103,8 @@ def evaluate_peer(workdir, language):
     hypotheses = [detokenizer.detokenize(line.split()) for line in read_lines(workdir / "onmt" / "test.hyp")]
     references = read_lines(workdir / "raw" / f"test_2016_flickr.{language}")
     bench = json.loads(read_lines(workdir / "bench.out")[-1])
-    return {"workdir": str(workdir), "target_language": language, "updates": bench.get("train_steps"),
-            "bench": bench, "test": {"test": {"sentences": len(references),
+    return {"workdir": str(workdir), "target_language": language, "updates": bench["config"]["steps"],
+            "training_minutes": round(bench["train_wall_s"] / 60, 2), "bench": bench, "test": {"test": {"sentences": len(references),
                                               "beam5": scores(hypotheses, references, language)}}}
 
 

@@ -53,6 +53,8 @@ def _kind(path):
         return "subwords"
     if path.name.startswith("verbatim"):
         return "verbatim"
+    if path.name.startswith("language_pairs"):
+        return "language_pairs"
     if "models" in report:
         return "evaluation"
     if path.name.startswith("peer_comparison"):
@@ -387,3 +389,14 @@ def test_the_subword_decoding_ratios_in_prose_are_the_bench_jsons():
     assert f"decodes at {multi30k:.2f}-{tatoeba:.2f}x their rate" in README.read_text(encoding="utf-8")
     assert (f"BPE 8,000 decodes at {multi30k:.2f}x the word-level rate on Multi30k and {tatoeba:.2f}x on Tatoeba"
             in (ROOT / "docs" / "results.md").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("path", _of_kind("language_pairs"), ids=_ids)
+def test_language_pair_rows_show_the_bench_json(path):
+    results = _load(path)
+    for name, entry in [*results["models"].items(), *results["peers"].items()]:
+        cells = [f"{split['beam5']['bleu']:.2f} / {split['beam5']['chrf']:.2f}" for split in entry["test"].values()]
+        updates = entry["training"]["updates"] if "training" in entry else entry["updates"]
+        assert _row_with(f"{updates:,}", *cells), f"{path.name}: no table row shows {name}'s {updates} and {cells}"
+        tokenizers = {split["beam5"]["signature"].split("tok:")[1].split("|")[0] for split in entry["test"].values()}
+        assert _row_with(f"{updates:,}", *cells, *tokenizers), f"{path.name}: {name}'s row names no tokenizer"
