@@ -24,13 +24,11 @@ detokenized test_2016 translations (`onmt/test.hyp`) scored by the same function
 import json
 import pathlib
 
-import sacrebleu
 from absl import app, flags
 
+from bench.pair_scores import scores
 from bench.provenance import emit, provenance
-from data_pipeline import languages
 from data_pipeline.data_dir import DataDir
-from rnnsearch_tf.evaluation.corpus_scores import corpus_scores
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.models.model_dir import ModelDir
@@ -42,28 +40,6 @@ _PEERS = flags.DEFINE_list("peers", [], "NAME=TARGET_LANGUAGE:WORKDIR entries of
 _CHECKPOINT = flags.DEFINE_string("checkpoint", "best", "Checkpoint of every model.")
 _BATCH_SIZE = flags.DEFINE_integer("batch_size", 64, "Sentences decoded together.")
 _OUTPUT = flags.DEFINE_string("output", None, "Also write the JSON here.")
-
-
-def moses_lowercased(lines, language, normalize):
-    """Lower-cased Moses tokens of `lines` joined by spaces (punctuation normalised first when `normalize`)."""
-    import sacremoses
-
-    tokenizer, normalizer = sacremoses.MosesTokenizer(lang=language), sacremoses.MosesPunctNormalizer(lang=language)
-    return [" ".join(tokenizer.tokenize(normalizer.normalize(line) if normalize else line, escape=False)).lower()
-            for line in lines]
-
-
-def scores(hypotheses, references, language):
-    """sacreBLEU's BLEU (the language's tokenizer) and chrF with its signature, and the anchors' BLEU on
-    lower-cased Moses tokens (none for a language without spaces, which has no Moses tokens)."""
-    values, signatures = corpus_scores(hypotheses, references, ("bleu", "chrf"), target_language=language)
-    anchors = {}
-    if languages.writes_words_apart(language):
-        for name, normalize in (("nmtpy", True), ("lowercased_moses", False)):
-            tokens = [moses_lowercased(lines, language, normalize) for lines in (hypotheses, references)]
-            anchors[name] = round(sacrebleu.BLEU(tokenize="none").corpus_score(tokens[0], [tokens[1]]).score, 2)
-    return {"bleu": round(values["bleu"], 2), "chrf": round(values["chrf"], 2), "signature": signatures["bleu"],
-            **anchors}
 
 
 def _training(model_dir):

@@ -1,8 +1,8 @@
-"""bench/language_pairs.py: scores with the target's tokenizer, and the published anchors' conventions."""
+"""bench/pair_scores.py: scores with the target's tokenizer, and the published anchors' conventions."""
 
 import sacrebleu
 
-from bench.language_pairs import moses_lowercased, scores
+from bench.pair_scores import moses_lowercased, scores
 
 
 def test_the_nmtpy_convention_lowercases_normalises_and_tokenizes():
