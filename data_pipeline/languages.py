@@ -57,6 +57,12 @@ def name(code):
     return _table_entry(check(code)).name.removesuffix(" (macrolanguage)")
 
 
+def name_or_code(code):
+    """`name(code)` where `code` names a language, else the value as written (an older folder's field, None):
+    for messages and the page, which show what a folder holds without refusing it."""
+    return name(code) if why_not(code) is None else str(code)
+
+
 def writes_words_apart(code):
     """Whether Moses words suit `code`: its words are written with spaces between them."""
     return check(code) not in WITHOUT_SPACES

@@ -104,7 +104,7 @@ class MosesRules:
         """The rules of `language` (checked: a language code written with spaces between words)."""
         import sacremoses
 
-        languages.check_words_apart(languages.check(language))
+        languages.check_words_apart(language)
         probe = tuple(sacremoses.MosesTokenizer(lang=language).tokenize(_APOSTROPHE_PROBE, escape=False))
         if probe not in _APOSTROPHE_RULES:
             raise ValueError(f"sacremoses tokenizes {_APOSTROPHE_PROBE!r} as {probe} for {language!r}: a way with "

@@ -1,5 +1,6 @@
 """How one language's text becomes the model's ids and back: the one place that tokenizes and detokenizes."""
 
+import functools
 import os
 
 import tensorflow as tf
@@ -251,9 +252,15 @@ def counting_tokens(text, language):
     language models): tf.string `[batch]` -> tf.RaggedTensor `[batch, None]` of Moses words, or for a language
     written without spaces (`languages.writes_words_apart`) its characters other than spaces."""
     if languages.writes_words_apart(language):
-        return TextCodec(language).tokenize(text)
+        return _word_codec(language).tokenize(text)
     characters = tf.strings.unicode_split(valid_utf8(text), "UTF-8")  # [batch, None]
     return tf.ragged.boolean_mask(characters, tf.logical_not(tf.strings.regex_full_match(characters, r"\s")))
+
+
+@functools.lru_cache(maxsize=None)
+def _word_codec(language):
+    """The word-level codec `counting_tokens` cuts `language` with, made once (callers loop over batches)."""
+    return TextCodec(language)
 
 
 def valid_utf8(text):

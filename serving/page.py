@@ -150,8 +150,7 @@ class Page:
         codes = {side: servable.settings.get(f"{side}_language") for side in ("source", "target")}
         if None in codes.values():
             return 404, "application/json", error_body("this export has no settings naming its languages")
-        named = {side: {"code": code, "name": languages.name(code) if languages.why_not(code) is None else code}
-                 for side, code in codes.items()}
+        named = {side: {"code": code, "name": languages.name_or_code(code)} for side, code in codes.items()}
         return 200, "application/json", json.dumps(named).encode("utf-8")
 
     def source_vocabulary(self, servable):

@@ -41,3 +41,8 @@ def test_which_languages_have_moses_words(code, apart):
                                              ("en", "13a"), ("cs", "13a")])
 def test_bleu_tokenizer_is_sacrebleus_choice_for_the_target(code, tokenizer):
     assert languages.bleu_tokenizer(code) == tokenizer
+
+
+def test_a_value_that_names_no_language_is_shown_as_written():
+    assert languages.name_or_code("de") == "German"
+    assert languages.name_or_code("xx") == "xx" and languages.name_or_code(None) == "None"

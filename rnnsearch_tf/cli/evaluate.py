@@ -71,7 +71,8 @@ def check_one_pair(model_dirs):
 
 def _name(code):
     """A language's name and code ("German (de)"); the code alone where it names no language (None included)."""
-    return f"{languages.name(code)} ({code})" if languages.why_not(code) is None else str(code)
+    name = languages.name_or_code(code)
+    return name if name == str(code) else f"{name} ({code})"
 
 
 def main(argv):
