@@ -8,10 +8,11 @@ The averaged checkpoint is what `--checkpoint=averaged` of translate, score, eva
 
 from absl import app, flags
 
+from rnnsearch_tf.cli import folder_flags
 from rnnsearch_tf.training.checkpoint_averaging import average_checkpoints, checkpoints_to_average
 from rnnsearch_tf.models.model_dir import ModelDir
 
-_MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory written by training.", required=True)
+_MODEL_DIR = folder_flags.define_model_dir(required=True)
 _SOURCE = flags.DEFINE_enum(
     "source", "latest", ["latest", "best"], "Average the last checkpoints saved, or the last best ones (best/)."
 )

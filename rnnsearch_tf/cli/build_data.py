@@ -21,7 +21,7 @@ from data_pipeline import data_files
 from data_pipeline.build_config import BuildConfig
 from data_pipeline.data_dir import DataDir
 from data_pipeline.dataset_builder import DatasetBuilder
-from rnnsearch_tf.cli import language_flags
+from rnnsearch_tf.cli import folder_flags, language_flags
 from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags
 
 _TEXT_FILES, _TATOEBA_FILE = "text_files", "tatoeba_file"
@@ -32,10 +32,8 @@ _CORPUS = flags.DEFINE_string(
 _TATOEBA = flags.DEFINE_string(
     "tatoeba_file", None, f"With --corpus={_TATOEBA_FILE}: a manythings.org Tatoeba file (English, a tab, the other "
     "language[, a tab, the attribution]; plain or gzip), split by a hash of its English side as the registered ones.")
-_OUTPUT_DIR = flags.DEFINE_string("output_dir", None, "Folder for shards, vocabularies and metadata.json.")
-_DATA_DIR = flags.DEFINE_string(
-    "data_dir", None, f"Folder of corpus files; default: ${data_files.DATA_ENVIRONMENT_VARIABLE}."
-)
+_OUTPUT_DIR = folder_flags.define_output_dir("shards, vocabularies and metadata.json")
+_DATA_DIR = folder_flags.define_corpus_folder()
 _BUILD_FLAGS = define_config_flags(BuildConfig)
 flags.DEFINE_alias("shortlist_size", "vocabulary_size")  # its name before 2026-11-27
 _LANGUAGES = language_flags.define_language_flags(f"--corpus={_TEXT_FILES} or {_TATOEBA_FILE} (a registered corpus "
@@ -47,7 +45,7 @@ _SPLIT_FILES = {
     )
     for split in ("train", "dev", "test")
 }
-flags.mark_flags_as_required(["corpus", "output_dir"])
+flags.mark_flag_as_required("corpus")
 
 
 def corpus_of_flags():

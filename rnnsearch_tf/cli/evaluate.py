@@ -22,7 +22,7 @@ import os
 from absl import app, flags
 
 from data_pipeline import languages
-from rnnsearch_tf.cli import search_flags
+from rnnsearch_tf.cli import folder_flags, search_flags
 from rnnsearch_tf.evaluation.plots import plot_bleu_by_length, plot_learning_curves
 from rnnsearch_tf.evaluation.report import write_report
 from rnnsearch_tf.evaluation.evaluator import Evaluator
@@ -30,18 +30,16 @@ from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.utils.text_files import read_lines
 from rnnsearch_tf.inference.unk_replacer import UnkReplacer
 
-_MODEL_DIR = flags.DEFINE_list(
-    "model_dir", None, "Model directories (comma list), each a line in Figure 2; join an ensemble's with +."
-)
+_MODEL_DIR = folder_flags.define_model_dir("each a line in Figure 2", ensemble=True, comma_list=True, required=True)
 _SOURCE = flags.DEFINE_string("source", None, "Raw source sentences, one per line.")
 _REFERENCE = flags.DEFINE_string("reference", None, "Raw references, line-aligned with --source.")
-_OUTPUT_DIR = flags.DEFINE_string("output_dir", None, "Where the report and files are written.")
+_OUTPUT_DIR = folder_flags.define_output_dir("report.md, metrics.json, the figures and a folder per model")
 _NUM_HEATMAPS = flags.DEFINE_integer("num_heatmaps", 3, "Alignment figures per model.")
 _NUM_LONGEST = flags.DEFINE_integer(
     "num_longest", 5, "Longest test sentences shown with every model's translation (Appendix C).", lower_bound=0
 )
 _PROGRESS = flags.DEFINE_boolean("progress", True, "Draw progress bars on stderr.")
-flags.mark_flags_as_required(["model_dir", "source", "reference", "output_dir"])
+flags.mark_flags_as_required(["source", "reference"])
 
 
 def _model_names(model_dirs):

@@ -9,13 +9,11 @@ writes `exports/rnnsearch/<version>/` (integer versions, the newest is served) w
 
 from absl import app, flags
 
-from rnnsearch_tf.cli import search_flags
+from rnnsearch_tf.cli import folder_flags, search_flags
 from rnnsearch_tf.inference.translator import Translator
 from serving import export
 
-_MODEL_DIR = flags.DEFINE_string(
-    "model_dir", None, "Model directory written by training; several joined by + decode as an ensemble.", required=True
-)
+_MODEL_DIR = folder_flags.define_model_dir(ensemble=True, required=True)
 _EXPORT_DIR = flags.DEFINE_string("export_dir", None, "Model base path; versions go in subfolders.", required=True)
 _VERSION = flags.DEFINE_integer("version", None, "Version number; default: one more than the newest.")
 _MAXIMUM_BATCH_SIZE = flags.DEFINE_integer("maximum_batch_size", 1000, "Larger requests are refused.")

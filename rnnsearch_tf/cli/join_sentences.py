@@ -30,7 +30,7 @@ from data_pipeline import pair_reader
 from data_pipeline.sentence_joiner import JOINED_SIZES, LENGTH_BINS, SentenceJoiner
 from data_pipeline import languages
 from data_pipeline.text_codec import counting_tokens
-from rnnsearch_tf.cli import language_flags
+from rnnsearch_tf.cli import folder_flags, language_flags
 
 _CORPUS = flags.DEFINE_string("corpus", None, f"Registered corpus ({', '.join(corpus_registry.CORPORA)}).")
 _SPLIT = flags.DEFINE_string("split", "test", "Split of --corpus to join.")
@@ -38,11 +38,8 @@ _SOURCE = flags.DEFINE_string("source", None, "Instead of --corpus: source sente
 _TARGET = flags.DEFINE_string("target", None, "With --source: their translations, line-aligned.")
 _LANGUAGES = language_flags.define_language_flags("--source and --target")
 _SIZES = flags.DEFINE_list("sizes", [str(size) for size in JOINED_SIZES], "Sentences per joined pair; 1 keeps them.")
-_OUTPUT_DIR = flags.DEFINE_string("output_dir", None, "Folder for source.txt, target.txt, lines.txt, summary.json.")
-_DATA_DIR = flags.DEFINE_string(
-    "data_dir", None, f"Folder of corpus files; default: ${data_files.DATA_ENVIRONMENT_VARIABLE}."
-)
-flags.mark_flag_as_required("output_dir")
+_OUTPUT_DIR = folder_flags.define_output_dir("source.txt, target.txt, lines.txt, summary.json")
+_DATA_DIR = folder_flags.define_corpus_folder()
 _NO_LINE_LIMIT = 10**9  # test sentences are kept whatever their length (PairReader's max_line_chars)
 _BATCH_PAIRS = 1000  # joined pairs counted and written at a time
 

@@ -39,7 +39,7 @@ import sys
 
 from absl import app, flags
 
-from rnnsearch_tf.cli import search_flags
+from rnnsearch_tf.cli import folder_flags, search_flags
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.output_formats import nbest_line, parse_nbest_line
 from rnnsearch_tf.inference.phrase_table import (
@@ -48,10 +48,8 @@ from rnnsearch_tf.inference.phrase_table import (
 from data_pipeline.progress_line import ProgressLine
 from rnnsearch_tf.utils.text_files import check_writable, open_output, read_lines
 
-_MODEL_DIR = flags.DEFINE_string(
-    "model_dir", None, "Model directory written by training; several joined by + decode as an ensemble."
-)
-_SAVED_MODEL = flags.DEFINE_string("saved_model", None, "Instead of --model_dir: an export of `rnnsearch export`.")
+_MODEL_DIR = folder_flags.define_model_dir(ensemble=True)
+_SAVED_MODEL = folder_flags.define_saved_model()
 _SOURCE = flags.DEFINE_string("source", None, "Source sentences, one per line (with --target or --nbest).")
 _TARGET = flags.DEFINE_string("target", None, "Target sentences, line-aligned with --source.")
 _NBEST = flags.DEFINE_string("nbest", None, "Instead of --target: a Moses n-best list to rescore.")

@@ -27,7 +27,7 @@ from absl import app, flags
 
 from data_pipeline import corpus_registry, data_files, pair_reader
 from data_pipeline.data_selection import SIDES, DataSelection, keep_best, pair_words, random_ranking, ranked_pairs
-from rnnsearch_tf.cli import language_flags
+from rnnsearch_tf.cli import folder_flags, language_flags
 
 _CORPORA = {
     role: (
@@ -51,10 +51,8 @@ _SEED = flags.DEFINE_integer(
     "seed", 1234, "Seed of the general sample the general models learn from (and of --ranking=random).")
 _MAX_LINE_CHARS = flags.DEFINE_integer(
     "max_line_chars", 2000, "Longest line read, in characters (longer pairs are dropped).")
-_DATA_DIR = flags.DEFINE_string(
-    "data_dir", None, f"Folder of registered corpora; default: ${data_files.DATA_ENVIRONMENT_VARIABLE}.")
-_OUTPUT_DIR = flags.DEFINE_string("output_dir", None, "Folder for the kept pairs, scores.tsv and selection.json.",
-                                  required=True)
+_DATA_DIR = folder_flags.define_corpus_folder()
+_OUTPUT_DIR = folder_flags.define_output_dir("the kept pairs, scores.tsv and selection.json")
 
 
 def check_given(role):

@@ -12,13 +12,12 @@ from absl import app, flags
 
 from data_pipeline import shard_files
 from data_pipeline.data_dir import DataDir
+from rnnsearch_tf.cli import folder_flags
 from rnnsearch_tf.inference.shortlist import FREQUENT_WORDS, PER_SOURCE_WORD, Shortlist
 from rnnsearch_tf.models.model_dir import ModelDir
 
-_MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory written by training.", required=True)
-_DATA_DIR = flags.DEFINE_string(
-    "data_dir", None, "Data directory whose train shards are counted (default: the model's, data.json)."
-)
+_MODEL_DIR = folder_flags.define_model_dir(required=True)
+_DATA_DIR = folder_flags.define_data_dir("its train shards are counted (default: the model's, data.json)")
 _PER_SOURCE_WORD = flags.DEFINE_integer(
     "per_source_word", PER_SOURCE_WORD, "K: target words kept per source word (docs/translating.md measures 5-50).",
     lower_bound=1,

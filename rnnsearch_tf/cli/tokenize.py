@@ -15,13 +15,13 @@ from absl import flags
 from data_pipeline import languages
 from data_pipeline.data_dir import DataDir
 from data_pipeline.text_codec import TextCodec
+from rnnsearch_tf.cli import folder_flags
 from rnnsearch_tf.models.model_dir import ModelDir
 
 _LANG = flags.DEFINE_string(
     "lang", None, "Language of the text, a code (e.g. de, cs, fr): Moses' word-level rules for it (sacremoses').")
-_MODEL_DIR = flags.DEFINE_string(
-    "model_dir", None, "Instead of --lang: the text codec of this model directory (or built data directory)."
-)
+_MODEL_DIR = folder_flags.define_model_dir(
+    "instead of --lang, its text codec (or that of a data directory of `rnnsearch build-data`)")
 _SIDE = flags.DEFINE_enum("side", "source", ["source", "target"], "With --model_dir: which language's codec.")
 _DETOKENIZE = flags.DEFINE_bool("detokenize", False, "Join space-separated tokens back into text.")
 _BATCH_LINES = flags.DEFINE_integer("batch_lines", 1000, "Lines processed together.")

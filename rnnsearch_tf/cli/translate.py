@@ -22,7 +22,7 @@ import sys
 
 from absl import app, flags
 
-from rnnsearch_tf.cli import search_flags
+from rnnsearch_tf.cli import folder_flags, search_flags
 from rnnsearch_tf.inference import output_formats
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference import glossary
@@ -35,13 +35,8 @@ from data_pipeline.progress_line import ProgressLine
 from data_pipeline.text_codec import TextCodec
 from rnnsearch_tf.utils.text_files import check_writable, line_numbers, open_output, read_lines
 
-_MODEL_DIR = flags.DEFINE_string(
-    "model_dir", None, "Model directory written by training; several joined by + decode as an ensemble."
-)
-_SAVED_MODEL = flags.DEFINE_string(
-    "saved_model", None, "Instead of --model_dir: an export of `rnnsearch export` (base path or version folder); "
-    "its search options are those fixed at export, the search flags here are ignored."
-)
+_MODEL_DIR = folder_flags.define_model_dir(ensemble=True)
+_SAVED_MODEL = folder_flags.define_saved_model()
 _INPUT = flags.DEFINE_string("input", "-", 'Source sentences, one per line ("-": stdin).')
 _PREFIX_FILE = flags.DEFINE_string(
     "prefix_file", None, "Target-language text each translation must start with, one line per input line (an "
