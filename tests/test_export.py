@@ -11,8 +11,10 @@ import textwrap
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from data_pipeline.export_dir import ExportDir, ExportVersion, graph_ops
+from rnnsearch_tf.inference.translator import Translator
 from serving import export
 from helpers.serving_test_utils import (BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, assert_outputs_equal,
                                         exported_model)
@@ -98,7 +100,7 @@ def test_layout_and_settings(exported):
         settings = json.load(stream)
     for name, value in SEARCH_OPTIONS.items():
         assert settings[name] == value
-    assert settings["version"] == 1 and "checkpoints" in settings["checkpoint"]
+    assert settings["version"] == 1 and "checkpoints" in settings["checkpoint"] and settings["precision"] == "float32"
     assert (settings["source_language"], settings["target_language"]) == ("en", "fr")
 
 
@@ -159,6 +161,32 @@ def test_fresh_process_signatures_equal_the_python_path(fresh_process, exported_
     settings = fresh_process["outputs"]["settings"]
     assert settings["beam_size"] == SEARCH_OPTIONS["beam_size"] and settings["forbid_unk"]
     assert settings["length_normalization"] == b"none" and settings["version"] == 1
+
+
+def _weight_bytes(version_path):
+    """{dtype name: bytes} of an export's weights in its variables' data file, the object graph's bytes left out."""
+    prefix = os.path.join(version_path, "variables", "variables")
+    reader = tf.train.load_checkpoint(prefix)
+    weights = {name: dtype for name, dtype in reader.get_variable_to_dtype_map().items() if dtype != tf.string}
+    data_bytes = sum(os.path.getsize(path) for path in tf.io.gfile.glob(f"{prefix}.data-*"))
+    object_graph = reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH")
+    return {dtype.name for dtype in weights.values()}, data_bytes - len(object_graph)
+
+
+def test_a_bf16_export_holds_its_weights_in_half_the_bytes_and_translates_as_its_translator(exported, tmp_path):
+    model_dir, _, float32_path = exported
+    translator = Translator.from_model_dir(model_dir, precision="mixed_bfloat16", **SEARCH_OPTIONS)
+    version_path = export.export(translator, str(tmp_path / "exports"))
+    (bf16_dtypes, bf16_bytes), (float32_dtypes, float32_bytes) = map(_weight_bytes, (version_path, float32_path))
+    assert (bf16_dtypes, float32_dtypes) == ({"bfloat16"}, {"float32"})
+    assert bf16_bytes / float32_bytes == pytest.approx(0.5, abs=0.01)
+    loaded = ExportVersion(version_path).load()
+    assert loaded.signatures["settings"]()["precision"].numpy() == b"bfloat16"
+    inputs = signature_inputs()
+    for name in ("translate", "translate_ids", "score"):
+        served = loaded.signatures[name](**{key: tf.constant(value) for key, value in inputs[name].items()})
+        assert_outputs_equal({key: value.numpy() for key, value in served.items()},
+                             getattr(translator, name)(**inputs[name]), name)
 
 
 def test_the_command_exports_the_next_version_with_its_search_flags(exported, tmp_path):

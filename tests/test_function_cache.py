@@ -12,6 +12,8 @@ import pytest
 import tensorflow as tf
 
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.inference.translator import Translator
+from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.utils import function_cache
 from rnnsearch_tf.utils.function_cache import FunctionCache
 from helpers.serving_test_utils import SEARCH_OPTIONS
@@ -146,6 +148,23 @@ def test_a_batch_translator_through_the_cache_translates_prefixes_and_scores_as_
     assert cached.module.translate.experimental_get_tracing_count() == 0
     assert sorted(path.name.split("-")[0] for path in tmp_path.glob("*.json")) == [
         "score", "translate", "translate_prefix"]
+
+
+def test_bf16_weights_and_float32_weights_cast_at_every_step_are_two_graphs(model_dir, tmp_path):
+    bf16 = Translator.from_model_dir(model_dir, precision="mixed_bfloat16", **SEARCH_OPTIONS)
+    model, _ = ModelDir(model_dir).load_model(precision="mixed_bfloat16")  # float32 weights under the mixed policy
+    cast = Translator(model, bf16.source_codec, bf16.target_codec, bf16.search_config)
+    cache = FunctionCache(tmp_path)
+    assert cast.fingerprint()["models"][0][2] == "mixed_bfloat16" and bf16.fingerprint()["models"][0][2] == "bfloat16"
+    translations = [cache.function(translator, "translate", translator.fingerprint())(text=tf.constant(INPUT))
+                    for translator in (cast, bf16)]
+    assert len(list(tmp_path.glob("translate-*.json"))) == 2  # one graph each
+    np.testing.assert_array_equal(translations[0]["translation"], translations[1]["translation"])
+    np.testing.assert_allclose(translations[0]["score"], translations[1]["score"], rtol=1e-5)
+    again = Translator.from_model_dir(model_dir, precision="mixed_bfloat16", **SEARCH_OPTIONS)
+    loaded = cache.function(again, "translate", again.fingerprint())(text=tf.constant(INPUT))
+    assert again.translate.experimental_get_tracing_count() == 0  # loaded with its bf16 variables
+    np.testing.assert_array_equal(loaded["score"], translations[1]["score"])
 
 
 def _translate_command(model_dir, source, cache, loads=False):

@@ -1,7 +1,9 @@
 """The three initialisation schemes, weight by weight, on a whole RNNsearch."""
 
+import keras
 import numpy as np
 import pytest
+from keras.initializers import Orthogonal
 
 from helpers.model_test_utils import small_config
 from rnnsearch_tf import RNNSearch
@@ -61,6 +63,13 @@ def test_blockwise_draws_every_block_independently():
     assert not np.allclose(blocks[0], blocks[1])
     with pytest.raises(ValueError, match=r"Blockwise needs \[rows, 3 \* n\]"):
         Blockwise("orthogonal", blocks=3)((8, 20))
+
+
+def test_blockwise_draws_a_bf16_matrix_as_the_float32_one_rounded():
+    # A model built to decode in bf16 draws its orthogonal blocks too, and QR has no bf16 kernel.
+    bf16, float32 = (Blockwise(Orthogonal(seed=5), blocks=2)((8, 16), dtype) for dtype in ("bfloat16", "float32"))
+    assert bf16.dtype == "bfloat16"
+    np.testing.assert_array_equal(np.asarray(bf16), np.asarray(keras.ops.cast(float32, "bfloat16")))
 
 
 def test_misuse_names_the_choices():

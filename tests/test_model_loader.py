@@ -1,8 +1,10 @@
 """load_model_dir: a model directory, or an ensemble of several, read for translation."""
 
+import numpy as np
 import pytest
+import tensorflow as tf
 
-from rnnsearch_tf.inference.model_loader import load_model_dir
+from rnnsearch_tf.inference.model_loader import decoding_model, load_model_dir
 from rnnsearch_tf.inference.shortlist import Shortlist
 from rnnsearch_tf.models.ensemble import Ensemble
 from rnnsearch_tf.models.model_dir import ModelDir
@@ -57,3 +59,35 @@ def test_a_bad_codec_file_is_named_before_weights_load(tmp_path):
         stream.write("not a vocabulary\n")
     with pytest.raises(ValueError, match=vocabulary_file):
         load_model_dir(broken)
+
+
+def _values(model):
+    """{path below the model: value as float32} of every weight."""
+    return {weight.path.split("/", 1)[1]: np.asarray(tf.cast(weight, tf.float32)) for weight in model.weights}
+
+
+def test_mixed_bfloat16_decodes_with_the_trained_weights_held_in_bf16(model_dirs):
+    trained, _ = ModelDir(model_dirs[0]).load_model(precision="mixed_bfloat16")  # float32 weights, cast at every use
+    loaded = load_model_dir(model_dirs[0], precision="mixed_bfloat16").model
+    assert trained.dtype_policy.name == "mixed_bfloat16" and {w.dtype for w in trained.weights} == {"float32"}
+    assert loaded.dtype_policy.name == "bfloat16" and {w.dtype for w in loaded.weights} == {"bfloat16"}
+    assert type(loaded) is type(trained) and loaded.config == trained.config  # precision "mixed_bfloat16" still
+    rounded = {path: np.asarray(tf.cast(tf.cast(value, tf.bfloat16), tf.float32))
+               for path, value in _values(trained).items()}
+    assert sorted(_values(loaded)) == sorted(rounded)
+    for path, value in _values(loaded).items():
+        np.testing.assert_array_equal(value, rounded[path], err_msg=path)
+    ensemble = load_model_dir("+".join(str(path) for path in model_dirs), precision="mixed_bfloat16").model
+    assert [member.dtype_policy.name for member in ensemble.models] == ["bfloat16", "bfloat16"]
+
+
+def test_float32_decodes_with_the_model_that_read_the_checkpoint(model_dirs):
+    trained, _ = ModelDir(model_dirs[0]).load_model()
+    assert decoding_model(trained) is trained
+    loaded = load_model_dir(model_dirs[0]).model
+    assert loaded.dtype_policy.name == "float32" and {w.dtype for w in loaded.weights} == {"float32"}
+    expected = _values(trained)
+    assert sorted(_values(loaded)) == sorted(expected)
+    for path, value in _values(loaded).items():
+        np.testing.assert_array_equal(value, expected[path], err_msg=path)
+

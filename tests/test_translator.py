@@ -10,8 +10,10 @@ import tensorflow as tf
 from data_pipeline.constants import TARGET_VOCABULARY_FILE
 from data_pipeline.text_codec import TextCodec
 from rnnsearch_tf.inference.translator import Translator
+from rnnsearch_tf.models.model_dir import ModelDir
 from serving.export import export
-from helpers.serving_test_utils import BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, write_model_dir
+from helpers.serving_test_utils import (BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, assert_outputs_equal,
+                                        write_model_dir)
 
 
 @pytest.fixture(scope="module")
@@ -118,6 +120,7 @@ def test_serving_signatures_and_their_settings(translator):
     assert sorted(settings) == sorted(recorded) and settings["version"] == 4
     assert settings["beam_size"] == SEARCH_OPTIONS["beam_size"] and settings["forbid_unk"]
     assert settings["checkpoint"].decode() == translator.checkpoint_path == recorded["checkpoint"]
+    assert settings["precision"] == b"float32"
     assert settings["length_normalization"] == b"none"
 
 
@@ -130,13 +133,30 @@ def test_rnnencdec_translates_with_zero_alignment(tmp_path):
     assert "nbest_translations" not in outputs
 
 
-def test_decoding_precision_overrides_the_models(model_dir, translator):
+def test_decoding_precision_overrides_the_models(model_dir, translator, tiny_model_dirs):
     mixed = Translator.from_model_dir(model_dir, precision="mixed_bfloat16", **SEARCH_OPTIONS)
     assert mixed.model.decoder.compute_dtype == "bfloat16"
     assert translator.model.decoder.compute_dtype == "float32"  # model.json's precision
     outputs = mixed.translate(tf.constant(SENTENCES))
     assert outputs["score"].dtype == tf.float32 and np.all(np.isfinite(outputs["score"].numpy()))
     assert outputs["translation"].shape == (len(SENTENCES),)
+    assert mixed.recorded_settings(1)["precision"] == "bfloat16"
+    assert translator.recorded_settings(1)["precision"] == "float32"
+    ensemble = Translator.from_model_dir("+".join(map(str, tiny_model_dirs.values())), precision="mixed_bfloat16")
+    assert ensemble.recorded_settings(1)["precision"] == "bfloat16+bfloat16"
+
+
+@pytest.mark.parametrize("model_name", ["rnnsearch", "rnnencdec"])
+def test_bf16_weights_translate_as_float32_weights_cast_at_every_step(tiny_model_dirs, model_name):
+    model_dir = tiny_model_dirs[model_name]
+    bf16 = Translator.from_model_dir(model_dir, precision="mixed_bfloat16", **SEARCH_OPTIONS)
+    model, _ = ModelDir(model_dir).load_model(precision="mixed_bfloat16")  # as decoding was: float32 weights
+    cast = Translator(model, bf16.source_codec, bf16.target_codec, bf16.search_config)
+    assert {w.dtype for w in bf16.model.weights} == {"bfloat16"} and {w.dtype for w in model.weights} == {"float32"}
+    text = tf.constant(SENTENCES + BAD_SENTENCES)
+    translated = {name: value.numpy() for name, value in bf16.translate(text).items()}
+    assert_outputs_equal(translated, cast.translate(text), model_name)  # translations and tokens equal, scores close
+    assert_outputs_equal(bf16.score(text, translated["translation"]), cast.score(text, translated["translation"]))
 
 
 def test_the_fingerprint_holds_what_the_graphs_are_built_from(model_dir, translator, tmp_path):

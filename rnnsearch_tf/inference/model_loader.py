@@ -3,9 +3,12 @@
 import dataclasses
 import os
 
+import tensorflow as tf
+
 from rnnsearch_tf.inference.shortlist import Shortlist
 from rnnsearch_tf.models.ensemble import Ensemble
 from rnnsearch_tf.models.model_dir import ModelDir
+from rnnsearch_tf.utils.precision import DECODING_POLICIES
 
 
 @dataclasses.dataclass(frozen=True)
@@ -13,7 +16,8 @@ class LoadedModel:
     """A model read from one model directory, or an `Ensemble` of several sharing a text codec.
 
     Attributes:
-        model: the `EncoderDecoderModel` with restored weights, or an `Ensemble` of them.
+        model: the `EncoderDecoderModel` with restored weights in its decoding precision (`decoding_model`), or an
+            `Ensemble` of them.
         source_codec, target_codec: the `TextCodec`s of the (first) model directory.
         checkpoint_path: the checkpoint read; an ensemble's joined with "+".
         shortlist: the `Shortlist` of the model directory when read (`load_model_dir`), else None.
@@ -34,7 +38,8 @@ def load_model_dir(model_dir, checkpoint="best", precision=None, shortlist=None)
             `Ensemble` of their models, which must share vocabularies and languages.
         checkpoint: "best", "latest", "averaged" or a checkpoint path (`ModelDir.load_model`), the same
             for every model.
-        precision: `ModelConfig.precision` to decode with; None: each model's own (model.json).
+        precision: `ModelConfig.precision` to decode with; None: each model's own (model.json). Under
+            mixed_bfloat16 (or "auto" resolved to it) the weights are held in bf16 (`decoding_model`).
         shortlist: `SearchConfig.shortlist`: None reads the directory's shortlist (`rnnsearch shortlist`
             writes it) when it is one directory with one, True reads it (it must exist), False none.
 
@@ -46,13 +51,35 @@ def load_model_dir(model_dir, checkpoint="best", precision=None, shortlist=None)
         model_dirs[0].check_same_data(other)
     codecs = [model_dirs[0].codec(side) for side in ("source", "target")]
     loaded = [directory.load_model(checkpoint, precision) for directory in model_dirs]
-    models = [model for model, _ in loaded]
+    models = [decoding_model(model) for model, _ in loaded]
     return LoadedModel(
         models[0] if len(models) == 1 else Ensemble(models),
         *codecs,
         "+".join(path for _, path in loaded),
         _read_shortlist(model_dirs, shortlist),
     )
+
+
+def decoding_model(model):
+    """`model` (an `EncoderDecoderModel`) with its weights in the precision it decodes with.
+
+    A model whose dtype policy has a decoding policy (`DECODING_POLICIES`: mixed_bfloat16 -> bfloat16) is built
+    again under it, with `model`'s name and configuration, and each weight is assigned rounded to bf16: the
+    numbers the mixed policy computes, without its cast of every weight at every search step. A float32
+    checkpoint cannot be read into bf16 variables, hence the copy from the model that read it. Any other
+    model is returned as it is (float32 decoding is untouched).
+
+    Returns:
+        the model to decode with; `model` itself where its policy has no decoding policy.
+    """
+    policy = DECODING_POLICIES.get(model.dtype_policy.name)
+    if policy is None:
+        return model
+    decoding = type(model)(model.config, dtype=policy, name=model.name)
+    trained = {weight.path: weight for weight in model.weights}  # the same name, so the same paths
+    for weight in decoding.weights:
+        weight.assign(tf.cast(trained[weight.path], weight.dtype))
+    return decoding
 
 
 def _read_shortlist(model_dirs, wanted):

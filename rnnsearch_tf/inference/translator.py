@@ -156,21 +156,28 @@ class Translator(tf.Module):
         settings, each model's class, configuration and dtype policy ("auto" precision resolved on this
         machine), and the text codecs' files' and shortlist's contents
         (`utils.function_cache.FunctionCache` keys its traced graphs on it)."""
-        models = self.model.models if isinstance(self.model, Ensemble) else [self.model]
         shortlist = None
         if self.shortlist is not None:
             arrays = self.shortlist.candidates.tobytes() + self.shortlist.frequent.tobytes()
             shortlist = hashlib.sha256(arrays).hexdigest()
         return dict(
             settings=self.settings(),
-            models=[[type(model).__name__, model.config.to_dict(), model.dtype_policy.name] for model in models],
+            models=[[type(model).__name__, model.config.to_dict(), model.dtype_policy.name]
+                    for model in self._members()],
             vocabularies=[sha256(path) for codec in (self.source_codec, self.target_codec) for path in codec.files],
             shortlist=shortlist,
         )
 
     def recorded_settings(self, version):
-        """What an export of version `version` records: `settings()`, the checkpoint and the version."""
-        return dict(self.settings(), checkpoint=self.checkpoint_path, version=version)
+        """What an export of version `version` records: `settings()`, the checkpoint, the dtype policy the
+        weights are held and computed in (`precision`: "float32", or "bfloat16" for `--precision=mixed_bfloat16`,
+        `model_loader.decoding_model`; an ensemble's joined with "+") and the version."""
+        precision = "+".join(model.dtype_policy.name for model in self._members())
+        return dict(self.settings(), checkpoint=self.checkpoint_path, precision=precision, version=version)
+
+    def _members(self):
+        """The models decoding: the ensemble's, or the one model."""
+        return self.model.models if isinstance(self.model, Ensemble) else [self.model]
 
     def serving_signatures(self, version):
         """The signatures of this translator's SavedModel by name, as `serving/export.py` saves them.

@@ -49,7 +49,9 @@ class Blockwise(keras.initializers.Initializer):
         width = columns // self.blocks
         # A fresh copy per block: an unseeded Keras initializer repeats its values on every call.
         draws = [type(self.block).from_config(self.block.get_config()) for _ in range(self.blocks)]
-        return keras.ops.concatenate([draw((rows, width), dtype=dtype) for draw in draws], axis=1)  # [rows, blocks * n]
+        # Drawn in float32: the orthogonal draw's QR has no bf16 kernel (a model built to decode in bf16).
+        matrix = keras.ops.concatenate([draw((rows, width), dtype="float32") for draw in draws], axis=1)
+        return keras.ops.cast(matrix, dtype or "float32")  # [rows, blocks * n]
 
     def get_config(self):
         return {"block": keras.initializers.serialize(self.block), "blocks": self.blocks}

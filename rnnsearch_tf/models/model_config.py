@@ -39,7 +39,8 @@ class ModelConfig:
         readout_dropout: dropout rate on the maxout units before W_o, in training (paper: 0).
         precision: "float32" (the paper), "mixed_bfloat16" (bf16 matmuls and activations, float32
             weights; softmax, loss and search scores in float32) or "auto" (mixed_bfloat16 where the
-            machine has bf16 hardware: a GPU, AVX512_BF16 or AMX; else float32). Training and decoding.
+            machine has bf16 hardware: a GPU, AVX512_BF16 or AMX; else float32). Training and decoding; a
+            model read for decoding holds its weights in bf16 (`inference.model_loader.decoding_model`).
     """
 
     source_vocab_size: int = 30004

@@ -7,6 +7,11 @@ import time
 import tensorflow as tf
 
 PRECISIONS = ("float32", "mixed_bfloat16", "auto")
+# The Keras dtype policy a model decodes with, by the one it was built with where they differ. Under
+# mixed_bfloat16 every product reads its float32 weights rounded to bf16 (a cast before each use, so at every
+# step of a search); weights stored in bf16 ("bfloat16": bf16 weights and arithmetic) give the same numbers
+# without the casts (`inference.model_loader.decoding_model`). Training keeps its float32 weights.
+DECODING_POLICIES = {"mixed_bfloat16": "bfloat16"}
 # "auto" takes bf16 on a CPU only where a bf16 matmul is at least this much faster than float32.
 BFLOAT16_MINIMUM_SPEEDUP = 1.2
 
