@@ -42,7 +42,7 @@ def _row_with(*values, rows=TABLE_ROWS):
 _KINDS_BY_NAME = ("decode_throughput", "train_throughput", "data_pipeline", "search_sweep", "command_latency",
                   "serving_load", "shortlist", "finetune", "long_inputs",
                   "quickstart_curves", "data_selection", "scale", "two_workers", "constraints",
-                  "confidence", "subword_sampling")
+                  "confidence", "subword_sampling", "gemm_limits")
 
 
 def _kind(path):
@@ -400,3 +400,12 @@ def test_language_pair_rows_show_the_bench_json(path):
         assert _row_with(f"{updates:,}", *cells), f"{path.name}: no table row shows {name}'s {updates} and {cells}"
         tokenizers = {split["beam5"]["signature"].split("tok:")[1].split("|")[0] for split in entry["test"].values()}
         assert _row_with(f"{updates:,}", *cells, *tokenizers), f"{path.name}: {name}'s row names no tokenizer"
+
+
+@pytest.mark.parametrize("path", _of_kind("gemm_limits"), ids=_ids)
+def test_gemm_limit_rows_show_the_bench_json(path):
+    for shape in _load(path)["shapes"]:
+        speeds = shape["gflop_per_s"]
+        values = ["×".join(map(str, shape["shape"])), f"{speeds['float32']:.1f}",
+                  f"{speeds['bfloat16']:.1f} ({shape['speedup_over_float32']['bfloat16']:.2f}x)"]
+        assert _row_with(*values, rows=PERFORMANCE_ROWS), f"{path.name}: no row shows {values}"
