@@ -31,7 +31,7 @@ from absl import app
 from absl import flags
 
 from bench.provenance import emit, provenance
-from bench.train_throughput import PRESETS
+from bench.model_sizes import PRESETS
 
 # The CPU features that decide which GEMM kernels oneDNN can pick: /proc/cpuinfo's name of each.
 GEMM_FLAGS = {"AVX2": "avx2", "AVX512-VNNI": "avx512_vnni", "AVX512-BF16": "avx512_bf16", "AMX-BF16": "amx_bf16",

@@ -41,7 +41,8 @@ from tensorboard.backend.event_processing import event_accumulator
 # --precision (ours, in training and decoding) is train_throughput's flag, defined once per process.
 from bench.peer import PEER, decode_peer, read_peer_report
 from bench.provenance import provenance
-from bench.train_throughput import _PRECISION, PRESETS, _seconds_per_matmul, forward_matmuls
+from bench.model_sizes import PRESETS, forward_matmuls
+from bench.train_throughput import _PRECISION, _seconds_per_matmul
 from data_pipeline import data_files
 from rnnsearch_tf.inference.batch_translator import DECODE_WORKERS, BatchTranslator
 from rnnsearch_tf.utils.precision import dtype_policy

@@ -29,7 +29,8 @@ from absl import app, flags
 from tensorflow.tsl.profiler.protobuf import xplane_pb2
 
 # --steps, --precision and --jit_compile are train_throughput's flags, defined once per process.
-from bench.train_throughput import _JIT_COMPILE, _PRECISION, _STEPS, PRESETS
+from bench.model_sizes import PRESETS
+from bench.train_throughput import _JIT_COMPILE, _PRECISION, _STEPS
 from rnnsearch_tf.models.model_config import ModelConfig
 from rnnsearch_tf.models.rnn_search import RNNSearch
 from rnnsearch_tf.training.fused_optimizers import FusedAdam

@@ -10,7 +10,7 @@ from absl import flags
 from absl.testing import flagsaver
 
 from bench import gemm_limits
-from bench.train_throughput import forward_matmuls
+from bench.model_sizes import forward_matmuls
 from rnnsearch_tf.models.model_config import ModelConfig
 from rnnsearch_tf.models.rnn_search import RNNSearch
 
