@@ -20,7 +20,6 @@ of back-to-back products; the speedups are medians of each round's ratio, so loa
 """
 
 import os
-import pathlib
 import statistics
 import time
 
@@ -30,8 +29,8 @@ import tensorflow as tf
 from absl import app
 from absl import flags
 
-from bench.provenance import emit, provenance
-from bench.model_sizes import PRESETS
+from bench.model_sizes import PRESETS, matmul_flops
+from bench.provenance import cpu, emit, provenance
 
 # The CPU features that decide which GEMM kernels oneDNN can pick: /proc/cpuinfo's name of each.
 GEMM_FLAGS = {"AVX2": "avx2", "AVX512-VNNI": "avx512_vnni", "AVX512-BF16": "avx512_bf16", "AMX-BF16": "amx_bf16",
@@ -73,18 +72,10 @@ def decode_step_matmuls(settings, sentences, beam_size):
     ]
 
 
-def matmul_flops(matmuls):
-    """2·M·K·N summed over `(name, M, K, N, count)` rows."""
-    return sum(2 * shape_m * shape_k * shape_n * count for _, shape_m, shape_k, shape_n, count in matmuls)
-
-
 def gemm_flags():
-    """{"AVX2": bool, ...} for `GEMM_FLAGS`, from /proc/cpuinfo (all False where it is absent)."""
-    try:
-        words = set(pathlib.Path("/proc/cpuinfo").read_text().split())
-    except OSError:
-        words = set()
-    return {name: flag in words for name, flag in GEMM_FLAGS.items()}
+    """{"AVX2": bool, ...} for `GEMM_FLAGS`, from `provenance.cpu()` (all False where /proc/cpuinfo is absent)."""
+    _, present = cpu()
+    return {name: flag in present for name, flag in GEMM_FLAGS.items()}
 
 
 def onednn_status():

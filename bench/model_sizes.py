@@ -42,3 +42,8 @@ def forward_matmuls(settings):
         ("V_o E y", target_tokens, m, 2 * l, 1),
         ("W_o t", target_tokens, l, vocab, 1),
     ]
+
+
+def matmul_flops(matmuls):
+    """2·M·K·N summed over `(name, M, K, N, count)` rows."""
+    return sum(2 * shape_m * shape_k * shape_n * count for _, shape_m, shape_k, shape_n, count in matmuls)

@@ -41,7 +41,7 @@ from tensorboard.backend.event_processing import event_accumulator
 # --precision (ours, in training and decoding) is train_throughput's flag, defined once per process.
 from bench.peer import PEER, decode_peer, read_peer_report
 from bench.provenance import provenance
-from bench.model_sizes import PRESETS, forward_matmuls
+from bench.model_sizes import PRESETS, forward_matmuls, matmul_flops
 from bench.train_throughput import _PRECISION, _seconds_per_matmul
 from data_pipeline import data_files
 from rnnsearch_tf.inference.batch_translator import DECODE_WORKERS, BatchTranslator
@@ -181,7 +181,7 @@ def peer_forward_matmuls(batch=80, source_length=14, target_length=16, embedding
 
 
 def flops_per_target_token(matmuls, batch=80, target_length=16):
-    return 3 * sum(2 * m * k * n * count for _, m, k, n, count in matmuls) / (batch * target_length)
+    return 3 * matmul_flops(matmuls) / (batch * target_length)
 
 
 def main(argv):

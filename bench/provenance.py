@@ -12,7 +12,8 @@ import subprocess
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 # The CPU features that decide which kernels TensorFlow and PyTorch run.
-CPU_FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "avx512_vnni", "amx_bf16", "amx_tile")
+CPU_FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "avx512_vnni", "avx_vnni", "amx_bf16", "amx_int8",
+             "amx_tile")
 
 
 def _git(*args):

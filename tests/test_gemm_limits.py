@@ -9,7 +9,7 @@ from absl import app
 from absl import flags
 from absl.testing import flagsaver
 
-from bench import gemm_limits
+from bench import gemm_limits, provenance
 from bench.model_sizes import forward_matmuls
 from rnnsearch_tf.models.model_config import ModelConfig
 from rnnsearch_tf.models.rnn_search import RNNSearch
@@ -121,6 +121,11 @@ def test_the_report_has_its_fields():
     assert quickstart["flops"] == sum(2 * math.prod(row["shape"]) * row["count"] for row in quickstart["matmuls"])
     assert quickstart["matmuls"][-1] == {"matmul": "W_o t", "shape": [10, 128, 10004], "count": 1}
     assert len(record["provenance"]["commit"]) == 40
+
+
+def test_every_gemm_flag_is_one_provenance_reads():
+    # `gemm_flags` reads `provenance.cpu()`, which keeps only CPU_FLAGS: any other flag would read False.
+    assert set(gemm_limits.GEMM_FLAGS.values()) <= set(provenance.CPU_FLAGS)
 
 
 def test_a_shape_that_is_not_m_by_k_by_n_is_a_usage_error():
