@@ -22,7 +22,6 @@ pair (words, scores, the ranking). The paper selected 348M words out of 850M.
 """
 
 import dataclasses
-import itertools
 import pickle
 import tempfile
 
@@ -35,6 +34,7 @@ from nltk.lm.smoothing import WittenBell
 from nltk.probability import FreqDist
 from nltk.util import everygrams, ngrams
 
+from data_pipeline.line_batches import batched
 from data_pipeline.text_codec import counting_tokens
 
 SIDES = ("both", "source")
@@ -54,13 +54,6 @@ def tokenize(sentences, language):
     return tokens
 
 
-def _pair_batches(pairs):
-    """Lists of up to `_BATCH_LINES` consecutive pairs of an iterable: one pass over a corpus of any size."""
-    iterator = iter(pairs)
-    while batch := list(itertools.islice(iterator, _BATCH_LINES)):
-        yield batch
-
-
 def _read_again(pairs, count):
     """The pairs of an iterable read once more, refused (ValueError) unless they are `count` again, as on the first
     pass: a file changed between two passes would misalign the pairs and their scores."""
@@ -78,7 +71,7 @@ def pair_words(pairs, source_language, target_language):
     """The words of each (source, target) pair of an iterable, read in one pass (a batch at a time): the tokens of
     both sides (`counting_tokens`), the unit of `keep_best`'s budget. A list of int."""
     words = []
-    for batch in _pair_batches(pairs):
+    for batch in batched(pairs, _BATCH_LINES):
         sources, targets = ([pair[column] for pair in batch] for column in (0, 1))
         words += (counting_tokens(tf.constant(sources), source_language).row_lengths()
                   + counting_tokens(tf.constant(targets), target_language).row_lengths()).numpy().tolist()
@@ -263,7 +256,7 @@ class DataSelection:
         """`Scores` of every general pair, in the general corpus's order (one pass over it)."""
         entropies = {name: np.empty((len(self.words), 2)) for name in self.scored_sides}  # [pairs, 2]
         start = 0
-        for batch in _pair_batches(_read_again(self.general_pairs, len(self.words))):
+        for batch in batched(_read_again(self.general_pairs, len(self.words)), _BATCH_LINES):
             for column, name in enumerate(self.scored_sides):
                 sentences = tokenize([pair[column] for pair in batch], self.languages[name])
                 entropies[name][start : start + len(batch)] = [

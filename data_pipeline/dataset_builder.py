@@ -18,6 +18,7 @@ from data_pipeline.build_config import BuildConfig
 from data_pipeline.copy_pairs import copied_words, copy_pairs
 from data_pipeline.data_dir import DataDir
 from data_pipeline.external_shuffle import BUCKET_LINES, ExternalShuffle
+from data_pipeline.line_batches import batched
 from data_pipeline import text_codec
 from data_pipeline.progress_line import ProgressLine
 from data_pipeline.sentence_joiner import SentenceJoiner
@@ -381,9 +382,8 @@ class DatasetBuilder:
         failures = []
 
         def batches():
-            iterator = iter(pairs)
             try:
-                while batch := list(itertools.islice(iterator, _TOKENIZE_BATCH)):
+                for batch in batched(pairs, _TOKENIZE_BATCH):
                     yield tuple(zip(*batch))  # (sources, targets)
             except Exception as error:  # raised again below, in the caller's thread
                 failures.append(error)
@@ -477,7 +477,7 @@ class DatasetBuilder:
         with tf.io.TFRecordWriter(str(path), options="GZIP") as writer, \
                 concurrent.futures.ThreadPoolExecutor(max_workers=1) as thread:
             written = None  # the batch the thread writes
-            while batch := list(itertools.islice(lines, _WRITE_BATCH)):
+            for batch in batched(lines, _WRITE_BATCH):
                 serialized = []
                 for line in batch:
                     source, target = line_pair(line)

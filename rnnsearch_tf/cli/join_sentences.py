@@ -16,7 +16,6 @@ a time.
 """
 
 import collections
-import itertools
 import json
 import pathlib
 
@@ -29,6 +28,7 @@ from data_pipeline import data_files
 from data_pipeline import pair_reader
 from data_pipeline.sentence_joiner import JOINED_SIZES, LENGTH_BINS, SentenceJoiner
 from data_pipeline import languages
+from data_pipeline.line_batches import batched
 from data_pipeline.text_codec import counting_tokens
 from rnnsearch_tf.cli import folder_flags, language_flags
 
@@ -70,8 +70,7 @@ def write_joined(joined, source_language, output_dir):
     with (open(output_dir / "source.txt", "w", encoding="utf-8") as sources,
           open(output_dir / "target.txt", "w", encoding="utf-8") as targets,
           open(output_dir / "lines.txt", "w", encoding="utf-8") as lines):
-        joined = iter(joined)
-        while batch := list(itertools.islice(joined, _BATCH_PAIRS)):
+        for batch in batched(joined, _BATCH_PAIRS):
             tokens = counting_tokens(tf.constant([pair.source for pair in batch]), source_language)
             per_length.update(length_bins(tokens.row_lengths().numpy().tolist()))
             per_size.update(pair.sentences for pair in batch)
