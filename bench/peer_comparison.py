@@ -40,7 +40,7 @@ from tensorboard.backend.event_processing import event_accumulator
 
 # --precision (ours, in training and decoding) is train_throughput's flag, defined once per process.
 from bench.peer import PEER, decode_peer, read_peer_report
-from bench.provenance import provenance
+from bench.provenance import cpu_summary, provenance
 from bench.model_sizes import PRESETS, forward_matmuls, matmul_flops
 from bench.train_throughput import _PRECISION, _seconds_per_matmul
 from data_pipeline import data_files
@@ -203,17 +203,11 @@ def main(argv):
     peak = 2 * 2048**3 / _seconds_per_matmul(2048, 2048, 2048, False, False, 2.0) / 1e9
     our_flops = flops_per_target_token(forward_matmuls(PRESETS["peer"]))
     peer_flops = flops_per_target_token(peer_forward_matmuls())
-    cpuinfo = pathlib.Path("/proc/cpuinfo").read_text()
     report = {
         "provenance": provenance(),
         "steps": steps,
         "date": time.strftime("%Y-%m-%d"),
-        "cpu": {
-            "model": next((line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")), ""),
-            "cores": os.cpu_count(),
-            "avx512_bf16": "avx512_bf16" in cpuinfo,
-            "amx": "amx_bf16" in cpuinfo,
-        },
+        "cpu": cpu_summary(),
         "peak_dense_matmul_gflop_per_s": round(peak, 1),
         "peer": {name: peer[name] for name in (
             "train_tgt_tok_per_s", "train_sents_per_s", "translate_sents_per_s", "translate_tgt_tok_per_s",

@@ -35,6 +35,12 @@ def cpu():
     return fields.get("model name", "unknown"), [flag for flag in CPU_FLAGS if flag in flags]
 
 
+def cpu_summary():
+    """{"model", "cores", "avx512_bf16", "amx"}: the "cpu" block the peer comparison and results summaries keep."""
+    model, flags = cpu()
+    return {"model": model, "cores": os.cpu_count(), "avx512_bf16": "avx512_bf16" in flags, "amx": "amx_bf16" in flags}
+
+
 def provenance():
     """{"commit", "dirty", "date", "cpu", "cpu_flags", "cores"} of this checkout and machine, now."""
     model, flags = cpu()

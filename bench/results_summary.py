@@ -14,17 +14,11 @@ import time
 
 from absl import app, flags
 
-from bench.provenance import provenance
+from bench.provenance import cpu_summary, provenance
 
 _EVAL_DIRS = flags.DEFINE_list("eval_dirs", None, "TEST_SET:EVALUATE_OUTPUT_DIR pairs.", required=True)
 _OUTPUT = flags.DEFINE_string("output", None, "JSON file to write.", required=True)
 _COMMAND = flags.DEFINE_string("command", "", "How the models were trained and evaluated, for the record.")
-
-
-def cpu():
-    info = pathlib.Path("/proc/cpuinfo").read_text()
-    model = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "")
-    return {"model": model, "avx512_bf16": "avx512_bf16" in info, "amx": "amx_bf16" in info}
 
 
 def summarize(metrics):
@@ -53,7 +47,7 @@ def main(argv):
                 "bleu_unk_replaced": round(metrics["bleu_unk_replaced"], 2),
                 "bleu_by_length": [b["bleu"] and round(b["bleu"], 2) for b in metrics["bleu_by_length"]],
             }
-    report = {"date": time.strftime("%Y-%m-%d"), "cpu": cpu(), "command": _COMMAND.value, "models": models,
+    report = {"date": time.strftime("%Y-%m-%d"), "cpu": cpu_summary(), "command": _COMMAND.value, "models": models,
               "provenance": provenance()}
     pathlib.Path(_OUTPUT.value).parent.mkdir(parents=True, exist_ok=True)
     pathlib.Path(_OUTPUT.value).write_text(json.dumps(report, indent=2) + "\n")

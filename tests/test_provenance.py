@@ -2,13 +2,24 @@
 
 import json
 
-from bench.provenance import emit, provenance
+import pathlib
+
+from bench.provenance import cpu, cpu_summary, emit, provenance
 
 
 def test_provenance_names_the_commit_and_the_machine():
     record = provenance()
     assert len(record["commit"]) == 40 and isinstance(record["dirty"], bool)
     assert record["cores"] >= 1 and record["date"].endswith("+00:00")
+
+
+def test_the_cpu_summary_reads_the_cpu_flags_of_proc_cpuinfo():
+    summary, (model, flags) = cpu_summary(), cpu()
+    assert summary["model"] == model == provenance()["cpu"]
+    cpuinfo = pathlib.Path("/proc/cpuinfo")
+    listed = set(cpuinfo.read_text().split()) if cpuinfo.exists() else set()
+    assert summary["avx512_bf16"] == ("avx512_bf16" in listed) == ("avx512_bf16" in flags)
+    assert summary["amx"] == ("amx_bf16" in listed)
 
 
 def test_emit_prints_the_report_and_writes_it_where_asked(tmp_path, capsys):
