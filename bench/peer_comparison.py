@@ -164,12 +164,14 @@ def decode(model_dir, data_dir, workers, early_stopping):
 
 def peer_forward_matmuls(batch=80, source_length=14, target_length=16, embedding=256, hidden=512, vocab=10004):
     """OpenNMT-py's RNN (bidirectional GRU of hidden/2 per direction, GRU decoder with input feeding,
-    "mlp" attention on the new state, tanh(W[c; h]), generator): `(name, M, K, N, count)` per update."""
+    "mlp" attention on the new state, tanh(W[c; h]), generator): `(name, M, K, N, count)` per update. Its
+    attention projects the source annotations again at every target step (`GlobalAttention.score` is called
+    once a step with the whole memory bank), hence the keys' `target_length` products."""
     half, source_tokens, target_tokens = hidden // 2, batch * source_length, batch * target_length
     return [
         ("encoder input", source_tokens, embedding, 3 * half, 2),
         ("encoder recurrent", batch, half, 3 * half, 2 * source_length),
-        ("attention keys", source_tokens, hidden, hidden, 1),
+        ("attention keys", source_tokens, hidden, hidden, target_length),
         ("decoder input (embedding + input feed)", target_tokens, embedding + hidden, 3 * hidden, 1),
         ("decoder recurrent", batch, hidden, 3 * hidden, target_length),
         ("attention query", batch, hidden, hidden, target_length),
