@@ -9,7 +9,8 @@ For every beam size and test set: sentences/s and output tokens/s (EOS included)
 (length-sorted batches of `--batch_size`, `--decode_workers` at once, each worker on its share of the
 cores as in `rnnsearch translate`) through the `Translator` of the model directory's checkpoint
 and through its SavedModel (`serving/export.py`; one export per beam size under `--export_dir`, whose
-flags `--model_dir`, `--export_dir`, `--checkpoint` and `--batch_size` this benchmark shares), after one untimed
+flags `--model_dir`, `--export_dir`, `--checkpoint`, `--batch_size`, `--precision` and `--quantize` this benchmark
+shares; the report records the precision and quantization decoded with and each export's bytes), after one untimed
 batch that traces the graph; then the same first `--single_sentences` sentences one at a time (one
 worker, still on its share of the cores). The cost of
 beam 12 over beam 1 per sentence is given both batched and one sentence at a time (a request's latency),
@@ -31,8 +32,10 @@ from absl import flags
 
 from bench.provenance import provenance
 from data_pipeline import data_files
+from data_pipeline.export_dir import VARIABLES_INDEX_FILE, ExportVersion
 from rnnsearch_tf.cli import search_flags
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.inference.decoding_model import reading_stored_weights
 from rnnsearch_tf.inference.translator import Translator
 from serving.export import export, next_version
 
@@ -65,19 +68,27 @@ def _throughput(batch_translator, sentences):
     }
 
 
+def _variables_bytes(version_path):
+    """Bytes of an export's weights: its variables folder (the data and the index)."""
+    folder = os.path.dirname(ExportVersion(version_path).file(VARIABLES_INDEX_FILE))
+    return sum(os.path.getsize(os.path.join(folder, name)) for name in os.listdir(folder))
+
+
 def _model_step_ms(model, rows, source_length=16, repeats=20):
     """Median ms of one decoder step (`symbols_to_logits_fn`, no search) for `rows` hypotheses of
-    `source_length`-token sources: the part of a search step no search strategy can save."""
+    `source_length`-token sources: the part of a search step no search strategy can save. Stored weights (bf16,
+    int8) are widened once before the timed steps, as a search widens them once before its loop."""
     source_ids = tf.random.stateless_uniform([rows, source_length], [0, 0], 4, model.config.source_vocab_size, tf.int32)
-    state = model.encode(source_ids)
     ids = tf.fill([rows], 4)
-    step = tf.function(lambda ids, state: model.symbols_to_logits_fn(ids, tf.constant(1), state)[0])
-    step(ids, state).numpy()
     times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
+    with reading_stored_weights(model):
+        state = model.encode(source_ids)
+        step = tf.function(lambda ids, state: model.symbols_to_logits_fn(ids, tf.constant(1), state)[0])
         step(ids, state).numpy()
-        times.append(time.perf_counter() - start)
+        for _ in range(repeats):
+            start = time.perf_counter()
+            step(ids, state).numpy()
+            times.append(time.perf_counter() - start)
     return round(1000 * float(np.median(times)), 2)
 
 
@@ -92,9 +103,12 @@ def main(argv):
               "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads()}
     for beam_size in (int(beam) for beam in _BEAM_SIZES.value):
         translator = Translator.from_model_dir(
-            model_dir, search_flags.CHECKPOINT.value, beam_size=beam_size
+            model_dir, search_flags.CHECKPOINT.value, precision=search_flags.PRECISION.value,
+            quantize=search_flags.QUANTIZE.value, beam_size=beam_size
         )
         report["checkpoint"] = translator.checkpoint_path
+        for name in ("precision", "quantize"):
+            report[name] = translator.recorded_settings(0)[name]
         beam_export_dir = os.path.join(export_dir, f"beam{beam_size}")
         saved_model_path = export(translator, beam_export_dir, next_version(beam_export_dir))
         sources = {
@@ -102,6 +116,7 @@ def main(argv):
             "saved_model": BatchTranslator.from_saved_model(saved_model_path, batch_size, workers=workers),
         }
         results = report.setdefault(f"beam_{beam_size}", {})
+        results["export_variables_bytes"] = _variables_bytes(saved_model_path)
         results["model_step_ms"] = {
             f"{rows}_hypotheses": _model_step_ms(translator.model, rows) for rows in (beam_size, beam_size * batch_size)
         }

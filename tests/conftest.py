@@ -58,6 +58,15 @@ def toy_data(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def trained_toy_model(tmp_path_factory, toy_data):
+    """The model directory of a tiny RNNsearch trained on the toy corpus until it translates it (dev BLEU above 30;
+    `helpers.trained_toy_model`), made once per test session: tests never write in it."""
+    from helpers.trained_toy_model import trained_model_dir
+
+    return trained_model_dir(tmp_path_factory, toy_data)
+
+
+@pytest.fixture(scope="session")
 def tiny_model_dirs(tmp_path_factory):
     """{"rnnsearch", "rnnencdec"}: model directories of a tiny random-weight RNNsearch and RNNencdec
     (`helpers.serving_test_utils.write_model_dir`, seeds 3 and 4), made once per test worker."""

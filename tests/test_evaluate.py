@@ -1,9 +1,10 @@
 """`python -m rnnsearch_tf.evaluate` (rnnsearch_tf/evaluate.py, rnnsearch_tf/cli/evaluate.py) on a tiny random
-model: the numbers equal sacrebleu's, and the report shows them; over a model directory's shortlist its BLEU is
-sacreBLEU's of `translate`'s output. Evaluator itself is tests/test_evaluator.py."""
+model: the numbers equal sacrebleu's, and the report shows them; over a model directory's shortlist, and with int8
+weights, its BLEU is sacreBLEU's of `translate`'s output. Evaluator itself is tests/test_evaluator.py."""
 
 import json
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,8 @@ from conftest import REPO_ROOT
 from helpers.commands import run_command
 from helpers.evaluation_test_data import REFERENCES, SOURCES, write_evaluated_model_dir
 from helpers.serving_test_utils import write_model_dir
+from helpers.trained_toy_model import translated
+from data_pipeline.data_dir import DataDir
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.shortlist import Shortlist
 from rnnsearch_tf.models.model_dir import ModelDir
@@ -91,3 +94,19 @@ def test_evaluate_scores_what_translate_outputs_over_the_models_shortlist(model_
     whole = BatchTranslator.from_model_dir(directory, beam_size=2, shortlist=False).translate(SOURCES)
     full_vocabulary_bleu = sacrebleu.corpus_bleu([result["translation"] for result in whole], [REFERENCES]).score
     assert full_vocabulary_bleu != metrics["bleu"]  # the shortlist changes the score: what evaluate searched shows
+
+
+def test_evaluate_quantize_int8_scores_what_translate_quantize_int8_outputs(trained_toy_model, toy_data,
+                                                                           tmp_path_factory, tmp_path):
+    source, reference = (DataDir(toy_data).text_file("dev", side) for side in ("source", "target"))
+    evaluated = run_command("evaluate", f"--model_dir={trained_toy_model}", f"--source={source}",
+                            f"--reference={reference}", f"--output_dir={tmp_path / 'out'}", "--quantize=int8",
+                            "--beam_size=2", "--num_heatmaps=0", "--noprogress")
+    assert evaluated.returncode == 0, evaluated.stderr
+    by_command = translated(tmp_path_factory, trained_toy_model, toy_data, "int8")
+    translations = [record["translation"] for record in by_command]
+    metrics = json.loads((tmp_path / "out" / "metrics.json").read_text(encoding="utf-8"))["models"]
+    (name, scores), = metrics.items()
+    assert _lines(tmp_path / "out" / name / "translations.txt") == translations  # rnnsearch translate --quantize=int8
+    references = _lines(pathlib.Path(reference))
+    assert scores["bleu"] == sacrebleu.corpus_bleu(translations, [references]).score

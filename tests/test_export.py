@@ -1,5 +1,5 @@
-"""serving/export.py: the SavedModel (layout, ops TF Serving has, every signature reloaded in a fresh process)
-and the `rnnsearch export` command (`rnnsearch export`)."""
+"""serving/export.py: the SavedModel (layout, ops TF Serving has, every signature reloaded in a fresh process; bf16
+and int8 weights) and the `rnnsearch export` command (`rnnsearch export`)."""
 
 import json
 import os
@@ -18,6 +18,8 @@ from rnnsearch_tf.inference.translator import Translator
 from serving import export
 from helpers.serving_test_utils import (BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, assert_outputs_equal,
                                         exported_model)
+from helpers.trained_toy_model import dev_pairs, translated
+from helpers.trained_toy_model import exported as trained_toy_model_export
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIGNATURES = ("serving_default", "translate", "translate_prefix", "translate_constrained", "translate_ids", "score",
@@ -187,6 +189,56 @@ def test_a_bf16_export_holds_its_weights_in_half_the_bytes_and_translates_as_its
         served = loaded.signatures[name](**{key: tf.constant(value) for key, value in inputs[name].items()})
         assert_outputs_equal({key: value.numpy() for key, value in served.items()},
                              getattr(translator, name)(**inputs[name]), name)
+
+
+def _saved_variables(version_path):
+    """{name: (dtype, shape)} of an export's saved weights (the object graph left out)."""
+    reader = tf.train.load_checkpoint(os.path.join(version_path, "variables", "variables"))
+    shapes = reader.get_variable_to_shape_map()
+    return {name: (dtype, tuple(shapes[name])) for name, dtype in reader.get_variable_to_dtype_map().items()
+            if dtype != tf.string}
+
+
+def test_an_int8_export_saves_int8_matrices_only_and_translates_as_its_translator(exported, fresh_process, tmp_path):
+    model_dir, _, float32_path = exported
+    translator = Translator.from_model_dir(model_dir, quantize="int8", **SEARCH_OPTIONS)
+    version_path = export.export(translator, str(tmp_path / "exports"))
+    saved, float32_saved = _saved_variables(version_path), _saved_variables(float32_path)
+    matrices = sorted(shape for dtype, shape in float32_saved.values() if len(shape) == 2)
+    assert sorted(shape for dtype, shape in saved.values() if dtype == tf.int8) == matrices
+    floats = [shape for dtype, shape in saved.values() if dtype == tf.float32]
+    assert floats and all(min(shape) == 1 for shape in floats if len(shape) == 2)  # vectors and per-channel scales
+    assert not any(dtype == tf.float32 and shape in matrices for dtype, shape in saved.values())
+    with open(ExportDir(tmp_path / "exports").version(1).settings_file) as stream:
+        assert (json.load(stream)["quantize"], translator.recorded_settings(1)["quantize"]) == ("int8", "int8")
+    not_core = sorted(_saved_model_ops(version_path) - set(fresh_process["registered_ops"]))
+    assert not not_core, f"ops TF Serving does not link: {not_core}"
+    loaded = ExportVersion(version_path).load()
+    assert loaded.signatures["settings"]()["quantize"].numpy() == b"int8"
+    inputs = signature_inputs()
+    for name in ("translate", "translate_ids", "score"):
+        served = loaded.signatures[name](**{key: tf.constant(value) for key, value in inputs[name].items()})
+        assert_outputs_equal({key: value.numpy() for key, value in served.items()},
+                             getattr(translator, name)(**inputs[name]), name)
+
+
+def _variables_bytes(version_path):
+    folder = os.path.join(version_path, "variables")
+    return sum(os.path.getsize(os.path.join(folder, name)) for name in os.listdir(folder))
+
+
+def test_the_int8_export_of_a_trained_model_is_under_half_the_bytes_and_translates_as_the_command(
+        trained_toy_model, toy_data, tmp_path_factory, tmp_path):
+    version = ExportDir(trained_toy_model_export(tmp_path_factory, trained_toy_model, "int8")).newest_version()
+    float32_path = export.export(Translator.from_model_dir(trained_toy_model, beam_size=2), str(tmp_path / "float32"))
+    assert _variables_bytes(version.path) <= 0.5 * _variables_bytes(float32_path)  # 0.36 when written
+    with open(version.settings_file) as stream:
+        assert json.load(stream)["quantize"] == "int8"
+    loaded = tf.saved_model.load(version.path)
+    sources, _ = dev_pairs(toy_data)
+    served = loaded.signatures["translate"](text=tf.constant(sources))["translation"].numpy()
+    by_command = translated(tmp_path_factory, trained_toy_model, toy_data, "int8")  # rnnsearch translate --quantize
+    assert [text.decode("utf-8") for text in served] == [record["translation"] for record in by_command]
 
 
 def test_the_command_exports_the_next_version_with_its_search_flags(exported, tmp_path):

@@ -1,6 +1,7 @@
 """serving/local_server.py over loopback gRPC and REST, and the real `tensorflow_model_server` whenever it
 is on PATH with the same tests: metadata, every signature, bad text and bad requests, concurrent, stalled
-and malformed clients. The command-line client against these servers is tests/test_client.py."""
+and malformed clients; an int8 export with the translation page. The command-line client against these servers is
+tests/test_client.py."""
 
 import concurrent.futures
 import json
@@ -22,9 +23,12 @@ from conftest import REPO_ROOT
 from serving.grpc_client import GrpcClient
 from serving.local_server import check_port
 from serving.rest_client import RestClient
-from helpers.model_server import MAX_REQUEST_BYTES, MODEL_NAME, REST_CHANNEL_TIMEOUT, SERVER_KINDS, start_server
+from helpers.model_server import (MAX_REQUEST_BYTES, MODEL_NAME, REST_CHANNEL_TIMEOUT, SERVER_KINDS, RunningServer,
+                                  start_server)
 from helpers.serving_test_utils import (BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, assert_outputs_equal,
                                         exported_model)
+from helpers.trained_toy_model import dev_pairs, translated
+from helpers.trained_toy_model import exported as trained_toy_model_export
 
 
 @pytest.fixture(scope="module", params=SERVER_KINDS)
@@ -290,3 +294,27 @@ def test_a_port_in_use_is_named_before_the_model_is_loaded(tmp_path_factory):
                                            "use); give another port")
     assert "warmed up" not in refused.stderr  # refused before loading the export
     check_port("127.0.0.1", port, "--port")  # free again
+
+
+def test_an_int8_export_is_served_with_its_page_and_translates_as_the_command(trained_toy_model, toy_data,
+                                                                              tmp_path_factory, tmp_path):
+    export_dir = trained_toy_model_export(tmp_path_factory, trained_toy_model, "int8")  # rnnsearch export --quantize
+    by_command = translated(tmp_path_factory, trained_toy_model, toy_data, "int8")  # rnnsearch translate --quantize
+    sources = dev_pairs(toy_data)[0][:8]
+    server = RunningServer("local_server", export_dir, tmp_path / "server.log")
+    try:
+        settings = _post(f"{server.rest_url}/v1/models/{MODEL_NAME}:predict",
+                         json.dumps({"signature_name": "settings", "inputs": {}}))
+        answers = _post(f"{server.rest_url}/v1/models/{MODEL_NAME}:predict",
+                        json.dumps({"signature_name": "translate", "instances": [{"text": text} for text in sources]}))
+        page = _get(f"{server.rest_url}/")
+        languages = _post(f"{server.rest_url}/page/languages", json.dumps({"model": MODEL_NAME}))
+    finally:
+        server.stop()
+    assert settings[0] == 200 and json.loads(settings[1])["outputs"]["quantize"] == "int8"
+    assert answers[0] == 200
+    assert [answer["translation"] for answer in json.loads(answers[1])["predictions"]] == [
+        record["translation"] for record in by_command[:8]]
+    assert page[0] == 200 and "<html" in page[1].lower()
+    assert json.loads(languages[1]) == {"source": {"code": "en", "name": "English"},
+                                        "target": {"code": "fr", "name": "French"}}

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from rnnsearch_tf.inference.decoding_model import DecodingModel
 from rnnsearch_tf.inference.model_loader import decoding_model, load_model_dir
 from rnnsearch_tf.inference.shortlist import Shortlist
 from rnnsearch_tf.models.ensemble import Ensemble
@@ -70,15 +71,42 @@ def test_mixed_bfloat16_decodes_with_the_trained_weights_held_in_bf16(model_dirs
     trained, _ = ModelDir(model_dirs[0]).load_model(precision="mixed_bfloat16")  # float32 weights, cast at every use
     loaded = load_model_dir(model_dirs[0], precision="mixed_bfloat16").model
     assert trained.dtype_policy.name == "mixed_bfloat16" and {w.dtype for w in trained.weights} == {"float32"}
-    assert loaded.dtype_policy.name == "bfloat16" and {w.dtype for w in loaded.weights} == {"bfloat16"}
-    assert type(loaded) is type(trained) and loaded.config == trained.config  # precision "mixed_bfloat16" still
+    assert isinstance(loaded, DecodingModel) and loaded.dtype_policy.name == "bfloat16" and not loaded.kept
+    assert {variable.dtype for variable in loaded.stored.values()} == {tf.bfloat16}
+    assert type(loaded.model) is type(trained) and loaded.config == trained.config  # precision "mixed_bfloat16" still
+    assert loaded.model.dtype_policy.name == "mixed_bfloat16"  # the model that read the checkpoint: built once
     rounded = {path: np.asarray(tf.cast(tf.cast(value, tf.bfloat16), tf.float32))
                for path, value in _values(trained).items()}
-    assert sorted(_values(loaded)) == sorted(rounded)
-    for path, value in _values(loaded).items():
+    stored = {path: np.asarray(tf.cast(value, tf.float32)) for path, value in loaded.stored.items()}
+    assert sorted(stored) == sorted(rounded)
+    for path, value in stored.items():
         np.testing.assert_array_equal(value, rounded[path], err_msg=path)
     ensemble = load_model_dir("+".join(str(path) for path in model_dirs), precision="mixed_bfloat16").model
     assert [member.dtype_policy.name for member in ensemble.models] == ["bfloat16", "bfloat16"]
+
+
+def test_int8_holds_the_checkpoints_matrices_in_int8_within_half_a_step(model_dirs):
+    trained = _values(ModelDir(model_dirs[0]).load_model()[0])
+    loaded = load_model_dir(model_dirs[0], quantize="int8").model
+    assert isinstance(loaded, DecodingModel) and (loaded.dtype_policy.name, loaded.quantize) == ("float32", "int8")
+    matrices = {path for path, value in trained.items() if value.ndim == 2}
+    assert set(loaded.stored) == matrices and set(loaded.kept) == set(trained) - matrices
+    for path in matrices:
+        widened = loaded.stored[path].numpy().astype(np.float32) * loaded.scales[path].numpy()
+        assert np.all(np.abs(widened - trained[path]) <= loaded.scales[path].numpy() / 2 + 1e-7), path
+    both = load_model_dir(model_dirs[0], precision="mixed_bfloat16", quantize="int8").model
+    assert (both.dtype_policy.name, both.quantize) == ("bfloat16", "int8")
+    assert {variable.dtype for variable in both.stored.values()} == {tf.int8, tf.bfloat16}  # the vectors in bf16
+    ensemble = load_model_dir("+".join(str(path) for path in model_dirs), quantize="int8").model
+    assert [member.quantize for member in ensemble.models] == ["int8", "int8"]
+
+
+def test_an_unknown_quantization_is_named_before_weights_load(tmp_path):
+    broken = write_model_dir(tmp_path / "broken")
+    for checkpoint_file in (broken / "checkpoints").glob("*"):
+        checkpoint_file.unlink()
+    with pytest.raises(ValueError, match=r"quantize must be one of \('none', 'int8'\), got 'int4'"):
+        load_model_dir(broken, quantize="int4")
 
 
 def test_float32_decodes_with_the_model_that_read_the_checkpoint(model_dirs):

@@ -85,3 +85,16 @@ def test_command_line_rescores_an_nbest_list(model_dir, tmp_path):
             assert features["log_prob"] == pytest.approx(log_prob, abs=1e-5)
             assert total == pytest.approx(-1.0 + 0.5 * log_prob, abs=1e-5)
         assert best[index] == expected[0][0]
+
+
+def test_command_line_quantize_int8_scores_with_the_int8_weights(model_dir, tmp_path):
+    (tmp_path / "source.txt").write_text("\n".join(SENTENCES) + "\n", encoding="utf-8")
+    (tmp_path / "target.txt").write_text("\n".join(TARGETS) + "\n", encoding="utf-8")
+    output = _run([f"--model_dir={model_dir}", f"--source={tmp_path / 'source.txt'}",
+                   f"--target={tmp_path / 'target.txt'}", "--quantize=int8"])
+    scored = [float(line) for line in output.splitlines()]
+    int8 = [score["log_prob"] for score in BatchTranslator.from_model_dir(model_dir, quantize="int8").score(
+        SENTENCES, TARGETS)]
+    float32 = [score["log_prob"] for score in BatchTranslator.from_model_dir(model_dir).score(SENTENCES, TARGETS)]
+    np.testing.assert_allclose(scored, int8, atol=1e-5)
+    assert np.abs(np.array(scored) - float32).max() > 1e-4  # the int8 weights, not the float32 ones

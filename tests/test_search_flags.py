@@ -33,6 +33,7 @@ def test_no_flags_give_the_default_search_config_and_options(parsed):
     assert search_flags.DECODE_WORKERS.value == DECODE_WORKERS
     assert (search_flags.CHECKPOINT.value, search_flags.UNK_DICTIONARY.value, search_flags.PRECISION.value) == (
         "best", None, None)
+    assert search_flags.QUANTIZE.value == "none"  # the weights as trained
 
 
 def test_every_search_config_field_is_a_flag_of_its_name(parsed):
@@ -49,14 +50,14 @@ def test_every_search_config_field_is_a_flag_of_its_name(parsed):
 
 def test_the_other_options_read_as_given(parsed):
     with flagsaver.as_parsed(checkpoint="averaged", batch_size="8", unk_dictionary="dictionary.tsv",
-                             precision="mixed_bfloat16"):
+                             precision="mixed_bfloat16", quantize="int8"):
         assert search_flags.CHECKPOINT.value == "averaged" and search_flags.BATCH_SIZE.value == 8
         assert search_flags.UNK_DICTIONARY.value == "dictionary.tsv"
-        assert search_flags.PRECISION.value == "mixed_bfloat16"
+        assert search_flags.PRECISION.value == "mixed_bfloat16" and search_flags.QUANTIZE.value == "int8"
 
 
 @pytest.mark.parametrize("name, value", [("length_normalization", "max"), ("decode_workers", "0"),
-                                         ("precision", "float16"), ("beam_size", "many")])
+                                         ("precision", "float16"), ("quantize", "int4"), ("beam_size", "many")])
 def test_a_value_the_flag_cannot_hold_is_refused(parsed, name, value):
     with pytest.raises(flags.IllegalFlagValueError):
         with flagsaver.as_parsed(**{name: value}):

@@ -135,7 +135,7 @@ def test_rnnencdec_translates_with_zero_alignment(tmp_path):
 
 def test_decoding_precision_overrides_the_models(model_dir, translator, tiny_model_dirs):
     mixed = Translator.from_model_dir(model_dir, precision="mixed_bfloat16", **SEARCH_OPTIONS)
-    assert mixed.model.decoder.compute_dtype == "bfloat16"
+    assert mixed.model.model.decoder.compute_dtype == "bfloat16"  # the model under its bf16 weights (DecodingModel)
     assert translator.model.decoder.compute_dtype == "float32"  # model.json's precision
     outputs = mixed.translate(tf.constant(SENTENCES))
     assert outputs["score"].dtype == tf.float32 and np.all(np.isfinite(outputs["score"].numpy()))
@@ -146,13 +146,23 @@ def test_decoding_precision_overrides_the_models(model_dir, translator, tiny_mod
     assert ensemble.recorded_settings(1)["precision"] == "bfloat16+bfloat16"
 
 
+def test_int8_storage_is_recorded_with_the_precision_it_widens_to(model_dir, translator, tiny_model_dirs):
+    assert translator.recorded_settings(1)["quantize"] == "none"
+    int8 = Translator.from_model_dir(model_dir, quantize="int8", precision="mixed_bfloat16", **SEARCH_OPTIONS)
+    assert (int8.recorded_settings(1)["precision"], int8.recorded_settings(1)["quantize"]) == ("bfloat16", "int8")
+    ensemble = Translator.from_model_dir("+".join(map(str, tiny_model_dirs.values())), quantize="int8")
+    assert (ensemble.recorded_settings(1)["precision"], ensemble.recorded_settings(1)["quantize"]) == (
+        "float32+float32", "int8+int8")
+
+
 @pytest.mark.parametrize("model_name", ["rnnsearch", "rnnencdec"])
 def test_bf16_weights_translate_as_float32_weights_cast_at_every_step(tiny_model_dirs, model_name):
     model_dir = tiny_model_dirs[model_name]
     bf16 = Translator.from_model_dir(model_dir, precision="mixed_bfloat16", **SEARCH_OPTIONS)
     model, _ = ModelDir(model_dir).load_model(precision="mixed_bfloat16")  # as decoding was: float32 weights
     cast = Translator(model, bf16.source_codec, bf16.target_codec, bf16.search_config)
-    assert {w.dtype for w in bf16.model.weights} == {"bfloat16"} and {w.dtype for w in model.weights} == {"float32"}
+    assert {w.dtype for w in bf16.model.stored.values()} == {tf.bfloat16} and not bf16.model.kept
+    assert {w.dtype for w in model.weights} == {"float32"}
     text = tf.constant(SENTENCES + BAD_SENTENCES)
     translated = {name: value.numpy() for name, value in bf16.translate(text).items()}
     assert_outputs_equal(translated, cast.translate(text), model_name)  # translations and tokens equal, scores close
@@ -170,8 +180,10 @@ def test_the_fingerprint_holds_what_the_graphs_are_built_from(model_dir, transla
     lines = vocabulary.read_text(encoding="utf-8").splitlines(keepends=True)
     vocabulary.write_text("".join(lines[:-2] + lines[-1:] + lines[-2:-1]), encoding="utf-8")
     renamed_words = Translator.from_model_dir(copied, **options)  # two ids swapped, the same size
-    fingerprints = [t.fingerprint() for t in (translator, other_search, mixed, renamed_words)]
-    assert len({json.dumps(f, sort_keys=True) for f in fingerprints}) == 4
+    int8 = Translator.from_model_dir(model_dir, quantize="int8", **options)
+    fingerprints = [t.fingerprint() for t in (translator, other_search, mixed, renamed_words, int8)]
+    assert len({json.dumps(f, sort_keys=True) for f in fingerprints}) == 5
+    assert int8.fingerprint()["models"] == [["RNNSearch", translator.model.config.to_dict(), "float32", "int8"]]
     assert json.loads(json.dumps(translator.fingerprint())) == translator.fingerprint()  # JSON as it is
 
 

@@ -90,6 +90,7 @@ def main(argv):
         num_longest=_NUM_LONGEST.value,
         progress=_PROGRESS.value,
         precision=search_flags.PRECISION.value,
+        quantize=search_flags.QUANTIZE.value,
         function_cache=search_flags.function_cache(),
     )
     metrics = {}

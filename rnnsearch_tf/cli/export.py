@@ -31,6 +31,7 @@ def main(argv):
         search_flags.CHECKPOINT.value,
         maximum_batch_size=_MAXIMUM_BATCH_SIZE.value,
         precision=search_flags.PRECISION.value,
+        quantize=search_flags.QUANTIZE.value,
         num_alternatives=_NUM_ALTERNATIVES.value,
         search_config=search_flags.search_config(),
     )

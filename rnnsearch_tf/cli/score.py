@@ -155,7 +155,7 @@ def main(argv):
         scorer = BatchTranslator.from_model_dir(
             _MODEL_DIR.value, search_flags.CHECKPOINT.value, search_flags.BATCH_SIZE.value, workers=workers,
             function_cache=search_flags.function_cache(), precision=search_flags.PRECISION.value,
-            search_config=search_config,
+            quantize=search_flags.QUANTIZE.value, search_config=search_config,
         )
     if _PHRASE_TABLE_TOP.value:
         _phrase_table_top(scorer, _PHRASE_TABLE_TOP.value)

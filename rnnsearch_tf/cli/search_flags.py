@@ -1,5 +1,6 @@
 """The flags of the commands that translate (translate, evaluate, score, export): which checkpoint, how many
-sentences per batch and batches at once, `<unk>` replacement, and one flag per `SearchConfig` field."""
+sentences per batch and batches at once, `<unk>` replacement, the weights' precision and storage, and one flag per
+`SearchConfig` field."""
 
 from absl import flags
 
@@ -8,6 +9,7 @@ from rnnsearch_tf.inference.batch_translator import DECODE_WORKERS as _DEFAULT_W
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.utils.function_cache import FunctionCache, default_directory
 from rnnsearch_tf.utils.precision import PRECISIONS
+from rnnsearch_tf.utils.quantization import QUANTIZATIONS
 from rnnsearch_tf.utils.threads import share_cores
 
 CHECKPOINT = flags.DEFINE_string(
@@ -25,6 +27,11 @@ UNK_DICTIONARY = flags.DEFINE_string(
 PRECISION = flags.DEFINE_enum(
     "precision", None, list(PRECISIONS),
     "Decode in float32, mixed_bfloat16 or auto (bf16 where the hardware has it); default: the model's own.",
+)
+QUANTIZE = flags.DEFINE_enum(
+    "quantize", "none", list(QUANTIZATIONS),
+    "int8: hold every weight matrix in int8 with a scale per output unit or word (an export of a quarter of the "
+    "bytes), widened to --precision's type once per call, not int8 arithmetic (docs/serving.md); none: as trained.",
 )
 FUNCTION_CACHE = flags.DEFINE_string(
     "function_cache", default_directory(), "Folder keeping the traced search between commands, so that a command "

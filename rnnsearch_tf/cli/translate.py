@@ -169,6 +169,7 @@ def main(argv):
             workers,
             function_cache=search_flags.function_cache(),
             precision=search_flags.PRECISION.value,
+            quantize=search_flags.QUANTIZE.value,
             search_config=search_flags.search_config(),
         )
     shortlist = ""

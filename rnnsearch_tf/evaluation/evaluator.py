@@ -60,6 +60,7 @@ class Evaluator:
         num_longest: longest test sentences listed with their translations.
         progress: whether to draw progress bars on stderr.
         precision: `ModelConfig.precision` to decode with; None: each model's own.
+        quantize: how the weights are held while decoding ("none", "int8"; `model_loader.load_model_dir`).
         function_cache: `BatchTranslator`'s, where the traced searches are kept between processes.
     """
 
@@ -76,6 +77,7 @@ class Evaluator:
         num_longest=5,
         progress=False,
         precision=None,
+        quantize="none",
         function_cache=None,
     ):
         if len(sources) != len(references):
@@ -91,6 +93,7 @@ class Evaluator:
         self.num_longest = num_longest
         self.progress = progress
         self.precision = precision
+        self.quantize = quantize
         self.function_cache = function_cache
 
     def evaluate(self, model_dir, output_dir, checkpoint="best"):
@@ -111,7 +114,7 @@ class Evaluator:
         os.makedirs(output_dir, exist_ok=True)
         translator = BatchTranslator.from_model_dir(
             model_dir, checkpoint, self.batch_size, self.unk_replacer, self.workers, function_cache=self.function_cache,
-            precision=self.precision, search_config=self.search_config,
+            precision=self.precision, quantize=self.quantize, search_config=self.search_config,
         )
         results = translator.translate(self.sources, self._progress_line("translated", len(self.sources)))
         hypotheses = [result["searched_translation"] for result in results]  # <unk>s kept
@@ -164,7 +167,8 @@ class Evaluator:
         known = [i for i in range(len(self.sources)) if not source_unknown[i] and not reference_unknown[i]]
         no_unk_translator = BatchTranslator.from_model_dir(
             model_dir, checkpoint, self.batch_size, workers=self.workers, function_cache=self.function_cache,
-            precision=self.precision, search_config=dataclasses.replace(self.search_config, forbid_unk=True),
+            precision=self.precision, quantize=self.quantize,
+            search_config=dataclasses.replace(self.search_config, forbid_unk=True),
         )
         no_unk_results = no_unk_translator.translate(
             [self.sources[i] for i in known], self._progress_line("No UNK", len(known))

@@ -3,12 +3,12 @@
 import dataclasses
 import os
 
-import tensorflow as tf
-
+from rnnsearch_tf.inference.decoding_model import DecodingModel
 from rnnsearch_tf.inference.shortlist import Shortlist
 from rnnsearch_tf.models.ensemble import Ensemble
 from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.utils.precision import DECODING_POLICIES
+from rnnsearch_tf.utils.quantization import check_quantization
 
 
 @dataclasses.dataclass(frozen=True)
@@ -16,8 +16,8 @@ class LoadedModel:
     """A model read from one model directory, or an `Ensemble` of several sharing a text codec.
 
     Attributes:
-        model: the `EncoderDecoderModel` with restored weights in its decoding precision (`decoding_model`), or an
-            `Ensemble` of them.
+        model: the `EncoderDecoderModel` with restored weights, or the `DecodingModel` of its stored form
+            (`decoding_model`), or an `Ensemble` of them.
         source_codec, target_codec: the `TextCodec`s of the (first) model directory.
         checkpoint_path: the checkpoint read; an ensemble's joined with "+".
         shortlist: the `Shortlist` of the model directory when read (`load_model_dir`), else None.
@@ -30,7 +30,7 @@ class LoadedModel:
     shortlist: Shortlist = None
 
 
-def load_model_dir(model_dir, checkpoint="best", precision=None, shortlist=None):
+def load_model_dir(model_dir, checkpoint="best", precision=None, shortlist=None, quantize="none"):
     """Reads a model directory (`ModelDir`) for translation.
 
     Args:
@@ -42,16 +42,19 @@ def load_model_dir(model_dir, checkpoint="best", precision=None, shortlist=None)
             mixed_bfloat16 (or "auto" resolved to it) the weights are held in bf16 (`decoding_model`).
         shortlist: `SearchConfig.shortlist`: None reads the directory's shortlist (`rnnsearch shortlist`
             writes it) when it is one directory with one, True reads it (it must exist), False none.
+        quantize: one of `quantization.QUANTIZATIONS`: "int8" holds every matrix in int8 (`decoding_model`).
 
     Returns:
-        `LoadedModel`. The codecs are read first, so that a bad codec file is named before any weights load.
+        `LoadedModel`. `quantize` is checked, then the codecs are read, before any weights load, so that a bad value
+        or codec file is named at once.
     """
+    check_quantization(quantize)
     model_dirs = [ModelDir(path) for path in ModelDir.split(model_dir)]
     for other in model_dirs[1:]:
         model_dirs[0].check_same_data(other)
     codecs = [model_dirs[0].codec(side) for side in ("source", "target")]
     loaded = [directory.load_model(checkpoint, precision) for directory in model_dirs]
-    models = [decoding_model(model) for model, _ in loaded]
+    models = [decoding_model(model, quantize) for model, _ in loaded]
     return LoadedModel(
         models[0] if len(models) == 1 else Ensemble(models),
         *codecs,
@@ -60,26 +63,18 @@ def load_model_dir(model_dir, checkpoint="best", precision=None, shortlist=None)
     )
 
 
-def decoding_model(model):
-    """`model` (an `EncoderDecoderModel`) with its weights in the precision it decodes with.
+def decoding_model(model, quantize="none"):
+    """`model` (an `EncoderDecoderModel` that read its checkpoint) as it decodes.
 
-    A model whose dtype policy has a decoding policy (`DECODING_POLICIES`: mixed_bfloat16 -> bfloat16) is built
-    again under it, with `model`'s name and configuration, and each weight is assigned rounded to bf16: the
-    numbers the mixed policy computes, without its cast of every weight at every search step. A float32
-    checkpoint cannot be read into bf16 variables, hence the copy from the model that read it. Any other
-    model is returned as it is (float32 decoding is untouched).
-
-    Returns:
-        the model to decode with; `model` itself where its policy has no decoding policy.
+    Where its dtype policy has a decoding policy (`DECODING_POLICIES`: mixed_bfloat16 -> bfloat16) or `quantize` is
+    "int8", a `DecodingModel` holding its weights in that form: bf16 variables, the numbers the mixed policy
+    computes without its cast of every weight at every search step; int8 matrices with per-channel scales, widened
+    once per call. `model` computes, reading them: it is built once. Otherwise `model` itself (float32 decoding is
+    untouched).
     """
-    policy = DECODING_POLICIES.get(model.dtype_policy.name)
-    if policy is None:
+    if model.dtype_policy.name not in DECODING_POLICIES and check_quantization(quantize) == "none":
         return model
-    decoding = type(model)(model.config, dtype=policy, name=model.name)
-    trained = {weight.path: weight for weight in model.weights}  # the same name, so the same paths
-    for weight in decoding.weights:
-        weight.assign(tf.cast(trained[weight.path], weight.dtype))
-    return decoding
+    return DecodingModel(model, quantize)
 
 
 def _read_shortlist(model_dirs, wanted):

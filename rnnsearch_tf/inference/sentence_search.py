@@ -3,6 +3,7 @@
 import tensorflow as tf
 
 from data_pipeline import constants
+from rnnsearch_tf.inference.decoding_model import reading_stored_weights
 
 
 def truncate(ragged, maximum_length):
@@ -25,10 +26,12 @@ class SentenceSearch:
     each sentence's length bound (`SearchConfig.maximum_target_length`), an empty batch and sentences
     without tokens answered without searching (length 0, score 0, no alternatives), RNNencdec's missing
     alignment as zeros, and with a `Shortlist` the search run in the batch's reduced id space (position in
-    `Shortlist.candidate_ids`, a forced prefix's words added) and its ids mapped back to vocabulary ids.
+    `Shortlist.candidate_ids`, a forced prefix's words added) and its ids mapped back to vocabulary ids. A
+    `DecodingModel`'s stored weights (bf16, int8) are read once per call, before the search's loop
+    (`reading_stored_weights`).
 
     Args:
-        model: an `EncoderDecoderModel` or an `Ensemble`.
+        model: an `EncoderDecoderModel`, a `DecodingModel` or an `Ensemble` of them.
         search_config: `SearchConfig`.
         num_alternatives: next words offered after a forced prefix.
         shortlist: the `Shortlist` searched over when `search_config.shortlist` (a single model only).
@@ -82,11 +85,12 @@ class SentenceSearch:
 
         def search():
             maximum_lengths = self.search_config.maximum_target_length(source_lengths)  # [batch]
-            state = self.model.encode(source_ids)
-            if self.shortlist is None:
-                result = self._strategy(options).search(state, maximum_lengths, **options)
-                return {name: result[name] for name in names}
-            return self._search_shortlist(source_ids, state, maximum_lengths, options, names)
+            with reading_stored_weights(self.model):  # a DecodingModel's weights, widened here: outside the loop
+                state = self.model.encode(source_ids)
+                if self.shortlist is None:
+                    result = self._strategy(options).search(state, maximum_lengths, **options)
+                    return {name: result[name] for name in names}
+                return self._search_shortlist(source_ids, state, maximum_lengths, options, names)
 
         result = tf.cond(tf.shape(source_ids)[0] > 0, search, lambda: self._nothing(source_ids, names, constraint_ids))
         searched = self._without_empty_sentences(result, source_ids, source_lengths, prefix_ids is not None)

@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from data_pipeline.pair_reader import sha256
 from data_pipeline import constants
+from rnnsearch_tf.inference.decoding_model import DecodingModel, precision_and_quantization, reading_stored_weights
 from rnnsearch_tf.inference.model_loader import load_model_dir
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.inference.sentence_search import SentenceSearch, truncate, with_eos
@@ -45,8 +46,8 @@ class Translator(tf.Module):
     ids with `PAD_ID`.
 
     Args:
-        model: an `EncoderDecoderModel` (`RNNSearch` or `RNNEncDec`) with trained weights, or an
-            `Ensemble` of them.
+        model: an `EncoderDecoderModel` (`RNNSearch` or `RNNEncDec`) with trained weights, a `DecodingModel` of
+            one (its weights stored in bf16 or int8, `model_loader.decoding_model`), or an `Ensemble` of them.
         source_codec: `TextCodec` of the source language; its vocabulary's size must be the model's K_x.
         target_codec: `TextCodec` of the target language; its vocabulary's size must be the model's K_y.
         search_config: `SearchConfig`, the search options (default: the paper's beam search).
@@ -109,12 +110,12 @@ class Translator(tf.Module):
                                      word_continuations(target_codec))
 
     @classmethod
-    def from_model_dir(cls, model_dir, checkpoint="best", maximum_batch_size=1000, precision=None, num_alternatives=10,
-                       search_config=None, **search_options):
+    def from_model_dir(cls, model_dir, checkpoint="best", maximum_batch_size=1000, precision=None, quantize="none",
+                       num_alternatives=10, search_config=None, **search_options):
         """The translator of a model directory, or of an ensemble of several joined by "+" (`load_model_dir`).
 
         Args:
-            model_dir, checkpoint, precision: as `load_model_dir` (its `shortlist` is `search_config`'s).
+            model_dir, checkpoint, precision, quantize: as `load_model_dir` (its `shortlist` is `search_config`'s).
             maximum_batch_size, num_alternatives: as `Translator`.
             search_config: the `SearchConfig` (a command passes the one its flags made, whole).
             **search_options: instead of `search_config`, its fields.
@@ -125,7 +126,7 @@ class Translator(tf.Module):
         if search_config is not None and search_options:
             raise ValueError(f"give search_config or its fields, not both: {sorted(search_options)}")
         search_config = search_config or SearchConfig(**search_options)
-        loaded = load_model_dir(model_dir, checkpoint, precision, search_config.shortlist)
+        loaded = load_model_dir(model_dir, checkpoint, precision, search_config.shortlist, quantize)
         return cls(loaded.model, loaded.source_codec, loaded.target_codec, search_config, maximum_batch_size,
                    loaded.checkpoint_path, num_alternatives, loaded.shortlist)
 
@@ -153,8 +154,8 @@ class Translator(tf.Module):
 
     def fingerprint(self):
         """Everything the graphs of its functions depend on besides the code and the weights' values: the
-        settings, each model's class, configuration and dtype policy ("auto" precision resolved on this
-        machine), and the text codecs' files' and shortlist's contents
+        settings, each model's class, configuration, dtype policy ("auto" precision resolved on this
+        machine) and quantization, and the text codecs' files' and shortlist's contents
         (`utils.function_cache.FunctionCache` keys its traced graphs on it)."""
         shortlist = None
         if self.shortlist is not None:
@@ -162,18 +163,20 @@ class Translator(tf.Module):
             shortlist = hashlib.sha256(arrays).hexdigest()
         return dict(
             settings=self.settings(),
-            models=[[type(model).__name__, model.config.to_dict(), model.dtype_policy.name]
-                    for model in self._members()],
+            models=[[type(model.model if isinstance(model, DecodingModel) else model).__name__,
+                     model.config.to_dict(), *precision_and_quantization(model)] for model in self._members()],
             vocabularies=[sha256(path) for codec in (self.source_codec, self.target_codec) for path in codec.files],
             shortlist=shortlist,
         )
 
     def recorded_settings(self, version):
         """What an export of version `version` records: `settings()`, the checkpoint, the dtype policy the
-        weights are held and computed in (`precision`: "float32", or "bfloat16" for `--precision=mixed_bfloat16`,
-        `model_loader.decoding_model`; an ensemble's joined with "+") and the version."""
-        precision = "+".join(model.dtype_policy.name for model in self._members())
-        return dict(self.settings(), checkpoint=self.checkpoint_path, precision=precision, version=version)
+        weights are read and computed in (`precision`: "float32", or "bfloat16" for `--precision=mixed_bfloat16`),
+        how its matrices are stored (`quantize`: "none", or "int8" for `--quantize=int8`; both
+        `decoding_model.precision_and_quantization`, an ensemble's joined with "+") and the version."""
+        forms = [precision_and_quantization(model) for model in self._members()]
+        return dict(self.settings(), checkpoint=self.checkpoint_path, precision="+".join(form[0] for form in forms),
+                    quantize="+".join(form[1] for form in forms), version=version)
 
     def _members(self):
         """The models decoding: the ensemble's, or the one model."""
@@ -490,10 +493,13 @@ class Translator(tf.Module):
         target_tokens, target_truncated = truncate(target_tokens, self.maximum_target_length - 1)
         source_ids = with_eos(self.source_codec.lookup(source_tokens))  # [batch, src_len]
         target_ids = with_eos(self.target_codec.lookup(target_tokens))  # [batch, tgt_len]
+
+        def scored():
+            with reading_stored_weights(self.model):  # a DecodingModel's weights, widened once
+                return self.model.token_log_probs(source_ids, target_ids)
+
         token_log_probs = tf.cond(
-            tf.size(source_ids) > 0,
-            lambda: self.model.token_log_probs(source_ids, target_ids),
-            lambda: tf.zeros(tf.shape(target_ids)),
+            tf.size(source_ids) > 0, scored, lambda: tf.zeros(tf.shape(target_ids))
         )  # [batch, tgt_len]
         return dict(
             log_prob=tf.reduce_sum(token_log_probs, axis=1),
