@@ -33,12 +33,15 @@ from absl import flags
 from bench.provenance import provenance
 from data_pipeline import data_files
 from data_pipeline.export_dir import VARIABLES_INDEX_FILE, ExportVersion
-from rnnsearch_tf.cli import search_flags
+from rnnsearch_tf.cli import folder_flags, search_flags
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.decoding_model import reading_stored_weights
 from rnnsearch_tf.inference.translator import Translator
 from serving.export import export, next_version
 
+_MODEL_DIR = folder_flags.define_model_dir(required=True)
+_EXPORT_DIR = flags.DEFINE_string("export_dir", None, "Base path of the exports measured (one per beam size).",
+                                  required=True)
 _TEST_SETS = flags.DEFINE_list(
     "test_sets", ["multi30k/test_2016_flickr", "wmt14/newstest2014"], "Files <data root>/<name>.en.gz to translate."
 )
@@ -97,7 +100,7 @@ def main(argv):
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     workers = search_flags.decode_workers()
     test_sets = {name: _read_sentences(name) for name in _TEST_SETS.value}
-    model_dir, export_dir = flags.FLAGS.model_dir, flags.FLAGS.export_dir
+    model_dir, export_dir = _MODEL_DIR.value, _EXPORT_DIR.value
     batch_size = search_flags.BATCH_SIZE.value
     report = {"provenance": provenance(), "model_dir": model_dir, "cpu_cores": os.cpu_count(), "batch_size": batch_size, "decode_workers": workers,
               "intra_op_threads": tf.config.threading.get_intra_op_parallelism_threads()}
