@@ -42,7 +42,8 @@ def _row_with(*values, rows=TABLE_ROWS):
 _KINDS_BY_NAME = ("decode_throughput", "train_throughput", "data_pipeline", "search_sweep", "command_latency",
                   "serving_load", "shortlist", "finetune", "long_inputs",
                   "quickstart_curves", "data_selection", "scale", "two_workers", "constraints",
-                  "confidence", "subword_sampling", "gemm_limits")
+                  "confidence", "subword_sampling", "gemm_limits", "profile",
+                  "decode_precision")
 
 
 def _kind(path):
@@ -400,6 +401,31 @@ def test_language_pair_rows_show_the_bench_json(path):
         assert _row_with(f"{updates:,}", *cells), f"{path.name}: no table row shows {name}'s {updates} and {cells}"
         tokenizers = {split["beam5"]["signature"].split("tok:")[1].split("|")[0] for split in entry["test"].values()}
         assert _row_with(f"{updates:,}", *cells, *tokenizers), f"{path.name}: {name}'s row names no tokenizer"
+
+
+@pytest.mark.parametrize("path", _of_kind("profile"), ids=_ids)
+def test_profile_rows_show_the_bench_json(path):
+    report = _load(path)
+    for step in ("train", "decode"):
+        for side, result in report[step].items():
+            matmul = result["matmul"]
+            values = [f"{result['wall_ms']['median']:.1f}", f"{result['categories_ms']['matmul']:.1f}",
+                      f"{matmul['gflop_per_s']:.0f} of {matmul['limit_gflop_per_s']:.0f} ({matmul['fraction_of_limit']:.2f})"]
+            assert _row_with(*values, rows=PERFORMANCE_ROWS), f"{path.name}: no row shows {step} {side}'s {values}"
+
+
+@pytest.mark.parametrize("path", _of_kind("decode_precision"), ids=_ids)
+def test_decoding_precision_rows_show_the_bench_json(path):
+    for key, run in _load(path)["runs"].items():
+        precision, quantize = key.split("/")
+        beam = run["decode"]["beam_5"]
+        speeds = beam["multi30k/test_2016_flickr"]
+        values = [f"`--precision={precision} --quantize={quantize}`", f"{speeds['saved_model']['sentences_per_s']:.1f}",
+                  f"{speeds['checkpoint_one_sentence_at_a_time']['sentences_per_s']:.1f}",
+                  f"{beam['export_variables_bytes'] / 1e6:.1f} MB",
+                  *[f"{run['evaluate'][split]['bleu']:.2f} / {run['evaluate'][split]['chrf']:.2f}"
+                    for split in ("test_2016", "test_2017")]]
+        assert _row_with(*values, rows=PERFORMANCE_ROWS), f"{path.name}: no row shows {key}'s {values}"
 
 
 @pytest.mark.parametrize("path", _of_kind("gemm_limits"), ids=_ids)
