@@ -2,6 +2,7 @@
 
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import tempfile
@@ -11,6 +12,10 @@ import pytest
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 # The commands' caches (`--function_cache`'s default) go to a folder of this test session, not the user's.
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="rnnsearch-tests-cache-")
+# A suite started in the background (`cmd &`, `nohup`) inherits SIGINT ignored, which `StopRequest` rightly leaves
+# ignored; the tests of stopping send themselves SIGINT and SIGTERM, so they start from Python's own handlers.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 # Files of minutes, handed to the test workers before the others: with `--dist loadfile` a file runs on one
