@@ -96,6 +96,9 @@ def test_evaluate_scores_what_translate_outputs_over_the_models_shortlist(model_
     assert full_vocabulary_bleu != metrics["bleu"]  # the shortlist changes the score: what evaluate searched shows
 
 
+# large: a model trained for the purpose (tests/helpers/trained_toy_model.py) and fresh processes; the parts run in
+# the default suite (tests/test_decoding_model.py, the tiny int8 export in tests/test_export.py)
+@pytest.mark.large
 def test_evaluate_quantize_int8_scores_what_translate_quantize_int8_outputs(trained_toy_model, toy_data,
                                                                            tmp_path_factory, tmp_path):
     source, reference = (DataDir(toy_data).text_file("dev", side) for side in ("source", "target"))

@@ -227,6 +227,9 @@ def _variables_bytes(version_path):
     return sum(os.path.getsize(os.path.join(folder, name)) for name in os.listdir(folder))
 
 
+# large: a model trained for the purpose (tests/helpers/trained_toy_model.py) and fresh processes; the parts run in
+# the default suite (tests/test_decoding_model.py, the tiny int8 export in tests/test_export.py)
+@pytest.mark.large
 def test_the_int8_export_of_a_trained_model_is_under_half_the_bytes_and_translates_as_the_command(
         trained_toy_model, toy_data, tmp_path_factory, tmp_path):
     version = ExportDir(trained_toy_model_export(tmp_path_factory, trained_toy_model, "int8")).newest_version()

@@ -296,6 +296,9 @@ def test_a_port_in_use_is_named_before_the_model_is_loaded(tmp_path_factory):
     check_port("127.0.0.1", port, "--port")  # free again
 
 
+# large: a model trained for the purpose (tests/helpers/trained_toy_model.py) and fresh processes; the parts run in
+# the default suite (tests/test_decoding_model.py, the tiny int8 export in tests/test_export.py)
+@pytest.mark.large
 def test_an_int8_export_is_served_with_its_page_and_translates_as_the_command(trained_toy_model, toy_data,
                                                                               tmp_path_factory, tmp_path):
     export_dir = trained_toy_model_export(tmp_path_factory, trained_toy_model, "int8")  # rnnsearch export --quantize

@@ -188,6 +188,9 @@ def _token_agreement(records, others):
     return same / sum(max(len(record["tokens"]), len(other["tokens"])) for record, other in zip(records, others))
 
 
+# large: a model trained for the purpose (tests/helpers/trained_toy_model.py) and fresh processes; the parts run in
+# the default suite (tests/test_decoding_model.py, the tiny int8 export in tests/test_export.py)
+@pytest.mark.large
 def test_int8_weights_translate_as_float32_within_stated_bounds(trained_toy_model, toy_data, tmp_path_factory):
     """Weight-only int8 (`--quantize=int8`) against float32 on a model that translates: at least 97% of the target
     tokens the same and BLEU within 1.0 (measured when written, on the 100 dev sentences: 99.7% of the tokens, 98
