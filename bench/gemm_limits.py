@@ -21,7 +21,6 @@ of back-to-back products; the speedups are medians of each round's ratio, so loa
 
 import os
 import statistics
-import time
 
 import keras
 import numpy as np
@@ -29,6 +28,7 @@ import tensorflow as tf
 from absl import app
 from absl import flags
 
+from bench.matmul_timing import seconds_per_call, timed_loop
 from bench.model_sizes import PRESETS, matmul_flops
 from bench.provenance import cpu, emit, provenance
 
@@ -150,42 +150,23 @@ def routes(weight):
     return table
 
 
-def _timed_loop(route, activation):
-    """A graph loop running `route` `repeats` times back to back, each input depending on the last output."""
-
-    @tf.function(autograph=False)
-    def loop(repeats):
-        def body(index, total):
-            return index + 1, total + route(activation * (1.0 + total * 1e-30))[0, 0]
-
-        return tf.while_loop(lambda index, _: index < repeats, body, (tf.constant(0), tf.constant(0.0)))[1]
-
-    return loop
-
-
-def _seconds(loop, repeats):
-    start = time.perf_counter()
-    loop(tf.constant(repeats)).numpy()
-    return (time.perf_counter() - start) / repeats
-
-
 def time_shape(shape_m, shape_k, shape_n, rounds, seconds_per_sample):
     """{"shape", "gflop_per_s", "speedup_over_float32", "int8_best_route", "unavailable"} of one shape."""
     random = np.random.default_rng(0)
     activation = tf.constant(random.normal(size=(shape_m, shape_k)).astype(np.float32))
     loops, unavailable = {}, {}
     for name, route in routes(random.normal(0.0, 0.05, size=(shape_k, shape_n)).astype(np.float32)).items():
-        loop = _timed_loop(route, activation)
+        loop = timed_loop(route, activation)
         try:
             loop(tf.constant(1)).numpy()  # traces, warms oneDNN up
         except (tf.errors.OpError, TypeError, ValueError) as error:
             unavailable[name] = f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"
             continue
-        loops[name] = (loop, max(1, int(seconds_per_sample / _seconds(loop, 2))))
+        loops[name] = (loop, max(1, int(seconds_per_sample / seconds_per_call(loop, 2))))
     samples = {name: [] for name in loops}
     for _ in range(rounds):
         for name, (loop, repeats) in loops.items():
-            samples[name].append(_seconds(loop, repeats))
+            samples[name].append(seconds_per_call(loop, repeats))
     flops = 2 * shape_m * shape_k * shape_n
     int8_routes = [name for name in samples if name.startswith("int8")]
     return {

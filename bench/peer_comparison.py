@@ -40,9 +40,10 @@ from tensorboard.backend.event_processing import event_accumulator
 
 # --precision (ours, in training and decoding) is train_throughput's flag, defined once per process.
 from bench.peer import PEER, decode_peer, read_peer_report
+from bench.matmul_timing import seconds_per_product
 from bench.provenance import cpu_summary, provenance
 from bench.model_sizes import PRESETS, forward_matmuls, matmul_flops
-from bench.train_throughput import _PRECISION, _seconds_per_matmul
+from bench.train_throughput import _PRECISION
 from data_pipeline import data_files
 from rnnsearch_tf.inference.batch_translator import DECODE_WORKERS, BatchTranslator
 from rnnsearch_tf.utils.precision import dtype_policy
@@ -202,7 +203,7 @@ def main(argv):
     peer.update(decodings["peer"])
     ours.update(decodings["ours"])
     ours["early_stopping"] = decodings["early_stopping"]
-    peak = 2 * 2048**3 / _seconds_per_matmul(2048, 2048, 2048, False, False, 2.0) / 1e9
+    peak = 2 * 2048**3 / seconds_per_product(2048, 2048, 2048, rounds=3, seconds_per_sample=2.0 / 3) / 1e9
     our_flops = flops_per_target_token(forward_matmuls(PRESETS["peer"]))
     peer_flops = flops_per_target_token(peer_forward_matmuls())
     report = {

@@ -77,11 +77,10 @@ from bench.gemm_limits import (
     _SECONDS_PER_SAMPLE,
     _STEP_BEAM_SIZE,
     _TIMING_ROUNDS,
-    _seconds,
-    _timed_loop,
     decode_step_matmuls,
     onednn_status,
 )
+from bench.matmul_timing import limit_seconds
 from bench.model_sizes import PRESETS, forward_matmuls, matmul_flops
 from bench.peer import PEER_VENV
 from bench.provenance import REPO_ROOT, emit, provenance
@@ -204,37 +203,6 @@ def update_flops(settings):
     return 3 * matmul_flops(forward_matmuls(settings))
 
 
-def seconds_per_product(shape_m, shape_k, shape_n, transposed, rounds, seconds_per_sample):
-    """Median seconds of one float32 product `[M, K] x [K, N]` in `gemm_limits`' timed loop, over `rounds`
-    samples of about `seconds_per_sample`; `transposed` "a" or "b": that operand is stored transposed, as the
-    backward pass's are (dX = dY W^T, dW = X^T dY)."""
-    random = np.random.default_rng(0)
-    left = random.normal(size=(shape_k, shape_m) if transposed == "a" else (shape_m, shape_k)).astype(np.float32)
-    right = tf.constant(random.normal(0.0, 0.05, size=(shape_n, shape_k) if transposed == "b" else (shape_k, shape_n))
-                        .astype(np.float32))
-    loop = _timed_loop(lambda activation: tf.matmul(activation, right, transpose_a=transposed == "a",
-                                                    transpose_b=transposed == "b"), tf.constant(left))
-    _seconds(loop, 1)  # traces, warms oneDNN up
-    repeats = max(1, int(seconds_per_sample / _seconds(loop, 2)))
-    return statistics.median(_seconds(loop, repeats) for _ in range(rounds))
-
-
-def limit_seconds(matmuls, backward, rounds, seconds_per_sample):
-    """Seconds `matmuls` (`(name, M, K, N, count)` rows) take at this machine's float32 speed at their shapes,
-    each product timed alone (`seconds_per_product`); with `backward` each row's two backward products too."""
-    products = {}
-    total = 0.0
-    for _, shape_m, shape_k, shape_n, count in matmuls:
-        shapes = [(shape_m, shape_k, shape_n, None)]
-        if backward:
-            shapes += [(shape_m, shape_n, shape_k, "b"), (shape_k, shape_m, shape_n, "a")]  # dX, dW
-        for shape in shapes:
-            if shape not in products:
-                products[shape] = seconds_per_product(*shape, rounds, seconds_per_sample)
-            total += products[shape] * count
-    return total
-
-
 Trace = collections.namedtuple("Trace", ["ops", "between_ops", "input_pipeline", "seconds"])
 Trace.__doc__ = """What `traced_ops` read: `ops`, a list of `(op name, op type, picoseconds)` of the top-level op
 events of TensorFlow's compute threads (an op inside another op is its parent's); `between_ops`, the picoseconds
@@ -320,10 +288,10 @@ def categorised(trace, step, per, by_name=False, loss_op_names=frozenset()):
     return milliseconds, by_op
 
 
-def matmul_report(flops, matmul_ms, limit_seconds):
+def matmul_report(flops, matmul_ms, seconds_at_limit):
     """FLOPs, time and GFLOP/s of an update's or a step's matmuls, and the fraction of the limit reached."""
     achieved = flops / (matmul_ms / 1e3) / 1e9 if matmul_ms else 0.0
-    limit = flops / limit_seconds / 1e9
+    limit = flops / seconds_at_limit / 1e9
     return {"flops": int(flops), "ms": round(matmul_ms, 3), "gflop_per_s": float(f"{achieved:.3g}"),
             "limit_gflop_per_s": float(f"{limit:.3g}"), "fraction_of_limit": round(achieved / limit, 3)}
 

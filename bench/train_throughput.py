@@ -34,6 +34,7 @@ import tensorflow as tf
 from absl import app
 from absl import flags
 
+from bench.matmul_timing import products_seconds, row_products
 from bench.model_sizes import PRESETS, forward_matmuls
 from bench.provenance import provenance
 from data_pipeline.constants import EOS_ID
@@ -72,54 +73,22 @@ def _preset_settings(name):
     return settings
 
 
-def _seconds_per_matmul(shape_m, shape_k, shape_n, transpose_a, transpose_b, budget):
-    """Median seconds of one dense float32 matmul of this shape, run back to back in a graph loop."""
-    a_shape = (shape_k, shape_m) if transpose_a else (shape_m, shape_k)
-    b_shape = (shape_n, shape_k) if transpose_b else (shape_k, shape_n)
-    a = tf.random.normal(a_shape)
-    b = tf.random.normal(b_shape)
-
-    @tf.function
-    def loop(repeats):
-        def body(index, total):
-            product = tf.matmul(a * (1.0 + total * 1e-30), b, transpose_a=transpose_a, transpose_b=transpose_b)
-            return index + 1, total + product[0, 0]
-
-        return tf.while_loop(lambda index, _: index < repeats, body, (tf.constant(0), tf.constant(0.0)))[1]
-
-    loop(tf.constant(1)).numpy()
-    start = time.perf_counter()
-    loop(tf.constant(1)).numpy()
-    single = max(time.perf_counter() - start, 1e-6)
-    repeats = max(1, min(10_000, int(budget / 3 / single)))
-    samples = []
-    for _ in range(3):
-        start = time.perf_counter()
-        loop(tf.constant(repeats)).numpy()
-        samples.append((time.perf_counter() - start) / repeats)
-    return statistics.median(samples)
-
-
 def matmul_limit(settings, budget):
-    """Seconds all matmuls of one update (forward, and both backward products) take at measured speeds."""
+    """Seconds all matmuls of one update (forward, and both backward products) take at measured speeds, each
+    product timed for about `budget` seconds."""
+    matmuls = forward_matmuls(settings)
+    seconds = products_seconds(matmuls, backward=True, rounds=3, seconds_per_sample=budget / 3)
     rows, limit_seconds, total_flops = [], 0.0, 0
-    for name, shape_m, shape_k, shape_n, count in forward_matmuls(settings):
+    for name, shape_m, shape_k, shape_n, count in matmuls:
         flops = 2 * shape_m * shape_k * shape_n
-        seconds = sum(
-            _seconds_per_matmul(*shape, budget)
-            for shape in (
-                (shape_m, shape_k, shape_n, False, False),  # forward: X W
-                (shape_m, shape_n, shape_k, False, True),  # dX = dY W^T
-                (shape_k, shape_m, shape_n, True, False),  # dW = X^T dY
-            )
-        )
-        limit_seconds += seconds * count
+        update_seconds = sum(seconds[shape] for shape in row_products(shape_m, shape_k, shape_n, backward=True))
+        limit_seconds += update_seconds * count
         total_flops += 3 * flops * count
         rows.append({
             "matmul": name,
             "shape": [shape_m, shape_k, shape_n],
             "per_update": count,
-            "gflop_per_s": round(3 * flops / seconds / 1e9, 1),
+            "gflop_per_s": round(3 * flops / update_seconds / 1e9, 1),
         })
     return rows, limit_seconds, total_flops
 

@@ -14,8 +14,8 @@ class ParagraphTranslator:
 
     Args:
         batch_translator: the `BatchTranslator` translating the sentences.
-        source_language: "en" or "fr", whose non-breaking prefixes the splitter uses; default the
-            translator's.
+        source_language: the source's language code, whose non-breaking prefixes (sacremoses' data) the
+            splitter uses; default the translator's.
 
     Example:
     >>> paragraphs = ParagraphTranslator(BatchTranslator.from_model_dir("models/rnnsearch50"))
