@@ -14,6 +14,8 @@ chrF. Published Multi30k anchors score otherwise, so each model is scored their 
   lower-cased, punctuation normalised and Moses-tokenized (sacremoses' `MosesPunctNormalizer` and
   `MosesTokenizer` of the target language, as `lowercase.perl | normalize-punctuation.perl | tokenizer.perl`),
   then BLEU on those tokens (`tokenize="none"`, as multi-bleu.perl).
+- `nmtpy_search`: nmtpy decodes with beam 12, each hypothesis's log-probability divided by its length
+  (`nmt-translate`'s defaults): that search too, scored as above (its `nmtpy` field is the anchor's convention).
 - `lowercased_greedy` (bentrevett/pytorch-seq2seq notebook 3 scores greedy output on lower-cased spaCy tokens):
   greedy search (beam 1), then BLEU on lower-cased Moses tokens; spaCy's models are not on PyPI, so Moses
   tokens stand in for spaCy's (the same splitting of punctuation for these captions, not byte-identical).
@@ -57,16 +59,17 @@ def evaluate_model(path):
     language = codecs["target"]["language"]
     entry = {"model_dir": path, "source_language": codecs["source"]["language"], "target_language": language,
              "codec": codecs["target"]["kind"], "training": _training(model_dir), "test": {}}
-    searches = {"beam5": SearchConfig(beam_size=5), "greedy": SearchConfig(beam_size=1)}
+    searches = {"beam5": SearchConfig(beam_size=5), "greedy": SearchConfig(beam_size=1),
+                "nmtpy_search": SearchConfig(beam_size=12, length_normalization="length")}
     translators = {name: BatchTranslator.from_model_dir(path, _CHECKPOINT.value, _BATCH_SIZE.value, search_config=config)
                    for name, config in searches.items()}
     entry["checkpoint"] = translators["beam5"].loaded_from
     for split in data_dir.test_splits():
         sources, references = (read_lines(data_dir.text_file(split, side)) for side in ("source", "target"))
-        beam = [result["translation"] for result in translators["beam5"].translate(sources)]
-        greedy = [result["translation"] for result in translators["greedy"].translate(sources)]
-        entry["test"][split] = {"sentences": len(sources), "beam5": scores(beam, references, language),
-                                "greedy": scores(greedy, references, language)}
+        entry["test"][split] = {"sentences": len(sources)}
+        for name, translator in translators.items():
+            translations = [result["translation"] for result in translator.translate(sources)]
+            entry["test"][split][name] = scores(translations, references, language)
     return entry
 
 
