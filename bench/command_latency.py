@@ -16,7 +16,7 @@ each figure is the median, with every round and the peak resident memory in the 
   export of our model (written under the workdir once): a client that imports no TensorFlow.
 - `ours` decodes over the whole vocabulary (`--noshortlist`); with `--shortlist`, our two translate cases
   again with `--shortlist` (`ours_shortlist`: what a plain `translate` does once the model directory has
-  a shortlist).
+  a shortlist); `--variants=NAME=FLAGS` adds them again with other flags (`ours_NAME`: bf16, int8).
 - Our translate keeps its traced search in a `--function_cache` folder of this run: the rounds time what
   every command after the first does (it loads the search); `first_run_s` is one run of each of our
   cases beforehand with that folder empty (it traces the search and writes it), once per case.
@@ -51,6 +51,10 @@ _ROUNDS = flags.DEFINE_integer("rounds", 3, "Runs of every case, interleaved.", 
 _CLIENT = flags.DEFINE_boolean("client", True, "Also time the REST client against `rnnsearch serve`.")
 _SHORTLIST = flags.DEFINE_boolean(
     "shortlist", False, "Also time our translate with --shortlist (run `rnnsearch shortlist` on ours/ first)."
+)
+_VARIANTS = flags.DEFINE_list(
+    "variants", [], "NAME=FLAG[+FLAG...] entries: our two translate cases again with these flags as `ours_NAME`, "
+    "e.g. bf16=--precision=mixed_bfloat16+--shortlist,int8=--quantize=int8+--shortlist."
 )
 
 
@@ -90,9 +94,13 @@ def cases(workdir, report, scratch):
             "ours": ([*ours, "--noshortlist", f"--input={data_dir / 'test.source.txt'}"], None),
         },
     }
+    variants = dict(entry.split("=", 1) for entry in _VARIANTS.value)
     if _SHORTLIST.value:
-        for case in plan.values():
-            case["ours_shortlist"] = ([*case["ours"][0][:-2], "--shortlist", case["ours"][0][-1]], None)
+        variants["shortlist"] = "--shortlist"
+    for case in plan.values():
+        for name, extra in variants.items():
+            # After --noshortlist: absl keeps a flag's last value.
+            case[f"ours_{name}"] = ([*case["ours"][0], *extra.split("+")], None)
     return plan
 
 
@@ -154,8 +162,8 @@ def main(argv):
         for system in results[case]:
             if (case, system) in first_runs:
                 results[case][system]["first_run_s"] = first_runs[case, system]
-        for system in ("ours", "ours_shortlist"):
-            if "peer" in results[case] and system in results[case]:
+        for system in [name for name in results[case] if name.startswith("ours")]:
+            if "peer" in results[case]:
                 results[case][f"ratio_{system}_over_peer"] = round(
                     results[case][system]["wall_s"] / results[case]["peer"]["wall_s"], 2)
     print(json.dumps(dict(provenance=provenance(), rounds=_ROUNDS.value, cases=results), indent=2))
