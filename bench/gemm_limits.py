@@ -28,7 +28,7 @@ import tensorflow as tf
 from absl import app
 from absl import flags
 
-from bench.matmul_timing import seconds_per_call, timed_loop
+from bench.matmul_timing import repeats_for, seconds_per_call, timed_loop
 from bench.model_sizes import PRESETS, matmul_flops
 from bench.provenance import cpu, emit, provenance
 
@@ -158,11 +158,9 @@ def time_shape(shape_m, shape_k, shape_n, rounds, seconds_per_sample):
     for name, route in routes(random.normal(0.0, 0.05, size=(shape_k, shape_n)).astype(np.float32)).items():
         loop = timed_loop(route, activation)
         try:
-            loop(tf.constant(1)).numpy()  # traces, warms oneDNN up
+            loops[name] = (loop, repeats_for(loop, seconds_per_sample))  # its first call traces the route
         except (tf.errors.OpError, TypeError, ValueError) as error:
             unavailable[name] = f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"
-            continue
-        loops[name] = (loop, max(1, int(seconds_per_sample / seconds_per_call(loop, 2))))
     samples = {name: [] for name in loops}
     for _ in range(rounds):
         for name, (loop, repeats) in loops.items():

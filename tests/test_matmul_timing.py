@@ -32,7 +32,7 @@ def test_the_backward_products_are_the_ones_tensorflow_runs():
     assert matmul_timing.row_products(6, 4, 9, backward=False) == [(6, 4, 9, None)]
 
 
-def test_each_shape_is_timed_once_and_counted_per_use():
+def test_each_distinct_product_is_timed_once():
     matmuls = [("first", 8, 16, 32, 3), ("second", 8, 16, 32, 2), ("third", 4, 8, 8, 1)]
     seconds = matmul_timing.products_seconds(matmuls, backward=True, rounds=1, seconds_per_sample=0.001)
     assert set(seconds) == set(matmul_timing.row_products(8, 16, 32, True) + matmul_timing.row_products(4, 8, 8, True))
