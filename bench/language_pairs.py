@@ -56,9 +56,9 @@ def evaluate_model(path):
     model_dir = ModelDir(path)
     data_dir = DataDir(model_dir.read_data_info()["data_dir"])
     codecs = model_dir.codec_descriptions()
-    language = codecs["target"]["language"]
+    language, lowercase = codecs["target"]["language"], codecs["target"].get("lowercase", False)
     entry = {"model_dir": path, "source_language": codecs["source"]["language"], "target_language": language,
-             "codec": codecs["target"]["kind"], "training": _training(model_dir), "test": {}}
+             "codec": codecs["target"]["kind"], "lowercase": lowercase, "training": _training(model_dir), "test": {}}
     searches = {"beam5": SearchConfig(beam_size=5), "greedy": SearchConfig(beam_size=1),
                 "nmtpy_search": SearchConfig(beam_size=12, length_normalization="length")}
     translators = {name: BatchTranslator.from_model_dir(path, _CHECKPOINT.value, _BATCH_SIZE.value, search_config=config)
@@ -69,7 +69,7 @@ def evaluate_model(path):
         entry["test"][split] = {"sentences": len(sources)}
         for name, translator in translators.items():
             translations = [result["translation"] for result in translator.translate(sources)]
-            entry["test"][split][name] = scores(translations, references, language)
+            entry["test"][split][name] = scores(translations, references, language, lowercase)
     return entry
 
 

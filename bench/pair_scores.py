@@ -16,10 +16,12 @@ def moses_lowercased(lines, language, normalize):
             for line in lines]
 
 
-def scores(hypotheses, references, language):
-    """sacreBLEU's BLEU (the language's tokenizer) and chrF with its signature, and the anchors' BLEU on
-    lower-cased Moses tokens (none for a language without spaces, which has no Moses tokens)."""
-    values, signatures = corpus_scores(hypotheses, references, ("bleu", "chrf"), target_language=language)
+def scores(hypotheses, references, language, lowercase=False):
+    """sacreBLEU's BLEU (the language's tokenizer; case-insensitive for a lower-casing model, `lowercase`) and
+    chrF with its signature, and the anchors' BLEU on lower-cased Moses tokens (none for a language without
+    spaces, which has no Moses tokens)."""
+    values, signatures = corpus_scores(hypotheses, references, ("bleu", "chrf"), target_language=language,
+                                       lowercase=lowercase)
     anchors = {}
     if languages.writes_words_apart(language):
         for name, normalize in (("nmtpy", True), ("lowercased_moses", False)):

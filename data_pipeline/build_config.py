@@ -38,6 +38,10 @@ class BuildConfig:
             number (the same word on both sides), that word made up anew on both sides, so that a subword model
             learns to copy names and numbers it never saw (data_pipeline/copy_pairs.py; needs --subwords).
             0: none.
+        lowercase: Lower-case both sides before tokenizing (and before learning SentencePiece), as nmtpy and most
+            Multi30k systems train; every command and export then lower-cases raw input the same way (the text
+            codec records it), translations come out lower-cased and are scored case-insensitively (sacreBLEU's
+            case:lc). Default: cased, as the paper.
     """
 
     vocabulary_size: int = 30000
@@ -54,6 +58,7 @@ class BuildConfig:
     joined_share: float = 0.0
     max_joined_sentences: int = MAX_JOINED_SENTENCES
     copy_share: float = 0.0
+    lowercase: bool = False
 
     def __post_init__(self):
         for name, share in (("joined_share", self.joined_share), ("copy_share", self.copy_share)):
@@ -68,5 +73,5 @@ class BuildConfig:
         if self.subwords and self.subword_vocabulary_size < text_codec.MIN_SUBWORD_VOCABULARY:
             raise ValueError(f"subword_vocabulary_size must be at least {text_codec.MIN_SUBWORD_VOCABULARY} (the "
                              f"reserved tokens and 256 bytes are pieces), got {self.subword_vocabulary_size}")
-        if self.vocabulary_from and self.subwords:
-            raise ValueError("vocabulary_from copies a model's text codec: subwords cannot be given too")
+        if self.vocabulary_from and (self.subwords or self.lowercase):
+            raise ValueError("vocabulary_from copies a model's text codec: subwords and lowercase cannot be given too")

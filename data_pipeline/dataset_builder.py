@@ -157,22 +157,27 @@ class DatasetBuilder:
             for name in set(models.values()) - {None}:
                 shutil.copyfile(self.vocabulary_from.file(name), self._work_dir / name)
             return {side: TextCodec(languages[side], None, descriptions[side]["kind"],
-                                    models[side] and self._work_dir / models[side]) for side in _SIDES}
+                                    models[side] and self._work_dir / models[side],
+                                    descriptions[side].get("lowercase", False)) for side in _SIDES}
+        lowercase = self.config.lowercase
         if not self.config.subwords:
-            return {side: TextCodec(languages[side]) for side in _SIDES}
+            return {side: TextCodec(languages[side], lowercase=lowercase) for side in _SIDES}
         models = self._learn_sentencepiece(train_readers)
-        return {side: TextCodec(languages[side], None, self.config.subwords, models[side]) for side in _SIDES}
+        return {side: TextCodec(languages[side], None, self.config.subwords, models[side], lowercase)
+                for side in _SIDES}
 
     def _learn_sentencepiece(self, train_readers):
         """SentencePiece model file(s) learned from the raw train split: {side: path} (one joint model, or one
-        per language). The text is read again by fresh readers (their counts are not the split's)."""
+        per language). The text is read again by fresh readers (their counts are not the split's), lower-cased
+        as the codecs will (`text_codec.lowercase`) with --lowercase."""
         text_files = {side: self._work_dir / f".train.{side}.txt" for side in _SIDES}
         with contextlib.ExitStack() as stack:
             streams = {side: stack.enter_context(open(path, "w", encoding="utf-8")) for side, path in text_files.items()}
             for reader in train_readers:
-                for source, target in pair_reader.PairReader(reader.part, reader.paths, reader.max_line_chars):
-                    streams["source"].write(source + "\n")
-                    streams["target"].write(target + "\n")
+                pairs = pair_reader.PairReader(reader.part, reader.paths, reader.max_line_chars)
+                for batch in batched(pairs, _WRITE_BATCH):
+                    for side, lines in zip(_SIDES, zip(*batch)):
+                        streams[side].writelines(line + "\n" for line in self._training_text(lines))
         if self.config.joint_subwords:
             models = {side: self._work_dir / constants.JOINT_SUBWORD_MODEL_FILE for side in _SIDES}
             groups = [(models["source"], list(text_files.values()))]
@@ -186,6 +191,12 @@ class DatasetBuilder:
             os.remove(path)
         return models
 
+    def _training_text(self, lines):
+        """Raw training lines as the codecs will see them: lower-cased with --lowercase."""
+        if not self.config.lowercase:
+            return lines
+        return [line.decode("utf-8") for line in text_codec.lowercase(tf.constant(list(lines))).numpy()]
+
     def _subword_options(self):
         """The options the SentencePiece models were learned with, or None (words, or a copied codec)."""
         if not self.config.subwords:
@@ -197,7 +208,7 @@ class DatasetBuilder:
     def _described_codecs(self):
         """Each side's codec with the vocabulary written here (checks that they fit each other)."""
         return {side: TextCodec(codec.language, self._work_dir / constants.VOCABULARY_FILES[side], codec.kind,
-                                codec.model_file) for side, codec in self._codecs.items()}
+                                codec.model_file, codec.lowercase) for side, codec in self._codecs.items()}
 
     def _readers(self):
         """{split: its `PairReader`s}: every corpus file resolved and its line counts checked."""

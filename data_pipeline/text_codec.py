@@ -56,6 +56,9 @@ class TextCodec(tf.Module):
         vocabulary_file: the `Vocabulary` file (ids); None for a codec that only tokenizes.
         kind: one of `KINDS`.
         model_file: the SentencePiece model ("sentencepiece" only).
+        lowercase: lower-case the text before tokenizing (`lowercase`), as nmtpy and most Multi30k systems
+            train: fewer distinct words and pieces, translations come out lower-cased, and scores compare
+            lower-cased text (`corpus_scores`, sacreBLEU's `case:lc`). Recorded in `description()`.
         name: module name.
 
     Example:
@@ -64,7 +67,7 @@ class TextCodec(tf.Module):
     <tf.Tensor: shape=(1,), dtype=string, numpy=array([b"L'homme a 3,5 kg."], dtype=object)>
     """
 
-    def __init__(self, language, vocabulary_file=None, kind=MOSES, model_file=None, name=None):
+    def __init__(self, language, vocabulary_file=None, kind=MOSES, model_file=None, lowercase=False, name=None):
         super().__init__(name=name)
         if kind not in KINDS:
             raise ValueError(f"codec kind must be one of {KINDS}, got {kind!r}")
@@ -73,6 +76,7 @@ class TextCodec(tf.Module):
         self.language = languages.check(language)
         self.kind = kind
         self.model_file = None if model_file is None else os.fspath(model_file)
+        self.lowercase = bool(lowercase)
         self.vocabulary = None if vocabulary_file is None else Vocabulary(vocabulary_file)
         # Both have tokenize (`[batch]` text -> ragged tokens) and detokenize (ragged tokens -> text).
         if kind == SENTENCEPIECE:
@@ -89,6 +93,7 @@ class TextCodec(tf.Module):
             os.path.join(folder, description["vocabulary"]),
             description.get("kind", MOSES),
             os.path.join(folder, model) if model else None,
+            description.get("lowercase", False),
         )
 
     @staticmethod
@@ -97,11 +102,14 @@ class TextCodec(tf.Module):
         return {"kind": MOSES, "language": language, "vocabulary": vocabulary_file_name}
 
     def description(self):
-        """`{"kind", "language", "vocabulary"[, "model"]}`: file names relative to the folder holding them."""
+        """`{"kind", "language", "vocabulary"[, "model"][, "lowercase"]}`: file names relative to the folder
+        holding them; "lowercase" only where true, so a cased codec's description is as before the option."""
         description = self.moses_description(self.language, os.path.basename(self.vocabulary.vocabulary_file))
         description["kind"] = self.kind
         if self.model_file:
             description["model"] = os.path.basename(self.model_file)
+        if self.lowercase:
+            description["lowercase"] = True
         return description
 
     @property
@@ -123,9 +131,11 @@ class TextCodec(tf.Module):
     def tokenize(self, text):
         """tf.string `[batch]` raw sentences -> tf.RaggedTensor of tf.string `[batch, None]` tokens.
 
-        Invalid UTF-8 bytes become U+FFFD first, so the rules see valid text.
+        Invalid UTF-8 bytes become U+FFFD first, so the rules see valid text; a lower-casing codec then
+        lower-cases it.
         """
-        return self._tokenizer.tokenize(valid_utf8(text))
+        text = valid_utf8(text)
+        return self._tokenizer.tokenize(lowercase(text) if self.lowercase else text)
 
     def tokenize_prefix(self, text):
         """`tokenize` for the start of a translation typed by a person: the text `<unk>` in a word-level
@@ -261,6 +271,13 @@ def counting_tokens(text, language):
 def _word_codec(language):
     """The word-level codec `counting_tokens` cuts `language` with, made once (callers loop over batches)."""
     return TextCodec(language)
+
+
+def lowercase(text):
+    """tf.string `[batch]` -> the same text lower-cased in every script (Unicode's lower-case mapping, as
+    Python's `str.lower`: "Über" -> "über", "ΣΟΦΟΣ" -> "σοφος"); the one lower-casing of a `TextCodec`'s text, at
+    build time (SentencePiece learns from it) and in every command and export."""
+    return tf.strings.lower(text, encoding="utf-8")
 
 
 def valid_utf8(text):

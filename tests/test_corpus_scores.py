@@ -80,3 +80,14 @@ def test_a_sentence_bleu_is_sacrebleus_with_the_targets_tokenizer():
 def test_a_target_language_that_is_not_a_code_is_refused():
     with pytest.raises(ValueError, match="target_language='french' is not a language code"):
         corpus_scores(["le chat"], ["le chat"], target_language="french")
+
+
+def test_a_lowercasing_model_is_scored_case_insensitively_and_its_signatures_say_so():
+    translations, references = ["the cat sat on the mat"], ["The Cat sat on the mat"]
+    cased, _ = corpus_scores(translations, references, target_language="en")
+    scores, signatures = corpus_scores(translations, references, target_language="en", lowercase=True)
+    assert scores == pytest.approx({"bleu": 100.0, "chrf": 100.0, "chrf_plus_plus": 100.0, "ter": 0.0})
+    assert cased["bleu"] < 70 and cased["chrf"] < 100 and cased["ter"] == 0.0  # sacreBLEU's TER ignores case anyway
+    assert "case:lc" in signatures["bleu"] and "case:lc" in signatures["chrf"] and "case:lc" in signatures["ter"]
+    assert bleu("en", sentence=True, lowercase=True).sentence_score(translations[0], references).score == pytest.approx(
+        100.0)

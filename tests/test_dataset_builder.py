@@ -3,6 +3,7 @@
 import collections
 import gzip
 import json
+import re
 
 import numpy as np
 import pytest
@@ -143,7 +144,7 @@ def test_vocabulary_from_refuses_other_languages_and_folders_without_vocabularie
     with pytest.raises(FileNotFoundError, match=rf"{tmp_path}/source_vocab.tsv is missing: vocabulary_from must be"):
         DatasetBuilder(corpus_registry.text_file_corpus("fr", "en", files), tmp_path / "refused",
                        show_progress=False, vocabulary_from=tmp_path).build()
-    with pytest.raises(ValueError, match="subwords cannot be given too"):
+    with pytest.raises(ValueError, match="text codec: subwords and lowercase cannot be given too"):
         DatasetBuilder(corpus_registry.text_file_corpus("en", "fr", files), tmp_path / "refused",
                        vocabulary_from=parent, subwords="sentencepiece")
     assert not (tmp_path / "refused").exists()
@@ -336,6 +337,24 @@ def test_per_language_unigram_models_and_a_copied_subword_codec(subword_build, t
     records = [record for path in (tmp_path / "copied").glob("train-*") for record in _records(path)]
     assert records[0][0] == tuple(
         processor.encode("the red cat sleeps .") + [EOS_ID])
+
+
+def test_lowercase_learns_pieces_and_words_of_the_lower_cased_text_and_records_it(tmp_path):
+    files = {"train": (_write(tmp_path / "t.en", ["The Cat sleeps .", "THE DOG runs ."] * 40),
+                       _write(tmp_path / "t.de", ["Die Katze schläft .", "DER HUND läuft ."] * 40))}
+    corpus = corpus_registry.text_file_corpus("en", "de", files)
+    subwords = DatasetBuilder(corpus, tmp_path / "pieces", lowercase=True, subwords="sentencepiece",
+                              subword_vocabulary_size=400, show_progress=False).build()
+    words = DatasetBuilder(corpus, tmp_path / "words", lowercase=True, show_progress=False).build()
+    pieces = [piece for piece in text_codec.sentencepiece_pieces(tmp_path / "pieces" / "spm.model")
+              if not re.fullmatch(r"<.*>", piece)]  # the reserved ones and the 256 bytes apart
+    assert "▁katze" in pieces and not any(piece != piece.lower() for piece in pieces)
+    vocabulary = [token for token, _ in Vocabulary.read_entries(tmp_path / "words" / "target_vocab.tsv")[4:]]
+    assert sorted(vocabulary) == sorted(["die", "katze", "schläft", ".", "der", "hund", "läuft"])
+    for metadata in (subwords, words):
+        assert all(metadata["codec"][side]["lowercase"] for side in ("source", "target"))
+    with pytest.raises(ValueError, match="vocabulary_from copies a model's text codec: subwords and lowercase"):
+        DatasetBuilder(corpus, tmp_path / "copied", vocabulary_from=tmp_path / "words", lowercase=True)
 
 
 def test_max_length_counts_pieces_with_subwords(tmp_path):

@@ -10,12 +10,12 @@ import os
 import shutil
 import urllib.request
 
-import pytest
 import sentencepiece
 from sacremoses import MosesDetokenizer, MosesTokenizer
 
 from helpers.model_server import MODEL_NAME, RunningServer
 from helpers.other_languages import SEARCH_FLAGS, TRAIN_FLAGS, rnnsearch, run
+from helpers.subword_test_data import write_subword_model_dir
 from serving.servable import Servable
 
 # "usw." ("etc.") before a capitalised noun: one token by German rules, "usw" "." by English and French ones.
@@ -177,3 +177,30 @@ def test_training_a_model_dir_on_data_of_another_pair_is_refused_in_one_line(chi
     assert _last_error_line(copied) == (
         f"error: {german_english.model_dir / 'data.json'}: source_language is 'de' but corpus text_files's is 'zh': "
         "its vocabularies do not fit this corpus")
+
+
+def test_a_lowercased_build_lowercases_in_every_command_the_export_and_the_scores(german_english, tmp_path):
+    raw = german_english.data_dir.parent / "raw"
+    data_dir = tmp_path / "data"
+    rnnsearch("build-data", "--corpus=text_files", "--source_language=de", "--target_language=en", "--lowercase",
+              *(f"--{split}_{side}={raw / f'{split}.{language}'}" for split in ("train", "dev")
+                for side, language in (("source", "de"), ("target", "en"))),
+              "--subwords=sentencepiece", "--subword_vocabulary_size=600", "--num_shards=1", f"--output_dir={data_dir}")
+    model_dir = write_subword_model_dir(data_dir, tmp_path / "model")
+    lines = ["EIN MANN MIT EINEM HUT.", "Ein Mann mit einem Hut.", "ein mann mit einem hut."]
+    (tmp_path / "input.de").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    translated = rnnsearch("translate", f"--model_dir={model_dir}", "--output_format=alignment",
+                           f"--input={tmp_path / 'input.de'}", "--noprogress", *SEARCH_FLAGS)
+    records = _records(translated)
+    assert records[0]["source_tokens"] == records[1]["source_tokens"] == records[2]["source_tokens"]
+    assert "".join(records[0]["source_tokens"]).replace("▁", " ").strip() == lines[2]
+    assert len({record["translation"] for record in records}) == 1
+    rnnsearch("export", f"--model_dir={model_dir}", f"--export_dir={tmp_path / 'exports'}", *SEARCH_FLAGS)
+    by_export = rnnsearch("translate", f"--saved_model={tmp_path / 'exports'}", f"--input={tmp_path / 'input.de'}",
+                          "--noprogress")
+    assert by_export.split("\n") == [records[0]["translation"]] * 3 + [""]
+    rnnsearch("evaluate", f"--model_dir={model_dir}", f"--source={data_dir / 'dev.source.txt'}",
+              f"--reference={data_dir / 'dev.target.txt'}", f"--output_dir={tmp_path / 'scores'}", "--num_heatmaps=0",
+              "--noprogress", *SEARCH_FLAGS)
+    metrics = json.loads((tmp_path / "scores" / "metrics.json").read_text(encoding="utf-8"))["models"]["model"]
+    assert "|case:lc|" in metrics["signature"] and "case:lc" in metrics["signatures"]["chrf"]

@@ -206,3 +206,20 @@ def test_each_chinese_piece_is_a_word_but_latin_pieces_go_on_their_word(chinese_
     words, _ = codec.words(padded)
     texts = [word.decode("utf-8") for word in words[0].numpy()]
     assert len(texts) == pieces.row_lengths()[0] + 1 > 3 and "".join(texts[:-1]) == "他们在哪里？"
+
+
+def test_a_lowercasing_codec_reads_text_of_any_case_as_the_same_lower_cased_tokens(tmp_path):
+    vocabulary = tmp_path / "vocab.tsv"
+    Vocabulary.write(vocabulary, {"ein": 3, "mann": 2, "über": 2, ".": 2}, 10, 2)
+    codec = TextCodec("de", vocabulary, lowercase=True)
+    tokens = _strings(codec.tokenize(tf.constant(["EIN Mann ÜBER.", "ein mann über."])))
+    assert tokens[0] == tokens[1] == ["ein", "mann", "über", "."]
+    assert codec.encode(tf.constant(["Ein MANN"]))[0].numpy().tolist() == codec.lookup(
+        tf.constant(["ein", "mann"])).numpy().tolist() != [constants.UNK_ID] * 2
+    assert _strings(codec.tokenize_prefix(tf.constant(["Ein <unk> Mann"]))) == [["ein", "<unk>", "mann"]]
+    assert codec.description() == {"kind": "moses", "language": "de", "vocabulary": "vocab.tsv", "lowercase": True}
+    assert TextCodec.from_description(codec.description(), tmp_path).lowercase
+    assert not TextCodec.from_description(TextCodec("de", vocabulary).description(), tmp_path).lowercase
+    # Every script's letters, as Python's str.lower (the SentencePiece model is learned from the same text).
+    text = ["ÜBER STRASSE İstanbul ΣΟΦΟΣ ЖИЗНЬ Ｆｕｌｌ 北京"]
+    assert text_codec.lowercase(tf.constant(text)).numpy()[0].decode() == text[0].lower()

@@ -181,8 +181,12 @@ def test_the_fingerprint_holds_what_the_graphs_are_built_from(model_dir, transla
     vocabulary.write_text("".join(lines[:-2] + lines[-1:] + lines[-2:-1]), encoding="utf-8")
     renamed_words = Translator.from_model_dir(copied, **options)  # two ids swapped, the same size
     int8 = Translator.from_model_dir(model_dir, quantize="int8", **options)
-    fingerprints = [t.fingerprint() for t in (translator, other_search, mixed, renamed_words, int8)]
-    assert len({json.dumps(f, sort_keys=True) for f in fingerprints}) == 5
+    codec = translator.source_codec  # the same files, lower-casing its input
+    lowercasing = TextCodec(codec.language, codec.vocabulary.vocabulary_file, codec.kind, codec.model_file, True)
+    lowercased = Translator(translator.model, lowercasing, translator.target_codec, translator.search_config,
+                            translator.maximum_batch_size, num_alternatives=translator.num_alternatives)
+    fingerprints = [t.fingerprint() for t in (translator, other_search, mixed, renamed_words, int8, lowercased)]
+    assert len({json.dumps(f, sort_keys=True) for f in fingerprints}) == 6
     assert int8.fingerprint()["models"] == [["RNNSearch", translator.model.config.to_dict(), "float32", "int8"]]
     assert json.loads(json.dumps(translator.fingerprint())) == translator.fingerprint()  # JSON as it is
 

@@ -28,7 +28,8 @@ class Evaluator:
 
     - "All" (Table 1): sacreBLEU corpus BLEU of the detokenized translations against the raw references
       (`corpus_scores.bleu`: the tokenizer sacreBLEU gives the model's target language, 13a for most, "zh"
-      for Chinese; mixed case; its signature is reported), decoded with `<unk>` allowed; beside it chrF,
+      for Chinese; mixed case, or case-insensitive for a lower-casing model (`TextCodec.lowercase`); its
+      signature is reported), decoded with `<unk>` allowed; beside it chrF,
       chrF++ and TER of the same translations (`corpus_scores`). Also `bleu_unk_replaced`: the same
       translations after `UnkReplacer`. Every BLEU below is made the same way.
     - "No UNK" (Table 1): BLEU on the sentences whose source has no Moses token outside the model's
@@ -121,9 +122,10 @@ class Evaluator:
         replaced = [result["translation"] for result in results]
         members = ModelDir.split(model_dir)
         codecs = dict(source=translator.source_codec, target=translator.module.target_codec)
-        target_language = codecs["target"].language
-        scores, signatures = corpus_scores(hypotheses, self.references, target_language=target_language)
-        warning = oov_warning(results, codecs["source"], target_language)
+        target_codec = codecs["target"]
+        scores, signatures = corpus_scores(hypotheses, self.references, target_language=target_codec.language,
+                                           lowercase=target_codec.lowercase)
+        warning = oov_warning(results, codecs["source"], target_codec.language)
         if warning:
             print(warning, file=sys.stderr)
         source_unknown, source_lengths = self._unknown_words(self.sources, codecs["source"])
@@ -131,7 +133,7 @@ class Evaluator:
         _write_lines(os.path.join(output_dir, "translations_unk_replaced.txt"), replaced)
         no_unk_score, known = None, None
         if codecs["source"].has_unknown or codecs["target"].has_unknown:
-            no_unk_score, known = self._no_unk_bleu(model_dir, checkpoint, source_unknown, codecs["target"], output_dir)
+            no_unk_score, known = self._no_unk_bleu(model_dir, checkpoint, source_unknown, target_codec, output_dir)
         metrics = dict(
             model_dir=os.fspath(model_dir),
             checkpoint=translator.loaded_from,
@@ -142,14 +144,14 @@ class Evaluator:
             chrf_plus_plus=scores["chrf_plus_plus"],
             ter=scores["ter"],
             signatures=signatures,
-            bleu_unk_replaced=_corpus_bleu(replaced, self.references, target_language),
+            bleu_unk_replaced=_corpus_bleu(replaced, self.references, target_codec),
             bleu_no_unk=no_unk_score,
             no_unk_sentences=None if known is None else len(known),
             truncated_sentences=sum(result["truncated"] for result in results),
             shortlist=_vocabulary_searched(translator.module.shortlist),
-            bleu_by_length=self._bleu_by_length(hypotheses, source_lengths, target_language),
+            bleu_by_length=self._bleu_by_length(hypotheses, source_lengths, target_codec),
             heatmaps=self._heatmaps(results, output_dir),
-            longest_sentences=self._longest_sentences(hypotheses, source_lengths, target_language),
+            longest_sentences=self._longest_sentences(hypotheses, source_lengths, target_codec),
             training=ModelDir(members[0]).read_training_state() if len(members) == 1 else None,
         )
         with open(os.path.join(output_dir, "metrics.json"), "w", encoding="utf-8") as stream:
@@ -179,7 +181,7 @@ class Evaluator:
         if not known:
             return None, known
         references = [self.references[i] for i in known]
-        return _corpus_bleu(no_unk_hypotheses, references, target_codec.language), known
+        return _corpus_bleu(no_unk_hypotheses, references, target_codec), known
 
     @staticmethod
     def _unknown_words(sentences, codec):
@@ -193,7 +195,7 @@ class Evaluator:
             lengths.extend(tf.reduce_sum(starts, axis=1).numpy().tolist())
         return unknown, lengths
 
-    def _bleu_by_length(self, hypotheses, source_lengths, target_language):
+    def _bleu_by_length(self, hypotheses, source_lengths, target_codec):
         bins = []
         for minimum, maximum in zip((0,) + self.length_bins, self.length_bins + (None,)):
             members = [
@@ -202,13 +204,13 @@ class Evaluator:
             score = None
             if members:
                 score = _corpus_bleu([hypotheses[i] for i in members], [self.references[i] for i in members],
-                                     target_language)
+                                     target_codec)
             label = f"{minimum}-{maximum}" if maximum is not None else f"{minimum}+"
             bins.append(dict(bin=label, minimum=minimum, maximum=maximum, sentences=len(members), bleu=score))
         return bins
 
-    def _longest_sentences(self, hypotheses, source_lengths, target_language):
-        sentence_bleu = bleu(target_language, sentence=True)
+    def _longest_sentences(self, hypotheses, source_lengths, target_codec):
+        sentence_bleu = bleu(target_codec.language, sentence=True, lowercase=target_codec.lowercase)
         longest = sorted(range(len(source_lengths)), key=lambda i: -source_lengths[i])[: self.num_longest]
         return [
             dict(
@@ -248,9 +250,11 @@ def _vocabulary_searched(shortlist):
     return "full vocabulary" if shortlist is None else f"model's ({shortlist.description})"
 
 
-def _corpus_bleu(hypotheses, references, target_language):
-    """The corpus BLEU of `corpus_scores` (the same metric for every subset of the test set)."""
-    return corpus_scores(hypotheses, references, ["bleu"], target_language=target_language)[0]["bleu"]
+def _corpus_bleu(hypotheses, references, target_codec):
+    """The corpus BLEU of `corpus_scores` (the same metric for every subset of the test set), for the language
+    and case of the model's target codec."""
+    return corpus_scores(hypotheses, references, ["bleu"], target_language=target_codec.language,
+                         lowercase=target_codec.lowercase)[0]["bleu"]
 
 
 def _write_lines(path, lines):

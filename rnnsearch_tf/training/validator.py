@@ -69,6 +69,7 @@ class Validator:
         )
         self.translator = BatchTranslator(translator, translator.settings(), batch_size, eager_sentences=0)
         self.target_language = translator.target_language  # the language dev BLEU is tokenized for
+        self.lowercase = data_dir.codec("target").lowercase  # a lower-casing codec's dev BLEU is case-insensitive
 
         @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)] * 2, autograph=False)
         def negative_log_likelihood(source_ids, target_ids):
@@ -89,7 +90,8 @@ class Validator:
         `maximum_source_length`, translated from their first tokens: their BLEU counts them so)."""
         results = self.translator.translate(self.sources)  # in order; batches formed by length
         scores, signatures = corpus_scores([result["translation"] for result in results], self.references,
-                                           ["bleu", "chrf"], target_language=self.target_language)
+                                           ["bleu", "chrf"], target_language=self.target_language,
+                                           lowercase=self.lowercase)
         samples, images = [], []
         for source, reference, result in list(zip(self.sources, self.references, results))[: self.attention_sentences]:
             samples.append((source, reference, result["translation"]))
