@@ -20,7 +20,8 @@ class TrainingInput:
     are shuffled (seeded), then taken `sort_window * batch_size` at a time (20 * 80 = 1600), sorted by
     the longer side of each pair (stable), and cut into `sort_window` minibatches of `batch_size`, each
     right-padded with `PAD_ID` only to its own longest sentence. Batches come out in sorted order
-    within a window. With `max_tokens`, batches are instead formed by `bucket_by_sequence_length` so
+    within a window, or in an order drawn for each window with `shuffle_batches` (so that a window of a whole
+    epoch pads as little as OpenNMT-py's corpus-wide sort without ordering the epoch short to long). With `max_tokens`, batches are instead formed by `bucket_by_sequence_length` so
     that batch size * padded length stays at most `max_tokens` per side.
 
     Each element is {"source_ids": int32 [batch, src_len], "target_ids": int32 [batch, tgt_len]};
@@ -41,6 +42,7 @@ class TrainingInput:
         file_pattern: glob of the train shards, e.g. "/data/m30k/train-*.tfrecord.gz".
         batch_size: global minibatch size (the paper: 80); each replica gets its share.
         sort_window: minibatches sorted together (the paper: 20).
+        shuffle_batches: a window's minibatches in a seeded random order, not shortest first.
         seed: shuffling seed.
         epochs: passes over the data; None repeats forever.
         shuffle_buffer: pairs in the shuffle buffer (the shards were shuffled once at build time).
@@ -67,6 +69,7 @@ class TrainingInput:
         file_pattern,
         batch_size=80,
         sort_window=20,
+        shuffle_batches=False,
         seed=1234,
         epochs=None,
         shuffle_buffer=100_000,
@@ -81,6 +84,7 @@ class TrainingInput:
         self.file_pattern = file_pattern
         self.batch_size = batch_size
         self.sort_window = sort_window
+        self.shuffle_batches = shuffle_batches
         self.seed = seed
         self.epochs = epochs
         self.shuffle_buffer = shuffle_buffer if pairs is None else max(1, min(shuffle_buffer, pairs))
@@ -140,8 +144,11 @@ class TrainingInput:
             order = tf.argsort(lengths, stable=True)  # [window_pairs]
             return {name: tf.gather(ids, order) for name, ids in window.items()}
 
-        def cut_into_batches(window):  # values: RaggedTensor [window_pairs, None], sorted
+        def cut_into_batches(index, window):  # values: RaggedTensor [window_pairs, None], sorted
             starts = tf.range(0, window["source_ids"].nrows(), batch_size)  # [sort_window] (fewer at the end)
+            if self.shuffle_batches:  # the order drawn from the seed and the window's place in the epoch
+                seed = tf.stack([tf.constant(self.seed, tf.int64), index])
+                starts = tf.random.experimental.stateless_shuffle(starts, seed)
             return tf.data.Dataset.from_tensor_slices(starts).map(
                 lambda start: {name: ids[start : start + batch_size].to_tensor() for name, ids in window.items()}
             )  # each: int32 [batch_size, longest in this batch]
@@ -150,6 +157,7 @@ class TrainingInput:
             return (
                 dataset.ragged_batch(self.sort_window * batch_size)
                 .map(sort_by_length, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+                .enumerate()
                 .flat_map(cut_into_batches)
             )
 

@@ -150,6 +150,7 @@ def _switch_twice_under_load(staged, expected, base_path, clients):
     assert len({index for index, *_ in answers}) == clients
 
 
+@pytest.mark.large  # three SavedModel loads under load: over a minute; the watcher's switch is tested above
 def test_eight_clients_see_two_switches_without_an_error(staged, expected, tmp_path):
     _switch_twice_under_load(staged, expected, tmp_path / "rnnsearch", clients=8)
 

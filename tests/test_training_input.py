@@ -71,6 +71,20 @@ def test_batches_are_sorted_inside_each_window_and_padded_to_own_longest(many_pa
         assert max(len(t) for _, t in pairs_of([batch])) == len(batch["target_ids"][0])
 
 
+def test_shuffled_batches_are_the_sorted_windows_batches_in_a_seeded_order(many_pairs):
+    pattern, _ = many_pairs
+    read = lambda shuffle, seed=3: batches_of(TrainingInput(pattern, batch_size=4, sort_window=5, shuffle_buffer=50,
+                                                            seed=seed, epochs=2, shuffle_batches=shuffle)())
+    sorted_batches, shuffled = read(False), read(True)
+    assert len(shuffled) == len(sorted_batches) == 2 * 13  # 50 pairs: 2 windows of 20 + 10, batches of 4
+    windows = [(0, 5), (5, 10), (10, 13), (13, 18), (18, 23), (23, 26)]
+    for start, end in windows:  # the same batches, each padded to its own longest, in another order
+        key = lambda batch: str(batch)
+        assert sorted(shuffled[start:end], key=key) == sorted(sorted_batches[start:end], key=key)
+    assert sum(shuffled[start:end] != sorted_batches[start:end] for start, end in windows) >= 4  # reordered
+    assert shuffled == read(True) and shuffled != read(True, seed=4)
+
+
 def test_same_seed_same_batches_other_seed_otherbatches_of(many_pairs):
     pattern, _ = many_pairs
     run = lambda seed: batches_of(TrainingInput(pattern, batch_size=4, sort_window=3, seed=seed, epochs=1)())

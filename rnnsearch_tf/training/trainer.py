@@ -122,6 +122,7 @@ class Trainer:
             data_dir.shard_pattern("train"),
             batch_size=self.config.batch_size,
             sort_window=self.config.sort_window,
+            shuffle_batches=self.config.shuffle_batches,
             seed=self.config.seed,
             max_tokens=self.config.max_tokens,
             max_sequence_length=data_dir.read_metadata()["filters"]["max_length"] + 1,

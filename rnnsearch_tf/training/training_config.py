@@ -27,6 +27,8 @@ class TrainingConfig:
             update is validated, so `best/` reflects the whole budget.
         batch_size: global minibatch of sentence pairs (80).
         sort_window: minibatches sorted by length together (20, i.e. 1600 pairs).
+        shuffle_batches: the minibatches of a sort window in a random order instead of shortest first (the
+            paper's); with a large --sort_window, less padding without a length curriculum within an epoch.
         max_tokens: token-count batching instead of fixed batches (None: the paper's batching).
         seed: seed of shuffling and initialisation.
         optimizer: "adadelta" (the paper's) or "adam".
@@ -91,6 +93,7 @@ class TrainingConfig:
     max_hours: typing.Optional[float] = None
     batch_size: int = 80
     sort_window: int = 20
+    shuffle_batches: bool = False
     max_tokens: typing.Optional[int] = None
     seed: int = 1234
     optimizer: str = dataclasses.field(default="adadelta", metadata={"choices": OPTIMIZERS})
