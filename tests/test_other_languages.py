@@ -10,6 +10,7 @@ import os
 import shutil
 import urllib.request
 
+import pytest
 import sentencepiece
 from sacremoses import MosesDetokenizer, MosesTokenizer
 
@@ -179,6 +180,7 @@ def test_training_a_model_dir_on_data_of_another_pair_is_refused_in_one_line(chi
         "its vocabularies do not fit this corpus")
 
 
+@pytest.mark.large  # fresh processes and an export: 37 s; the codec, the build and the scores are tested in-process
 def test_a_lowercased_build_lowercases_in_every_command_the_export_and_the_scores(german_english, tmp_path):
     raw = german_english.data_dir.parent / "raw"
     data_dir = tmp_path / "data"
