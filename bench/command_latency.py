@@ -162,8 +162,8 @@ def main(argv):
         for system in results[case]:
             if (case, system) in first_runs:
                 results[case][system]["first_run_s"] = first_runs[case, system]
-        for system in [name for name in results[case] if name.startswith("ours")]:
-            if "peer" in results[case]:
+        if "peer" in results[case]:
+            for system in [name for name in results[case] if name.startswith("ours")]:
                 results[case][f"ratio_{system}_over_peer"] = round(
                     results[case][system]["wall_s"] / results[case]["peer"]["wall_s"], 2)
     print(json.dumps(dict(provenance=provenance(), rounds=_ROUNDS.value, cases=results), indent=2))

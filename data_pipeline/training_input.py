@@ -21,7 +21,8 @@ class TrainingInput:
     the longer side of each pair (stable), and cut into `sort_window` minibatches of `batch_size`, each
     right-padded with `PAD_ID` only to its own longest sentence. Batches come out in sorted order
     within a window, or in an order drawn for each window with `shuffle_batches` (so that a window of a whole
-    epoch pads as little as OpenNMT-py's corpus-wide sort without ordering the epoch short to long). With `max_tokens`, batches are instead formed by `bucket_by_sequence_length` so
+    epoch pads as little as OpenNMT-py's corpus-wide sort without ordering the epoch short to long). With
+    `max_tokens`, batches are instead formed by `bucket_by_sequence_length` so
     that batch size * padded length stays at most `max_tokens` per side.
 
     Each element is {"source_ids": int32 [batch, src_len], "target_ids": int32 [batch, tgt_len]};

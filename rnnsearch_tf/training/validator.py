@@ -69,7 +69,7 @@ class Validator:
         )
         self.translator = BatchTranslator(translator, translator.settings(), batch_size, eager_sentences=0)
         self.target_language = translator.target_language  # the language dev BLEU is tokenized for
-        self.lowercase = data_dir.codec("target").lowercase  # a lower-casing codec's dev BLEU is case-insensitive
+        self.lowercase = translator.target_codec.lowercase  # a lower-casing codec's dev BLEU is case-insensitive
 
         @tf.function(input_signature=[tf.TensorSpec([None, None], tf.int32)] * 2, autograph=False)
         def negative_log_likelihood(source_ids, target_ids):
