@@ -9,8 +9,9 @@ provenance.
 
 The model and batch of `bench.peer_comparison` (`--model_size`, default `bench.model_sizes.PRESETS["peer"]`: m 256,
 n 512, n' 512, l 256, 10k vocabularies, 80 sentences of 14 source and 16 target tokens, EOS included) in float32
-with random weights and the recipe of `configs/multi30k_rnnsearch.flags` (uniform initialisation, dropout 0.3,
-label smoothing 0.1, Adam, clipping at 1):
+(or `--precision=mixed_bfloat16`: bf16 products, decoding with bf16 weights as `translate` does) with random
+weights and the recipe of `configs/multi30k_rnnsearch.flags` (uniform initialisation, dropout 0.3, label smoothing
+0.1, Adam, clipping at 1):
 - train: one update of the trainer (`make_train_step`) on one random batch read from a `tf.data` iterator.
 - decode: `BeamSearch` (beam `--step_beam_size`, length normalisation "length", as the peer comparison decodes)
   of one batch of random sentences of the preset's source length (the last token EOS), encoder included, for
@@ -46,9 +47,10 @@ profiler, and `categories_ms` summed over TensorFlow's compute threads (which ma
 `matmul` has the matmul FLOPs per update or decoding step (`bench.model_sizes.forward_matmuls` x 3 for an
 update; for a search the encoder's, its first step's at one hypothesis per sentence and the other steps', from
 `bench.gemm_limits.decode_step_matmuls`), the GFLOP/s achieved (FLOPs / time in matmul ops), and this machine's
-float32 speed at the same shapes, measured in the same run: each distinct product (and an update's two backward
-products of each) timed alone in `bench.gemm_limits`' loop, `--timing_rounds` samples of `--seconds_per_sample`;
-with the fraction of it reached. `top_ops` is the `--top_ops` costliest (category, op type), or op name.
+speed at the same shapes in the products' dtype (float32, or bf16 under `--precision=mixed_bfloat16`), measured in
+the same run: each distinct product (and an update's two backward products of each) timed alone in
+`bench.matmul_timing`'s loop, `--timing_rounds` samples of `--seconds_per_sample`; with the fraction of it
+reached. `top_ops` is the `--top_ops` costliest (category, op type), or op name.
 
 With `--peer`, the peer (`bench/peer_profile.py` in its virtualenv, `bench.peer.PEER_VENV`) profiles the same
 step at the same sizes with `torch.profiler`, in the same categories, and its report stands beside ours.
@@ -85,6 +87,8 @@ from bench.model_sizes import PRESETS, forward_matmuls, matmul_flops
 from bench.peer import PEER_VENV
 from bench.provenance import REPO_ROOT, emit, provenance
 from data_pipeline.constants import EOS_ID
+from rnnsearch_tf.inference.decoding_model import reading_stored_weights
+from rnnsearch_tf.inference.model_loader import decoding_model
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.models.model_config import ModelConfig
 from rnnsearch_tf.models.rnn_search import RNNSearch
@@ -101,6 +105,8 @@ ENCODE_SCOPE, STEP_SCOPE = "encode", "decoder_step"
 # The matmuls run once per sentence before a search (`Decoder.initial_state` and the encoder).
 PER_SENTENCE = ("encoder W_z|W_r|W x", "encoder U_z|U_r h", "encoder U [r h]", "W_s", "U_a h", "C_z|C_r|C h",
                 "C_o h")
+# The dtype of the products whose speed is the limit, by our model's precision.
+LIMIT_DTYPES = {"float32": tf.float32, "mixed_bfloat16": tf.bfloat16}
 _MATMUL_TYPES = re.compile(r"MatMul|Einsum")
 _LOOP_TYPES = {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond", "Identity", "IdentityN", "While",
                "StatelessWhile", "If", "StatelessIf"}
@@ -117,12 +123,16 @@ _TOP_OPS = flags.DEFINE_integer("top_ops", 15, "Costliest ops listed in the JSON
 _OPS_BY_NAME = flags.DEFINE_bool("ops_by_name", False, "List the costliest ops by name (which matmul, which loop).")
 _KERAS_ADAM = flags.DEFINE_bool("keras_adam", False, "keras.optimizers.Adam instead of the trainer's FusedAdam.")
 _PEER = flags.DEFINE_bool("peer", False, "Profile the peer's same step too (bench/peer_profile.py).")
+_PRECISION = flags.DEFINE_enum(
+    "precision", "float32", ["float32", "mixed_bfloat16"],
+    "Our model's precision (`ModelConfig.precision`; decoding holds the weights in bf16, as translate does); the "
+    "matmul limit is timed in the matching dtype. The peer stays float32.")
 
 
-def model_config(settings):
+def model_config(settings, precision="float32"):
     """The peer comparison's model at `settings` (a `PRESETS` entry) with the CPU recipe's initialisation and
-    dropout, in float32."""
-    return ModelConfig(
+    dropout, in `precision` (`ModelConfig.precision`)."""
+    return ModelConfig(precision=precision,
         source_vocab_size=settings["vocab_size"], target_vocab_size=settings["vocab_size"],
         **{name: settings[name] for name in ("embedding_dim", "hidden_dim", "maxout_dim", "alignment_dim")},
         initializer="uniform", embedding_dropout=0.3, hidden_dropout=0.3, readout_dropout=0.3,
@@ -136,11 +146,11 @@ def random_ids(settings, length):
     return tf.constant(ids, tf.int32)
 
 
-def make_update(settings, keras_adam=False):
+def make_update(settings, keras_adam=False, precision="float32"):
     """`(update, loss_ops)`: a function running one training update (the trainer's) on one random batch, returning
     its NLL, and the names of the update graph's loss ops (`loss_ops`)."""
     keras.utils.set_random_seed(0)
-    model = RNNSearch(model_config(settings))
+    model = RNNSearch(model_config(settings, precision))
     batch = {f"{side}_ids": random_ids(settings, settings[f"{side}_length"]) for side in ("source", "target")}
     batches = iter(tf.data.Dataset.from_tensors(batch).repeat())
     optimizer = (keras.optimizers.Adam if keras_adam else FusedAdam)(2e-3)
@@ -163,28 +173,31 @@ def loss_ops(graph, settings):
     )
 
 
-def make_search(settings, beam_size, decoding_steps):
-    """A function running one beam search of a random batch for exactly `decoding_steps` steps; returns the
-    lengths of its hypotheses, int `[batch, 1]` (all `decoding_steps`)."""
+def make_search(settings, beam_size, decoding_steps, precision="float32"):
+    """A `tf.function` running one beam search of a random batch for exactly `decoding_steps` steps; returns the
+    lengths of its hypotheses, int `[batch, 1]` (all `decoding_steps`). In mixed_bfloat16 the weights are held in
+    bf16, as `translate` decodes (`model_loader.decoding_model`)."""
     keras.utils.set_random_seed(0)
-    model = RNNSearch(model_config(settings))
+    model = RNNSearch(model_config(settings, precision))
     output_bias = model.decoder.deep_output.output_projection.bias  # b_W_o [K_y]
     output_bias.assign(tf.tensor_scatter_nd_update(output_bias, [[EOS_ID]], [-1e4]))
+    decoding = decoding_model(model)
 
     def decoder_step(ids, step, state):
         with tf.name_scope(STEP_SCOPE):
-            return model.symbols_to_logits_fn(ids, step, state)
+            return decoding.symbols_to_logits_fn(ids, step, state)
 
     strategy = SearchConfig(beam_size=beam_size, length_normalization="length").strategy(decoder_step)
     source_ids = random_ids(settings, settings["source_length"])
 
     @tf.function(autograph=False)
     def search():
-        with tf.name_scope(ENCODE_SCOPE):
-            state = model.encode(source_ids)
-        return strategy.search(state, tf.fill([tf.shape(source_ids)[0]], decoding_steps))["lengths"]  # [batch, 1]
+        with reading_stored_weights(decoding):
+            with tf.name_scope(ENCODE_SCOPE):
+                state = decoding.encode(source_ids)
+            return strategy.search(state, tf.fill([tf.shape(source_ids)[0]], decoding_steps))["lengths"]  # [batch, 1]
 
-    return lambda: search().numpy()
+    return search
 
 
 def search_matmuls(settings, beam_size, decoding_steps):
@@ -358,9 +371,11 @@ def step_report(step, settings):
     with `--peer`."""
     if step == "decode":
         settings = dict(settings, beam_size=_STEP_BEAM_SIZE.value, decoding_steps=_DECODING_STEPS.value)
-        run, loss_op_names = make_search(settings, _STEP_BEAM_SIZE.value, _DECODING_STEPS.value), frozenset()
+        search = make_search(settings, _STEP_BEAM_SIZE.value, _DECODING_STEPS.value, _PRECISION.value)
+        run = lambda: search().numpy()  # noqa: E731
+        loss_op_names = frozenset()
     else:
-        run, loss_op_names = make_update(settings, _KERAS_ADAM.value)
+        run, loss_op_names = make_update(settings, _KERAS_ADAM.value, _PRECISION.value)
     for _ in range(_WARMUP_CALLS.value):
         outputs = run()
     if step == "decode" and not np.all(outputs == _DECODING_STEPS.value):
@@ -368,7 +383,8 @@ def step_report(step, settings):
     calls = _TIMED_CALLS.value or (5 if step == "decode" else 20)
     ours = profile(step, settings, run, calls, _PROFILED_CALLS.value, _TOP_OPS.value, _OPS_BY_NAME.value,
                    loss_op_names)
-    timing = (_TIMING_ROUNDS.value, _SECONDS_PER_SAMPLE.value)
+    ours["precision"] = _PRECISION.value
+    timing = (_TIMING_ROUNDS.value, _SECONDS_PER_SAMPLE.value, LIMIT_DTYPES[_PRECISION.value])
     if step == "decode":
         matmuls, per = search_matmuls(settings, _STEP_BEAM_SIZE.value, _DECODING_STEPS.value), _DECODING_STEPS.value
         ours["matmul"] = matmul_report(matmul_flops(matmuls) / per, ours["categories_ms"]["matmul"],

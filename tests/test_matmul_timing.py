@@ -43,3 +43,14 @@ def test_a_product_with_512_times_the_flops_takes_longer():
     small = matmul_timing.seconds_per_product(8, 64, 64, rounds=3, seconds_per_sample=0.02)
     large = matmul_timing.seconds_per_product(256, 256, 512, rounds=3, seconds_per_sample=0.02)
     assert large > 4 * small
+
+
+def test_a_product_loop_multiplies_in_the_dtype_asked():
+    for dtype in (tf.float32, tf.bfloat16):
+        loop = matmul_timing.product_loop(8, 16, 32, "b", dtype)
+        graph = loop.get_concrete_function(tf.constant(1)).graph
+        bodies = [function.graph for function in graph._functions.values()]
+        matmuls = [operation for body in bodies for operation in body.get_operations() if operation.type == "MatMul"]
+        assert [operation.get_attr("T") for operation in matmuls] == [dtype]
+        assert [_matmul_products(body) for body in bodies if _matmul_products(body)] == [{(8, 16, 32, "b")}]
+    assert matmul_timing.seconds_per_product(8, 16, 32, rounds=1, seconds_per_sample=0.001, dtype=tf.bfloat16) > 0

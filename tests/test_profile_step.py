@@ -5,6 +5,7 @@ import json
 import subprocess
 
 import pytest
+import tensorflow as tf
 from absl import app
 from absl import flags
 from absl.testing import flagsaver
@@ -59,7 +60,7 @@ def test_a_tiny_updates_trace_falls_into_the_categories_it_names():
 def test_a_tiny_search_runs_its_steps_and_its_trace_falls_into_the_categories_it_names():
     steps = 4
     search = profile_step.make_search(TINY, beam_size=3, decoding_steps=steps)
-    assert search().tolist() == [[steps]] * TINY["batch_size"]  # EOS's bias keeps every hypothesis to the bound
+    assert search().numpy().tolist() == [[steps]] * TINY["batch_size"]  # EOS's bias keeps every hypothesis to the bound
     trace = profile_step.traced_ops(search, 1)
     ops, between_ops, input_pipeline = trace.ops, trace.between_ops, trace.input_pipeline
     assert input_pipeline == 0
@@ -148,6 +149,23 @@ def test_the_decode_report_has_its_fields_and_its_matmul_flops(capsys):
     sentences = PRESETS["tiny"]["batch_size"]
     assert ours["hypotheses_per_s"] == pytest.approx(sentences * 2 * ours["decoding_steps_per_s"], rel=0.01)
 
+
+
+def test_a_bf16_search_multiplies_bf16_weights_and_reports_its_precision(capsys):
+    steps = 3
+    search = profile_step.make_search(TINY, beam_size=2, decoding_steps=steps, precision="mixed_bfloat16")
+    assert search().numpy().tolist() == [[steps]] * TINY["batch_size"]
+    graph = search.get_concrete_function().graph
+    graphs = [graph] + [function.graph for function in graph._functions.values()]
+    step_matmuls = [operation for body in graphs for operation in body.get_operations()
+                    if operation.type == "MatMul" and profile_step.STEP_SCOPE in operation.name]
+    assert step_matmuls and {operation.get_attr("T") for operation in step_matmuls} == {tf.bfloat16}
+    weights = [operation for operation in graph.get_operations() if operation.type == "ReadVariableOp"]
+    assert weights and {operation.outputs[0].dtype for operation in weights} == {tf.bfloat16}  # read as stored
+    ours = _main_report(capsys, step=["decode"], decoding_steps=steps, step_beam_size=2,
+                        precision="mixed_bfloat16")["decode"]["ours"]
+    assert ours["precision"] == "mixed_bfloat16"
+    _check_categories(ours, "decode")
 
 def test_stray_arguments_and_unknown_steps_are_usage_errors():
     flags.FLAGS.mark_as_parsed()
