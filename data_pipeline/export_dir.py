@@ -7,7 +7,7 @@ import os
 import tensorflow as tf
 
 from data_pipeline.constants import MODEL_FILE
-from data_pipeline.text_codec import MOSES
+from data_pipeline.text_codec import MOSES, TextCodec
 
 BATCHING_PARAMETERS_FILE = "batching_parameters.txt"  # `ExportDir`: `--batching_parameters_file` of either server
 INCOMPLETE_PREFIX = ".incomplete-"  # `ExportDir`: a version being written, renamed when complete
@@ -159,14 +159,15 @@ class ExportVersion:
 
 
 class ExportSettings(dict):
-    """What an export recorded (`Translator.recorded_settings`: languages, codec kinds, search options, version),
-    by name, each field an older export lacks given its value there (`OLDER_EXPORTS`).
+    """What an export recorded (`Translator.recorded_settings`: languages, codec kinds and lower-casing, search
+    options, version), by name, each field an older export lacks given its value there (`OLDER_EXPORTS`).
 
     Args:
         values: the recorded settings by name (`read(loaded)` reads an export's).
     """
 
-    OLDER_EXPORTS = {"source_codec": MOSES, "target_codec": MOSES}  # exports older than codecs are word-level
+    # Exports older than codecs are word-level; older than lower-casing, cased.
+    OLDER_EXPORTS = {"source_codec": MOSES, "target_codec": MOSES, "source_lowercase": False, "target_lowercase": False}
 
     def __init__(self, values=()):
         super().__init__({**self.OLDER_EXPORTS, **dict(values)})
@@ -183,6 +184,13 @@ class ExportSettings(dict):
     def codec_is_moses(self, side):
         """Whether the codec of `side` ("source" or "target") is word-level (Moses rules, whole words, `<unk>`)."""
         return self[f"{side}_codec"] == MOSES
+
+    def moses_codec(self, side):
+        """The word-level `TextCodec` of `side` without its vocabulary: the export's language and lower-casing (its
+        Moses rules, for matching terms or replacing `<unk>` outside the SavedModel); only where `codec_is_moses`."""
+        if not self.codec_is_moses(side):
+            raise ValueError(f"the export's {side} codec is {self[f'{side}_codec']}, not {MOSES}")
+        return TextCodec(self[f"{side}_language"], lowercase=self[f"{side}_lowercase"])
 
 
 def graph_ops(saved_model):

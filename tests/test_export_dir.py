@@ -79,7 +79,8 @@ def test_an_older_exports_settings_get_the_values_it_had(tmp_path):
     assert version.number == 1 and "settings" in version.read_saved_model().meta_graphs[0].signature_def
     settings = ExportSettings.read(version.load())
     assert settings == {"source_language": "en", "maximum_batch_size": 4, "length_penalty": 0.5, "forbid_unk": True,
-                        "source_codec": "moses", "target_codec": "moses"}
+                        "source_codec": "moses", "target_codec": "moses", "source_lowercase": False,
+                        "target_lowercase": False}
     assert type(settings["maximum_batch_size"]) is int and type(settings["forbid_unk"]) is bool
     assert settings.codec_is_moses("source") and settings.codec_is_moses("target")
 
@@ -87,7 +88,20 @@ def test_an_older_exports_settings_get_the_values_it_had(tmp_path):
 def test_recorded_codecs_override_the_older_values():
     settings = ExportSettings({"source_codec": "moses", "target_codec": "sentencepiece"})
     assert settings.codec_is_moses("source") and not settings.codec_is_moses("target")
-    assert ExportSettings() == {"source_codec": "moses", "target_codec": "moses"}
+    assert ExportSettings() == {"source_codec": "moses", "target_codec": "moses", "source_lowercase": False,
+                                "target_lowercase": False}
+
+
+def test_the_moses_codec_of_a_side_has_its_recorded_language_and_lower_casing():
+    settings = ExportSettings({"source_language": "de", "target_language": "en", "target_lowercase": True,
+                               "target_codec": "moses"})
+    source, target = settings.moses_codec("source"), settings.moses_codec("target")
+    assert (source.language, source.lowercase, target.language, target.lowercase) == ("de", False, "en", True)
+    text = tf.constant(["Ein Mann mit HUT."])
+    assert source.tokenize(text).to_list() == [[b"Ein", b"Mann", b"mit", b"HUT", b"."]]
+    assert target.tokenize(text).to_list() == [[b"ein", b"mann", b"mit", b"hut", b"."]]
+    with pytest.raises(ValueError, match="source codec is sentencepiece"):
+        ExportSettings({"source_codec": "sentencepiece"}).moses_codec("source")
 
 
 def test_an_exports_settings_are_python_values(tmp_path_factory):

@@ -8,6 +8,7 @@ import pytest
 import tensorflow as tf
 
 from data_pipeline.constants import TARGET_VOCABULARY_FILE
+from data_pipeline.export_dir import ExportSettings
 from data_pipeline.text_codec import TextCodec
 from rnnsearch_tf.inference.translator import Translator
 from rnnsearch_tf.models.model_dir import ModelDir
@@ -189,6 +190,10 @@ def test_the_fingerprint_holds_what_the_graphs_are_built_from(model_dir, transla
     assert len({json.dumps(f, sort_keys=True) for f in fingerprints}) == 6
     assert int8.fingerprint()["models"] == [["RNNSearch", translator.model.config.to_dict(), "float32", "int8"]]
     assert json.loads(json.dumps(translator.fingerprint())) == translator.fingerprint()  # JSON as it is
+    # What an export records: a word-level export's Moses codecs are rebuilt from it (`ExportSettings.moses_codec`).
+    recorded = [ExportSettings(t.recorded_settings(1)) for t in (translator, lowercased)]
+    assert [(r["source_lowercase"], r["target_lowercase"]) for r in recorded] == [(False, False), (True, False)]
+    assert [r.moses_codec("source").lowercase for r in recorded] == [False, True]
 
 
 # translate_prefix: the start of each translation given (interactive translation).

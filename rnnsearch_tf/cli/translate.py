@@ -32,7 +32,6 @@ from rnnsearch_tf.inference.unk_replacer import UnkReplacer
 from rnnsearch_tf.inference.verbatim_terms import verbatim_terms_of
 from data_pipeline.export_dir import ExportSettings
 from data_pipeline.progress_line import ProgressLine
-from data_pipeline.text_codec import TextCodec
 from rnnsearch_tf.utils.text_files import check_writable, line_numbers, open_output, read_lines
 
 _MODEL_DIR = folder_flags.define_model_dir(ensemble=True)
@@ -138,7 +137,7 @@ def _source_codec(translator):
     settings = ExportSettings.read(translator.module)
     if not settings.codec_is_moses("source"):
         raise app.UsageError("--terminology needs the model's subword codec: give --model_dir (or --constraints_file)")
-    return TextCodec(settings["source_language"])
+    return settings.moses_codec("source")
 
 
 def main(argv):

@@ -7,7 +7,6 @@ import itertools
 import tensorflow as tf
 
 from data_pipeline import constants
-from data_pipeline import text_codec
 from data_pipeline.export_dir import ExportDir, ExportSettings, ExportVersion
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.inference.translator import Translator
@@ -93,7 +92,7 @@ class BatchTranslator:
         if isinstance(module, Translator):
             codec = module.target_codec
         elif ExportSettings(settings).codec_is_moses("target"):
-            codec = text_codec.TextCodec(settings["target_language"])
+            codec = ExportSettings(settings).moses_codec("target")
         else:
             codec = None
         return codec if codec is not None and codec.has_unknown else None

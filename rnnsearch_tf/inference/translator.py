@@ -147,6 +147,8 @@ class Translator(tf.Module):
             target_language=self.target_language,
             source_codec=self.source_codec.kind,
             target_codec=self.target_codec.kind,
+            source_lowercase=self.source_codec.lowercase,
+            target_lowercase=self.target_codec.lowercase,
             maximum_batch_size=self.maximum_batch_size,
             num_alternatives=self.num_alternatives,
             **self.search_config.to_dict(),
@@ -155,7 +157,7 @@ class Translator(tf.Module):
     def fingerprint(self):
         """Everything the graphs of its functions depend on besides the code and the weights' values: the
         settings, each model's class, configuration, dtype policy ("auto" precision resolved on this
-        machine) and quantization, the text codecs' files' contents and lower-casing, and the shortlist's contents
+        machine) and quantization, the text codecs' files' contents, and the shortlist's contents
         (`utils.function_cache.FunctionCache` keys its traced graphs on it)."""
         shortlist = None
         if self.shortlist is not None:
@@ -166,7 +168,6 @@ class Translator(tf.Module):
             models=[[type(model.model if isinstance(model, DecodingModel) else model).__name__,
                      model.config.to_dict(), *precision_and_quantization(model)] for model in self._members()],
             vocabularies=[sha256(path) for codec in (self.source_codec, self.target_codec) for path in codec.files],
-            lowercase=[codec.lowercase for codec in (self.source_codec, self.target_codec)],
             shortlist=shortlist,
         )
 
