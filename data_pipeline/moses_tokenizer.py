@@ -6,7 +6,8 @@ import re
 
 import tensorflow as tf
 
-from data_pipeline import languages, nonbreaking_prefixes
+from data_pipeline import languages, nonbreaking_prefixes, sacremoses_answers
+from data_pipeline.sacremoses_answers import APOSTROPHE_PROBE, DETOKENIZER_PROBES
 
 # Python's `str.isspace()` characters (what Moses' `\s` means on Unicode text); RE2's `\s` is ASCII only.
 _WHITESPACE = (
@@ -31,8 +32,7 @@ _COMMON_RULES = (
     (r",([^" + _NUMBER + r"])", r" , \1"),
     (r"([" + _NUMBER + r"]),$", r"\1 , "),
 )
-# tokenizer.perl's three ways with an apostrophe, keyed by what sacremoses makes of `_APOSTROPHE_PROBE`.
-_APOSTROPHE_PROBE = "l'a it's"
+# tokenizer.perl's three ways with an apostrophe, keyed by what sacremoses makes of `APOSTROPHE_PROBE`.
 _APOSTROPHE_RULES = {
     # English: the apostrophe starts the clitic ("it 's", "do n't").
     ("l", "'a", "it", "'s"): (
@@ -78,7 +78,8 @@ class MosesRules:
     apostrophes, and which of the detokenizer's language cases hold for it.
 
     Built by `MosesRules.of(language)`, which asks the installed sacremoses (its prefix files and what its
-    tokenizer and detokenizer do to a few probes), so a language's rules are never written in this code.
+    tokenizer and detokenizer do to a few probes: `sacremoses_answers`), so a language's rules are never written in
+    this code.
 
     Args:
         language: the language code.
@@ -101,22 +102,17 @@ class MosesRules:
     @classmethod
     @functools.lru_cache(maxsize=None)
     def of(cls, language):
-        """The rules of `language` (checked: a language code written with spaces between words)."""
-        import sacremoses
-
+        """The rules of `language` (checked: a language code written with spaces between words), from what sacremoses
+        says of it (`sacremoses_answers`)."""
         languages.check_words_apart(language)
-        probe = tuple(sacremoses.MosesTokenizer(lang=language).tokenize(_APOSTROPHE_PROBE, escape=False))
+        found = sacremoses_answers.answers(language)
+        probe = tuple(found["apostrophe_probe"])
         if probe not in _APOSTROPHE_RULES:
-            raise ValueError(f"sacremoses tokenizes {_APOSTROPHE_PROBE!r} as {probe} for {language!r}: a way with "
+            raise ValueError(f"sacremoses tokenizes {APOSTROPHE_PROBE!r} as {probe} for {language!r}: a way with "
                              "apostrophes this tokenizer does not know (sacremoses changed?)")
-        detokenizer = sacremoses.MosesDetokenizer(lang=language)
         nonbreaking, numeric_only = nonbreaking_prefixes.prefixes(language)
-        return cls(
-            language, nonbreaking, numeric_only, _APOSTROPHE_RULES[probe],
-            english_contractions=detokenizer.detokenize(["it", "'s"]) == "it's",
-            elisions=detokenizer.detokenize(["l'", "homme"]) == "l'homme",
-            space_before_high_punctuation=detokenizer.detokenize(["Quoi", "?"]) == "Quoi ?",
-        )
+        return cls(language, nonbreaking, numeric_only, _APOSTROPHE_RULES[probe],
+                   **{name: found[name] for name in DETOKENIZER_PROBES})
 
     def detokenize_rules(self):
         """The detokenizer's rewrites for this language, in order."""

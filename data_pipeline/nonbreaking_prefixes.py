@@ -9,19 +9,15 @@ both ask here, so they agree.
 
 import functools
 
+from data_pipeline import sacremoses_answers
+
 
 @functools.lru_cache(maxsize=None)
 def prefixes(language):
-    """(nonbreaking, numeric_only): two frozensets of words (without their period) for `language`.
-
-    Lines marked "#NUMERIC_ONLY#" hold a space, so sacremoses never finds them among the nonbreaking words;
-    they count only through its numeric-only list, and are left out of the first set here the same way.
-    """
-    import sacremoses
-
-    tokenizer = sacremoses.MosesTokenizer(lang=language)
-    nonbreaking = frozenset(word for word in tokenizer.NONBREAKING_PREFIXES if " " not in word)
-    return nonbreaking, frozenset(tokenizer.NUMERIC_ONLY_PREFIXES)
+    """(nonbreaking, numeric_only): two frozensets of words (without their period) for `language`
+    (`sacremoses_answers`: a word of a "#NUMERIC_ONLY#" line is in the second only)."""
+    found = sacremoses_answers.answers(language)
+    return frozenset(found["nonbreaking"]), frozenset(found["numeric_only"])
 
 
 def has_own_list(language):

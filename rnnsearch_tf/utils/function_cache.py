@@ -19,7 +19,6 @@ import json
 import os
 import pathlib
 import sys
-import tempfile
 
 import keras
 import tensorflow as tf
@@ -28,6 +27,8 @@ from google.protobuf import message
 from tensorflow.core.framework import function_pb2, tensor_pb2
 from tensorflow.python.eager import context, execute
 
+from data_pipeline.user_cache import cache_directory, write_json
+
 # The code a traced graph depends on: this package and data_pipeline (the tokenizer and vocabulary ops).
 _CODE_ROOTS = (pathlib.Path(__file__).resolve().parents[1],
                pathlib.Path(__file__).resolve().parents[2] / "data_pipeline")
@@ -35,9 +36,8 @@ KEPT_FILES = 32  # the newest files a cache folder keeps; older ones are deleted
 
 
 def default_directory():
-    """`$XDG_CACHE_HOME/rnnsearch-tf/functions` (`~/.cache/...` without it)."""
-    cache_home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(cache_home, "rnnsearch-tf", "functions")
+    """`$XDG_CACHE_HOME/rnnsearch-tf/functions` (`~/.cache/...` without it: `user_cache.cache_directory`)."""
+    return cache_directory("functions")
 
 
 @functools.lru_cache(maxsize=None)
@@ -197,25 +197,14 @@ class FunctionCache:
                 ctx.add_function_def(function_def)
 
     def _write(self, path, record):
-        """Writes the file at once (a temporary file renamed; removed if writing fails), then keeps the
-        `KEPT_FILES` newest."""
-        temporary = None
+        """Writes the file at once (`user_cache.write_json`), then keeps the `KEPT_FILES` newest."""
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile("w", dir=self.directory, suffix=".tmp", delete=False,
-                                             encoding="utf-8") as stream:
-                temporary = stream.name
-                json.dump(record, stream)
-            os.replace(temporary, path)
-            temporary = None
+            write_json(path, record)
             kept = sorted(self.directory.glob("*.json"), key=lambda file: file.stat().st_mtime, reverse=True)
             for old in kept[KEPT_FILES:]:
                 old.unlink(missing_ok=True)
         except OSError as error:
             logging.info("the traced %s is not kept in %s: %s", record["name"], self.directory, error)
-        finally:
-            if temporary is not None:
-                pathlib.Path(temporary).unlink(missing_ok=True)
 
 
 def _described_captures(captured, live):

@@ -1,0 +1,66 @@
+"""What the installed sacremoses says of a language, asked once per sacremoses version and kept in the user's cache
+(`user_cache`): importing sacremoses compiles its regular expressions, about half a second of every command that
+tokenizes words or splits sentences, which then reads a small JSON file instead.
+
+The answers (`answers(language)`), as JSON values:
+- `nonbreaking`, `numeric_only`: its nonbreaking prefixes (`nonbreaking_prefixes`), the words without their period.
+- `apostrophe_probe`: its tokens of `APOSTROPHE_PROBE` (which of tokenizer.perl's apostrophe rules it applies).
+- one boolean per `DETOKENIZER_PROBES` case: whether its detokenizer joins those tokens so.
+"""
+
+import functools
+import hashlib
+import importlib.metadata
+import os
+
+from data_pipeline.user_cache import cache_directory, read_json, write_json
+
+APOSTROPHE_PROBE = "l'a it's"
+# Tokens for sacremoses' detokenizer and the text that means the case holds for the language.
+DETOKENIZER_PROBES = {
+    "english_contractions": (["it", "'s"], "it's"),
+    "elisions": (["l'", "homme"], "l'homme"),
+    "space_before_high_punctuation": (["Quoi", "?"], "Quoi ?"),
+}
+FIELDS = ("nonbreaking", "numeric_only", "apostrophe_probe", *DETOKENIZER_PROBES)
+
+
+@functools.lru_cache(maxsize=None)
+def answers(language):
+    """The answers of the module doc for `language` (a dict of `FIELDS`): read from `cache_file(language)`, else
+    asked of sacremoses and written there (a cache that cannot be written is asked again next time)."""
+    path = cache_file(language)
+    found = read_json(path)
+    if isinstance(found, dict) and set(found) == set(FIELDS):
+        return found
+    found = _asked(language)
+    try:
+        write_json(path, found)
+    except OSError:
+        pass
+    return found
+
+
+def cache_file(language):
+    """`cache_directory("sacremoses", VERSION, QUESTIONS)/LANGUAGE.json`: VERSION sacremoses', QUESTIONS a digest of
+    this module (what is asked): another sacremoses or other questions, another file."""
+    with open(__file__, "rb") as source:
+        questions = hashlib.sha256(source.read()).hexdigest()[:16]
+    version = importlib.metadata.version("sacremoses")
+    return os.path.join(cache_directory("sacremoses", version, questions), f"{language}.json")
+
+
+def _asked(language):
+    """The answers, asked of sacremoses. Lines of its prefix files marked "#NUMERIC_ONLY#" hold a space, so
+    sacremoses never finds them among the nonbreaking words; they count only through its numeric-only list, and
+    are left out of the first set here the same way."""
+    import sacremoses
+
+    tokenizer = sacremoses.MosesTokenizer(lang=language)
+    detokenizer = sacremoses.MosesDetokenizer(lang=language)
+    return dict(
+        nonbreaking=sorted(word for word in tokenizer.NONBREAKING_PREFIXES if " " not in word),
+        numeric_only=sorted(tokenizer.NUMERIC_ONLY_PREFIXES),
+        apostrophe_probe=tokenizer.tokenize(APOSTROPHE_PROBE, escape=False),
+        **{name: detokenizer.detokenize(tokens) == joined for name, (tokens, joined) in DETOKENIZER_PROBES.items()},
+    )
