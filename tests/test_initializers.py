@@ -7,7 +7,7 @@ from keras.initializers import Orthogonal
 
 from helpers.model_test_utils import small_config
 from rnnsearch_tf import RNNSearch
-from rnnsearch_tf.layers.initializers import Blockwise, initializer
+from rnnsearch_tf.layers.initializers import Blockwise, initializer, restored_weights
 
 SIZES = dict(source_vocab_size=300, target_vocab_size=200, embedding_dim=40, hidden_dim=50, maxout_dim=30,
              alignment_dim=60)
@@ -70,6 +70,14 @@ def test_blockwise_draws_a_bf16_matrix_as_the_float32_one_rounded():
     bf16, float32 = (Blockwise(Orthogonal(seed=5), blocks=2)((8, 16), dtype) for dtype in ("bfloat16", "float32"))
     assert bf16.dtype == "bfloat16"
     np.testing.assert_array_equal(np.asarray(bf16), np.asarray(keras.ops.cast(float32, "bfloat16")))
+
+
+@pytest.mark.parametrize("scheme", ["paper", "uniform", "xavier"])
+def test_a_model_built_to_be_restored_starts_from_zeros_then_schemes_apply_again(scheme):
+    with restored_weights():
+        built = weights(scheme)
+    assert all(not np.any(np.asarray(value)) for value in built.values())
+    assert sum(bool(np.any(np.asarray(value))) for value in weights(scheme).values()) > len(built) // 2
 
 
 def test_misuse_names_the_choices():

@@ -5,6 +5,7 @@ averaged); refuses, naming the file, another model, other vocabularies or langua
 import dataclasses
 import json
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -132,6 +133,8 @@ def test_checkpoint_path_prefers_best_then_latest_and_load_model_reads_it(tmp_pa
     with pytest.raises(FileNotFoundError, match=r"checkpoint ckpt-7 not found: neither a checkpoint path nor one of "
                                                 rf"{tmp_path}/model's \(checkpoints/ckpt-20, best/ckpt-10\); or give best"):
         model_dir.checkpoint_path("ckpt-7")
+    assert not any(np.any(variable.numpy()) for variable in model_dir.build_model(to_restore=True).weights
+                   if keras.backend.is_float_dtype(variable.dtype))  # nothing drawn that the checkpoint replaces
     for checkpoint, step in (("best", 10), ("latest", 20)):
         loaded, path = model_dir.load_model(checkpoint)
         assert path.endswith(f"ckpt-{step}")

@@ -16,14 +16,32 @@ each of its weights, so one name in `ModelConfig.initializer` sets the whole mod
 "uniform" is OpenNMT-py's `-param_init 0.1` (every parameter, biases included); "xavier" is Joey NMT's
 default (`joeynmt/initialization.py`: `xavier_uniform_n_` on fused gate matrices, embeddings
 N(0, 0.01²), zero biases).
+
+Inside `restored_weights()` every weight starts as zeros, whatever the scheme: for a model whose weights a
+checkpoint replaces at once, which then draws no random numbers (the paper's orthogonal blocks cost seconds at
+the paper's size, for every command that loads a model).
 """
 
+import contextlib
+import contextvars
 import math
 
 import keras
 
 INITIALIZERS = ("paper", "uniform", "xavier")
 ROLES = ("embedding", "input", "recurrent", "dense", "alignment", "alignment_vector", "bias")
+_RESTORED = contextvars.ContextVar("restored_weights", default=False)
+
+
+@contextlib.contextmanager
+def restored_weights():
+    """Inside: `initializer` gives zeros, for layers whose weights are read from a checkpoint before any use
+    (`ModelDir.load_model`): building them draws no random numbers."""
+    token = _RESTORED.set(True)
+    try:
+        yield
+    finally:
+        _RESTORED.reset(token)
 
 
 @keras.saving.register_keras_serializable(package="rnnsearch_tf")
@@ -71,6 +89,8 @@ def initializer(scheme, role, blocks=1, vector_length=None):
         raise ValueError(f"initializer must be one of {INITIALIZERS}, got {scheme!r}")
     if role not in ROLES:
         raise ValueError(f"role must be one of {ROLES}, got {role!r}")
+    if _RESTORED.get():
+        return keras.initializers.Zeros()
     if scheme == "uniform":
         return keras.initializers.RandomUniform(-0.1, 0.1)
     if role == "bias":

@@ -1,5 +1,6 @@
 """The layout of a model directory: what training writes and what translation and serving read."""
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -11,6 +12,7 @@ from data_pipeline.constants import MODEL_DATA_FILE, MODEL_FILE
 from data_pipeline.export_dir import ExportDir
 from data_pipeline.pair_reader import sha256
 from data_pipeline.vocabulary_folder import VocabularyFolder
+from rnnsearch_tf.layers.initializers import restored_weights
 from rnnsearch_tf.models.model_config import ModelConfig
 from rnnsearch_tf.models.rnn_enc_dec import RNNEncDec
 from rnnsearch_tf.models.rnn_search import RNNSearch
@@ -196,16 +198,18 @@ class ModelDir(VocabularyFolder):
             except json.JSONDecodeError as error:
                 raise ValueError(f"{path}: not valid JSON ({error})") from error
 
-    def build_model(self, precision=None):
+    def build_model(self, precision=None, to_restore=False):
         """The model of model.json, with fresh weights; `precision` (`ModelConfig.precision`) replaces the
-        one it was trained with."""
+        one it was trained with. `to_restore`: a checkpoint's weights replace them at once, so they are built
+        as zeros (`initializers.restored_weights`), not drawn."""
         description = self.read_model_description()
         if description.get("model") not in MODEL_CLASSES:
             raise ValueError(f"{self.model_file}: field 'model' must be one of {sorted(MODEL_CLASSES)}")
         config = ModelConfig.from_dict(description["config"])
         if precision is not None:
             config = dataclasses.replace(config, precision=precision)
-        return MODEL_CLASSES[description["model"]](config)
+        with restored_weights() if to_restore else contextlib.nullcontext():
+            return MODEL_CLASSES[description["model"]](config)
 
     def checkpoint_path(self, checkpoint="best"):
         """"best" (falls back to "latest" when there is no best yet), "latest", "averaged" (written by
@@ -242,7 +246,7 @@ class ModelDir(VocabularyFolder):
 
     def load_model(self, checkpoint="best", precision=None):
         """(model with the checkpoint's weights, checkpoint path); `precision` as in `build_model`."""
-        model = self.build_model(precision)
         path = self.checkpoint_path(checkpoint)
+        model = self.build_model(precision, to_restore=True)
         tf.train.Checkpoint(model=model).read(path).expect_partial().assert_existing_objects_matched()
         return model, path

@@ -37,7 +37,7 @@ def average_checkpoints(model_dir, checkpoint_paths):
     """
     if not checkpoint_paths:
         raise ValueError("no checkpoint to average")
-    model = model_dir.build_model()
+    model = model_dir.build_model(to_restore=True)
     weights = [variable for variable in model.weights if keras.backend.is_float_dtype(variable.dtype)]
     totals = [np.zeros(variable.shape, np.float64) for variable in weights]
     for path in checkpoint_paths:
