@@ -28,6 +28,8 @@ import math
 
 import keras
 
+from rnnsearch_tf.layers.dense import Dense
+
 INITIALIZERS = ("paper", "uniform", "xavier")
 ROLES = ("embedding", "input", "recurrent", "dense", "alignment", "alignment_vector", "bias")
 _RESTORED = contextvars.ContextVar("restored_weights", default=False)
@@ -110,8 +112,8 @@ def initializer(scheme, role, blocks=1, vector_length=None):
 
 
 def initialized_dense(units, scheme, role="dense", blocks=1, use_bias=True, **kwargs):
-    """A `keras.layers.Dense` whose kernel (`role`, `blocks`) and bias follow `scheme`; `kwargs` go to Dense."""
-    return keras.layers.Dense(
+    """A `dense.Dense` whose kernel (`role`, `blocks`) and bias follow `scheme`; `kwargs` go to Dense."""
+    return Dense(
         units,
         use_bias=use_bias,
         kernel_initializer=initializer(scheme, role, blocks),
