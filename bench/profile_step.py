@@ -9,7 +9,7 @@ provenance.
 
 The model and batch of `bench.peer_comparison` (`--model_size`, default `bench.model_sizes.PRESETS["peer"]`: m 256,
 n 512, n' 512, l 256, 10k vocabularies, 80 sentences of 14 source and 16 target tokens, EOS included) in float32
-(or `--precision=mixed_bfloat16`: bf16 products, decoding with bf16 weights as `translate` does) with random
+(or `--step_precision=mixed_bfloat16`: bf16 products, decoding with bf16 weights as `translate` does) with random
 weights and the recipe of `configs/multi30k_rnnsearch.flags` (uniform initialisation, dropout 0.3, label smoothing
 0.1, Adam, clipping at 1):
 - train: one update of the trainer (`make_train_step`) on one random batch read from a `tf.data` iterator.
@@ -47,7 +47,7 @@ profiler, and `categories_ms` summed over TensorFlow's compute threads (which ma
 `matmul` has the matmul FLOPs per update or decoding step (`bench.model_sizes.forward_matmuls` x 3 for an
 update; for a search the encoder's, its first step's at one hypothesis per sentence and the other steps', from
 `bench.gemm_limits.decode_step_matmuls`), the GFLOP/s achieved (FLOPs / time in matmul ops), and this machine's
-speed at the same shapes in the products' dtype (float32, or bf16 under `--precision=mixed_bfloat16`), measured in
+speed at the same shapes in the products' dtype (float32, or bf16 under `--step_precision=mixed_bfloat16`), measured in
 the same run: each distinct product (and an update's two backward products of each) timed alone in
 `bench.matmul_timing`'s loop, `--timing_rounds` samples of `--seconds_per_sample`; with the fraction of it
 reached. `top_ops` is the `--top_ops` costliest (category, op type), or op name.
@@ -123,10 +123,11 @@ _TOP_OPS = flags.DEFINE_integer("top_ops", 15, "Costliest ops listed in the JSON
 _OPS_BY_NAME = flags.DEFINE_bool("ops_by_name", False, "List the costliest ops by name (which matmul, which loop).")
 _KERAS_ADAM = flags.DEFINE_bool("keras_adam", False, "keras.optimizers.Adam instead of the trainer's FusedAdam.")
 _PEER = flags.DEFINE_bool("peer", False, "Profile the peer's same step too (bench/peer_profile.py).")
-_PRECISION = flags.DEFINE_enum(
-    "precision", "float32", ["float32", "mixed_bfloat16"],
+_STEP_PRECISION = flags.DEFINE_enum(
+    "step_precision", "float32", ["float32", "mixed_bfloat16"],
     "Our model's precision (`ModelConfig.precision`; decoding holds the weights in bf16, as translate does); the "
-    "matmul limit is timed in the matching dtype. The peer stays float32.")
+    "matmul limit is timed in the matching dtype. The peer stays float32. Not --precision: the commands' flag, which "
+    "a test process may define beside it.")
 
 
 def model_config(settings, precision="float32"):
@@ -371,11 +372,11 @@ def step_report(step, settings):
     with `--peer`."""
     if step == "decode":
         settings = dict(settings, beam_size=_STEP_BEAM_SIZE.value, decoding_steps=_DECODING_STEPS.value)
-        search = make_search(settings, _STEP_BEAM_SIZE.value, _DECODING_STEPS.value, _PRECISION.value)
+        search = make_search(settings, _STEP_BEAM_SIZE.value, _DECODING_STEPS.value, _STEP_PRECISION.value)
         run = lambda: search().numpy()  # noqa: E731
         loss_op_names = frozenset()
     else:
-        run, loss_op_names = make_update(settings, _KERAS_ADAM.value, _PRECISION.value)
+        run, loss_op_names = make_update(settings, _KERAS_ADAM.value, _STEP_PRECISION.value)
     for _ in range(_WARMUP_CALLS.value):
         outputs = run()
     if step == "decode" and not np.all(outputs == _DECODING_STEPS.value):
@@ -383,8 +384,8 @@ def step_report(step, settings):
     calls = _TIMED_CALLS.value or (5 if step == "decode" else 20)
     ours = profile(step, settings, run, calls, _PROFILED_CALLS.value, _TOP_OPS.value, _OPS_BY_NAME.value,
                    loss_op_names)
-    ours["precision"] = _PRECISION.value
-    timing = (_TIMING_ROUNDS.value, _SECONDS_PER_SAMPLE.value, LIMIT_DTYPES[_PRECISION.value])
+    ours["precision"] = _STEP_PRECISION.value
+    timing = (_TIMING_ROUNDS.value, _SECONDS_PER_SAMPLE.value, LIMIT_DTYPES[_STEP_PRECISION.value])
     if step == "decode":
         matmuls, per = search_matmuls(settings, _STEP_BEAM_SIZE.value, _DECODING_STEPS.value), _DECODING_STEPS.value
         ours["matmul"] = matmul_report(matmul_flops(matmuls) / per, ours["categories_ms"]["matmul"],

@@ -163,7 +163,7 @@ def test_a_bf16_search_multiplies_bf16_weights_and_reports_its_precision(capsys)
     weights = [operation for operation in graph.get_operations() if operation.type == "ReadVariableOp"]
     assert weights and {operation.outputs[0].dtype for operation in weights} == {tf.bfloat16}  # read as stored
     ours = _main_report(capsys, step=["decode"], decoding_steps=steps, step_beam_size=2,
-                        precision="mixed_bfloat16")["decode"]["ours"]
+                        step_precision="mixed_bfloat16")["decode"]["ours"]
     assert ours["precision"] == "mixed_bfloat16"
     _check_categories(ours, "decode")
 
