@@ -16,7 +16,7 @@ from rnnsearch_tf.inference.translator import Translator
 from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.utils import function_cache
 from rnnsearch_tf.utils.function_cache import FunctionCache
-from helpers.serving_test_utils import SEARCH_OPTIONS
+from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES
 from helpers.translation_test_data import INPUT, PREFIXES, translation_model_dir, write_model_dir
 
 
@@ -148,6 +148,21 @@ def test_a_batch_translator_through_the_cache_translates_prefixes_and_scores_as_
     assert cached.module.translate.experimental_get_tracing_count() == 0
     assert sorted(path.name.split("-")[0] for path in tmp_path.glob("*.json")) == [
         "score", "translate", "translate_prefix"]
+
+
+@pytest.mark.parametrize("name", ["rnnsearch", "rnnencdec"])
+def test_constrained_translations_through_the_cache_are_those_without(tiny_model_dirs, name, tmp_path):
+    # A few sentences are searched eagerly, the cache runs its graphs without Grappler: both had failed on
+    # RNNencdec's empty alignments where a constrained search puts its rows back (`translate --terminology`).
+    constraints = [["chat", "vert"], ["maison"], [], ["le chien", "une"]]
+    plain, cached = (BatchTranslator.from_model_dir(tiny_model_dirs[name], batch_size=2, function_cache=cache,
+                                                    **SEARCH_OPTIONS) for cache in (None, FunctionCache(tmp_path)))
+    expected = plain.translate(SENTENCES, constraints=constraints)
+    assert any(result["translation"] != free["translation"]
+               for result, free in zip(expected, plain.translate(SENTENCES)))  # constraints searched again
+    for result, expected_result in zip(cached.translate(SENTENCES, constraints=constraints), expected, strict=True):
+        assert result["translation"] == expected_result["translation"]
+        np.testing.assert_allclose(result["score"], expected_result["score"], rtol=1e-5)
 
 
 def test_bf16_weights_and_float32_weights_cast_at_every_step_are_two_graphs(model_dir, tmp_path):

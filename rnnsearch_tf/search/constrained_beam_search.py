@@ -504,5 +504,8 @@ def _scattered(free, constrained, sentences):
         update = constrained[name]  # [m, ...]
         if name in _STEP_FIELDS:
             value, update = padded(value), padded(update)
+        if 0 in value.shape[1:]:  # no entries (RNNencdec's alignments): TensorScatterUpdate refuses rows of nothing
+            scattered[name] = value
+            continue
         scattered[name] = tf.tensor_scatter_nd_update(value, sentences[:, None], update)  # [batch, ...]
     return scattered
