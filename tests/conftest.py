@@ -18,6 +18,18 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def graphs_without_grappler():
+    """The tests' own graphs run as `translate` runs its cached search (`utils/function_cache.py`): without Grappler,
+    TensorFlow's rewriting of a graph at its first run, which had hidden a failure `translate` met (an RNNencdec
+    model's constrained search: CHANGELOG, Fixed) and costs the suite a share of its CPU time (docs/design.md,
+    Tests). The commands and servers the tests start are processes of their own and run as a
+    user's do: a served SavedModel with Grappler."""
+    import tensorflow as tf
+
+    tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
+
+
 # Files of minutes, handed to the test workers before the others: with `--dist loadfile` a file runs on one
 # worker, and one of them handed out last keeps the other worker idle until it ends (xdist's own order, most
 # tests first, put test_learning.py, two tests and ~2 minutes, among the last). `scripts/test.sh` keeps this
