@@ -91,13 +91,16 @@ class Vocabulary(tf.Module):
 
         ValueError names the file and line of a line that is not `token<TAB>count`.
         """
+        with tf.io.gfile.GFile(str(path)) as stream:
+            lines = stream.read().replace("\r\n", "\n").split("\n")  # whole: its line iterator costs ~1 µs a line more
+        if lines[-1] == "":
+            lines.pop()  # the last line's newline
         entries = []
-        with tf.io.gfile.GFile(str(path)) as lines:
-            for number, line in enumerate(lines, 1):
-                token, separator, count = line.rstrip("\n").rpartition("\t")
-                if not separator or not count.isdigit():
-                    raise ValueError(f"{path}, line {number}: not token<TAB>count: {line.rstrip()[:80]!r}")
-                entries.append((token, int(count)))
+        for number, line in enumerate(lines, 1):
+            token, separator, count = line.rpartition("\t")
+            if not separator or not count.isdigit():
+                raise ValueError(f"{path}, line {number}: not token<TAB>count: {line.rstrip()[:80]!r}")
+            entries.append((token, int(count)))
         return entries
 
     @staticmethod

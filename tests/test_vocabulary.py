@@ -49,3 +49,21 @@ def test_file_without_reserved_tokens_is_rejected(tmp_path):
     path.write_text("the\t5\n")
     with pytest.raises(ValueError, match="must start with"):
         Vocabulary(path)
+
+
+def test_entries_are_read_whatever_the_line_ends_and_a_bad_line_is_named(vocabulary_file, tmp_path):
+    entries = Vocabulary.read_entries(vocabulary_file)
+    counts = (0, 0, 3, 1, 5)  # 3 sentences (</s>), 1 token outside the vocabulary (<unk>), "the" 5 times
+    assert entries[:5] == list(zip(constants.RESERVED_TOKENS + ("the",), counts))
+    unterminated = tmp_path / "unterminated.tsv"
+    unterminated.write_text(vocabulary_file.read_text().rstrip("\n"))
+    assert Vocabulary.read_entries(unterminated) == entries
+    lines = vocabulary_file.read_text().split("\n")
+    windows = tmp_path / "windows.tsv"
+    windows.write_bytes("\r\n".join(lines).encode())
+    assert Vocabulary.read_entries(windows) == entries
+    for bad_line in ("", "word 5", "word\tfive", "word\t"):
+        broken = tmp_path / "broken.tsv"
+        broken.write_text("\n".join(lines[:5] + [bad_line] + lines[5:]))
+        with pytest.raises(ValueError, match="broken.tsv, line 6: not token<TAB>count"):
+            Vocabulary.read_entries(broken)
