@@ -22,9 +22,8 @@ signal.signal(signal.SIGTERM, signal.SIG_DFL)
 def graphs_without_grappler():
     """The tests' own graphs run as `translate` runs its cached search (`utils/function_cache.py`): without Grappler,
     TensorFlow's rewriting of a graph at its first run, which had hidden a failure `translate` met (an RNNencdec
-    model's constrained search: CHANGELOG, Fixed) and costs the suite a share of its CPU time (docs/design.md,
-    Tests). The commands and servers the tests start are processes of their own and run as a
-    user's do: a served SavedModel with Grappler."""
+    model's constrained search: CHANGELOG, Fixed). The commands and servers the tests start are processes of their
+    own and run as a user's do: a served SavedModel with Grappler."""
     import tensorflow as tf
 
     tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
