@@ -9,11 +9,9 @@ The answers (`answers(language)`), as JSON values:
 """
 
 import functools
-import hashlib
-import importlib.metadata
 import os
 
-from data_pipeline.user_cache import cache_directory, read_json, write_json
+from data_pipeline.user_cache import answers_directory, kept_answer
 
 APOSTROPHE_PROBE = "l'a it's"
 # Tokens for sacremoses' detokenizer and the text that means the case holds for the language.
@@ -29,25 +27,14 @@ FIELDS = ("nonbreaking", "numeric_only", "apostrophe_probe", *DETOKENIZER_PROBES
 def answers(language):
     """The answers of the module doc for `language` (a dict of `FIELDS`): read from `cache_file(language)`, else
     asked of sacremoses and written there (a cache that cannot be written is asked again next time)."""
-    path = cache_file(language)
-    found = read_json(path)
-    if isinstance(found, dict) and set(found) == set(FIELDS):
-        return found
-    found = _asked(language)
-    try:
-        write_json(path, found)
-    except OSError:
-        pass
-    return found
+    return kept_answer(cache_file(language), lambda: _asked(language),
+                       lambda found: isinstance(found, dict) and set(found) == set(FIELDS))
 
 
 def cache_file(language):
     """`cache_directory("sacremoses", VERSION, QUESTIONS)/LANGUAGE.json`: VERSION sacremoses', QUESTIONS a digest of
     this module (what is asked): another sacremoses or other questions, another file."""
-    with open(__file__, "rb") as source:
-        questions = hashlib.sha256(source.read()).hexdigest()[:16]
-    version = importlib.metadata.version("sacremoses")
-    return os.path.join(cache_directory("sacremoses", version, questions), f"{language}.json")
+    return os.path.join(answers_directory("sacremoses", __file__), f"{language}.json")
 
 
 def _asked(language):

@@ -1,7 +1,9 @@
 """The user's cache folder for what the commands derive once and reuse between processes (traced searches, Moses
-rules), after the XDG base directory convention: `$XDG_CACHE_HOME/rnnsearch-tf` (`~/.cache/rnnsearch-tf` without it).
+rules, language names), after the XDG base directory convention: `$XDG_CACHE_HOME/rnnsearch-tf` (`~/.cache/rnnsearch-tf` without it).
 Everything there can be deleted: it is made again when missing."""
 
+import hashlib
+import importlib.metadata
 import json
 import os
 import tempfile
@@ -34,3 +36,26 @@ def write_json(path, value):
     except BaseException:
         os.unlink(temporary)
         raise
+
+
+def kept_answer(path, ask, fits):
+    """`ask()`'s JSON value kept in the file `path`: read from there where the value found `fits`, else asked and
+    written there (a cache that cannot be written is asked again next time)."""
+    found = read_json(path)
+    if fits(found):
+        return found
+    found = ask()
+    try:
+        write_json(path, found)
+    except OSError:
+        pass
+    return found
+
+
+def answers_directory(distribution, asking_module):
+    """`cache_directory(DISTRIBUTION, VERSION, QUESTIONS)` for what a library says, asked once: VERSION the installed
+    distribution's, QUESTIONS a digest of the file of the module that asks (`asking_module`, its `__file__`): another
+    version of the library or other questions, another folder."""
+    with open(asking_module, "rb") as source:
+        questions = hashlib.sha256(source.read()).hexdigest()[:16]
+    return cache_directory(distribution, importlib.metadata.version(distribution), questions)

@@ -1,8 +1,11 @@
 """data_pipeline/languages.py: codes checked against ISO 639 in one line, names, scripts without spaces, and
-sacreBLEU's tokenizer for a target."""
+sacreBLEU's tokenizer for a target; what pycountry says of a code kept in the user's cache and read back the same."""
+
+import json
 
 import pytest
 
+from conftest import fresh_python
 from data_pipeline import languages
 
 
@@ -46,3 +49,35 @@ def test_bleu_tokenizer_is_sacrebleus_choice_for_the_target(code, tokenizer):
 def test_a_value_that_names_no_language_is_shown_as_written():
     assert languages.name_or_code("de") == "German"
     assert languages.name_or_code("xx") == "xx" and languages.name_or_code(None) == "None"
+
+
+@pytest.fixture
+def cache_home(monkeypatch, tmp_path):
+    """An empty user cache, and `languages`' answers forgotten before and after the test."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    languages._facts.cache_clear()
+    yield tmp_path
+    languages._facts.cache_clear()
+
+
+def test_what_pycountry_says_is_kept_in_the_user_cache_and_read_back_the_same(cache_home):
+    codes = ("de", "yue", "deu", "xx")
+    asked = [(languages.why_not(code), languages.name_or_code(code)) for code in codes]
+    files = sorted(cache_home.rglob("*.json"))
+    assert [path.name for path in files] == sorted(f"{code}.json" for code in codes)
+    assert json.loads((files[0].parent / "deu.json").read_text(encoding="utf-8")) == {"name": None, "two_letter": "de"}
+    languages._facts.cache_clear()
+    assert [(languages.why_not(code), languages.name_or_code(code)) for code in codes] == asked  # read back
+    (files[0].parent / "de.json").write_text('{"name": "Deutsch"}', encoding="utf-8")  # a broken file is asked again
+    languages._facts.cache_clear()
+    assert languages.name("de") == "German"
+    assert languages.why_not("EN") is not None and languages.why_not(None) is not None  # never a file name
+    assert len(list(cache_home.rglob("*.json"))) == len(codes)
+
+
+def test_a_new_process_that_finds_the_answers_imports_no_pycountry(tmp_path):
+    script = (f"import os, sys; os.environ['XDG_CACHE_HOME'] = {str(tmp_path)!r}; "
+              "from data_pipeline import languages; "
+              "print(languages.name('de'), languages.check('yue'), 'pycountry' in sys.modules)")
+    first, second = fresh_python(script), fresh_python(script)
+    assert first == ["German", "yue", "True"] and second == ["German", "yue", "False"]

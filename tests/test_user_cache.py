@@ -1,5 +1,7 @@
-"""data_pipeline.user_cache: where the cache is, and JSON files written whole or not at all."""
+"""data_pipeline.user_cache: where the cache is, JSON files written whole or not at all, and a library's answers asked
+once and read back."""
 
+import importlib.metadata
 import os
 
 import pytest
@@ -30,3 +32,35 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary_one(tmp_path):
     with pytest.raises(TypeError):
         user_cache.write_json(path, [object()])  # not JSON: fails halfway through
     assert os.listdir(tmp_path) == ["value.json"] and user_cache.read_json(path) == [1, 2]
+
+
+def test_an_answer_is_asked_once_then_read_and_asked_again_where_it_does_not_fit(tmp_path):
+    path, asked = tmp_path / "answers" / "en.json", []
+
+    def ask():
+        asked.append(1)
+        return {"name": "English"}
+
+    def fits(found):
+        return isinstance(found, dict) and "name" in found
+
+    assert user_cache.kept_answer(path, ask, fits) == {"name": "English"} and len(asked) == 1
+    assert user_cache.kept_answer(path, ask, fits) == {"name": "English"} and len(asked) == 1  # read back
+    path.write_text('{"nombre": "English"}', encoding="utf-8")
+    assert user_cache.kept_answer(path, ask, fits) == {"name": "English"} and len(asked) == 2
+    assert user_cache.read_json(path) == {"name": "English"}
+    (tmp_path / "a-file").write_text("", encoding="utf-8")  # no folder can be made below it, not even by root
+    assert user_cache.kept_answer(tmp_path / "a-file" / "en.json", ask, fits) == {"name": "English"}
+
+
+def test_answers_of_another_library_version_or_other_questions_go_to_another_folder(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    questions, other = tmp_path / "asking.py", tmp_path / "other.py"
+    questions.write_text("ask = 1\n", encoding="utf-8")
+    other.write_text("ask = 2\n", encoding="utf-8")
+    folder = user_cache.answers_directory("pycountry", questions)
+    version = importlib.metadata.version("pycountry")
+    assert folder.startswith(str(tmp_path / "rnnsearch-tf" / "pycountry" / version))
+    assert folder != user_cache.answers_directory("pycountry", other)
+    assert user_cache.answers_directory("sacremoses", questions).split(os.sep)[-3:-1] == [
+        "sacremoses", importlib.metadata.version("sacremoses")]
