@@ -28,7 +28,7 @@ FACTS = {"name", "two_letter"}  # what is kept of a code (`_asked`)
 @functools.lru_cache(maxsize=None)
 def _facts(code):
     """What pycountry's table says of `code` (`_asked`), kept in the user's cache where `code` is two or three
-    lower-case letters (a file name of its own); other values are asked each time (they name no language)."""
+    lower-case letters (a file name of its own); other values name no language and are asked without a file."""
     if not isinstance(code, str) or not re.fullmatch("[a-z]{2,3}", code):
         return _asked(code)
     path = os.path.join(answers_directory("pycountry", __file__), f"{code}.json")

@@ -1,6 +1,6 @@
 """The user's cache folder for what the commands derive once and reuse between processes (traced searches, Moses
-rules, language names), after the XDG base directory convention: `$XDG_CACHE_HOME/rnnsearch-tf` (`~/.cache/rnnsearch-tf` without it).
-Everything there can be deleted: it is made again when missing."""
+rules, language names), after the XDG base directory convention: `$XDG_CACHE_HOME/rnnsearch-tf`
+(`~/.cache/rnnsearch-tf` without it). Everything there can be deleted: it is made again when missing."""
 
 import hashlib
 import importlib.metadata
