@@ -4,6 +4,7 @@ a changed checkpoint translates as without the cache."""
 
 import base64
 import json
+import re
 import subprocess
 import sys
 
@@ -123,6 +124,51 @@ def test_wrong_inputs_are_refused(tmp_path):
         function(text=WORDS)
 
 
+def test_the_graph_used_last_under_a_hint_is_warmed_up_with_stand_ins(tmp_path):
+    cache = FunctionCache(tmp_path)
+    assert cache.warm_up(["model", "beam 3"]) is None  # nothing used under it yet
+    cache.function(Scaler(2.0), "scale", {"size": 3}, ["model", "beam 3"])
+    path = cache.path("scale", {"size": 3})
+    assert json.loads(cache.hint_path(["model", "beam 3"]).read_text()) == {"file": path.name}
+    assert cache.hint_path(["model", "beam 3"]).parent == tmp_path / function_cache.HINTS
+    later = FunctionCache(tmp_path)  # the next process's
+    assert later.warm_up(["model", "beam 4"]) is None
+    warm_up = later.warm_up(["model", "beam 3"])
+    warm_up.join()
+    assert warm_up.path == path
+    assert warm_up.outcome == "FailedPreconditionError"  # its table and variable stand-ins hold no values
+    second = Scaler(3.0)
+    np.testing.assert_allclose(later.function(second, "scale", {"size": 3}, ["model", "beam 3"])(words=WORDS)["scaled"],
+                               expected(3.0))
+    assert second.scale.experimental_get_tracing_count() == 0
+
+
+def test_a_warm_up_that_cannot_be_done_is_skipped_and_logged_never_raised(tmp_path):
+    cache = FunctionCache(tmp_path)
+    cache.function(Scaler(2.0), "scale", {}, "hint")
+    path = cache.path("scale", {})
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps(dict(record, library=base64.b64encode(b"\x0a\xff not a library").decode())))
+    warm_up = cache.warm_up("hint")
+    warm_up.join()
+    assert warm_up.outcome.startswith("not warmed up: DecodeError")
+    path.unlink()
+    assert cache.warm_up("hint") is None  # the file it named is gone
+    cache.hint_path("hint").write_text("{not json")
+    assert cache.warm_up("hint") is None
+    function = cache.function(Scaler(2.0), "scale", {}, "hint")  # traced again, and remembered again
+    np.testing.assert_allclose(function(words=WORDS)["scaled"], expected(2.0))
+    assert json.loads(cache.hint_path("hint").read_text()) == {"file": path.name}
+
+
+def test_a_hint_that_cannot_be_kept_only_means_no_warm_up(tmp_path):
+    (tmp_path / function_cache.HINTS).write_text("a file where the folder should be")
+    cache = FunctionCache(tmp_path)
+    function = cache.function(Scaler(2.0), "scale", {}, "hint")
+    np.testing.assert_allclose(function(words=WORDS)["scaled"], expected(2.0))
+    assert cache.path("scale", {}).exists() and cache.warm_up("hint") is None
+
+
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
     return translation_model_dir(tmp_path_factory)
@@ -183,13 +229,19 @@ def test_bf16_weights_and_float32_weights_cast_at_every_step_are_two_graphs(mode
 
 
 def _translate_command(model_dir, source, cache, loads=False):
-    """The translations of `rnnsearch translate` (checking whether it loaded its search from `cache`)."""
+    """The translations of `rnnsearch translate` (checking whether it loaded its search from `cache`, and
+    instantiated it while the model loaded: `FunctionCache.warm_up`)."""
     completed = subprocess.run(
         [sys.executable, "-m", "rnnsearch_tf.cli.main", "translate", f"--model_dir={model_dir}",
          f"--input={source}", f"--function_cache={cache}", "--beam_size=3", "--noprogress", "--verbosity=0"],
         check=True, capture_output=True, text=True,
     )
     assert ("loaded the traced __inference_translate" in completed.stderr) == loads
+    warmed_up = re.search(r"warmed up the traced (__inference_translate\S+) from \S+ \((\w+)\)", completed.stderr)
+    assert (warmed_up is not None) == loads, completed.stderr
+    if loads:
+        assert warmed_up.group(2) == "FailedPreconditionError"  # the stand-ins hold no values
+        assert f"loaded the traced {warmed_up.group(1)} " in completed.stderr  # the graph it then ran
     return completed.stdout
 
 

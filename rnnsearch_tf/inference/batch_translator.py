@@ -3,6 +3,7 @@
 import collections
 import concurrent.futures
 import itertools
+import os
 
 import tensorflow as tf
 
@@ -10,6 +11,7 @@ from data_pipeline import constants
 from data_pipeline.export_dir import ExportDir, ExportSettings, ExportVersion
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.inference.translator import Translator
+from rnnsearch_tf.models.model_dir import ModelDir
 
 DECODE_WORKERS = 2  # batches in flight at once (`--decode_workers`)
 # Without a function cache, a Translator given at most this many sentences runs its search op by op instead
@@ -55,6 +57,8 @@ class BatchTranslator:
         function_cache: a `utils.function_cache.FunctionCache` that keeps a Translator's traced functions
             between processes (a command then loads the graph instead of tracing it); None: traced in
             every process.
+        cache_hint: what `function_cache` remembers the graphs used under, for its `warm_up` in the next
+            process (`from_model_dir`: the model directories and the options); None: nothing remembered.
 
     Example:
     >>> batch_translator = BatchTranslator.from_model_dir("models/rnnsearch50", beam_size=12)
@@ -63,7 +67,7 @@ class BatchTranslator:
     """
 
     def __init__(self, module, settings, batch_size=64, unk_replacer=None, loaded_from="", workers=DECODE_WORKERS,
-                 eager_sentences=EAGER_SENTENCES, function_cache=None):
+                 eager_sentences=EAGER_SENTENCES, function_cache=None, cache_hint=None):
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         if workers < 1:
@@ -76,6 +80,7 @@ class BatchTranslator:
         self.loaded_from = loaded_from
         self.eager_sentences = eager_sentences if isinstance(module, Translator) else 0
         self.function_cache = function_cache if isinstance(module, Translator) else None
+        self.cache_hint = cache_hint
         self._fingerprint = None
         self.source_language = settings.get("source_language")  # None where settings lack it
         self.target_language = settings.get("target_language")
@@ -107,7 +112,7 @@ class BatchTranslator:
         if self.function_cache is not None:
             if self._fingerprint is None:
                 self._fingerprint = self.module.fingerprint()
-            return self.function_cache.function(self.module, name, self._fingerprint)
+            return self.function_cache.function(self.module, name, self._fingerprint, self.cache_hint)
         function = getattr(self.module, name)
         return function.python_function if count <= self.eager_sentences else function
 
@@ -115,10 +120,17 @@ class BatchTranslator:
     def from_model_dir(cls, model_dir, checkpoint="best", batch_size=64, unk_replacer=None, workers=DECODE_WORKERS,
                        eager_sentences=EAGER_SENTENCES, function_cache=None, **options):
         """From a model directory (or an ensemble, "a+b") and checkpoint; `options` go to
-        `Translator.from_model_dir`. `loaded_from` is the checkpoint path."""
+        `Translator.from_model_dir`. `loaded_from` is the checkpoint path. With a `function_cache`, the graph
+        that the same directories and options used last is instantiated while the model loads
+        (`FunctionCache.warm_up`)."""
+        cache_hint = None
+        if function_cache is not None:
+            cache_hint = [[os.path.realpath(path) for path in ModelDir.split(model_dir)], checkpoint,
+                          repr(sorted(options.items()))]
+            function_cache.warm_up(cache_hint)
         translator = Translator.from_model_dir(model_dir, checkpoint, **options)
         return cls(translator, translator.settings(), batch_size, unk_replacer, translator.checkpoint_path, workers,
-                   eager_sentences, function_cache)
+                   eager_sentences, function_cache, cache_hint)
 
     @classmethod
     def from_saved_model(cls, path, batch_size=64, unk_replacer=None, workers=DECODE_WORKERS):

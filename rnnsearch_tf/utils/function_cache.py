@@ -10,6 +10,13 @@ and lookup tables as inputs. The weights are never in the file: a changed checkp
 After PyTorch's compiled-graph caches and XLA's persistent compilation cache; TensorFlow's own way of
 keeping a graph, a SavedModel, rebuilds a Python graph of every function when it is loaded, which costs
 as much as tracing (docs/performance.md, "Start-up").
+
+A loaded graph's first call still costs its instantiation (TensorFlow's graph passes: 0.4-0.5 s for a beam
+search), which needs only the graph and the kinds of its inputs, not their values. `FunctionCache.warm_up`
+does it on a thread of its own while the caller builds its module: the graph last used under the same hint
+(a caller's own key, known before its module is: a model directory and the options), called once with
+stand-ins for the module's resources that hold no values (the call fails; the instantiated graph is kept
+by the runtime, which keys it on the function, its attributes and the inputs' dtypes and devices).
 """
 
 import base64
@@ -19,6 +26,7 @@ import json
 import os
 import pathlib
 import sys
+import threading
 
 import keras
 import tensorflow as tf
@@ -27,12 +35,14 @@ from google.protobuf import message
 from tensorflow.core.framework import function_pb2, tensor_pb2
 from tensorflow.python.eager import context, execute
 
+from data_pipeline.export_dir import MODEL_SERVER_TF_TEXT_OPS
 from data_pipeline.user_cache import cache_directory, write_json
 
 # The code a traced graph depends on: this package and data_pipeline (the tokenizer and vocabulary ops).
 _CODE_ROOTS = (pathlib.Path(__file__).resolve().parents[1],
                pathlib.Path(__file__).resolve().parents[2] / "data_pipeline")
 KEPT_FILES = 32  # the newest files a cache folder keeps; older ones are deleted when one is written
+HINTS = "hints"  # the cache folder's subfolder naming, per hint, the file `function` last returned a graph of
 
 
 def default_directory():
@@ -116,6 +126,10 @@ class FunctionCache:
     checked against their class, shape and dtype; a file that does not fit is traced again. The function
     must take `TensorSpec`s and return a dict of dense tensors, and capture only resources and constants.
 
+    `warm_up(hint)`, called before the module is built, instantiates on a thread of its own the graph that
+    `function(..., hint=hint)` returned last (the module's docstring says how); `function` waits for it
+    where it is the graph asked for, and ignores it otherwise.
+
     Args:
         directory: where the files are; created when the first one is written. A folder that cannot be
             written only means tracing in every process.
@@ -123,30 +137,73 @@ class FunctionCache:
 
     Example:
     >>> cache = FunctionCache(default_directory())
-    >>> translate = cache.function(translator, "translate", translator.fingerprint())
+    >>> cache.warm_up(["models/rnnsearch50", "beam 12"])  # then build the translator
+    >>> translate = cache.function(translator, "translate", translator.fingerprint(), ["models/rnnsearch50", "beam 12"])
     >>> translate(text=tf.constant(["A man ."]))["translation"]
     """
 
     def __init__(self, directory, grappler=False):
         self.directory = pathlib.Path(directory)
         self.grappler = grappler
+        self._warm_up = None  # the `WarmUp` started last
 
     def path(self, name, fingerprint):
         key = hashlib.sha256(json.dumps([code_digest(), name, fingerprint], sort_keys=True).encode()).hexdigest()
         return self.directory / f"{name}-{key[:40]}.json"
 
-    def function(self, module, name, fingerprint):
-        """`getattr(module, name)` as a `GraphFunction`, its graph loaded or traced."""
+    def hint_path(self, hint):
+        """The file naming the graph `function` returned last under `hint` (JSON-serializable) with this code."""
+        key = hashlib.sha256(json.dumps([code_digest(), hint], sort_keys=True).encode()).hexdigest()
+        return self.directory / HINTS / f"{key[:40]}.json"
+
+    def warm_up(self, hint):
+        """Starts instantiating the graph `function` returned last under `hint` (a `WarmUp` thread). Returns
+        the thread, or None where there is no such graph (a first run, another code, a file since deleted)."""
+        try:
+            path = self.directory / json.loads(self.hint_path(hint).read_text(encoding="utf-8"))["file"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if not path.is_file():
+            return None
+        self._warm_up = WarmUp(path, self.grappler)
+        self._warm_up.start()
+        return self._warm_up
+
+    def function(self, module, name, fingerprint, hint=None):
+        """`getattr(module, name)` as a `GraphFunction`, its graph loaded or traced; with `hint`, remembered as
+        the graph to `warm_up` next time under it."""
         path = self.path(name, fingerprint)
+        if self._warm_up is not None and self._warm_up.path == path:
+            self._warm_up.join()  # the graph is instantiated: its first call below does not do it again
+        function = None
         if path.exists():
             try:
-                return self._load(path, module)
+                function = self._load(path, module)
             except (StaleEntry, OSError, ValueError, KeyError, message.DecodeError, tf.errors.OpError) as error:
                 logging.info("tracing %s again: %s does not fit (%s)", name, path, error)
-        function, record = self._trace(module, name, path)
-        if record is not None:
+        if function is None:
+            function, record = self._trace(module, name, path)
+            if record is None:
+                return function
             self._write(path, record)
+        if hint is not None:
+            self._remember(hint, path)
         return function
+
+    def _remember(self, hint, path):
+        """Names `path` in `hint_path(hint)` (unless it does already); a folder that cannot be written only
+        means no warm-up."""
+        hint_path = self.hint_path(hint)
+        try:
+            if hint_path.is_file() and json.loads(hint_path.read_text(encoding="utf-8")).get("file") == path.name:
+                return
+        except (OSError, ValueError, AttributeError):
+            pass  # written again below
+        try:
+            write_json(hint_path, {"file": path.name})
+            _keep_newest(hint_path.parent)
+        except OSError as error:
+            logging.info("no warm-up is kept in %s: %s", hint_path.parent, error)
 
     def _trace(self, module, name, path):
         """The traced function, and what `_load` needs of it (None where a capture is not a module resource).
@@ -175,8 +232,7 @@ class FunctionCache:
         captures = []
         for capture in record["captures"]:
             if "resource" not in capture:
-                proto = tensor_pb2.TensorProto.FromString(base64.b64decode(capture["tensor"]))
-                captures.append(tf.constant(tf.make_ndarray(proto)))
+                captures.append(_constant(capture))
                 continue
             position = capture["resource"]
             if position >= len(live) or _describe(live[position][0]) != capture["describes"]:
@@ -200,11 +256,79 @@ class FunctionCache:
         """Writes the file at once (`user_cache.write_json`), then keeps the `KEPT_FILES` newest."""
         try:
             write_json(path, record)
-            kept = sorted(self.directory.glob("*.json"), key=lambda file: file.stat().st_mtime, reverse=True)
-            for old in kept[KEPT_FILES:]:
-                old.unlink(missing_ok=True)
+            _keep_newest(self.directory)
         except OSError as error:
             logging.info("the traced %s is not kept in %s: %s", record["name"], self.directory, error)
+
+
+class WarmUp(threading.Thread):
+    """A stored graph instantiated ahead of its module, on a thread of its own (`FunctionCache.warm_up`).
+
+    The thread registers the file's functions (TensorFlow Text imported first where they use its ops, as
+    `ExportVersion.load` does) and calls its graph once on empty inputs of the graph's dtypes,
+    with stand-ins for the module's resources (`_stand_in`): variable handles of the stored shapes and dtypes
+    that were never given a value, empty tables. The call fails where it first reads one; TensorFlow keeps
+    the instantiated graph, and the module's own call of the same graph with its own resources runs it
+    without instantiating it again. Nothing here can fail a command: what goes wrong is logged.
+
+    Attributes:
+        path: the file of the graph.
+        outcome: after `join()`, how the call ended: "ran", an error's class name (the expected end: the
+            stand-ins hold no values), or "not warmed up: ..." where the file could not be used.
+    """
+
+    def __init__(self, path, grappler=False):
+        super().__init__(name=f"warm-up {path.name}", daemon=True)
+        self.path = path
+        self.grappler = grappler
+        self.outcome = None
+
+    def run(self):
+        try:
+            record = json.loads(self.path.read_text(encoding="utf-8"))
+            library = function_pb2.FunctionDefLibrary.FromString(base64.b64decode(record["library"]))
+            if {node.op for function in library.function for node in function.node_def} & MODEL_SERVER_TF_TEXT_OPS:
+                import tensorflow_text  # noqa: F401  registers the ops a subword codec's graph uses
+            FunctionCache._register(library)
+            signature = next(function.signature for function in library.function
+                             if function.signature.name == record["name"])
+            captures = [_stand_in(capture) for capture in record["captures"]]
+            inputs = {name: tf.constant([], tf.as_dtype(argument.type))
+                      for name, argument in zip(record["inputs"], signature.input_arg)}
+        except (OSError, ValueError, KeyError, TypeError, StopIteration, message.DecodeError) as error:
+            self.outcome = f"not warmed up: {error!r}"
+            logging.info("%s is not warmed up: %r", self.path, error)
+            return
+        try:
+            GraphFunction(record["name"], record["inputs"], record["outputs"], captures, self.grappler)(**inputs)
+            self.outcome = "ran"
+        except tf.errors.OpError as error:
+            self.outcome = type(error).__name__
+        logging.info("warmed up the traced %s from %s (%s)", record["name"], self.path, self.outcome)
+
+
+def _stand_in(capture):
+    """What `WarmUp` passes for a stored capture: a constant as stored; for a variable, a handle of its shape and
+    dtype that was never given a value; for another resource, an empty table's handle (TensorFlow keys an
+    instantiated graph on the shapes and dtypes of variable handles only)."""
+    if "resource" not in capture:
+        return _constant(capture)
+    if "dtype" in capture:
+        return tf.raw_ops.VarHandleOp(dtype=tf.as_dtype(capture["dtype"]), shape=capture["shape"],
+                                      shared_name=context.anonymous_name())
+    return tf.raw_ops.AnonymousHashTable(key_dtype=tf.string, value_dtype=tf.int64)
+
+
+def _constant(capture):
+    """The constant a stored capture holds."""
+    return tf.constant(tf.make_ndarray(tensor_pb2.TensorProto.FromString(base64.b64decode(capture["tensor"]))))
+
+
+def _keep_newest(folder):
+    """Deletes all but the `KEPT_FILES` newest JSON files of `folder`."""
+    kept = sorted(folder.glob("*.json"), key=lambda file: file.stat().st_mtime, reverse=True)
+    for old in kept[KEPT_FILES:]:
+        old.unlink(missing_ok=True)
 
 
 def _described_captures(captured, live):
@@ -218,6 +342,8 @@ def _described_captures(captured, live):
         elif id(tensor) in positions:
             position, trackable = positions[id(tensor)]
             captures.append(dict(resource=position, describes=_describe(trackable)))
+            if isinstance(trackable, (tf.Variable, keras.Variable)):  # what `WarmUp`'s stand-in needs
+                captures[-1].update(shape=list(trackable.shape), dtype=tf.as_dtype(trackable.dtype).name)
         else:
             return None
     return captures
