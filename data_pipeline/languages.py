@@ -11,10 +11,9 @@ model's codecs.
 """
 
 import functools
-import os
 import re
 
-from data_pipeline.user_cache import answers_directory, kept_answer
+from data_pipeline.user_cache import answer_file, kept_answer
 
 # Languages written without spaces between words, whose Moses "words" would be whole clauses; Korean puts
 # spaces between eojeol (a word with its particles), too many distinct forms for a word vocabulary. Their
@@ -31,8 +30,8 @@ def _facts(code):
     lower-case letters (a file name of its own); other values name no language and are asked without a file."""
     if not isinstance(code, str) or not re.fullmatch("[a-z]{2,3}", code):
         return _asked(code)
-    path = os.path.join(answers_directory("pycountry", __file__), f"{code}.json")
-    return kept_answer(path, lambda: _asked(code), lambda found: isinstance(found, dict) and set(found) == FACTS)
+    return kept_answer(answer_file("pycountry", __file__, code), lambda: _asked(code),
+                       lambda found: isinstance(found, dict) and set(found) == FACTS)
 
 
 def _asked(code):

@@ -9,9 +9,8 @@ The answers (`answers(language)`), as JSON values:
 """
 
 import functools
-import os
 
-from data_pipeline.user_cache import answers_directory, kept_answer
+from data_pipeline.user_cache import answer_file, kept_answer
 
 APOSTROPHE_PROBE = "l'a it's"
 # Tokens for sacremoses' detokenizer and the text that means the case holds for the language.
@@ -34,7 +33,7 @@ def answers(language):
 def cache_file(language):
     """`cache_directory("sacremoses", VERSION, QUESTIONS)/LANGUAGE.json`: VERSION sacremoses', QUESTIONS a digest of
     this module (what is asked): another sacremoses or other questions, another file."""
-    return os.path.join(answers_directory("sacremoses", __file__), f"{language}.json")
+    return answer_file("sacremoses", __file__, language)
 
 
 def _asked(language):

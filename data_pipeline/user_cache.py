@@ -2,6 +2,7 @@
 rules, language names), after the XDG base directory convention: `$XDG_CACHE_HOME/rnnsearch-tf`
 (`~/.cache/rnnsearch-tf` without it). Everything there can be deleted: it is made again when missing."""
 
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -52,10 +53,17 @@ def kept_answer(path, ask, fits):
     return found
 
 
-def answers_directory(distribution, asking_module):
-    """`cache_directory(DISTRIBUTION, VERSION, QUESTIONS)` for what a library says, asked once: VERSION the installed
-    distribution's, QUESTIONS a digest of the file of the module that asks (`asking_module`, its `__file__`): another
-    version of the library or other questions, another folder."""
+def answer_file(distribution, asking_module, name):
+    """`cache_directory(DISTRIBUTION, VERSION, QUESTIONS)/NAME.json`, where what a library says of `name` is kept:
+    VERSION the installed distribution's, QUESTIONS a digest of the file of the module that asks (`asking_module`,
+    its `__file__`): another version of the library or other questions, another folder."""
+    return os.path.join(cache_directory(distribution, *_version_and_questions(distribution, asking_module)),
+                        f"{name}.json")
+
+
+@functools.lru_cache(maxsize=None)
+def _version_and_questions(distribution, asking_module):
+    """(the installed version of `distribution`, the digest of `asking_module`'s file): read once per process."""
     with open(asking_module, "rb") as source:
         questions = hashlib.sha256(source.read()).hexdigest()[:16]
-    return cache_directory(distribution, importlib.metadata.version(distribution), questions)
+    return importlib.metadata.version(distribution), questions

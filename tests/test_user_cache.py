@@ -58,9 +58,10 @@ def test_answers_of_another_library_version_or_other_questions_go_to_another_fol
     questions, other = tmp_path / "asking.py", tmp_path / "other.py"
     questions.write_text("ask = 1\n", encoding="utf-8")
     other.write_text("ask = 2\n", encoding="utf-8")
-    folder = user_cache.answers_directory("pycountry", questions)
+    path = user_cache.answer_file("pycountry", str(questions), "en")
     version = importlib.metadata.version("pycountry")
-    assert folder.startswith(str(tmp_path / "rnnsearch-tf" / "pycountry" / version))
-    assert folder != user_cache.answers_directory("pycountry", other)
-    assert user_cache.answers_directory("sacremoses", questions).split(os.sep)[-3:-1] == [
+    assert path.startswith(str(tmp_path / "rnnsearch-tf" / "pycountry" / version)) and path.endswith(f"{os.sep}en.json")
+    folder = os.path.dirname(path)
+    assert folder != os.path.dirname(user_cache.answer_file("pycountry", str(other), "en"))
+    assert os.path.dirname(user_cache.answer_file("sacremoses", str(questions), "en")).split(os.sep)[-3:-1] == [
         "sacremoses", importlib.metadata.version("sacremoses")]
