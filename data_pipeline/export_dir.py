@@ -152,9 +152,7 @@ class ExportVersion:
         """`tf.saved_model.load` of the folder (whose `read_saved_model` proto may be given); TensorFlow Text is
         imported first (its ops registered) only where the graph uses them (a subword codec's SentencePiece
         ops)."""
-        if graph_ops(saved_model or self.read_saved_model()) & MODEL_SERVER_TF_TEXT_OPS:
-            import tensorflow_text  # noqa: F401  registers the ops
-
+        register_text_ops(graph_ops(saved_model or self.read_saved_model()))
         return tf.saved_model.load(self.path)
 
 
@@ -198,6 +196,17 @@ def graph_ops(saved_model):
     ops = set()
     for meta_graph in saved_model.meta_graphs:
         ops.update(node.op for node in meta_graph.graph_def.node)
-        for function in meta_graph.graph_def.library.function:
-            ops.update(node.op for node in function.node_def)
+        ops.update(library_ops(meta_graph.graph_def.library))
     return ops
+
+
+def library_ops(library):
+    """The names of every op in the functions of a `FunctionDefLibrary` proto."""
+    return {node.op for function in library.function for node in function.node_def}
+
+
+def register_text_ops(ops):
+    """Imports TensorFlow Text, which registers its ops with TensorFlow, where `ops` (op names of a graph to run)
+    hold some of them (a subword codec's SentencePiece ops); otherwise imports nothing."""
+    if ops & MODEL_SERVER_TF_TEXT_OPS:
+        import tensorflow_text  # noqa: F401  registers the ops

@@ -35,7 +35,7 @@ from google.protobuf import message
 from tensorflow.core.framework import function_pb2, tensor_pb2
 from tensorflow.python.eager import context, execute
 
-from data_pipeline.export_dir import MODEL_SERVER_TF_TEXT_OPS
+from data_pipeline.export_dir import library_ops, register_text_ops
 from data_pipeline.user_cache import cache_directory, write_json
 
 # The code a traced graph depends on: this package and data_pipeline (the tokenizer and vocabulary ops).
@@ -264,8 +264,8 @@ class FunctionCache:
 class WarmUp(threading.Thread):
     """A stored graph instantiated ahead of its module, on a thread of its own (`FunctionCache.warm_up`).
 
-    The thread registers the file's functions (TensorFlow Text imported first where they use its ops, as
-    `ExportVersion.load` does) and calls its graph once on empty inputs of the graph's dtypes,
+    The thread registers the file's functions (TensorFlow Text imported first where they use its ops:
+    `export_dir.register_text_ops`, as `ExportVersion.load` does) and calls its graph once on empty inputs of the graph's dtypes,
     with stand-ins for the module's resources (`_stand_in`): variable handles of the stored shapes and dtypes
     that were never given a value, empty tables. The call fails where it first reads one; TensorFlow keeps
     the instantiated graph, and the module's own call of the same graph with its own resources runs it
@@ -287,8 +287,7 @@ class WarmUp(threading.Thread):
         try:
             record = json.loads(self.path.read_text(encoding="utf-8"))
             library = function_pb2.FunctionDefLibrary.FromString(base64.b64decode(record["library"]))
-            if {node.op for function in library.function for node in function.node_def} & MODEL_SERVER_TF_TEXT_OPS:
-                import tensorflow_text  # noqa: F401  registers the ops a subword codec's graph uses
+            register_text_ops(library_ops(library))
             FunctionCache._register(library)
             signature = next(function.signature for function in library.function
                              if function.signature.name == record["name"])
