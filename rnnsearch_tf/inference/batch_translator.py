@@ -81,7 +81,7 @@ class BatchTranslator:
         self.eager_sentences = eager_sentences if isinstance(module, Translator) else 0
         self.function_cache = function_cache if isinstance(module, Translator) else None
         self.cache_hint = cache_hint
-        self._fingerprint = None
+        self._graph_functions = {}  # name -> the function cache's `GraphFunction`, looked up once
         self.source_language = settings.get("source_language")  # None where settings lack it
         self.target_language = settings.get("target_language")
         # The model's source `TextCodec`, vocabulary included: a Translator's own; None for a SavedModel.
@@ -105,14 +105,15 @@ class BatchTranslator:
     def _function(self, name, count):
         """The module's `name` function (None if an older export lacks it) for a call on `count` sentences:
         a Translator's traced function through the function cache where there is one (loading a graph
-        costs less than an untraced search of one sentence), else its untraced Python function for
+        costs less than an untraced search of one sentence; loaded once per name), else its untraced Python function for
         `count <= eager_sentences` and its traced one for more."""
         if not isinstance(self.module, Translator):
             return self.module.signatures.get(name)
         if self.function_cache is not None:
-            if self._fingerprint is None:
-                self._fingerprint = self.module.fingerprint()
-            return self.function_cache.function(self.module, name, self._fingerprint, self.cache_hint)
+            if name not in self._graph_functions:
+                self._graph_functions[name] = self.function_cache.function(self.module, name, self.module.fingerprint(),
+                                                                           self.cache_hint)
+            return self._graph_functions[name]
         function = getattr(self.module, name)
         return function.python_function if count <= self.eager_sentences else function
 
