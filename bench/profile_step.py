@@ -50,7 +50,8 @@ update; for a search the encoder's, its first step's at one hypothesis per sente
 speed at the same shapes in the products' dtype (float32, or bf16 under `--step_precision=mixed_bfloat16`), measured in
 the same run: each distinct product (and an update's two backward products of each) timed alone in
 `bench.matmul_timing`'s loop, `--timing_rounds` samples of `--seconds_per_sample`; with the fraction of it
-reached. `top_ops` is the `--top_ops` costliest (category, op type), or op name.
+reached. `wall_gflop_per_s` and `wall_fraction_of_limit` are the same FLOPs over the step's median wall time instead
+(`with_wall_fraction`), for both systems. `top_ops` is the `--top_ops` costliest (category, op type), or op name.
 
 With `--peer`, the peer (`bench/peer_profile.py` in its virtualenv, `bench.peer.PEER_VENV`) profiles the same
 step at the same sizes with `torch.profiler`, in the same categories, and its report stands beside ours.
@@ -394,9 +395,22 @@ def step_report(step, settings):
         ours["matmul"] = matmul_report(update_flops(settings), ours["categories_ms"]["matmul"],
                                        limit_seconds(forward_matmuls(settings), True, *timing))
     if not _PEER.value:
-        return {"ours": ours}
-    return {"ours": ours,
-            "peer": peer_report(step, settings, calls, _PROFILED_CALLS.value, _WARMUP_CALLS.value, _TOP_OPS.value)}
+        return {"ours": with_wall_fraction(ours)}
+    return {"ours": with_wall_fraction(ours), "peer": with_wall_fraction(
+        peer_report(step, settings, calls, _PROFILED_CALLS.value, _WARMUP_CALLS.value, _TOP_OPS.value))}
+
+
+def with_wall_fraction(report):
+    """`report` with `matmul.wall_gflop_per_s`, its matmul FLOPs over its median wall time, and
+    `matmul.wall_fraction_of_limit`, that over the limit: the share of the step that its matmuls would take at the
+    limit (1: a step of nothing but matmuls at the limit). Unlike `fraction_of_limit`, whose matmul time is summed
+    over the threads that ran ops at once, it does not depend on how many ran at once."""
+    matmul = report["matmul"]
+    achieved = matmul["flops"] / (report["wall_ms"]["median"] / 1e3) / 1e9
+    matmul["wall_gflop_per_s"] = float(f"{achieved:.3g}")
+    limit = matmul["limit_gflop_per_s"]
+    matmul["wall_fraction_of_limit"] = round(achieved / limit, 3) if limit else None  # the peer's may be unmeasured
+    return report
 
 
 def main(argv):

@@ -127,6 +127,10 @@ def _check_categories(report, step):
     assert sum(report["categories_share"].values()) == pytest.approx(1.0, abs=0.01)
     assert report["matmul"]["ms"] == report["categories_ms"]["matmul"]
     assert report["matmul"]["limit_gflop_per_s"] > 0 and report["profiled_wall_ms"] > 0
+    matmul, wall_seconds = report["matmul"], report["wall_ms"]["median"] / 1e3
+    assert matmul["wall_gflop_per_s"] == pytest.approx(matmul["flops"] / wall_seconds / 1e9, rel=0.01)
+    assert matmul["wall_fraction_of_limit"] == pytest.approx(
+        matmul["wall_gflop_per_s"] / matmul["limit_gflop_per_s"], rel=0.01, abs=0.002)
 
 
 def test_the_update_report_has_its_fields_and_its_matmul_flops(capsys):

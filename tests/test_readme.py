@@ -408,7 +408,8 @@ def test_profile_rows_show_the_bench_json(path):
         for side, result in report[step].items():
             matmul = result["matmul"]
             values = [f"{result['wall_ms']['median']:.1f}", f"{result['categories_ms']['matmul']:.1f}",
-                      f"{matmul['gflop_per_s']:.0f} of {matmul['limit_gflop_per_s']:.0f} ({matmul['fraction_of_limit']:.2f})"]
+                      f"{matmul['gflop_per_s']:.0f} of {matmul['limit_gflop_per_s']:.0f} ({matmul['fraction_of_limit']:.2f})",
+                      f"{matmul['wall_gflop_per_s']:.0f} ({matmul['wall_fraction_of_limit']:.2f})"]
             assert _row_with(*values, rows=PERFORMANCE_ROWS), f"{path.name}: no row shows {step} {side}'s {values}"
 
 
