@@ -394,10 +394,10 @@ def step_report(step, settings):
     else:
         ours["matmul"] = matmul_report(update_flops(settings), ours["categories_ms"]["matmul"],
                                        limit_seconds(forward_matmuls(settings), True, *timing))
-    if not _PEER.value:
-        return {"ours": with_wall_fraction(ours)}
-    return {"ours": with_wall_fraction(ours), "peer": with_wall_fraction(
-        peer_report(step, settings, calls, _PROFILED_CALLS.value, _WARMUP_CALLS.value, _TOP_OPS.value))}
+    reports = {"ours": ours}
+    if _PEER.value:
+        reports["peer"] = peer_report(step, settings, calls, _PROFILED_CALLS.value, _WARMUP_CALLS.value, _TOP_OPS.value)
+    return {side: with_wall_fraction(report) for side, report in reports.items()}
 
 
 def with_wall_fraction(report):
