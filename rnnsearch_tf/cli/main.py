@@ -42,10 +42,10 @@ COMMANDS = {
 }
 
 
-# Commands that end their process without the interpreter's teardown once they have written and flushed
-# everything: unloading TensorFlow's modules and graphs takes most of a second, longer than translating
-# one sentence. Commands with background writers (train's TensorBoard files) end the ordinary way.
-QUICK_EXIT = ("rnnsearch_tf.cli.translate", "rnnsearch_tf.cli.score", "rnnsearch_tf.cli.client", "rnnsearch_tf.cli.tokenize")
+# Commands end their process without the interpreter's teardown once they have written, closed and flushed
+# everything: unloading TensorFlow's modules and graphs takes most of a second, longer than translating one
+# sentence. `train` ends the ordinary way: its TensorBoard writers close in the teardown.
+ORDINARY_EXIT = ("rnnsearch_tf.cli.train",)
 
 # Commands that never import TensorFlow (the gRPC/REST client: its start-up is all it costs).
 WITHOUT_TENSORFLOW = ("rnnsearch_tf.cli.client",)
@@ -87,7 +87,7 @@ def run_command(module_name, argv=None):
     try:
         app.run(with_one_line_errors(module.main), argv=argv)
     except SystemExit as exit_request:
-        if module_name not in QUICK_EXIT:
+        if module_name in ORDINARY_EXIT:
             raise
         _exit_now(exit_request.code)
 
