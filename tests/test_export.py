@@ -244,6 +244,9 @@ def test_the_int8_export_of_a_trained_model_is_under_half_the_bytes_and_translat
     assert [text.decode("utf-8") for text in served] == [record["translation"] for record in by_command]
 
 
+# large: two fresh `export` processes; the default suite exports through the command (tests/helpers/other_languages.py,
+# tests/test_errors.py) and numbers versions in-process (above)
+@pytest.mark.large
 def test_the_command_exports_the_next_version_with_its_search_flags(exported, tmp_path):
     model_dir, fixture_export_dir, _ = exported
     export_dir = tmp_path / "exports"

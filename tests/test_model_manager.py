@@ -56,6 +56,9 @@ def test_start_refuses_a_model_without_a_loadable_version(staged, tmp_path):
         ModelManager([ServedModel("broken", tmp_path / "broken")], 0).start()
 
 
+# large: three loads of a version and the watcher; the default suite watches one model's new version
+# (tests/test_served_model.py)
+@pytest.mark.large
 def test_the_watcher_loads_a_new_version_of_each_model(staged, expected, tmp_path):
     copy_version(staged, 1, tmp_path / "enfr")
     copy_version(staged, 2, tmp_path / "fren")

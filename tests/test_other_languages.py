@@ -106,6 +106,9 @@ def test_translate_and_the_export_read_chinese_characters_as_the_models_pieces(c
     assert settings["source_codec"] == settings["target_codec"] == b"sentencepiece"
 
 
+# large: two fresh `evaluate` processes; the default suite tokenizes BLEU for the target language in-process
+# (tests/test_evaluator.py) and refuses models of different pairs (below)
+@pytest.mark.large
 def test_evaluate_tokenizes_bleu_for_the_target_language(german_english, english_chinese, tmp_path):
     for (data_dir, model_dir), split, tokenizer in ((german_english, "dev", "13a"), (english_chinese, "test", "zh")):
         output_dir = tmp_path / tokenizer
@@ -129,6 +132,9 @@ def test_english_sent_to_the_german_model_is_warned_about_naming_both_languages(
             "is the input German, the model's source language, and not English?" in warned.stderr)
 
 
+# large: a fresh server and `translate`; the default suite serves the German export to a browser
+# (tests/test_page.py) and starts `rnnsearch serve` fresh (tests/test_local_server.py)
+@pytest.mark.large
 def test_the_exported_german_model_served_translates_as_its_model_dir(german_english, german_english_export,
                                                                         tmp_path):
     by_model_dir = rnnsearch("translate", f"--model_dir={german_english.model_dir}", "--noprogress", *SEARCH_FLAGS,

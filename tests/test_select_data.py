@@ -67,6 +67,9 @@ def test_the_command_keeps_the_captions_within_max_words_in_aligned_files(tmp_pa
     assert f"kept 3 of {len(mixed)} pairs (42 of" in result.stdout
 
 
+# large: three fresh processes; the default suite keeps within max words and seeds the random ranking in-process
+# (tests/test_data_selection.py) and runs the command in the other tests here
+@pytest.mark.large
 def test_max_words_is_respected_and_random_ranking_is_seeded(tmp_path):
     _corpora(tmp_path)
     result = _run(*_files(tmp_path, "--max_words=41", "--side=source", f"--output_dir={tmp_path / 'out'}"))

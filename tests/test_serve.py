@@ -76,6 +76,9 @@ def _rest_translations(server, path):
     return int(headers["X-Model-Version"]), [row["translation"] for row in json.loads(text)["predictions"]]
 
 
+# large: the fresh two-model server above; the default suite serves several models in-process
+# (tests/test_model_manager.py, tests/test_rest_app.py) and starts `rnnsearch serve` fresh (tests/test_local_server.py)
+@pytest.mark.large
 def test_each_model_answers_with_the_version_asked(server, staged, tmp_path_factory):
     expected = expected_translations(tmp_path_factory, staged)
     assert _rest_translations(server, "/v1/models/enfr/versions/1:predict") == (1, expected[1])
@@ -101,6 +104,8 @@ def test_each_model_answers_with_the_version_asked(server, staged, tmp_path_fact
         (1, get_model_status_pb2.ModelVersionStatus.AVAILABLE), (2, get_model_status_pb2.ModelVersionStatus.AVAILABLE)]
 
 
+# large: the fresh two-model server above (the first test's note)
+@pytest.mark.large
 def test_status_page_and_metrics_name_both_models(server):
     for name, versions in (("enfr", ["1", "2"]), ("fren", ["3"])):
         status = json.loads(_rest(server, f"/v1/models/{name}")[1])["model_version_status"]
@@ -111,6 +116,8 @@ def test_status_page_and_metrics_name_both_models(server):
     assert ':tensorflow:cc:saved_model:load_attempt_count_total{model_path="' in metrics
 
 
+# large: the fresh two-model server above (the first test's note)
+@pytest.mark.large
 def test_a_version_outside_the_specific_policy_is_not_served(server, staged):
     copy_version(staged, 3, server.root / "enfr")
     time.sleep(1.0)  # five polls

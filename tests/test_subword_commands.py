@@ -207,6 +207,9 @@ def test_tokenize_prints_the_models_pieces_and_joins_them_back(subwords):
     assert text.splitlines() == [processor.decode(_pieces(processor, source)) for source in SOURCES]
 
 
+# large: fresh `shortlist`, `translate` and `evaluate` processes; the default suite runs a subword model's shortlist
+# and ensembles in-process (tests/test_shortlist.py, tests/test_ensemble.py)
+@pytest.mark.large
 def test_shortlist_and_ensembles_of_models_sharing_a_codec(subwords, tmp_path):
     data_dir, model_dir, _ = subwords
     copy = tmp_path / "model"

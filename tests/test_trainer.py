@@ -243,6 +243,9 @@ def train_in_subprocess(data_dir, model_dir, *flags):
     return result
 
 
+# large: two whole trainings in fresh processes; the default suite splits the CPU into replicas
+# (tests/test_strategy.py) and trains in-process (above)
+@pytest.mark.large
 def test_two_cpu_replicas_match_one_replica(toy_data, tmp_path):
     train_in_subprocess(toy_data, tmp_path / "one", "--cpu_replicas=1")
     two = train_in_subprocess(toy_data, tmp_path / "two", "--cpu_replicas=2")

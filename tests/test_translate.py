@@ -92,6 +92,10 @@ def test_command_line_sampling_draws_reproducible_ranked_translations(model_dir)
 
 # Prefixes (`--prefix_file`): each translation starts with the words of its line.
 
+# large: four fresh processes; the default suite forces prefixes in-process (tests/test_batch_translator.py) and
+# through `--prefix_file` in fresh processes (tests/test_subword_commands.py, tests/test_other_languages.py), and
+# names a short `--constraints_file` the same way (below)
+@pytest.mark.large
 def test_command_line_prefix_file(model_dir, tmp_path_factory, tmp_path):
     (tmp_path / "input.txt").write_text("\n".join(INPUT) + "\n", encoding="utf-8")
     (tmp_path / "prefixes.txt").write_text("\n".join(PREFIXES) + "\n", encoding="utf-8")
