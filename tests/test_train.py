@@ -44,7 +44,7 @@ def test_the_model_comes_from_the_flags_and_the_data_and_flags_txt_resumes_the_r
     assert not any(line.startswith(("--max_hours", "--init_from", "--cpu_replicas")) for line in flag_lines)
     assert not any(line.startswith(("--source_vocab_size", "--num_hypotheses", "--sampling")) for line in flag_lines)
 
-    resumed = _train(f"--flagfile={model_dir / 'flags.txt'}", "--train_steps=2")
+    resumed = _train(f"--flagfile={model_dir / 'flags.txt'}", "--train_steps=2", "--max_hours=0")  # 0: no limit
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert json.loads(resumed.stdout)["step"] == 2  # the same model, resumed from ckpt-1
     assert (model_dir / "checkpoints" / "ckpt-2.index").exists()
@@ -58,7 +58,7 @@ def test_the_model_comes_from_the_flags_and_the_data_and_flags_txt_resumes_the_r
         (("--data_dir={empty}",), "error: {empty}/metadata.json is missing: --data_dir must be the --output_dir of "
                                   "`rnnsearch build-data`; build the data first (--help lists the flags)"),
         (("--embedding_dropout=1.5",), "error: ModelConfig.embedding_dropout must be a rate in [0, 1), got 1.5"),
-        (("--label_smoothing=1",), "error: TrainingConfig.label_smoothing must be in [0, 1), got 1.0"),
+        (("--cpu_replicas=-1",), "error: TrainingConfig.cpu_replicas must be at least 0 (0: unset), got -1"),
         (("--hidden_dim=sixteen",),
          "FATAL Flags parsing error: flag --hidden_dim=sixteen: invalid literal for int() with base 10: 'sixteen'"),
     ],

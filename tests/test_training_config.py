@@ -2,7 +2,7 @@
 
 import pytest
 
-from rnnsearch_tf.training.training_config import TrainingConfig
+from rnnsearch_tf.training.training_config import UNSET_AT_ZERO, TrainingConfig
 
 
 @pytest.mark.parametrize("field, value, message", [
@@ -16,7 +16,14 @@ from rnnsearch_tf.training.training_config import TrainingConfig
     ("switch_at", 0.0, r"switch_at must be in \(0, 1\)"),
     ("subword_sampling_alpha", -0.1, r"subword_sampling_alpha must be in \[0, 1\]"),
     ("subword_sampling_alpha", 1.5, r"subword_sampling_alpha must be in \[0, 1\]"),
+    *((name, -1, rf"TrainingConfig.{name} must be at least 0 \(0: unset\), got -1") for name in UNSET_AT_ZERO),
 ])
 def test_bad_training_options_name_the_field(field, value, message):
     with pytest.raises(ValueError, match=message):
         TrainingConfig(data_dir="d", model_dir="m", **{field: value})
+
+
+@pytest.mark.parametrize("name", UNSET_AT_ZERO)
+def test_zero_is_as_if_the_flag_were_left_out(name):
+    assert getattr(TrainingConfig(data_dir="d", model_dir="m", **{name: 0}), name) is None
+    assert getattr(TrainingConfig(data_dir="d", model_dir="m", **{name: 3}), name) == 3

@@ -41,7 +41,8 @@ _ALL_FLAGS = [*_MODEL_FLAGS.values(), *_TRAINING_FLAGS.values(), *_SEARCH_FLAGS.
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
-    strategy = make_strategy(_TRAINING_FLAGS["cpu_replicas"].value)  # before any other TensorFlow work
+    training_config = config_from_flags(TrainingConfig, _TRAINING_FLAGS)  # checked before the strategy uses it
+    strategy = make_strategy(training_config.cpu_replicas)  # before any other TensorFlow work
     from rnnsearch_tf.training.trainer import Trainer  # imports TensorFlow's device setup after the strategy
 
     try:
@@ -54,7 +55,6 @@ def main(argv):
         source_vocab_size=vocabularies["source"]["size"],
         target_vocab_size=vocabularies["target"]["size"],
     )
-    training_config = config_from_flags(TrainingConfig, _TRAINING_FLAGS)
     os.makedirs(training_config.model_dir, exist_ok=True)
     with open(ModelDir(training_config.model_dir).flags_file, "w", encoding="utf-8") as stream:
         stream.writelines(flags.FLAGS[holder.name].serialize() + "\n" for holder in _ALL_FLAGS

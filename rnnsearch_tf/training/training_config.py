@@ -3,7 +3,7 @@
 import dataclasses
 import typing
 
-from rnnsearch_tf.utils.config_checks import check_at_least, check_choices
+from rnnsearch_tf.utils.config_checks import check_at_least, check_choices, zero_means_unset
 from rnnsearch_tf.models.model_dir import MODEL_CLASSES
 from rnnsearch_tf.training.early_stopping import SELECTION_METRICS
 from rnnsearch_tf.training.parent_model import RESET_OPTIM
@@ -11,6 +11,9 @@ from rnnsearch_tf.training.parent_model import RESET_OPTIM
 MODELS = tuple(sorted(MODEL_CLASSES))
 OPTIMIZERS = ("adadelta", "adam")
 LOSS_NORMALIZATIONS = ("tokens", "sentences")
+# Optional fields whose 0 means None: no limit, all dev sentences, no early stopping, no token-count batching, the
+# default strategy (`zero_means_unset`).
+UNSET_AT_ZERO = ("max_epochs", "max_hours", "max_tokens", "dev_bleu_sentences", "patience", "cpu_replicas")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -22,14 +25,14 @@ class TrainingConfig:
         model_dir: where checkpoints, event files and the model description go.
         model: "rnnsearch" or "rnnencdec".
         train_steps: updates to run in total (a resumed run counts the updates already done).
-        max_epochs: stop after this many passes over the training pairs (None: no limit).
-        max_hours: stop after this much training time, validations included (None: no limit); the last
+        max_epochs: stop after this many passes over the training pairs (0 or unset: no limit).
+        max_hours: stop after this much training time, validations included (0 or unset: no limit); the last
             update is validated, so `best/` reflects the whole budget.
         batch_size: global minibatch of sentence pairs (80).
         sort_window: minibatches sorted by length together (20, i.e. 1600 pairs).
         shuffle_batches: the minibatches of a sort window in a random order instead of shortest first (the
             paper's); with a large --sort_window, less padding without a length curriculum within an epoch.
-        max_tokens: token-count batching instead of fixed batches (None: the paper's batching).
+        max_tokens: token-count batching instead of fixed batches (0 or unset: the paper's batching).
         seed: seed of shuffling and initialisation.
         optimizer: "adadelta" (the paper's) or "adam".
         learning_rate: 1.0 for Adadelta (Zeiler 2012 has none; Keras scales the update by it).
@@ -49,12 +52,12 @@ class TrainingConfig:
             (more than one to average them, `rnnsearch_tf.average_checkpoints --source=best`).
         validate_every: updates between validations (dev NLL and dev BLEU); 0 disables them.
         dev_split: split of data_dir used for validation.
-        dev_bleu_sentences: dev sentences decoded for BLEU (None: all of them).
-        patience: validations without a better dev BLEU before training stops (None: never).
+        dev_bleu_sentences: dev sentences decoded for BLEU (0 or unset: all of them).
+        patience: validations without a better dev BLEU before training stops (0 or unset: never).
         max_nonfinite_steps: consecutive non-finite losses or gradients before training stops.
         attention_sentences: fixed dev sentences whose attention and translation go to TensorBoard.
         cpu_replicas: split the CPU into this many logical devices, one replica each (tests, and
-            checking multi-replica behaviour without GPUs); None uses all local GPUs, or the CPU.
+            checking multi-replica behaviour without GPUs); 0 or unset uses all local GPUs, or the CPU.
         jit_compile: compile the forward and backward pass with XLA: one compilation per length bucket,
             faster for mid-size models, slower for tiny ones, and more memory (its measurements are in
             docs/performance.md, "Tried and not kept").
@@ -128,6 +131,7 @@ class TrainingConfig:
 
     def __post_init__(self):
         check_choices(self)
+        zero_means_unset(self, UNSET_AT_ZERO)
         check_at_least(self, 1, ("train_steps", "batch_size", "sort_window", "log_every", "checkpoint_every",
                                  "keep_checkpoints", "max_nonfinite_steps", "jit_length_multiple", "decay_patience",
                                  "keep_best_checkpoints"))

@@ -20,3 +20,14 @@ def check_at_least(config, minimum, names):
         value = getattr(config, name)
         if value < minimum:
             raise ValueError(f"{type(config).__name__}.{name} must be at least {minimum}, got {value}")
+
+
+def zero_means_unset(config, names):
+    """Optional numeric fields `names`: a negative value raises ValueError naming the field, and 0 becomes None, as if
+    the flag were left out (Marian's `--after-epochs 0`), so that a command line can lift a flagfile's limit."""
+    for name in names:
+        value = getattr(config, name)
+        if value is not None and value < 0:
+            raise ValueError(f"{type(config).__name__}.{name} must be at least 0 (0: unset), got {value}")
+        if value == 0:
+            object.__setattr__(config, name, None)  # frozen dataclasses too
