@@ -228,14 +228,18 @@ def test_bf16_weights_and_float32_weights_cast_at_every_step_are_two_graphs(mode
     np.testing.assert_array_equal(loaded["score"], translations[1]["score"])
 
 
-def _translate_command(model_dir, source, cache, loads=False):
+def _translate_command(model_dir, source, cache, loads=False, verbosity="--verbosity=1"):
     """The translations of `rnnsearch translate` (checking whether it loaded its search from `cache`, and
-    instantiated it while the model loaded: `FunctionCache.warm_up`)."""
+    instantiated it while the model loaded: `FunctionCache.warm_up`, which `--verbosity=1` logs)."""
     completed = subprocess.run(
         [sys.executable, "-m", "rnnsearch_tf.cli.main", "translate", f"--model_dir={model_dir}",
-         f"--input={source}", f"--function_cache={cache}", "--beam_size=3", "--noprogress", "--verbosity=0"],
+         f"--input={source}", f"--function_cache={cache}", "--beam_size=3", "--noprogress", *([verbosity] if verbosity else [])],
         check=True, capture_output=True, text=True,
     )
+    if not verbosity:  # what a user sees: no word of the cache
+        lines = completed.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("translating with "), completed.stderr
+        return completed.stdout
     assert ("loaded the traced __inference_translate" in completed.stderr) == loads
     warmed_up = re.search(r"warmed up the traced (__inference_translate\S+) from \S+ \((\w+)\)", completed.stderr)
     assert (warmed_up is not None) == loads, completed.stderr
@@ -255,5 +259,6 @@ def test_translate_with_a_changed_checkpoint_translates_as_without_the_cache(tmp
     write_model_dir(tmp_path / "model", seed=4)  # new weights, a newer checkpoint in the same directory
     changed = _translate_command(model_dir, source, cache, loads=True)
     assert changed != first
+    assert changed == _translate_command(model_dir, source, cache, verbosity="")  # loaded again, silently
     assert changed == _translate_command(model_dir, source, "")
     assert len(list(cache.glob("translate-*.json"))) == 1  # the same graph, loaded

@@ -240,7 +240,7 @@ class FunctionCache:
             captures.append(live[position][1])
         self._register(function_pb2.FunctionDefLibrary.FromString(base64.b64decode(record["library"])))
         os.utime(path)  # the newest files are kept
-        logging.info("loaded the traced %s from %s", record["name"], path)
+        logging.debug("loaded the traced %s from %s", record["name"], path)  # --verbosity=1 shows it
         return GraphFunction(record["name"], record["inputs"], record["outputs"], captures, self.grappler)
 
     @staticmethod
@@ -303,7 +303,7 @@ class WarmUp(threading.Thread):
             self.outcome = "ran"
         except tf.errors.OpError as error:
             self.outcome = type(error).__name__
-        logging.info("warmed up the traced %s from %s (%s)", record["name"], self.path, self.outcome)
+        logging.debug("warmed up the traced %s from %s (%s)", record["name"], self.path, self.outcome)
 
 
 def _stand_in(capture):
