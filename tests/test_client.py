@@ -1,9 +1,10 @@
-"""rnnsearch_tf/cli/client.py, the command-line client (`rnnsearch client`): files in and out over gRPC, REST with
-scores, the truncated lines named, and no TensorFlow on the REST path; against `rnnsearch serve`,
+"""rnnsearch_tf/cli/client.py, the command-line client (`rnnsearch client`): files in and out over gRPC, standard input
+over REST with scores, the truncated lines named, and no TensorFlow on the REST path; against `rnnsearch serve`,
 and the real `tensorflow_model_server` whenever it is on PATH."""
 
 import os
 import pathlib
+import pty
 import socket
 import subprocess
 import sys
@@ -38,11 +39,26 @@ def test_command_line_client(server, tmp_path):
     assert lines == [t.decode("utf-8") for t in expected] + [""]
     assert "lines cut to the model's maximum_source_length (translated from their first tokens only): line 4\n" in stderr
     shown = subprocess.run(
-        common + [f"--rest_url={server.rest_url}", "--with_scores", "the cat"],
+        common + [f"--rest_url={server.rest_url}", "--with_scores"], input="the cat\n\nthe cat\n",  # standard input
         check=True, cwd=REPO_ROOT, env=environment, timeout=120, capture_output=True, text=True,
     ).stdout
-    translation, score = shown.rstrip("\n").split("\t")
-    assert translation == expected[0].decode("utf-8") and float(score) < 0
+    rows = [line.split("\t") for line in shown.splitlines()]
+    assert [translation for translation, _ in rows] == [t.decode("utf-8") for t in expected[:2]] + [expected[0].decode()]
+    assert float(rows[0][1]) < 0 and rows[0] == rows[2]
+
+
+def test_a_terminal_for_input_is_refused_in_one_line():
+    """Without sentences or --input_file the client reads standard input, unless it is a terminal (it would wait)."""
+    terminal, other_end = pty.openpty()
+    try:
+        refused = subprocess.run([str(pathlib.Path(sys.executable).parent / "rnnsearch"), "client",
+                                  "--rest_url=http://127.0.0.1:9"], stdin=other_end, capture_output=True, text=True,
+                                 cwd=REPO_ROOT, timeout=60)
+    finally:
+        os.close(terminal)
+        os.close(other_end)
+    assert refused.returncode == 1 and refused.stderr == (
+        "error: give sentences as arguments, --input_file, or lines on standard input (--help lists the flags)\n")
 
 
 def test_rest_client_path_does_not_import_tensorflow():

@@ -3,9 +3,11 @@
     rnnsearch client --server=localhost:8500 --model_name=rnnsearch "A sentence." "Another."
     rnnsearch client --server=localhost:8500 --input_file=newstest2014.en --output_file=out.fr
     rnnsearch client --rest_url=http://localhost:8501 "A sentence."
+    rnnsearch client --server=localhost:8500 < test.en > test.fr
 
-Prints one translation per line (with `--with_scores`, a tab and the score after it). Lines longer than
-the export's `maximum_source_length` Moses tokens are translated from their first tokens only (the
+Sentences come from the arguments, `--input_file`, or else standard input (as `rnnsearch translate` reads it;
+not from a terminal). Prints one translation per line (with `--with_scores`, a tab and the score after it).
+Lines longer than the export's `maximum_source_length` tokens are translated from their first tokens only (the
 server's rule); their line numbers are reported on stderr.
 """
 
@@ -21,7 +23,8 @@ _SERVER = flags.DEFINE_string("server", "localhost:8500", "gRPC address of the m
 _REST_URL = flags.DEFINE_string("rest_url", None, "Use the REST API at this URL instead of gRPC.")
 _MODEL_NAME = flags.DEFINE_string("model_name", "rnnsearch", "Served model name.")
 _SIGNATURE = flags.DEFINE_string("signature_name", "translate", "Signature taking `text`.")
-_INPUT_FILE = flags.DEFINE_string("input_file", None, "Sentences to translate, one per line.")
+_INPUT_FILE = flags.DEFINE_string("input_file", None, "Sentences to translate, one per line (default: the arguments, "
+                                  "else standard input).")
 _OUTPUT_FILE = flags.DEFINE_string("output_file", None, "Where translations go; default stdout.")
 _BATCH_SIZE = flags.DEFINE_integer("batch_size", 32, "Sentences per request.")
 _TIMEOUT = flags.DEFINE_float("timeout", 60.0, "Seconds per request.")
@@ -32,15 +35,22 @@ def _text(value):
     return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else str(value)
 
 
-def main(argv):
-    sentences = argv[1:]
+def _sentences(arguments):
+    """The sentences of the arguments, `--input_file` or standard input (a terminal is refused: it would wait)."""
     if _INPUT_FILE.value:
-        if sentences:
+        if arguments:
             raise app.UsageError("give sentences as arguments or --input_file, not both")
         with open(_INPUT_FILE.value, encoding="utf-8") as stream:
-            sentences = [line.rstrip("\n") for line in stream]
-    elif not sentences:
-        raise app.UsageError("give sentences as arguments, or --input_file")
+            return [line.rstrip("\n") for line in stream]
+    if arguments:
+        return arguments
+    if sys.stdin.isatty():
+        raise app.UsageError("give sentences as arguments, --input_file, or lines on standard input")
+    return [line.rstrip("\n") for line in sys.stdin]
+
+
+def main(argv):
+    sentences = _sentences(argv[1:])
     if _REST_URL.value:
         client = RestClient(_REST_URL.value, _MODEL_NAME.value, timeout=_TIMEOUT.value)
     else:
