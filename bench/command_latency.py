@@ -1,4 +1,4 @@
-"""Whole commands as a user waits for them: ours beside the peer's, one sentence and a test set.
+r"""Whole commands as a user waits for them: ours beside the peer's, one sentence and a test set.
 
     RNNSEARCH_DATA=../shared/data python -m bench.command_latency --workdir=work_dirs/peer_comparison \
         > bench/results/command_latency.json

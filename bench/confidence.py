@@ -1,4 +1,4 @@
-"""Benchmarks the word-level confidence: how well each output word's probability tells words of the reference
+r"""Benchmarks the word-level confidence: how well each output word's probability tells words of the reference
 from the others; prints JSON.
 
     RNNSEARCH_DATA=/work/shared/data flock /tmp/cpu.lock .venv/bin/python -m bench.confidence \

@@ -1,4 +1,4 @@
-"""Lexically constrained decoding (Post & Vilar 2018) with constraints drawn from the reference, or from a
+r"""Lexically constrained decoding (Post & Vilar 2018) with constraints drawn from the reference, or from a
 glossary; prints JSON.
 
     flock /tmp/cpu.lock env RNNSEARCH_DATA=../shared/data .venv/bin/python -m bench.constraints \

@@ -1,4 +1,4 @@
-"""Benchmarks translation of real test sets, from a checkpoint and from the exported SavedModel; prints JSON.
+r"""Benchmarks translation of real test sets, from a checkpoint and from the exported SavedModel; prints JSON.
 
     RNNSEARCH_DATA=/work/shared/data python -m bench.decode_throughput --model_dir=MODEL_DIR \
         --export_dir=EXPORT_DIR --checkpoint=latest

@@ -1,4 +1,4 @@
-"""Continued training on new data (`rnnsearch train --init_from`) as JSON: each model's BLEU on every test set.
+r"""Continued training on new data (`rnnsearch train --init_from`) as JSON: each model's BLEU on every test set.
 
     python -m bench.finetune --data_dir=work_dirs/finetune/data/tatoeba_from_multi30k \
         --eval_dirs=test_2016:work_dirs/finetune/eval/multi30k_test,tatoeba_test:work_dirs/finetune/eval/tatoeba_test \

@@ -1,4 +1,4 @@
-"""Models of several language pairs scored alike, and scored the way published anchors score; prints JSON.
+r"""Models of several language pairs scored alike, and scored the way published anchors score; prints JSON.
 
     RNNSEARCH_DATA=../shared/data python -m bench.language_pairs \
         --models=deen_quickstart=work_dirs/pairs/deen_quickstart,zhen_quickstart=work_dirs/pairs/zhen_quickstart \

@@ -1,4 +1,4 @@
-"""Benchmarks long inputs: decoding speed per token and BLEU on test sentences joined k at a time; prints JSON.
+r"""Benchmarks long inputs: decoding speed per token and BLEU on test sentences joined k at a time; prints JSON.
 
     RNNSEARCH_DATA=/work/shared/data python -m bench.long_inputs --model_dir=MODEL_DIR --beam_size=5 \
         --output=bench/results/long_inputs.json

@@ -1,4 +1,4 @@
-"""Figure 2 of Bahdanau et al. 2014 to 60+ words, on long sentences made of real ones; prints JSON.
+r"""Figure 2 of Bahdanau et al. 2014 to 60+ words, on long sentences made of real ones; prints JSON.
 
     RNNSEARCH_DATA=../shared/data python -m bench.long_sentences \
         --model_dirs=runs/rnnsearch50,runs/rnnsearch30,runs/rnnencdec50,runs/rnnencdec30 \

@@ -1,4 +1,4 @@
-"""The quickstart recipe's learning curves: dev and test_2016 BLEU against updates and minutes, per trial; prints JSON.
+r"""The quickstart recipe's learning curves: dev and test_2016 BLEU against updates and minutes, per trial; prints JSON.
 
     python -m bench.quickstart_curves --trials=baseline=work_dirs/t0,dropout_0.1=work_dirs/t1,... \
         --baseline=baseline --test_set=test_2016 > bench/results/quickstart_curves.json

@@ -1,4 +1,4 @@
-"""The results table of the README and docs/results.md as JSON: what `evaluate` measured on each test set, per model.
+r"""The results table of the README and docs/results.md as JSON: what `evaluate` measured on each test set, per model.
 
     python -m bench.results_summary --eval_dirs=test_2016:work_dirs/eval/test2016,test_2017:work_dirs/eval/test2017 \
         --output=bench/results/multi30k.json

@@ -1,4 +1,4 @@
-"""Benchmarks `rnnsearch build-data` (or `select-data`) on corpora of millions of pairs and the training input
+r"""Benchmarks `rnnsearch build-data` (or `select-data`) on corpora of millions of pairs and the training input
 read from them.
 
     RNNSEARCH_DATA=../shared/data flock /tmp/cpu.lock .venv/bin/python -m bench.scale \

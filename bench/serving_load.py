@@ -1,4 +1,4 @@
-"""The local server as its clients see it: first request, one client, 32 concurrent clients, with and
+r"""The local server as its clients see it: first request, one client, 32 concurrent clients, with and
 without batching, beside the offline decoding rate of the same export.
 
     RNNSEARCH_DATA=../shared/data python -m bench.serving_load --export_dir=work_dirs/peer_comparison/ours_export \

@@ -1,4 +1,4 @@
-"""Benchmarks the vocabulary shortlist: BLEU and decoding sentences/s with and without it; prints JSON.
+r"""Benchmarks the vocabulary shortlist: BLEU and decoding sentences/s with and without it; prints JSON.
 
     RNNSEARCH_DATA=/work/shared/data python -m bench.shortlist --model_dir=MODEL_DIR \
         --shortlists=k20n500=DIR/shortlist.npz,k50n1000=OTHER/shortlist.npz --beam_size=5 \

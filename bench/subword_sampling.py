@@ -1,4 +1,4 @@
-"""Subword sampling against fixed pieces, trained alike: the updates reached and BLEU / chrF; prints JSON.
+r"""Subword sampling against fixed pieces, trained alike: the updates reached and BLEU / chrF; prints JSON.
 
     RNNSEARCH_DATA=../shared/data .venv/bin/python -m bench.subword_sampling \
         --models=dropout0.1=work_dirs/sampling/m30k_bpe8k_dropout0.1,fixed=work_dirs/sampling/m30k_bpe8k_fixed \

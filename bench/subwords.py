@@ -1,4 +1,4 @@
-"""Word-level against subword models trained alike: BLEU, decoding speed, size and a rare-word probe; prints JSON.
+r"""Word-level against subword models trained alike: BLEU, decoding speed, size and a rare-word probe; prints JSON.
 
     RNNSEARCH_DATA=../shared/data .venv/bin/python -m bench.subwords \
         --models=words=work_dirs/sw/models/m30k_word,bpe8k=work_dirs/sw/models/m30k_bpe8k \

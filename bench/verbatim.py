@@ -1,4 +1,4 @@
-"""Names and numbers kept verbatim by constraints (`translate --verbatim`): the rare-word probe of
+r"""Names and numbers kept verbatim by constraints (`translate --verbatim`): the rare-word probe of
 `bench.subwords` and the test sets, each model with and without; prints JSON.
 
     RNNSEARCH_DATA=../shared/data .venv/bin/python -m bench.verbatim \

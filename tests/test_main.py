@@ -3,6 +3,7 @@
 import ast
 import importlib.util
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -45,6 +46,21 @@ def test_a_command_shows_its_own_help_and_flags(command, own_flags):
               if line.startswith("  --")}
     assert set(own_flags) <= listed, sorted(listed)
     assert "--test_srcdir" not in listed and "--alsologtostderr" not in listed  # absl's own: --helpfull
+
+
+COMMAND_SOURCES = sorted({pathlib.Path(importlib.util.find_spec(module).origin) for module, _ in COMMANDS.values()}
+                         | set((REPO_ROOT / "bench").glob("*.py")))
+
+
+@pytest.mark.parametrize("source", COMMAND_SOURCES, ids=lambda path: f"{path.parent.name}/{path.name}")
+def test_the_examples_of_a_commands_help_are_lines_a_shell_takes(source):
+    """A docstring's example split over lines keeps its backslash (a raw docstring): in a plain one, `\\` and the
+    newline join the lines, and `--help` shows one line with the next line's indentation inside it."""
+    docstring = ast.get_docstring(ast.parse(source.read_text(encoding="utf-8"))) or ""
+    examples = [line.strip() for line in docstring.splitlines()
+                if line.strip().startswith("rnnsearch ") or "python -m " in line]
+    for example in examples:
+        assert not re.search(r"\S {2,}\S", example.split("  #")[0]), example  # a comment may follow two spaces
 
 
 def test_tokenize_through_the_command_equals_python_m(tmp_path):

@@ -1,4 +1,4 @@
-"""Builds a corpus into vocabularies, TFRecord shards and metadata.json, once, before training.
+r"""Builds a corpus into vocabularies, TFRecord shards and metadata.json, once, before training.
 
     rnnsearch build-data --flagfile=configs/data/multi30k.flags --output_dir=/tmp/m30k
     rnnsearch build-data --flagfile=configs/data/multi30k_deen.flags --output_dir=/tmp/m30k_deen

@@ -1,4 +1,4 @@
-"""Evaluates one or several model directories on a test set as the paper does (Tables 1-2, Figures 2-3).
+r"""Evaluates one or several model directories on a test set as the paper does (Tables 1-2, Figures 2-3).
 
     python -m rnnsearch_tf.evaluate --model_dir=models/rnnsearch50,models/rnnencdec50 \
         --source=newstest2014.en --reference=newstest2014.fr --output_dir=eval/newstest2014

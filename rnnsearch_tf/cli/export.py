@@ -1,4 +1,4 @@
-"""Exports a model directory as a versioned SavedModel for TensorFlow Serving.
+r"""Exports a model directory as a versioned SavedModel for TensorFlow Serving.
 
     rnnsearch export --model_dir=models/rnnsearch50 --export_dir=exports/rnnsearch \
         --beam_size=12 --length_normalization=length

@@ -1,4 +1,4 @@
-"""Writes a long test set made of real sentences: consecutive pairs of a test set joined into one pair.
+r"""Writes a long test set made of real sentences: consecutive pairs of a test set joined into one pair.
 
     rnnsearch join-sentences --corpus=multi30k_enfr --split=test --output_dir=work_dirs/long/test_2016_joined
     rnnsearch join-sentences --corpus=wmt14_enfr --split=test --sizes=1 --output_dir=work_dirs/long/newstest2014

@@ -1,4 +1,4 @@
-"""Scores sentence pairs with log p(y | x), or rescores a Moses n-best list with it.
+r"""Scores sentence pairs with log p(y | x), or rescores a Moses n-best list with it.
 
     python -m rnnsearch_tf.score --model_dir=models/rnnsearch50 --source=test.en --target=test.fr
     python -m rnnsearch_tf.score --model_dir=models/rnnencdec50 --source=test.en --nbest=test.nbest \

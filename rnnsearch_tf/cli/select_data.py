@@ -1,4 +1,4 @@
-"""Selects the pairs of a general corpus most like an in-domain corpus (the paper's data selection).
+r"""Selects the pairs of a general corpus most like an in-domain corpus (the paper's data selection).
 
     rnnsearch select-data --in_domain_corpus=multi30k_enfr:train \
         --general_source=general.en --general_target=general.fr --max_words=400000 --output_dir=/tmp/selected
