@@ -1,9 +1,12 @@
 """`rnnsearch translate` (`rnnsearch_tf.cli.translate`, run as `python -m rnnsearch_tf.translate`) on a
-tiny random model: output formats, files and stdin, sampling and `--prefix_file`; `--quantize=int8` against float32
+tiny random model: output formats, files and stdin (lines typed at a terminal one at a time), sampling and
+`--prefix_file`; `--quantize=int8` against float32
 on a trained one. BatchTranslator itself is tested in test_batch_translator.py."""
 
 import json
 import os
+import pty
+import select
 import subprocess
 import sys
 
@@ -46,6 +49,33 @@ def test_command_line_stdin_to_stdout_nbest(model_dir, tmp_path):
     assert [line[1] for line in lines] == [text for result in expected for text, _ in result["nbest"]]
     assert "lines cut to their first 12 tokens (--maximum_source_length): line 6\n" in stderr  # 1-based
     assert f"{len(INPUT)}/{len(INPUT)}" in stderr  # the progress bar
+
+
+def test_lines_typed_at_a_terminal_are_translated_one_at_a_time(model_dir):
+    """With a terminal for stdin each line's translation is written as soon as the line is entered, before the
+    next; Ctrl-D ends. --prefix_file, whose lines pair with the input's, is refused there."""
+    expected = BatchTranslator.from_model_dir(model_dir, **SEARCH_OPTIONS).translate(SENTENCES[:2])
+    terminal, other_end = pty.openpty()
+    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
+    command = [sys.executable, "-m", "rnnsearch_tf.translate", f"--model_dir={model_dir}", *_options()]
+    process = subprocess.Popen(command, stdin=other_end, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env=environment, cwd=REPO_ROOT)
+    try:
+        for sentence, result in zip(SENTENCES[:2], expected):
+            os.write(terminal, sentence.encode() + b"\n")
+            assert select.select([process.stdout], [], [], 120)[0], "no translation before the next line"
+            assert process.stdout.readline().decode() == result["translation"] + "\n"
+        os.write(terminal, b"\x04")  # Ctrl-D at the start of a line: the end of the input
+        assert process.wait(timeout=120) == 0, process.stderr.read().decode()
+        assert "type a sentence and press Enter to translate it" in process.stderr.read().decode()
+        refused = subprocess.run(command + ["--prefix_file=/dev/null"], stdin=other_end, capture_output=True,
+                                 env=environment, cwd=REPO_ROOT, timeout=120)
+    finally:
+        process.kill()
+        os.close(terminal)
+        os.close(other_end)
+    assert refused.returncode == 1 and refused.stderr.decode().startswith(
+        "error: --prefix_file and --constraints_file pair their lines with the input's: give --input a file")
 
 
 def test_command_line_file_to_file_alignment(model_dir, tmp_path):

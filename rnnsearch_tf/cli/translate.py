@@ -4,7 +4,8 @@
     python -m rnnsearch_tf.translate --saved_model=exports/rnnsearch --output_format=nbest < test.en
     python -m rnnsearch_tf.translate --model_dir=models/rnnsearch50 --input=test.en --prefix_file=starts.fr
 
-Sentences are translated in batches of similar length and written in input order. An empty input line
+Sentences are translated in batches of similar length and written in input order; lines typed at a terminal
+(stdin, no --input) are translated one at a time as they are entered. An empty input line
 gives an empty output line; a line of more than `--maximum_source_length` Moses tokens is translated
 from its first tokens only, and its line number is reported on stderr, as are the lines that hold several
 sentences by Moses' rules when they are translated whole. With `--prefix_file` each
@@ -149,58 +150,93 @@ def main(argv):
         raise app.UsageError("--split_sentences takes neither --prefix_file nor --output_format=nbest")
     terminology = _check_constraint_flags()
     check_writable(_OUTPUT.value, "--output")
-    sentences, prefixes, explicit_constraints = read_input()
+    typed = _INPUT.value == "-" and sys.stdin.isatty()
+    if typed and (_PREFIX_FILE.value is not None or _CONSTRAINTS_FILE.value is not None):
+        raise app.UsageError("--prefix_file and --constraints_file pair their lines with the input's: give --input "
+                             "a file (lines typed at a terminal are translated one at a time)")
+    sentences, prefixes, explicit_constraints = ([], None, None) if typed else read_input()
+    translator = _load_translator()
+    shortlist = ""
+    if translator.search_config.shortlist:
+        shortlist = " over its vocabulary shortlist (--noshortlist: the whole vocabulary)"
+    print(f"translating with {translator.loaded_from}{shortlist}", file=sys.stderr)
+    if not typed:
+        results, messages = _translate_lines(translator, sentences, prefixes, explicit_constraints, terminology,
+                                             show_progress=_PROGRESS.value)
+        with open_output(_OUTPUT.value) as output:  # opened once everything is translated: a failure keeps the old
+            _write(output, results)
+        _report(messages)
+        return
+    print("type a sentence and press Enter to translate it; Ctrl-D ends", file=sys.stderr)
+    with open_output(_OUTPUT.value) as output:
+        for number, line in enumerate(sys.stdin):  # each line translated as it comes, as fairseq-interactive does
+            results, messages = _translate_lines(translator, [line.rstrip("\n")], None, None, terminology, number)
+            _write(output, results, number)
+            output.flush()
+            _report(messages)
+
+
+def _report(messages):
+    for message in messages:
+        print(message, file=sys.stderr)
+
+
+def _write(output, results, before=0):
+    """The translations of the input lines after the first `before` in `--output_format`."""
+    for index, result in enumerate(results, before):
+        output.write(output_formats.format_translation(index, result, _OUTPUT_FORMAT.value))
+
+
+def _load_translator():
+    """The `BatchTranslator` of --model_dir or --saved_model with the search flags."""
     workers = search_flags.decode_workers()
     unk_replacer = None
     if _REPLACE_UNK.value:
         dictionary = search_flags.UNK_DICTIONARY.value
         unk_replacer = UnkReplacer.from_file(dictionary) if dictionary else UnkReplacer()
     if _SAVED_MODEL.value:
-        translator = BatchTranslator.from_saved_model(
-            _SAVED_MODEL.value, search_flags.BATCH_SIZE.value, unk_replacer, workers
-        )
-    else:
-        translator = BatchTranslator.from_model_dir(
-            _MODEL_DIR.value,
-            search_flags.CHECKPOINT.value,
-            search_flags.BATCH_SIZE.value,
-            unk_replacer,
-            workers,
-            function_cache=search_flags.function_cache(),
-            precision=search_flags.PRECISION.value,
-            quantize=search_flags.QUANTIZE.value,
-            search_config=search_flags.search_config(),
-        )
-    shortlist = ""
-    if translator.search_config.shortlist:
-        shortlist = " over its vocabulary shortlist (--noshortlist: the whole vocabulary)"
-    print(f"translating with {translator.loaded_from}{shortlist}", file=sys.stderr)
+        return BatchTranslator.from_saved_model(_SAVED_MODEL.value, search_flags.BATCH_SIZE.value, unk_replacer, workers)
+    return BatchTranslator.from_model_dir(
+        _MODEL_DIR.value,
+        search_flags.CHECKPOINT.value,
+        search_flags.BATCH_SIZE.value,
+        unk_replacer,
+        workers,
+        function_cache=search_flags.function_cache(),
+        precision=search_flags.PRECISION.value,
+        quantize=search_flags.QUANTIZE.value,
+        search_config=search_flags.search_config(),
+    )
+
+
+def _translate_lines(translator, sentences, prefixes, explicit_constraints, terminology, before=0,
+                     show_progress=False):
+    """`(results, messages)`: the translations of `sentences`, the input lines after the first `before`, and what
+    stderr says of them (lines numbered from the input's first), with a progress bar if `show_progress`."""
+    constraints = None
     if _SPLIT_SENTENCES.value:
         paragraphs = ParagraphTranslator(translator)
         split_lines = paragraphs.split(sentences)
         count = sum(len(line) for line in split_lines)
-        progress = ProgressLine("translated", count, unit="sentences") if _PROGRESS.value and count else None
+        progress = ProgressLine("translated", count, unit="sentences") if show_progress and count else None
         results = paragraphs.translate(split_lines, progress)
     else:
         constraints, terms = _constraints(translator, sentences, explicit_constraints, terminology)
-        progress = ProgressLine("translated", len(sentences)) if _PROGRESS.value and sentences else None
+        progress = ProgressLine("translated", len(sentences)) if show_progress and sentences else None
         searched = constraints if terms is None else terms.searched_as(constraints, translator.target_codec)
         results = translator.translate(sentences, progress, prefixes, searched)
         if terms is not None:
             terms.capitalise_sentence_starts(sentences, results)
-    with open_output(_OUTPUT.value) as output:
-        for index, result in enumerate(results):
-            output.write(output_formats.format_translation(index, result, _OUTPUT_FORMAT.value))
-    for warning in _warnings(translator, sentences, results):
-        print(warning, file=sys.stderr)
+    messages = list(_warnings(translator, sentences, results, before))
     if terminology is not None:
-        for line in glossary.constraint_report(constraints, results):
-            print(line, file=sys.stderr)
+        messages += glossary.constraint_report(constraints, results)
+    return results, messages
 
 
-def _warnings(translator, sentences, results):
+def _warnings(translator, sentences, results, before=0):
     """What stderr says after the translations: input outside the model's vocabulary (a model directory
-    only), lines of several sentences (unless they were split or cannot be), lines cut to the length bound."""
+    only), lines of several sentences (unless they were split or cannot be), lines cut to the length bound;
+    `sentences` are the input's lines after the first `before`."""
     if translator.source_codec is not None:
         warning = oov_warning(results, translator.source_codec, translator.target_language)
         if warning:
@@ -209,14 +245,14 @@ def _warnings(translator, sentences, results):
         yield "note: --replace_unk does nothing here: the model's subword vocabulary has no <unk>"
     splittable = _PREFIX_FILE.value is None and _OUTPUT_FORMAT.value != "nbest" and translator.source_language
     if not _SPLIT_SENTENCES.value and splittable:
-        several = ParagraphTranslator(translator).lines_of_several_sentences(sentences)
+        several = [before + number for number in ParagraphTranslator(translator).lines_of_several_sentences(sentences)]
         if several:
             yield (
                 f"warning: several sentences in {line_numbers(several)}: a model trained on single sentences often "
                 "translates about one sentence's worth of such a line and stops; --split_sentences translates "
                 "each sentence and joins their translations"
             )
-    truncated = [index + 1 for index, result in enumerate(results) if result["truncated"]]
+    truncated = [before + index + 1 for index, result in enumerate(results) if result["truncated"]]
     if truncated:
         cut = "with a sentence cut to its" if _SPLIT_SENTENCES.value else "cut to their"
         length = translator.search_config.maximum_source_length
