@@ -1,6 +1,8 @@
-"""The `rnnsearch tokenize` filter, run as users run it."""
+"""The `rnnsearch tokenize` filter, run as users run it: on piped text, and line by line at a terminal."""
 
 import os
+import pty
+import select
 import subprocess
 import sys
 
@@ -21,3 +23,21 @@ def test_tokenize_and_detokenize_filter_stdin():
     assert _run(["--lang=en", "--detokenize"], "It 's  1,000 \" cats \" .\n") == 'It\'s 1,000 "cats".\n'
     assert _run(["--lang=de"], "Er kam z.B. gestern, usw. Dann ging er.\n") == (
         "Er kam z.B. gestern , usw. Dann ging er .\n")
+
+
+def test_lines_typed_at_a_terminal_are_tokenized_as_they_come():
+    terminal, other_end = pty.openpty()
+    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
+    process = subprocess.Popen([sys.executable, "-m", "rnnsearch_tf.cli.main", "tokenize", "--lang=fr"],
+                               stdin=other_end, stdout=subprocess.PIPE, env=environment, cwd=REPO_ROOT)
+    try:
+        for line, expected in (("L'homme a 3,5 kg.", "L' homme a 3,5 kg ."), ("Qu'il vienne !", "Qu' il vienne !")):
+            os.write(terminal, line.encode() + b"\n")
+            assert select.select([process.stdout], [], [], 120)[0], "nothing before the next line"
+            assert process.stdout.readline().decode() == expected + "\n"
+        os.write(terminal, b"\x04")  # Ctrl-D: the end of the input
+        assert process.wait(timeout=120) == 0
+    finally:
+        process.kill()
+        os.close(terminal)
+        os.close(other_end)

@@ -1,4 +1,5 @@
-"""Filters stdin to stdout through a text codec, so you see exactly what the model sees.
+"""Filters stdin to stdout through a text codec, so you see exactly what the model sees (lines typed at a terminal
+one at a time, as they are entered).
 
     echo "L'homme a 3,5 kg." | rnnsearch tokenize --lang=fr                    # Moses words
     echo "Ein Mann, z.B. heute." | rnnsearch tokenize --lang=de              # German prefixes ("z.B.")
@@ -42,14 +43,23 @@ def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     text_codec = codec()
-    stdin = open(sys.stdin.fileno(), "rb", closefd=False)
     stdout = open(sys.stdout.fileno(), "wb", closefd=False)
-    lines = [line.rstrip(b"\r\n") for line in stdin]
-    for start in range(0, len(lines), _BATCH_LINES.value):
-        batch = tf.constant(lines[start : start + _BATCH_LINES.value])
+    for lines in _batches(open(sys.stdin.fileno(), "rb", closefd=False)):
+        batch = tf.constant(lines)
         if _DETOKENIZE.value:
             output = text_codec.detokenize(tf.strings.split(batch)).numpy().tolist()
         else:
             output = tf.strings.reduce_join(text_codec.tokenize(batch), axis=-1, separator=" ").numpy().tolist()
         stdout.write(b"".join(line + b"\n" for line in output))
-    stdout.flush()
+        stdout.flush()
+
+
+def _batches(stdin):
+    """The input's lines in lists of --batch_lines; from a terminal, each line alone as it is typed."""
+    if stdin.isatty():
+        for line in stdin:
+            yield [line.rstrip(b"\r\n")]
+        return
+    lines = [line.rstrip(b"\r\n") for line in stdin]
+    for start in range(0, len(lines), _BATCH_LINES.value):
+        yield lines[start : start + _BATCH_LINES.value]
