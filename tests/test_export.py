@@ -175,6 +175,10 @@ def _weight_bytes(version_path):
     return {dtype.name for dtype in weights.values()}, data_bytes - len(object_graph)
 
 
+# large: a second export of the tiny model (~25 s); the default suite runs its parts: a DecodingModel's stored weights
+# exported and served (the tiny int8 export below), bf16 weights translating as float32 ones cast at every step
+# (tests/test_translator.py), and the export's settings signature (above)
+@pytest.mark.large
 def test_a_bf16_export_holds_its_weights_in_half_the_bytes_and_translates_as_its_translator(exported, tmp_path):
     model_dir, _, float32_path = exported
     translator = Translator.from_model_dir(model_dir, precision="mixed_bfloat16", **SEARCH_OPTIONS)

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from data_pipeline import constants
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.shortlist import Shortlist
 from rnnsearch_tf.models.model_dir import SHORTLIST_FILE
@@ -109,17 +108,25 @@ def _small_shortlist(model_dir):
     return candidates, [4]
 
 
-def test_a_shortlist_of_the_whole_vocabulary_changes_nothing(model_dir):
+# large: greedy search and sampling over the shortlist (~8 s each); the default suite runs the beam search's, through
+# the same restricted step (`restricted_symbols_to_logits_fn`) that every strategy calls, and greedy search and
+# sampling themselves (tests/test_greedy_search.py, tests/test_sampler.py, `translate --sampling` in
+# tests/test_translate.py)
+@pytest.mark.parametrize("options", [
+    SEARCH_OPTIONS,
+    pytest.param(dict(beam_size=1, num_hypotheses=1), marks=pytest.mark.large),
+    pytest.param(dict(sampling=True, num_samples=3), marks=pytest.mark.large),
+], ids=["beam", "greedy", "sampling"])
+def test_a_shortlist_of_the_whole_vocabulary_changes_nothing(model_dir, options):
     source_size, target_size = _vocabulary_sizes(model_dir)
     everything = np.tile(np.arange(target_size), (source_size, 1))
     text = tf.constant(SENTENCES)
     prefix = tf.constant(["le chat", "", "zyzzyva", "la"])
-    for options in (SEARCH_OPTIONS, dict(beam_size=1, num_hypotheses=1), dict(sampling=True, num_samples=3)):
-        full = Translator.from_model_dir(model_dir, **dict(SEARCH_OPTIONS, **options, shortlist=False))
-        shortlisted = _translator(model_dir, everything, [], **options)
-        for method, arguments in (("translate", (text,)), ("translate_prefix", (text, prefix))):
-            expected = getattr(full, method)(*arguments)
-            assert_outputs_equal(getattr(shortlisted, method)(*arguments), expected, f"{options} {method}")
+    full = Translator.from_model_dir(model_dir, **dict(SEARCH_OPTIONS, **options, shortlist=False))
+    shortlisted = _translator(model_dir, everything, [], **options)
+    for method, arguments in (("translate", (text,)), ("translate_prefix", (text, prefix))):
+        expected = getattr(full, method)(*arguments)
+        assert_outputs_equal(getattr(shortlisted, method)(*arguments), expected, f"{options} {method}")
 
 
 def test_every_output_token_is_a_candidate(model_dir):

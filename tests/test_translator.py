@@ -300,11 +300,16 @@ def test_prefix_misuse_is_refused(prefix_translators, model_dir):
         Translator.from_model_dir(model_dir, num_alternatives=0)
 
 
-def test_inputs_of_100_tokens_are_searched_whole_and_longer_ones_cut_and_flagged(model_dir, tmp_path):
-    # The default maximum_source_length (100): a 100-token sentence is searched whole, with up to
-    # 2 * 100 + 10 target tokens; one token more is cut to 100 and flagged. The SavedModel does the same.
+def _long_sentences():
+    """Sentences of 100 tokens (the default maximum_source_length), 101 and 12."""
     words = ["the", "cat", "sees", "a", "big", "dog", ",", "house", "small", "green"]
-    sentences = [" ".join(words[i % len(words)] for i in range(length)) for length in (100, 101, 12)]
+    return [" ".join(words[i % len(words)] for i in range(length)) for length in (100, 101, 12)]
+
+
+def test_inputs_of_100_tokens_are_searched_whole_and_longer_ones_cut_and_flagged(model_dir):
+    # The default maximum_source_length (100): a 100-token sentence is searched whole, with up to
+    # 2 * 100 + 10 target tokens; one token more is cut to 100 and flagged.
+    sentences = _long_sentences()
     translator = Translator.from_model_dir(model_dir, beam_size=3)
     assert translator.maximum_source_length == 100 and translator.maximum_target_length == 210
     outputs = {name: value.numpy() for name, value in translator.translate(tf.constant(sentences)).items()}
@@ -319,8 +324,16 @@ def test_inputs_of_100_tokens_are_searched_whole_and_longer_ones_cut_and_flagged
         np.testing.assert_allclose(alignment.sum(axis=1), 1.0, rtol=1e-4)  # every column a real token
     scored = translator.score(tf.constant(sentences[:1]), outputs["translation"][:1])
     assert not scored["source_truncated"].numpy()[0]
-    version_path = export(translator, str(tmp_path / "export"))
-    loaded = tf.saved_model.load(version_path).signatures["translate"](text=tf.constant(sentences))
+
+
+# large: an export of its own (~12 s); the default suite exports the same signatures with their length bounds and
+# compares them with the Python path (tests/test_export.py), and searches these inputs in-process (above)
+@pytest.mark.large
+def test_the_export_searches_inputs_of_100_tokens_as_its_translator(model_dir, tmp_path):
+    sentences = tf.constant(_long_sentences())
+    translator = Translator.from_model_dir(model_dir, beam_size=3)
+    outputs = {name: value.numpy() for name, value in translator.translate(sentences).items()}
+    loaded = tf.saved_model.load(export(translator, str(tmp_path / "export"))).signatures["translate"](text=sentences)
     np.testing.assert_array_equal(loaded["translation"].numpy(), outputs["translation"])
     np.testing.assert_array_equal(loaded["truncated"].numpy(), outputs["truncated"])
     np.testing.assert_allclose(loaded["score"].numpy(), outputs["score"], rtol=1e-5)
