@@ -16,7 +16,7 @@ import urllib.error
 
 from absl import app, flags
 
-from rnnsearch_tf.utils.text_files import line_numbers
+from rnnsearch_tf.utils.text_files import line_numbers, read_lines
 from serving.rest_client import RestClient
 
 _SERVER = flags.DEFINE_string("server", "localhost:8500", "gRPC address of the model server.")
@@ -46,7 +46,7 @@ def _sentences(arguments):
         return arguments
     if sys.stdin.isatty():
         raise app.UsageError("give sentences as arguments, --input_file, or lines on standard input")
-    return [line.rstrip("\n") for line in sys.stdin]
+    return read_lines("-")  # as `translate` reads it
 
 
 def main(argv):
