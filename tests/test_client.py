@@ -4,7 +4,6 @@ and the real `tensorflow_model_server` whenever it is on PATH."""
 
 import os
 import pathlib
-import pty
 import socket
 import subprocess
 import sys
@@ -14,6 +13,7 @@ import pytest
 from conftest import REPO_ROOT
 from helpers.model_server import MODEL_NAME, SERVER_KINDS, start_server
 from helpers.serving_test_utils import SEARCH_OPTIONS
+from helpers.terminal import terminal_stdin
 
 
 @pytest.fixture(scope="module", params=SERVER_KINDS)
@@ -49,14 +49,10 @@ def test_command_line_client(server, tmp_path):
 
 def test_a_terminal_for_input_is_refused_in_one_line():
     """Without sentences or --input_file the client reads standard input, unless it is a terminal (it would wait)."""
-    terminal, other_end = pty.openpty()
-    try:
+    with terminal_stdin() as (stdin, _):
         refused = subprocess.run([str(pathlib.Path(sys.executable).parent / "rnnsearch"), "client",
-                                  "--rest_url=http://127.0.0.1:9"], stdin=other_end, capture_output=True, text=True,
+                                  "--rest_url=http://127.0.0.1:9"], stdin=stdin, capture_output=True, text=True,
                                  cwd=REPO_ROOT, timeout=60)
-    finally:
-        os.close(terminal)
-        os.close(other_end)
     assert refused.returncode == 1 and refused.stderr == (
         "error: give sentences as arguments, --input_file, or lines on standard input (--help lists the flags)\n")
 

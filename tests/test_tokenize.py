@@ -1,12 +1,11 @@
 """The `rnnsearch tokenize` filter, run as users run it: on piped text, and line by line at a terminal."""
 
 import os
-import pty
-import select
 import subprocess
 import sys
 
 from conftest import REPO_ROOT
+from helpers.terminal import typed
 
 
 def _run(args, text):
@@ -26,18 +25,8 @@ def test_tokenize_and_detokenize_filter_stdin():
 
 
 def test_lines_typed_at_a_terminal_are_tokenized_as_they_come():
-    terminal, other_end = pty.openpty()
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
-    process = subprocess.Popen([sys.executable, "-m", "rnnsearch_tf.cli.main", "tokenize", "--lang=fr"],
-                               stdin=other_end, stdout=subprocess.PIPE, env=environment, cwd=REPO_ROOT)
-    try:
-        for line, expected in (("L'homme a 3,5 kg.", "L' homme a 3,5 kg ."), ("Qu'il vienne !", "Qu' il vienne !")):
-            os.write(terminal, line.encode() + b"\n")
-            assert select.select([process.stdout], [], [], 120)[0], "nothing before the next line"
-            assert process.stdout.readline().decode() == expected + "\n"
-        os.write(terminal, b"\x04")  # Ctrl-D: the end of the input
-        assert process.wait(timeout=120) == 0
-    finally:
-        process.kill()
-        os.close(terminal)
-        os.close(other_end)
+    command = [sys.executable, "-m", "rnnsearch_tf.cli.main", "tokenize", "--lang=fr"]
+    answers, stderr, returncode = typed(command, ["L'homme a 3,5 kg.", "Qu'il vienne !"], environment, REPO_ROOT)
+    assert returncode == 0, stderr
+    assert answers == ["L' homme a 3,5 kg .", "Qu' il vienne !"]

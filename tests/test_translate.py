@@ -5,8 +5,6 @@ on a trained one. BatchTranslator itself is tested in test_batch_translator.py."
 
 import json
 import os
-import pty
-import select
 import subprocess
 import sys
 
@@ -18,6 +16,7 @@ from rnnsearch_tf.evaluation import corpus_scores
 from rnnsearch_tf.inference import output_formats
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES, exported_model
+from helpers.terminal import terminal_stdin, typed
 from helpers.trained_toy_model import dev_pairs, translated
 from helpers.translation_test_data import INPUT, PREFIXES, translation_model_dir
 
@@ -55,25 +54,15 @@ def test_lines_typed_at_a_terminal_are_translated_one_at_a_time(model_dir):
     """With a terminal for stdin each line's translation is written as soon as the line is entered, before the
     next; Ctrl-D ends. --prefix_file, whose lines pair with the input's, is refused there."""
     expected = BatchTranslator.from_model_dir(model_dir, **SEARCH_OPTIONS).translate(SENTENCES[:2])
-    terminal, other_end = pty.openpty()
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
     command = [sys.executable, "-m", "rnnsearch_tf.translate", f"--model_dir={model_dir}", *_options()]
-    process = subprocess.Popen(command, stdin=other_end, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               env=environment, cwd=REPO_ROOT)
-    try:
-        for sentence, result in zip(SENTENCES[:2], expected):
-            os.write(terminal, sentence.encode() + b"\n")
-            assert select.select([process.stdout], [], [], 120)[0], "no translation before the next line"
-            assert process.stdout.readline().decode() == result["translation"] + "\n"
-        os.write(terminal, b"\x04")  # Ctrl-D at the start of a line: the end of the input
-        assert process.wait(timeout=120) == 0, process.stderr.read().decode()
-        assert "type a sentence and press Enter to translate it" in process.stderr.read().decode()
-        refused = subprocess.run(command + ["--prefix_file=/dev/null"], stdin=other_end, capture_output=True,
+    answers, stderr, returncode = typed(command, SENTENCES[:2], environment, REPO_ROOT)
+    assert returncode == 0, stderr
+    assert answers == [result["translation"] for result in expected]
+    assert "type a sentence and press Enter to translate it" in stderr
+    with terminal_stdin() as (stdin, _):
+        refused = subprocess.run(command + ["--prefix_file=/dev/null"], stdin=stdin, capture_output=True,
                                  env=environment, cwd=REPO_ROOT, timeout=120)
-    finally:
-        process.kill()
-        os.close(terminal)
-        os.close(other_end)
     assert refused.returncode == 1 and refused.stderr.decode().startswith(
         "error: --prefix_file and --constraints_file pair their lines with the input's: give --input a file")
 
