@@ -2,7 +2,7 @@
 
 import pytest
 
-from rnnsearch_tf.utils.text_files import check_writable, line_numbers, open_output, read_lines
+from rnnsearch_tf.utils.text_files import check_writable, each_line, line_numbers, open_output, read_lines
 
 
 def test_lines_end_at_newline_only_and_bad_bytes_are_replaced(tmp_path):
@@ -10,6 +10,8 @@ def test_lines_end_at_newline_only_and_bad_bytes_are_replaced(tmp_path):
     path.write_bytes(b"dos line\r\nunix line\nin\xe2\x80\xa8side\x0bone\n\ncaf\xc3 \xff\nlast without end")
     assert read_lines(str(path)) == [
         "dos line", "unix line", "in\u2028side\x0bone", "", "caf\ufffd \ufffd", "last without end"]
+    lines = each_line(str(path))  # the same lines, one at a time
+    assert next(lines) == "dos line" and list(lines) == read_lines(str(path))[1:]
     (tmp_path / "empty.txt").write_bytes(b"")
     assert read_lines(str(tmp_path / "empty.txt")) == []
 

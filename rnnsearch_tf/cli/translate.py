@@ -33,7 +33,7 @@ from rnnsearch_tf.inference.unk_replacer import UnkReplacer
 from rnnsearch_tf.inference.verbatim_terms import verbatim_terms_of
 from data_pipeline.export_dir import ExportSettings
 from data_pipeline.progress_line import ProgressLine
-from rnnsearch_tf.utils.text_files import check_writable, line_numbers, open_output, read_lines
+from rnnsearch_tf.utils.text_files import check_writable, each_line, line_numbers, open_output, read_lines
 
 _MODEL_DIR = folder_flags.define_model_dir(ensemble=True)
 _SAVED_MODEL = folder_flags.define_saved_model()
@@ -169,8 +169,8 @@ def main(argv):
         return
     print("type a sentence and press Enter to translate it; Ctrl-D ends", file=sys.stderr)
     with open_output(_OUTPUT.value) as output:
-        for number, line in enumerate(sys.stdin):  # each line translated as it comes, as fairseq-interactive does
-            results, messages = _translate_lines(translator, [line.rstrip("\n")], None, None, terminology, number)
+        for number, line in enumerate(each_line("-")):  # each line translated as it comes, as fairseq-interactive does
+            results, messages = _translate_lines(translator, [line], None, None, terminology, number)
             _write(output, results, number)
             output.flush()
             _report(messages)
@@ -195,7 +195,8 @@ def _load_translator():
         dictionary = search_flags.UNK_DICTIONARY.value
         unk_replacer = UnkReplacer.from_file(dictionary) if dictionary else UnkReplacer()
     if _SAVED_MODEL.value:
-        return BatchTranslator.from_saved_model(_SAVED_MODEL.value, search_flags.BATCH_SIZE.value, unk_replacer, workers)
+        return BatchTranslator.from_saved_model(_SAVED_MODEL.value, search_flags.BATCH_SIZE.value, unk_replacer,
+                                                workers)
     return BatchTranslator.from_model_dir(
         _MODEL_DIR.value,
         search_flags.CHECKPOINT.value,

@@ -11,12 +11,18 @@ def read_lines(path):
     Lines end at "\\n" only (a "\\r" before it is dropped; Unicode line separators stay inside the line);
     invalid UTF-8 bytes become U+FFFD, as `Translator` would make them.
     """
+    return list(each_line(path))
+
+
+def each_line(path):
+    """`read_lines`' lines one at a time as they are read (a terminal's as they are typed)."""
     if path == "-":
         stream = open(sys.stdin.fileno(), encoding="utf-8", errors="replace", newline="\n", closefd=False)
     else:
         stream = open(path, encoding="utf-8", errors="replace", newline="\n")
     with stream:
-        return [line.removesuffix("\n").removesuffix("\r") for line in stream]
+        for line in stream:
+            yield line.removesuffix("\n").removesuffix("\r")
 
 
 def check_writable(path, flag):
