@@ -1,6 +1,7 @@
-"""rnnsearch_tf/cli/client.py, the command-line client (`rnnsearch client`): files in and out over gRPC, standard input
-over REST with scores, the truncated lines named, and no TensorFlow on the REST path; against `rnnsearch serve`,
-and the real `tensorflow_model_server` whenever it is on PATH."""
+"""rnnsearch_tf/cli/client.py, the command-line client (`rnnsearch client`): files in and out over gRPC (read as
+`translate` reads them), standard input over REST with scores, an output file kept when no server answers, the
+truncated lines named, and no TensorFlow on the REST path; against `rnnsearch serve`, and the real
+`tensorflow_model_server` whenever it is on PATH."""
 
 import os
 import pathlib
@@ -25,8 +26,10 @@ def server(request, tmp_path_factory):
 
 def test_command_line_client(server, tmp_path):
     long_line = " ".join(["cat"] * (SEARCH_OPTIONS["maximum_source_length"] + 1))
-    inputs = ["the cat", "", "the dog sees a house .", long_line]
-    (tmp_path / "input.txt").write_text("\n".join(inputs) + "\n", encoding="utf-8")
+    inputs = ["the cat \ufffd", "", "the dog sees a house .", long_line]
+    # Read as `translate` reads a file: "\r\n" line ends, a byte that is not UTF-8 as U+FFFD.
+    lines_read_so = b"the cat \xff\r\n\r\nthe dog sees a house .\r\n" + long_line.encode() + b"\n"
+    (tmp_path / "input.txt").write_bytes(lines_read_so)
     common = [sys.executable, "-m", "rnnsearch_tf.cli.main", "client", f"--model_name={MODEL_NAME}"]
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     stderr = subprocess.run(
@@ -39,7 +42,8 @@ def test_command_line_client(server, tmp_path):
     assert lines == [t.decode("utf-8") for t in expected] + [""]
     assert "lines cut to the model's maximum_source_length (translated from their first tokens only): line 4\n" in stderr
     shown = subprocess.run(
-        common + [f"--rest_url={server.rest_url}", "--with_scores"], input="the cat\n\nthe cat\n",  # standard input
+        common + [f"--rest_url={server.rest_url}", "--with_scores"],
+        input=f"{inputs[0]}\n\n{inputs[0]}\n",  # standard input
         check=True, cwd=REPO_ROOT, env=environment, timeout=120, capture_output=True, text=True,
     ).stdout
     rows = [line.split("\t") for line in shown.splitlines()]
@@ -76,13 +80,16 @@ def test_a_refused_request_is_one_line_naming_the_server(server):
         assert "nope" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
 
 
-def test_no_server_there_is_one_line_naming_the_address():
+def test_no_server_there_is_one_line_naming_the_address_and_the_output_file_is_kept(tmp_path):
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    rest = _client(f"--rest_url=http://127.0.0.1:{port}", "the cat")
+    kept = tmp_path / "translations.fr"
+    kept.write_text("the translations of an earlier run\n", encoding="utf-8")
+    rest = _client(f"--rest_url=http://127.0.0.1:{port}", f"--output_file={kept}", "the cat")
     assert rest.returncode == 1 and rest.stderr == (
         f"error: http://127.0.0.1:{port}: [Errno 111] Connection refused (is a model server running there?)\n")
+    assert kept.read_text(encoding="utf-8") == "the translations of an earlier run\n"  # opened at the first answer
     grpc_error = _client(f"--server=127.0.0.1:{port}", "--timeout=5", "the cat")
     assert grpc_error.returncode == 1 and grpc_error.stderr.startswith(f"error: 127.0.0.1:{port}: UNAVAILABLE: ")
     assert len(grpc_error.stderr.strip().splitlines()) == 1

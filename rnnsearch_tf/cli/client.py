@@ -5,18 +5,22 @@
     rnnsearch client --rest_url=http://localhost:8501 "A sentence."
     rnnsearch client --server=localhost:8500 < test.en > test.fr
 
-Sentences come from the arguments, `--input_file`, or else standard input (as `rnnsearch translate` reads it;
-not from a terminal). Prints one translation per line (with `--with_scores`, a tab and the score after it).
+Sentences come from the arguments, `--input_file`, or else standard input (not a terminal), files and standard
+input read as `rnnsearch translate` reads them (UTF-8, a "\\r" before "\\n" dropped, bad bytes as U+FFFD). Prints
+one translation per line (with `--with_scores`, a tab and the score after it) to `--output_file` or stdout, each
+request's lines as they are answered; the file is opened at the first answer, so a server that is not there
+leaves it as it was.
 Lines longer than the export's `maximum_source_length` tokens are translated from their first tokens only (the
 server's rule); their line numbers are reported on stderr.
 """
 
+import itertools
 import sys
 import urllib.error
 
 from absl import app, flags
 
-from rnnsearch_tf.utils.text_files import line_numbers, read_lines
+from rnnsearch_tf.utils.text_files import check_writable, line_numbers, open_output, read_lines
 from serving.rest_client import RestClient
 
 _SERVER = flags.DEFINE_string("server", "localhost:8500", "gRPC address of the model server.")
@@ -40,8 +44,7 @@ def _sentences(arguments):
     if _INPUT_FILE.value:
         if arguments:
             raise app.UsageError("give sentences as arguments or --input_file, not both")
-        with open(_INPUT_FILE.value, encoding="utf-8") as stream:
-            return [line.rstrip("\n") for line in stream]
+        return read_lines(_INPUT_FILE.value)  # as `translate` reads its --input
     if arguments:
         return arguments
     if sys.stdin.isatty():
@@ -49,33 +52,48 @@ def _sentences(arguments):
     return read_lines("-")  # as `translate` reads it
 
 
+def _answers(client, sentences):
+    """The server's outputs for `sentences`, a request of `--batch_size` at a time, as each is answered."""
+    size = _BATCH_SIZE.value
+    for start in range(0, len(sentences), size):
+        yield client.translate(sentences[start : start + size], _SIGNATURE.value)
+
+
+def _write(answers, path):
+    """Writes each answer's translations to `path` ("-": stdout) as it comes, and returns the line numbers (from 1)
+    that the server cut to its maximum source length. The file is opened at the first answer: a server that is not
+    there, or refuses the request, leaves a file of that name as it was."""
+    first = next(answers, None)
+    truncated, done = [], 0
+    with open_output(path) as out:
+        for outputs in itertools.chain([first] if first else [], answers):
+            for translation, score in zip(outputs["translation"], outputs["score"]):
+                out.write(_text(translation) + (f"\t{float(score):.4f}" if _WITH_SCORES.value else "") + "\n")
+            truncated += [done + row + 1 for row, cut in enumerate(outputs.get("truncated", [])) if cut]
+            done += len(outputs["translation"])
+    return truncated
+
+
 def main(argv):
     sentences = _sentences(argv[1:])
+    output_path = _OUTPUT_FILE.value or "-"
+    check_writable(output_path, "--output_file")
     if _REST_URL.value:
         client = RestClient(_REST_URL.value, _MODEL_NAME.value, timeout=_TIMEOUT.value)
     else:
         from serving.grpc_client import GrpcClient  # imports TensorFlow (seconds): only the gRPC path pays it
 
         client = GrpcClient(_SERVER.value, _MODEL_NAME.value, timeout=_TIMEOUT.value)
-    out = open(_OUTPUT_FILE.value, "w", encoding="utf-8") if _OUTPUT_FILE.value else sys.stdout
-    truncated = []
     server = _REST_URL.value or _SERVER.value
     rpc_errors = (sys.modules["grpc"].RpcError,) if "grpc" in sys.modules else ()  # with the gRPC client only
     try:
-        for start in range(0, len(sentences), _BATCH_SIZE.value):
-            outputs = client.translate(sentences[start : start + _BATCH_SIZE.value], _SIGNATURE.value)
-            for translation, score in zip(outputs["translation"], outputs["score"]):
-                out.write(_text(translation) + (f"\t{float(score):.4f}" if _WITH_SCORES.value else "") + "\n")
-            truncated += [start + row + 1 for row, cut in enumerate(outputs.get("truncated", [])) if cut]
+        truncated = _write(_answers(client, sentences), output_path)
     except urllib.error.URLError as error:  # REST: nothing answers there
         raise ConnectionError(f"{server}: {error.reason} (is a model server running there?)") from None
     except RuntimeError as error:  # REST: the server refused the request (`RestClient`: its status and message)
         raise ConnectionError(f"{server}: {error}") from None
     except rpc_errors as error:
         raise ConnectionError(f"{server}: {error.code().name}: {error.details()}") from None
-    finally:
-        if out is not sys.stdout:
-            out.close()
     if truncated:
         print(
             "lines cut to the model's maximum_source_length (translated from their first tokens only): "
