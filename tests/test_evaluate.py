@@ -113,3 +113,15 @@ def test_evaluate_quantize_int8_scores_what_translate_quantize_int8_outputs(trai
     assert _lines(tmp_path / "out" / name / "translations.txt") == translations  # rnnsearch translate --quantize=int8
     references = _lines(pathlib.Path(reference))
     assert scores["bleu"] == sacrebleu.corpus_bleu(translations, [references]).score
+
+
+def test_command_line_names_both_files_when_their_lines_differ(tmp_path):
+    """Checked before any model loads: the model directory here is never reached."""
+    (tmp_path / "source.txt").write_text("a\nb\n", encoding="utf-8")
+    (tmp_path / "reference.txt").write_text("c\n", encoding="utf-8")
+    result = run_command("evaluate", f"--model_dir={tmp_path / 'no_model'}", f"--source={tmp_path / 'source.txt'}",
+                         f"--reference={tmp_path / 'reference.txt'}", f"--output_dir={tmp_path / 'out'}")
+    assert result.returncode == 1 and result.stderr == (
+        f"error: --source {tmp_path / 'source.txt'} has 2 lines but --reference {tmp_path / 'reference.txt'} has 1: "
+        "give one reference per source line (--help lists the flags)\n")
+    assert not (tmp_path / "out").exists()

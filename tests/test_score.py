@@ -15,6 +15,7 @@ from data_pipeline import constants
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.inference.output_formats import nbest_line, parse_nbest_line
+from helpers.commands import run_command
 from helpers.serving_test_utils import SENTENCES, write_model_dir
 
 TARGETS = ["le chat voit le grand chien.", "une petite maison verte ?", "", "la zyzzyva voit un chat, le chien voit"]
@@ -98,3 +99,15 @@ def test_command_line_quantize_int8_scores_with_the_int8_weights(model_dir, tmp_
     float32 = [score["log_prob"] for score in BatchTranslator.from_model_dir(model_dir).score(SENTENCES, TARGETS)]
     np.testing.assert_allclose(scored, int8, atol=1e-5)
     assert np.abs(np.array(scored) - float32).max() > 1e-4  # the int8 weights, not the float32 ones
+
+
+def test_command_line_names_both_files_when_their_lines_differ(tmp_path):
+    """The files are read, and their lines matched, before the model loads: the model directory here is never
+    reached."""
+    (tmp_path / "source.txt").write_text("a\nb\n", encoding="utf-8")
+    (tmp_path / "target.txt").write_text("c\n", encoding="utf-8")
+    result = run_command("score", f"--model_dir={tmp_path / 'no_model'}", f"--source={tmp_path / 'source.txt'}",
+                         f"--target={tmp_path / 'target.txt'}")
+    assert result.returncode == 1 and result.stderr == (
+        f"error: --source {tmp_path / 'source.txt'} has 2 lines but --target {tmp_path / 'target.txt'} has 1: give "
+        "one target line per source line (--help lists the flags)\n")

@@ -2,7 +2,8 @@
 
 import pytest
 
-from rnnsearch_tf.utils.text_files import check_writable, each_line, line_numbers, open_output, read_lines
+from rnnsearch_tf.utils.text_files import (check_writable, each_line, input_name, line_numbers, open_output,
+                                          read_lines)
 
 
 def test_lines_end_at_newline_only_and_bad_bytes_are_replaced(tmp_path):
@@ -28,6 +29,10 @@ def test_line_numbers_name_one_line_several_or_the_first_twenty_and_the_count():
     assert line_numbers([4]) == "line 4"
     assert line_numbers([1, 7]) == "lines 1, 7"
     assert line_numbers(list(range(1, 26))) == f"lines {', '.join(map(str, range(1, 21)))}, ... (25 lines)"
+
+
+def test_an_input_is_named_by_its_path_and_standard_input_as_stdin():
+    assert input_name("-") == "stdin" and input_name("data/test.en") == "data/test.en"
 
 
 def test_an_output_that_cannot_be_written_is_named_before_any_work(tmp_path):

@@ -27,7 +27,7 @@ from rnnsearch_tf.evaluation.plots import plot_bleu_by_length, plot_learning_cur
 from rnnsearch_tf.evaluation.report import write_report
 from rnnsearch_tf.evaluation.evaluator import Evaluator
 from rnnsearch_tf.models.model_dir import ModelDir
-from rnnsearch_tf.utils.text_files import read_lines
+from rnnsearch_tf.utils.text_files import input_name, read_lines
 from rnnsearch_tf.inference.unk_replacer import UnkReplacer
 
 _MODEL_DIR = folder_flags.define_model_dir("each a line in Figure 2", ensemble=True, comma_list=True, required=True)
@@ -76,12 +76,17 @@ def _name(code):
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    sources, references = read_lines(_SOURCE.value), read_lines(_REFERENCE.value)
+    if len(sources) != len(references):
+        raise app.UsageError(f"--source {input_name(_SOURCE.value)} has {len(sources)} lines but --reference "
+                             f"{input_name(_REFERENCE.value)} has {len(references)}: give one reference per "
+                             "source line")
     check_one_pair(_MODEL_DIR.value)
     workers = search_flags.decode_workers()
     unk_dictionary = search_flags.UNK_DICTIONARY.value
     evaluator = Evaluator(
-        read_lines(_SOURCE.value),
-        read_lines(_REFERENCE.value),
+        sources,
+        references,
         batch_size=search_flags.BATCH_SIZE.value,
         workers=workers,
         search_config=search_flags.search_config(),

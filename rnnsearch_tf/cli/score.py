@@ -46,7 +46,7 @@ from rnnsearch_tf.inference.phrase_table import (
     LINES_PER_CHUNK, ON_BAD_LINE, PhraseTableScorer, comparison_table, table_candidates,
 )
 from data_pipeline.progress_line import ProgressLine
-from rnnsearch_tf.utils.text_files import check_writable, open_output, read_lines
+from rnnsearch_tf.utils.text_files import check_writable, input_name, open_output, read_lines
 
 _MODEL_DIR = folder_flags.define_model_dir(ensemble=True)
 _SAVED_MODEL = folder_flags.define_saved_model()
@@ -128,6 +128,19 @@ def _phrase_table_top(scorer, k):
             output.write(comparison_table(phrase, k, candidates[phrase], by_model[phrase], result["nbest"][:k]))
 
 
+def _read_inputs():
+    """The lines of --source and of --target (one per source line, refused otherwise, naming both files) or of
+    --nbest (its own line format, checked where it is parsed)."""
+    sources = read_lines(_SOURCE.value)
+    if _NBEST.value:
+        return sources, read_lines(_NBEST.value)
+    targets = read_lines(_TARGET.value)
+    if len(targets) != len(sources):
+        raise app.UsageError(f"--source {input_name(_SOURCE.value)} has {len(sources)} lines but --target "
+                             f"{input_name(_TARGET.value)} has {len(targets)}: give one target line per source line")
+    return sources, targets
+
+
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
@@ -144,6 +157,7 @@ def main(argv):
         raise app.UsageError("give exactly one of --target (scoring) and --nbest (rescoring)")
     check_writable(_OUTPUT.value, "--output")
     check_writable(_BEST_OUTPUT.value, "--best_output")
+    inputs = None if _PHRASE_TABLE.value else _read_inputs()  # before the model: a bad file is found at once
     search_config = search_flags.search_config()
     if _PHRASE_TABLE_TOP.value and not search_config.sampling:
         search_config = dataclasses.replace(search_config, num_hypotheses=_PHRASE_TABLE_TOP.value,
@@ -163,13 +177,10 @@ def main(argv):
     if _PHRASE_TABLE.value:
         _score_phrase_table(scorer)
         return
-    sources = read_lines(_SOURCE.value)
+    sources, targets = inputs
     if _NBEST.value:
-        _rescore(scorer, sources, read_lines(_NBEST.value), _OUTPUT.value, _BEST_OUTPUT.value)
+        _rescore(scorer, sources, targets, _OUTPUT.value, _BEST_OUTPUT.value)
         return
-    targets = read_lines(_TARGET.value)
-    if len(targets) != len(sources):
-        raise app.UsageError(f"--source has {len(sources)} lines but --target has {len(targets)}")
     progress = ProgressLine("scored", len(sources)) if _PROGRESS.value and sources else None
     with open_output(_OUTPUT.value) as output:
         for score in scorer.score(sources, targets, progress):

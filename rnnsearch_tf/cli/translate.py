@@ -33,7 +33,8 @@ from rnnsearch_tf.inference.unk_replacer import UnkReplacer
 from rnnsearch_tf.inference.verbatim_terms import verbatim_terms_of
 from data_pipeline.export_dir import ExportSettings
 from data_pipeline.progress_line import ProgressLine
-from rnnsearch_tf.utils.text_files import check_writable, each_line, line_numbers, open_output, read_lines
+from rnnsearch_tf.utils.text_files import (check_writable, each_line, input_name, line_numbers, open_output,
+                                          read_lines)
 
 _MODEL_DIR = folder_flags.define_model_dir(ensemble=True)
 _SAVED_MODEL = folder_flags.define_saved_model()
@@ -87,9 +88,8 @@ def _per_line(flag, what, read, count):
         return None
     lines = read(flag.value)
     if len(lines) != count:
-        input_name = "stdin" if _INPUT.value == "-" else _INPUT.value
         raise app.UsageError(
-            f"--{flag.name} {flag.value} has {len(lines)} lines but --input {input_name} has "
+            f"--{flag.name} {flag.value} has {len(lines)} lines but --input {input_name(_INPUT.value)} has "
             f"{count}: give one {what} line (possibly empty) per input line"
         )
     return lines

@@ -25,6 +25,11 @@ def each_line(path):
             yield line.removesuffix("\n").removesuffix("\r")
 
 
+def input_name(path):
+    """How a message names an input of `read_lines`: "stdin" for "-", else the path."""
+    return "stdin" if path == "-" else path
+
+
 def check_writable(path, flag):
     """Raises, naming `flag` and `path`, where `open_output(path)` would fail: a command checks its outputs
     before its work, so that a mistyped path does not lose the work. "-" (stdout) always passes."""
