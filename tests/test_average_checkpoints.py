@@ -32,7 +32,9 @@ def test_average_checkpoints_command(tmp_path):
         [sys.executable, "-m", "rnnsearch_tf.average_checkpoints", f"--model_dir={path}", "--count=3"],
         cwd=REPO_ROOT, capture_output=True, text=True, check=True,
     )
-    assert "averaged 1 checkpoints" in completed.stdout
+    first, averaged = os.path.join(path, "checkpoints", "ckpt-1"), os.path.join(path, "averaged", "ckpt-1")
+    assert completed.stdout == (f"averaged 1 checkpoint ({first}) into {averaged}: only 1 checkpoint of the "
+                                f"--count=3 asked in {os.path.join(path, 'checkpoints')}\n")
     expected, _ = translate(str(path))
     actual, checkpoint = translate(str(path), "averaged")  # the average of one checkpoint is that checkpoint
     assert checkpoint.endswith("averaged/ckpt-1")
@@ -66,6 +68,8 @@ def test_count_averages_the_newest_checkpoints_of_the_source(tmp_path):
     completed = _average(f"--model_dir={path}", "--source=best", "--count=5")
     assert completed.returncode == 0, completed.stderr[-3000:]
     assert completed.stdout.startswith("averaged 2 checkpoints (") and "best/ckpt-5, " in completed.stdout
+    fewer = f": only 2 checkpoints of the --count=5 asked in {model_dir.best_checkpoint_dir}\n"
+    assert completed.stdout.endswith(fewer)
     assert tf.train.latest_checkpoint(model_dir.averaged_checkpoint_dir).endswith("averaged/ckpt-6")
 
 

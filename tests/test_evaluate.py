@@ -115,7 +115,7 @@ def test_evaluate_quantize_int8_scores_what_translate_quantize_int8_outputs(trai
     assert scores["bleu"] == sacrebleu.corpus_bleu(translations, [references]).score
 
 
-def test_command_line_names_both_files_when_their_lines_differ(tmp_path):
+def test_command_line_names_both_files_when_their_lines_differ_or_there_are_none(tmp_path):
     """Checked before any model loads: the model directory here is never reached."""
     (tmp_path / "source.txt").write_text("a\nb\n", encoding="utf-8")
     (tmp_path / "reference.txt").write_text("c\n", encoding="utf-8")
@@ -125,3 +125,8 @@ def test_command_line_names_both_files_when_their_lines_differ(tmp_path):
         f"error: --source {tmp_path / 'source.txt'} has 2 lines but --reference {tmp_path / 'reference.txt'} has 1: "
         "give one reference per source line (--help lists the flags)\n")
     assert not (tmp_path / "out").exists()
+    (tmp_path / "empty.txt").write_text("", encoding="utf-8")
+    empty = run_command("evaluate", f"--model_dir={tmp_path / 'no_model'}", f"--source={tmp_path / 'empty.txt'}",
+                        f"--reference={tmp_path / 'empty.txt'}", f"--output_dir={tmp_path / 'out'}")
+    assert empty.returncode == 1 and empty.stderr == (
+        f"error: --source {tmp_path / 'empty.txt'} has no lines: nothing to evaluate (--help lists the flags)\n")

@@ -95,9 +95,11 @@ def test_heatmaps_and_training_state(evaluated):
     assert json.loads((output_dir / "metrics.json").read_text(encoding="utf-8")) == json.loads(json.dumps(metrics))
 
 
-def test_mismatched_files_are_refused():
+def test_mismatched_or_empty_files_are_refused():
     with pytest.raises(ValueError, match="2 source sentences but 1 references"):
         Evaluator(["a", "b"], ["c"])
+    with pytest.raises(ValueError, match="no source sentences: nothing to evaluate"):
+        Evaluator([], [])
 
 
 def test_the_metrics_name_the_model_the_checkpoint_and_the_vocabulary_translated(evaluated, model_dir):

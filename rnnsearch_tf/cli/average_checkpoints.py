@@ -6,6 +6,8 @@
 The averaged checkpoint is what `--checkpoint=averaged` of translate, score, evaluate and export reads.
 """
 
+import os
+
 from absl import app, flags
 
 from rnnsearch_tf.cli import folder_flags
@@ -25,5 +27,7 @@ def main(argv):
     model_dir = ModelDir(_MODEL_DIR.value)
     paths = checkpoints_to_average(model_dir, _SOURCE.value, _COUNT.value)
     path = average_checkpoints(model_dir, paths)
-    print(f"averaged {len(paths)} checkpoints ({', '.join(paths)}) into {path}")
+    found = f"{len(paths)} checkpoint{'s' if len(paths) > 1 else ''}"
+    fewer = f": only {found} of the --count={_COUNT.value} asked in {os.path.dirname(paths[0])}"
+    print(f"averaged {found} ({', '.join(paths)}) into {path}{fewer if len(paths) < _COUNT.value else ''}")
 

@@ -81,6 +81,8 @@ def main(argv):
         raise app.UsageError(f"--source {input_name(_SOURCE.value)} has {len(sources)} lines but --reference "
                              f"{input_name(_REFERENCE.value)} has {len(references)}: give one reference per "
                              "source line")
+    if not sources:
+        raise app.UsageError(f"--source {input_name(_SOURCE.value)} has no lines: nothing to evaluate")
     check_one_pair(_MODEL_DIR.value)
     workers = search_flags.decode_workers()
     unk_dictionary = search_flags.UNK_DICTIONARY.value

@@ -83,6 +83,8 @@ class Evaluator:
     ):
         if len(sources) != len(references):
             raise ValueError(f"got {len(sources)} source sentences but {len(references)} references")
+        if not sources:
+            raise ValueError("no source sentences: nothing to evaluate (corpus scores need at least one)")
         self.sources = sources
         self.references = references
         self.batch_size = batch_size
