@@ -123,12 +123,12 @@ class DatasetBuilder:
                 split_counts[split] = (collections.Counter(), collections.Counter())
             splits[split] = self._tokenize_split(split, split_readers, split_counts.get(split))
         source_counts, target_counts = split_counts["train"]
-        if not splits["train"]["kept"]:
-            files = ", ".join(str(path) for reader in readers["train"] for path in reader.paths)
-            raise ValueError(
-                f"no usable training pair in {files}: {splits['train']['read']} read, "
-                f"dropped {splits['train']['dropped']}"
-            )
+        for split, summary in splits.items():  # a split of no pair would fail training's validation or a test
+            if not summary["kept"]:
+                files = ", ".join(str(path) for reader in readers[split] for path in reader.paths)
+                dropped = ", ".join(f"{count} {reason}" for reason, count in summary["dropped"].items())
+                raise ValueError(f"no usable {'training' if split == 'train' else split} pair in {files}: "
+                                 f"{summary['read']} read" + (f", dropped: {dropped}" if dropped else ""))
         vocabularies, ids = self._write_vocabularies(source_counts, target_counts, splits["train"]["kept"])
         if self.vocabulary_from:
             self._count_outside_vocabularies(vocabularies, ids, split_counts)

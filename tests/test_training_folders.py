@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import shutil
 
 import pytest
 
@@ -21,7 +22,7 @@ def _model_config(data_dir, **overrides):
 
 
 def _training_config(data_dir, model_dir, **overrides):
-    return TrainingConfig(data_dir=str(data_dir), model_dir=str(model_dir), validate_every=0, **overrides)
+    return TrainingConfig(data_dir=str(data_dir), model_dir=str(model_dir), **dict(dict(validate_every=0), **overrides))
 
 
 def test_a_new_model_directory_is_described_with_the_datas_codec(toy_data, tmp_path):
@@ -53,6 +54,22 @@ def test_vocabulary_sizes_and_missing_data_are_refused_in_one_line(toy_data, tmp
         TrainingFolders(_training_config(toy_data, tmp_path / "a"), small)
     with pytest.raises(FileNotFoundError, match="metadata.json is missing: --data_dir must be the --output_dir"):
         TrainingFolders(_training_config(tmp_path, tmp_path / "b"), _model_config(toy_data))
+
+
+def test_a_dev_split_of_no_pair_is_refused_when_training_validates(toy_data, tmp_path):
+    """As `metadata.json` of a data folder built before build-data refused such a split lists it."""
+    data = tmp_path / "data"
+    shutil.copytree(toy_data, data)
+    metadata = json.loads((data / "metadata.json").read_text())
+    for shard in metadata["splits"]["dev"]["shards"]:
+        shard["records"] = 0
+    (data / "metadata.json").write_text(json.dumps(metadata))
+    with pytest.raises(ValueError, match=rf"^{data / 'metadata.json'}: the dev split has no pair to validate on: "
+                                         "rebuild the data with --dev_source/--dev_target, or train with "
+                                         "--validate_every=0$"):
+        TrainingFolders(_training_config(data, tmp_path / "m", validate_every=10), _model_config(toy_data))
+    assert not (tmp_path / "m").exists()
+    TrainingFolders(_training_config(data, tmp_path / "m"), _model_config(toy_data))  # validate_every=0: taken
 
 
 def test_switch_data_dir_with_other_vocabularies_is_refused_before_anything_is_written(toy_data, tmp_path):

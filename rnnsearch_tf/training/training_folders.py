@@ -41,6 +41,10 @@ class TrainingFolders:
             self.parent.check_fits(training_config.model, model_config, self.data_dir)
         validated = [training_config.dev_split] if training_config.validate_every else []
         self.data_dir.check_shards(["train"] + validated)
+        if validated and not self.data_dir.records(training_config.dev_split):  # its BLEU would fail the first one
+            raise ValueError(f"{self.data_dir.metadata_file}: the {training_config.dev_split} split has no pair to "
+                             "validate on: rebuild the data with --dev_source/--dev_target, or train with "
+                             "--validate_every=0")
         self.switch_data_dir = self._check_switch_data_dir()
         self._check_subword_sampling()
 
