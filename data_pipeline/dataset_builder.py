@@ -118,17 +118,15 @@ class DatasetBuilder:
             raise ValueError("copy_share needs a subword codec (--subwords): a word-level model reads a made-up "
                              "word as <unk>")
         split_counts, splits = {}, {}
-        for split, split_readers in readers.items():
+        # The small splits first, so that a bad dev or test file is found before the long training split.
+        for split in sorted(readers, key=lambda name: name == "train"):
             if split == "train" or self.vocabulary_from:  # every split's words outside a copied vocabulary
                 split_counts[split] = (collections.Counter(), collections.Counter())
-            splits[split] = self._tokenize_split(split, split_readers, split_counts.get(split))
+            splits[split] = self._tokenize_split(split, readers[split], split_counts.get(split))
+            _check_usable(split, readers[split], splits[split])
+        splits = {split: splits[split] for split in readers}  # metadata.json and summaries: the corpus's order
+        split_counts = {split: split_counts[split] for split in readers if split in split_counts}
         source_counts, target_counts = split_counts["train"]
-        for split, summary in splits.items():  # a split of no pair would fail training's validation or a test
-            if not summary["kept"]:
-                files = ", ".join(str(path) for reader in readers[split] for path in reader.paths)
-                dropped = ", ".join(f"{count} {reason}" for reason, count in summary["dropped"].items())
-                raise ValueError(f"no usable {'training' if split == 'train' else split} pair in {files}: "
-                                 f"{summary['read']} read" + (f", dropped: {dropped}" if dropped else ""))
         vocabularies, ids = self._write_vocabularies(source_counts, target_counts, splits["train"]["kept"])
         if self.vocabulary_from:
             self._count_outside_vocabularies(vocabularies, ids, split_counts)
@@ -350,7 +348,7 @@ class DatasetBuilder:
                         progress(sum(r.read for r in readers), f", {kept:,} kept")
                 dropped.update(reader.dropped)
         if progress:
-            dropped_detail = ", ".join(f"{reason} {count:,}" for reason, count in sorted(dropped.items()))
+            dropped_detail = _dropped_detail(dropped)
             progress(sum(r.read for r in readers), f", {kept:,} kept" + (dropped_detail and f"; dropped {dropped_detail}"),
                      final=True)
         return self._split_summary(readers, kept, dropped, text_files)
@@ -536,3 +534,19 @@ def _replace_folder(new, final):
         final.rename(replaced)
     new.rename(final)
     shutil.rmtree(replaced, ignore_errors=True)
+
+
+def _check_usable(split, readers, summary):
+    """Raises, naming the split's files and why their lines were dropped, where `split` kept no pair: a training
+    split has nothing to learn from, and a dev or test split of none fails training's validation or a test."""
+    if summary["kept"]:
+        return
+    files = ", ".join(str(path) for reader in readers for path in reader.paths)
+    dropped = _dropped_detail(summary["dropped"])
+    raise ValueError(f"no usable {'training' if split == 'train' else split} pair in {files}: {summary['read']} read"
+                     + (f", dropped {dropped}" if dropped else ""))
+
+
+def _dropped_detail(dropped):
+    """How the progress line and the errors say what was dropped: "empty_source 3, too_long 1,024"."""
+    return ", ".join(f"{reason} {count:,}" for reason, count in sorted(dropped.items()))

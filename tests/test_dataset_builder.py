@@ -245,24 +245,27 @@ def test_byte_order_mark_is_removed_and_counted(tmp_path):
 
 def test_a_corpus_without_usable_pairs_is_refused_naming_its_files(tmp_path):
     corpus, source, target = _toy_corpus(tmp_path, [" ", "\t"], ["  ", ""])
-    with pytest.raises(ValueError, match=rf"^no usable training pair in {source}, {target}: 2 read, dropped: "
-                                         r"2 empty_source$"):
+    with pytest.raises(ValueError, match=rf"^no usable training pair in {source}, {target}: 2 read, dropped "
+                                         r"empty_source 2$"):
         DatasetBuilder(corpus, tmp_path / "out", show_progress=False).build()
     assert not (tmp_path / "out").exists()
 
 
-def test_a_dev_or_test_split_without_usable_pairs_is_refused_naming_its_files(tmp_path):
+def test_a_dev_or_test_split_without_usable_pairs_is_refused_naming_its_files(tmp_path, capsys):
     """Training's validation and a test's BLEU need a pair: a split of blank lines is found before anything is
-    written, not at the first validation."""
+    written (not at the first validation), and before the training split is read (the progress lines say which
+    splits were)."""
     train = _write(tmp_path / "a.en", ["the cat"]), _write(tmp_path / "a.fr", ["le chat"])
     blank = _write(tmp_path / "blank.en", ["", ""]), _write(tmp_path / "blank.fr", ["", ""])
     empty = _write(tmp_path / "empty.en", []), _write(tmp_path / "empty.fr", [])
-    for split, (source, target), reasons in (("dev", blank, ", dropped: 2 empty_source"), ("test", empty, "")):
+    for split, (source, target), reasons in (("dev", blank, ", dropped empty_source 2"), ("test", empty, "")):
         corpus = corpus_registry.text_file_corpus("en", "fr", {"train": train, split: (source, target)})
         with pytest.raises(ValueError, match=rf"^no usable {split} pair in {source}, {target}: "
                                              rf"{2 if reasons else 0} read{reasons}$"):
-            DatasetBuilder(corpus, tmp_path / "out", show_progress=False).build()
+            DatasetBuilder(corpus, tmp_path / "out").build()
         assert not (tmp_path / "out").exists()
+        progress = capsys.readouterr().err
+        assert f"[{split}] " in progress and "[train]" not in progress, progress
 
 
 def test_gzip_is_read_by_content_and_a_truncated_one_is_named(tmp_path):
