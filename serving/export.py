@@ -61,7 +61,8 @@ def export(translator, export_dir, version=None):
     options = tf.saved_model.SaveOptions(experimental_custom_gradients=False)
     tf.saved_model.save(translator, written.path, signatures=translator.serving_signatures(version), options=options)
     written.write_settings(translator.recorded_settings(version))
-    write_warmup_requests(written.warmup_file, warmup_sentences(translator))
+    words = range(len(RESERVED_TOKENS), translator.model.config.source_vocab_size)[:4]  # any: the graph warms up
+    write_warmup_requests(written.warmup_file, warmup_sentences(translator), list(words))
     final_path = export_dir.version(version).path
     tf.io.gfile.rename(written.path, final_path)
     if not tf.io.gfile.exists(export_dir.batching_parameters_file):  # a file the user tuned is kept
@@ -79,17 +80,23 @@ def warmup_sentences(translator, words=12):
     return [sentence.decode("utf-8") for sentence in text.numpy()]
 
 
-def write_warmup_requests(path, sentences):
-    """TF Serving's warm-up file: PredictionLog records of `translate` (one sentence, then all of them
-    in one batch), `score` and `translate_prefix`, which a server runs once before it answers clients."""
-    requests = [("translate", {"text": sentences[:1]}), ("translate", {"text": sentences}),
-                ("score", {"source": sentences[:1], "target": sentences[:1]}),
-                ("translate_prefix", {"text": sentences[:1], "prefix": [""]})]
+def write_warmup_requests(path, sentences, source_ids):
+    """TF Serving's warm-up file: PredictionLog records of every signature that translates or scores, which a
+    server runs once before it answers clients: a signature's first call instantiates its graph (0.4-3 s for the
+    peer-size model), and two signature names of one method (`serving_default`, `translate`) are two graphs.
+    `translate` gets one sentence, then all of them in one batch; the others one sentence (`translate_ids` the
+    ids `source_ids`)."""
+    one, every = np.array(sentences[:1], dtype=object), np.array(sentences, dtype=object)
+    requests = [("translate", {"text": one}), ("translate", {"text": every}), ("serving_default", {"text": one}),
+                ("translate_prefix", {"text": one, "prefix": np.array([""], dtype=object)}),
+                ("translate_constrained", {"text": one, "constraints": np.array([[""]], dtype=object)}),
+                ("translate_ids", {"source_ids": np.array([source_ids], dtype=np.int32)}),
+                ("score", {"source": one, "target": one})]
     with tf.io.TFRecordWriter(path) as writer:
         for signature_name, inputs in requests:
             request = predict_pb2.PredictRequest()
             request.model_spec.signature_name = signature_name
-            for name, texts in inputs.items():
-                request.inputs[name].CopyFrom(tf.make_tensor_proto(np.array(texts, dtype=object)))
+            for name, values in inputs.items():
+                request.inputs[name].CopyFrom(tf.make_tensor_proto(values))
             writer.write(prediction_log_pb2.PredictionLog(
                 predict_log=prediction_log_pb2.PredictLog(request=request)).SerializeToString())

@@ -12,6 +12,7 @@ import textwrap
 import numpy as np
 import pytest
 import tensorflow as tf
+from tensorflow_serving.apis import prediction_log_pb2
 
 from data_pipeline.export_dir import ExportDir, ExportVersion, graph_ops
 from rnnsearch_tf.inference.translator import Translator
@@ -104,6 +105,18 @@ def test_layout_and_settings(exported):
         assert settings[name] == value
     assert settings["version"] == 1 and "checkpoints" in settings["checkpoint"] and settings["precision"] == "float32"
     assert (settings["source_language"], settings["target_language"]) == ("en", "fr")
+
+
+def test_the_warm_up_requests_call_every_signature_but_settings(exported):
+    """A signature's first call instantiates its graph (seconds): a server replays these before it serves, and
+    `serving_default` is a graph of its own beside `translate`."""
+    _, _, version_path = exported
+    loaded = tf.saved_model.load(version_path)
+    records = tf.data.TFRecordDataset(os.path.join(version_path, "assets.extra", "tf_serving_warmup_requests"))
+    called = [prediction_log_pb2.PredictionLog.FromString(record).predict_log.request.model_spec.signature_name
+              for record in records.as_numpy_iterator()]
+    assert sorted(set(called)) == sorted(set(loaded.signatures) - {"settings"}) and len(called) == 7
+    assert called[:2] == ["translate", "translate"]  # one sentence, then a batch
 
 
 def test_saved_model_cli_shows_the_search_settings(exported):
