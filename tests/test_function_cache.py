@@ -4,6 +4,7 @@ a changed checkpoint translates as without the cache."""
 
 import base64
 import json
+import os
 import re
 import subprocess
 import sys
@@ -262,3 +263,14 @@ def test_translate_with_a_changed_checkpoint_translates_as_without_the_cache(tmp
     assert changed == _translate_command(model_dir, source, cache, verbosity="")  # loaded again, silently
     assert changed == _translate_command(model_dir, source, "")
     assert len(list(cache.glob("translate-*.json"))) == 1  # the same graph, loaded
+
+
+def test_run_graphs_without_grappler_turns_the_optimizer_off_for_the_process():
+    """In a fresh process: the setting is the whole process's (`serve`, `translate --saved_model` call it)."""
+    check = ("import tensorflow as tf; from rnnsearch_tf.utils.function_cache import run_graphs_without_grappler; "
+             "before = tf.config.optimizer.get_experimental_options().get('disable_meta_optimizer', False); "
+             "run_graphs_without_grappler(); "
+             "print(before, tf.config.optimizer.get_experimental_options()['disable_meta_optimizer'])")
+    shown = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, check=True, timeout=120,
+                           env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    assert shown.stdout == "False True\n"

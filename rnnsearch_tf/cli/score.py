@@ -46,6 +46,7 @@ from rnnsearch_tf.inference.phrase_table import (
     LINES_PER_CHUNK, ON_BAD_LINE, PhraseTableScorer, comparison_table, table_candidates,
 )
 from data_pipeline.progress_line import ProgressLine
+from rnnsearch_tf.utils.function_cache import run_graphs_without_grappler
 from rnnsearch_tf.utils.text_files import check_writable, input_name, open_output, read_lines
 
 _MODEL_DIR = folder_flags.define_model_dir(ensemble=True)
@@ -164,6 +165,7 @@ def main(argv):
                                             beam_size=max(search_config.beam_size, _PHRASE_TABLE_TOP.value))
     workers = search_flags.decode_workers()
     if _SAVED_MODEL.value:
+        run_graphs_without_grappler()
         scorer = BatchTranslator.from_saved_model(_SAVED_MODEL.value, search_flags.BATCH_SIZE.value, workers=workers)
     else:
         scorer = BatchTranslator.from_model_dir(

@@ -6,9 +6,9 @@
 
 import sys
 
-import tensorflow as tf
 from absl import app, flags, logging
 
+from rnnsearch_tf.utils.function_cache import run_graphs_without_grappler
 from rnnsearch_tf.utils.threads import share_cores
 from serving.batching import BatchingParameters
 from serving.local_server import LocalServer, check_port
@@ -96,9 +96,7 @@ def main(argv):
     batching = _batching()
     if batching:
         share_cores(batching.num_batch_threads)
-    # Each signature's graph is rewritten by Grappler at its first call (the warm-up): half of that call, for no
-    # gain measured after it (docs/performance.md, "The local server"); `translate`'s function cache runs so too.
-    tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
+    run_graphs_without_grappler()  # each signature's first call (the warm-up) twice as fast, the others as fast
     metrics = ServerMetrics()
     models = ModelManager([ServedModel(config.name, config.base_path, config.model_version_policy, batching, metrics)
                            for config in configs], _FILE_SYSTEM_POLL_WAIT_SECONDS.value).start()

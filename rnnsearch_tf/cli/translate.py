@@ -33,6 +33,7 @@ from rnnsearch_tf.inference.unk_replacer import UnkReplacer
 from rnnsearch_tf.inference.verbatim_terms import verbatim_terms_of
 from data_pipeline.export_dir import ExportSettings
 from data_pipeline.progress_line import ProgressLine
+from rnnsearch_tf.utils.function_cache import run_graphs_without_grappler
 from rnnsearch_tf.utils.text_files import (check_writable, each_line, input_name, line_numbers, open_output,
                                           read_lines)
 
@@ -195,6 +196,7 @@ def _load_translator():
         dictionary = search_flags.UNK_DICTIONARY.value
         unk_replacer = UnkReplacer.from_file(dictionary) if dictionary else UnkReplacer()
     if _SAVED_MODEL.value:
+        run_graphs_without_grappler()  # test_2016 1-1.6 s faster
         return BatchTranslator.from_saved_model(_SAVED_MODEL.value, search_flags.BATCH_SIZE.value, unk_replacer,
                                                 workers)
     return BatchTranslator.from_model_dir(

@@ -84,6 +84,14 @@ class StaleEntry(Exception):
     """A stored graph that does not fit the module it was looked up for (it is traced again)."""
 
 
+def run_graphs_without_grappler():
+    """Makes the process's graphs (a loaded SavedModel's signatures) run without TensorFlow's graph optimizer, as
+    `GraphFunction` runs the cache's: its rewriting of each graph at the first call took half of that call (0.4-1.6
+    s a signature of the peer-size model) and gained nothing measured in the calls after it. For a command's entry
+    point (`serve`, `translate --saved_model`, `score --saved_model`): it is a setting of the whole process."""
+    tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
+
+
 class GraphFunction:
     """A traced function called by its registered name: `function(**inputs)` -> dict of its outputs.
 
