@@ -22,7 +22,7 @@ def _model_config(data_dir, **overrides):
 
 
 def _training_config(data_dir, model_dir, **overrides):
-    return TrainingConfig(data_dir=str(data_dir), model_dir=str(model_dir), **dict(dict(validate_every=0), **overrides))
+    return TrainingConfig(**{"data_dir": str(data_dir), "model_dir": str(model_dir), "validate_every": 0, **overrides})
 
 
 def test_a_new_model_directory_is_described_with_the_datas_codec(toy_data, tmp_path):
