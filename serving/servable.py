@@ -1,6 +1,7 @@
 """One version of a SavedModel base path (the newest unless told), called the way TensorFlow Serving's Predict
 calls it."""
 
+import concurrent.futures
 import time
 
 import tensorflow as tf
@@ -11,6 +12,8 @@ from tensorflow_serving.apis import prediction_log_pb2
 from data_pipeline.export_dir import ExportDir, ExportSettings
 from serving.batching import RequestBatcher
 from serving.metrics import ServerMetrics
+
+WARMUP_THREADS = 2  # the peer-size export's 7 requests in 2.0 s against 2.8 s one at a time (docs/performance.md)
 
 
 class Servable:
@@ -76,8 +79,10 @@ class Servable:
         return count
 
     def _replay(self, path):
-        """Runs every PredictionLog record of the warm-up file at `path`; returns how many."""
-        count = 0
+        """Runs every PredictionLog record of the warm-up file at `path`, each read and checked first, then
+        `WARMUP_THREADS` at a time (a signature's first run is mostly TensorFlow instantiating its graph, which two
+        signatures do at once: TF Serving's `num_model_warmup_threads`); returns how many."""
+        requests = []
         for count, record in enumerate(tf.data.TFRecordDataset(path).as_numpy_iterator(), 1):
             try:
                 log = prediction_log_pb2.PredictionLog.FromString(record)
@@ -86,12 +91,19 @@ class Servable:
             if not log.HasField("predict_log"):
                 raise ValueError(f"{path}: record {count} is not a predict_log; only Predict is served")
             request = log.predict_log.request
-            inputs = {name: tf.make_ndarray(proto) for name, proto in request.inputs.items()}
+            requests.append((count, request.model_spec.signature_name,
+                             {name: tf.make_ndarray(proto) for name, proto in request.inputs.items()}))
+
+        def run(numbered):
+            count, signature_name, inputs = numbered
             try:
-                self.predict(request.model_spec.signature_name, inputs)
+                self.predict(signature_name, inputs)
             except (ValueError, tf.errors.OpError) as error:
                 raise ValueError(f"{path}: warm-up request {count} failed: {error}") from error
-        return count
+
+        with concurrent.futures.ThreadPoolExecutor(WARMUP_THREADS, thread_name_prefix="warm-up") as pool:
+            list(pool.map(run, requests))  # the first failure, in the file's order, is raised
+        return len(requests)
 
     def close(self):
         """Stops the batch threads (after the waiting batches have run)."""

@@ -12,8 +12,10 @@ import grpc
 import numpy as np
 import pytest
 import tensorflow as tf
+from tensorflow_serving.apis import prediction_log_pb2
 
 from data_pipeline.export_dir import WARMUP_FILE
+from serving import export
 from serving.batching import BatchingParameters
 from serving.grpc_client import GrpcClient
 from serving.local_server import LocalServer
@@ -66,6 +68,22 @@ def test_a_broken_warmup_file_is_named(export_dir, tmp_path):
     with tf.io.TFRecordWriter(str(copy / version / WARMUP_FILE)) as writer:
         writer.write(b"not a PredictionLog")
     with pytest.raises(Exception, match=WARMUP_FILE.replace(".", r"\.")):
+        Servable(copy, "rnnsearch")
+
+
+def test_a_failing_warmup_request_is_named_by_its_record_though_they_run_two_at_a_time(export_dir, tmp_path):
+    copy = tmp_path / "rnnsearch"
+    shutil.copytree(export_dir, copy)
+    version = sorted(name for name in os.listdir(copy) if name.isdigit())[-1]
+    export.write_warmup_requests(str(copy / version / WARMUP_FILE), ["the cat"], [4])
+    records = list(tf.data.TFRecordDataset(str(copy / version / WARMUP_FILE)).as_numpy_iterator())
+    failing = prediction_log_pb2.PredictionLog.FromString(records[4])
+    failing.predict_log.request.model_spec.signature_name = "nope"  # the fifth of seven
+    with tf.io.TFRecordWriter(str(copy / version / WARMUP_FILE)) as writer:
+        for record in records[:4] + [failing.SerializeToString()] + records[5:]:
+            writer.write(record)
+    with pytest.raises(ValueError, match=r"tf_serving_warmup_requests: warm-up request 5 failed: signature 'nope' "
+                                         r"not found"):
         Servable(copy, "rnnsearch")
 
 
