@@ -66,7 +66,7 @@ def _write(answers, path):
     first = next(answers, None)
     truncated, done = [], 0
     with open_output(path) as out:
-        for outputs in itertools.chain([first] if first else [], answers):
+        for outputs in itertools.chain([] if first is None else [first], answers):
             for translation, score in zip(outputs["translation"], outputs["score"]):
                 out.write(_text(translation) + (f"\t{float(score):.4f}" if _WITH_SCORES.value else "") + "\n")
             truncated += [done + row + 1 for row, cut in enumerate(outputs.get("truncated", [])) if cut]
