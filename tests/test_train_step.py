@@ -1,5 +1,5 @@
-"""rnnsearch_tf/training/train_step.py: the loss (label smoothing, normalisation by tokens or sentences), and
-the update, which with XLA (`jit_compile`) and length buckets equals the plain update."""
+"""rnnsearch_tf/training/train_step.py: the loss (label smoothing, normalisation by tokens or sentences) and its
+written-out gradient, and the update, which with XLA (`jit_compile`) and length buckets equals the plain update."""
 
 import keras
 import numpy as np
@@ -10,7 +10,7 @@ from helpers.model_test_utils import padded_batch, randomize_weights, small_conf
 from rnnsearch_tf import ModelConfig
 from rnnsearch_tf.models.rnn_enc_dec import RNNEncDec
 from rnnsearch_tf.models.rnn_search import RNNSearch
-from rnnsearch_tf.training.train_step import make_train_step, training_loss
+from rnnsearch_tf.training.train_step import make_train_step, token_losses, training_loss
 
 CONFIG = ModelConfig(source_vocab_size=20, target_vocab_size=20, embedding_dim=6, hidden_dim=8, maxout_dim=4,
                      alignment_dim=7)
@@ -79,6 +79,39 @@ def test_label_smoothing_matches_numpy():
     np.testing.assert_allclose(float(loss_sum), smoothed[is_token].sum(), rtol=1e-5)
     plain_nll, plain_loss = training_loss(model, source_ids, target_ids)
     assert float(plain_nll) == float(plain_loss) == pytest.approx(nll[is_token].sum(), rel=1e-5)
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 0.1])
+def test_token_losses_and_their_gradient_match_numpy(epsilon):
+    rng = np.random.default_rng(11)
+    logits = rng.normal(0.0, 3.0, (3, 4, 9))  # [batch, tgt_len, K_y]
+    target_ids = rng.integers(0, 9, (3, 4))
+    nll_weights, loss_weights = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))  # the upstream gradients
+    log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    nll = -np.take_along_axis(log_probs, target_ids[..., None], -1)[..., 0]
+    loss = (1 - epsilon) * nll - epsilon * log_probs.mean(-1)
+    one_hot = np.eye(9)[target_ids]
+    softmax = np.exp(log_probs)
+    expected_gradient = (nll_weights[..., None] * (softmax - one_hot)
+                         + loss_weights[..., None] * (softmax - (1 - epsilon) * one_hot - epsilon / 9))
+    logits_tensor = tf.constant(logits, tf.float32)
+    with tf.GradientTape() as tape:
+        tape.watch(logits_tensor)
+        actual_nll, actual_loss = token_losses(logits_tensor, tf.constant(target_ids, tf.int32), epsilon)
+        weighted = tf.reduce_sum(actual_nll * nll_weights) + tf.reduce_sum(actual_loss * loss_weights)
+    np.testing.assert_allclose(actual_nll.numpy(), nll, rtol=1e-5)
+    np.testing.assert_allclose(actual_loss.numpy(), loss, rtol=1e-5)
+    np.testing.assert_allclose(tape.gradient(weighted, logits_tensor).numpy(), expected_gradient, atol=1e-6)
+
+
+def test_gradient_of_the_loss_alone_is_the_smoothed_softmax_minus_targets():
+    logits = tf.constant(np.random.default_rng(2).normal(size=(2, 3, 5)), tf.float32)
+    target_ids = tf.constant([[1, 4, 0], [2, 2, 3]])
+    with tf.GradientTape() as tape:
+        tape.watch(logits)
+        loss_sum = tf.reduce_sum(token_losses(logits, target_ids, 0.2)[1])  # the NLL's output not differentiated
+    expected = tf.nn.softmax(logits) - 0.8 * tf.one_hot(target_ids, 5) - 0.2 / 5
+    np.testing.assert_allclose(tape.gradient(loss_sum, logits).numpy(), expected.numpy(), atol=1e-6)
 
 
 def gradient_norm(loss_normalization):

@@ -122,15 +122,42 @@ def training_loss(model, source_ids, target_ids, label_smoothing=0.0):
     logits, _ = model.teacher_forcing(source_ids, target_ids, training=True)
     logits = tf.cast(logits, tf.float32)  # [batch, tgt_len, K_y]
     target_ids = tf.cast(target_ids, tf.int32)
-    log_normalizer = tf.reduce_logsumexp(logits, axis=-1)  # [batch, tgt_len]
-    # The target logits as a product with one-hot rows, not a gather: a gather back-propagates through a
-    # segment sum over all the logits, which is slower (docs/performance.md, "In the code").
-    target_logits = tf.reduce_sum(logits * tf.one_hot(target_ids, tf.shape(logits)[-1]), axis=-1)  # [batch, tgt_len]
-    nll = log_normalizer - target_logits  # [batch, tgt_len]
+    nll, loss = token_losses(logits, target_ids, label_smoothing)  # [batch, tgt_len] each
     is_token = tf.cast(tf.not_equal(target_ids, PAD_ID), tf.float32)  # [batch, tgt_len]
-    nll_sum = tf.reduce_sum(nll * is_token)
-    if not label_smoothing:
-        return nll_sum, nll_sum
-    uniform_nll = log_normalizer - tf.reduce_mean(logits, axis=-1)  # -mean_k log p_k: [batch, tgt_len]
-    loss = (1.0 - label_smoothing) * nll + label_smoothing * uniform_nll
-    return nll_sum, tf.reduce_sum(loss * is_token)
+    return tf.reduce_sum(nll * is_token), tf.reduce_sum(loss * is_token)
+
+
+def token_losses(logits, target_ids, label_smoothing):
+    """`(nll, loss)` per target position `[batch, tgt_len]`: -log p(y_i) and `(1 - ε) (-log p(y_i)) + ε (-mean_k
+    log p_k)`, from float32 `logits` `[batch, tgt_len, K_y]` and int32 `target_ids` `[batch, tgt_len]`.
+
+    The gradient is written out, `softmax - (1 - ε) onehot(y_i) - ε / K_y` for the loss (`softmax - onehot(y_i)`
+    for the NLL), from the softmax's exponentials kept from the forward pass: differentiated op by op, the
+    log-sum-exp, the target logits and the smoothing term each gave a `[batch, tgt_len, K_y]` gradient to be summed,
+    about twice the passes over the logits (docs/performance.md, "In the code").
+    """
+    epsilon = float(label_smoothing)
+
+    @tf.custom_gradient
+    def losses(logits):
+        row_max = tf.reduce_max(logits, axis=-1, keepdims=True)  # [batch, tgt_len, 1]
+        exponentials = tf.exp(logits - row_max)  # [batch, tgt_len, K_y]
+        sum_exp = tf.reduce_sum(exponentials, axis=-1)  # [batch, tgt_len]
+        log_normalizer = tf.squeeze(row_max, -1) + tf.math.log(sum_exp)  # [batch, tgt_len]
+        nll = log_normalizer - tf.gather(logits, target_ids, batch_dims=2)  # [batch, tgt_len]
+        loss = nll
+        if epsilon:
+            loss = (1.0 - epsilon) * nll + epsilon * (log_normalizer - tf.reduce_mean(logits, axis=-1))
+
+        def gradient(d_nll, d_loss):
+            softmax_weight = (d_nll + d_loss) / sum_exp  # [batch, tgt_len]
+            d_logits = exponentials * softmax_weight[..., None]  # [batch, tgt_len, K_y]
+            if epsilon:
+                d_logits -= (epsilon / tf.cast(tf.shape(logits)[-1], tf.float32) * d_loss)[..., None]
+            positions = tf.stack(tf.meshgrid(tf.range(tf.shape(target_ids)[0]), tf.range(tf.shape(target_ids)[1]),
+                                             indexing="ij") + [target_ids], axis=-1)  # [batch, tgt_len, 3]
+            return tf.tensor_scatter_nd_sub(d_logits, positions, d_nll + (1.0 - epsilon) * d_loss)
+
+        return (nll, loss), gradient
+
+    return losses(logits)
