@@ -50,13 +50,14 @@ def make_train_step(
         gradients = [tf.convert_to_tensor(g) for g in tape.gradient(loss_sum, model.trainable_variables)]
         return nll_sum, gradients
 
-    forward_backward = nll_and_gradients
     if jit_compile:
         compiled = tf.function(nll_and_gradients, jit_compile=True)
 
         def forward_backward(source_ids, target_ids):
             """The same pass under XLA, on ids padded to length buckets."""
             return compiled(*(pad_to_multiple(ids, jit_length_multiple) for ids in (source_ids, target_ids)))
+    else:
+        forward_backward = nll_and_gradients
 
     def replica_step(batch):
         nll_sum, gradients = forward_backward(batch["source_ids"], batch["target_ids"])
