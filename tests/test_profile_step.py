@@ -43,7 +43,7 @@ def test_a_tiny_updates_trace_falls_into_the_categories_it_names():
     ops, between_ops, input_pipeline = trace.ops, trace.between_ops, trace.input_pipeline
     by_type = _categories_by_type(ops, "train", loss_op_names)
     assert by_type["ResourceApplyAdam"] == {"optimizer"}
-    assert by_type["OneHot"] == {"loss"}  # the target logits, a product with one-hot rows
+    assert by_type["TensorScatterSub"] == {"loss"}  # the loss gradient's target entries (`train_step.token_losses`)
     assert by_type["SigmoidGrad"] == by_type["Sigmoid"] == {"gated_unit"}  # only the GRUs have sigmoids
     assert {category for op_type, found in by_type.items() if "MatMul" in op_type for category in found} == {"matmul"}
     assert by_type["TensorListPushBack"] == {"loop_control"}  # what the recurrences keep for their gradient
