@@ -122,8 +122,8 @@ def test_command_line_names_both_files_when_their_lines_differ_or_there_are_none
     result = run_command("evaluate", f"--model_dir={tmp_path / 'no_model'}", f"--source={tmp_path / 'source.txt'}",
                          f"--reference={tmp_path / 'reference.txt'}", f"--output_dir={tmp_path / 'out'}")
     assert result.returncode == 1 and result.stderr == (
-        f"error: --source {tmp_path / 'source.txt'} has 2 lines but --reference {tmp_path / 'reference.txt'} has 1: "
-        "give one reference per source line (--help lists the flags)\n")
+        f"error: --reference {tmp_path / 'reference.txt'} has 1 line but --source {tmp_path / 'source.txt'} has 2: "
+        "give one reference line per source line\n")
     assert not (tmp_path / "out").exists()
     (tmp_path / "empty.txt").write_text("", encoding="utf-8")
     empty = run_command("evaluate", f"--model_dir={tmp_path / 'no_model'}", f"--source={tmp_path / 'empty.txt'}",

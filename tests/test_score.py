@@ -109,5 +109,5 @@ def test_command_line_names_both_files_when_their_lines_differ(tmp_path):
     result = run_command("score", f"--model_dir={tmp_path / 'no_model'}", f"--source={tmp_path / 'source.txt'}",
                          f"--target={tmp_path / 'target.txt'}")
     assert result.returncode == 1 and result.stderr == (
-        f"error: --source {tmp_path / 'source.txt'} has 2 lines but --target {tmp_path / 'target.txt'} has 1: give "
-        "one target line per source line (--help lists the flags)\n")
+        f"error: --target {tmp_path / 'target.txt'} has 1 line but --source {tmp_path / 'source.txt'} has 2: give "
+        "one target line per source line\n")

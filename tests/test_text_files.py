@@ -2,8 +2,8 @@
 
 import pytest
 
-from rnnsearch_tf.utils.text_files import (check_writable, each_line, input_name, line_numbers, open_output,
-                                          read_lines)
+from rnnsearch_tf.utils.text_files import (check_line_for_line, check_writable, each_line, input_name, line_numbers,
+                                          open_output, read_lines)
 
 
 def test_lines_end_at_newline_only_and_bad_bytes_are_replaced(tmp_path):
@@ -33,6 +33,19 @@ def test_line_numbers_name_one_line_several_or_the_first_twenty_and_the_count():
 
 def test_an_input_is_named_by_its_path_and_standard_input_as_stdin():
     assert input_name("-") == "stdin" and input_name("data/test.en") == "data/test.en"
+
+
+def test_a_file_of_one_line_per_line_of_another_is_refused_naming_both_when_the_counts_differ():
+    check_line_for_line(("--target", "t.txt", ["a", ""]), ("--source", "s.txt", ["b", "c"]), "target line")
+    check_line_for_line(("--target", "t.txt", []), ("--source", "-", []), "target line")
+    with pytest.raises(ValueError) as error:
+        check_line_for_line(("--target", "t.txt", ["a"]), ("--source", "-", ["b", "c"]), "target line")
+    assert str(error.value) == ("--target t.txt has 1 line but --source stdin has 2: give one target line per "
+                                "source line")
+    with pytest.raises(ValueError, match=r"^--prefix_file p.txt has 3 lines but --input i.txt has 2: give one prefix "
+                                         r"line \(possibly empty\) per input line$"):
+        check_line_for_line(("--prefix_file", "p.txt", ["", "", ""]), ("--input", "i.txt", ["x", "y"]),
+                            "prefix line (possibly empty)")
 
 
 def test_an_output_that_cannot_be_written_is_named_before_any_work(tmp_path):

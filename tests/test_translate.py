@@ -192,7 +192,7 @@ def test_command_line_constraint_mistakes_are_one_line_errors(model_dir, tmp_pat
          f"error: {tmp_path / 'terms.tsv'} line 2: expected 'source term<TAB>target term', got 'house maison' "
          "(no TAB)"),
         ([f"--constraints_file={tmp_path / 'short.txt'}"],
-         f"error: --constraints_file {tmp_path / 'short.txt'} has 1 lines but --input {tmp_path / 'input.txt'} has 9"),
+         f"error: --constraints_file {tmp_path / 'short.txt'} has 1 line but --input {tmp_path / 'input.txt'} has 9"),
         ([f"--constraints_file={tmp_path / 'short.txt'}", f"--prefix_file={tmp_path / 'prefixes.txt'}"],
          "error: --terminology, --constraints_file and --verbatim take neither --prefix_file nor --split_sentences"),
     ]:

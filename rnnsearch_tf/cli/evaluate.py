@@ -27,7 +27,7 @@ from rnnsearch_tf.evaluation.plots import plot_bleu_by_length, plot_learning_cur
 from rnnsearch_tf.evaluation.report import write_report
 from rnnsearch_tf.evaluation.evaluator import Evaluator
 from rnnsearch_tf.models.model_dir import ModelDir
-from rnnsearch_tf.utils.text_files import input_name, read_lines
+from rnnsearch_tf.utils.text_files import check_line_for_line, input_name, read_lines
 from rnnsearch_tf.inference.unk_replacer import UnkReplacer
 
 _MODEL_DIR = folder_flags.define_model_dir("each a line in Figure 2", ensemble=True, comma_list=True, required=True)
@@ -77,10 +77,8 @@ def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     sources, references = read_lines(_SOURCE.value), read_lines(_REFERENCE.value)
-    if len(sources) != len(references):
-        raise app.UsageError(f"--source {input_name(_SOURCE.value)} has {len(sources)} lines but --reference "
-                             f"{input_name(_REFERENCE.value)} has {len(references)}: give one reference per "
-                             "source line")
+    check_line_for_line(("--reference", _REFERENCE.value, references), ("--source", _SOURCE.value, sources),
+                        "reference line")
     if not sources:
         raise app.UsageError(f"--source {input_name(_SOURCE.value)} has no lines: nothing to evaluate")
     check_one_pair(_MODEL_DIR.value)

@@ -47,7 +47,7 @@ from rnnsearch_tf.inference.phrase_table import (
 )
 from data_pipeline.progress_line import ProgressLine
 from rnnsearch_tf.utils.function_cache import run_graphs_without_grappler
-from rnnsearch_tf.utils.text_files import check_writable, input_name, open_output, read_lines
+from rnnsearch_tf.utils.text_files import check_line_for_line, check_writable, open_output, read_lines
 
 _MODEL_DIR = folder_flags.define_model_dir(ensemble=True)
 _SAVED_MODEL = folder_flags.define_saved_model()
@@ -136,9 +136,7 @@ def _read_inputs():
     if _NBEST.value:
         return sources, read_lines(_NBEST.value)
     targets = read_lines(_TARGET.value)
-    if len(targets) != len(sources):
-        raise app.UsageError(f"--source {input_name(_SOURCE.value)} has {len(sources)} lines but --target "
-                             f"{input_name(_TARGET.value)} has {len(targets)}: give one target line per source line")
+    check_line_for_line(("--target", _TARGET.value, targets), ("--source", _SOURCE.value, sources), "target line")
     return sources, targets
 
 

@@ -34,7 +34,7 @@ from rnnsearch_tf.inference.verbatim_terms import verbatim_terms_of
 from data_pipeline.export_dir import ExportSettings
 from data_pipeline.progress_line import ProgressLine
 from rnnsearch_tf.utils.function_cache import run_graphs_without_grappler
-from rnnsearch_tf.utils.text_files import (check_writable, each_line, input_name, line_numbers, open_output,
+from rnnsearch_tf.utils.text_files import (check_line_for_line, check_writable, each_line, line_numbers, open_output,
                                           read_lines)
 
 _MODEL_DIR = folder_flags.define_model_dir(ensemble=True)
@@ -79,20 +79,17 @@ def read_input():
     """The lines of --input, those of --prefix_file and the phrases of each line of --constraints_file (None
     without the file), as many."""
     sentences = read_lines(_INPUT.value)
-    prefixes = _per_line(_PREFIX_FILE, "prefix", read_lines, len(sentences))
-    return sentences, prefixes, _per_line(_CONSTRAINTS_FILE, "constraints", glossary.read_constraints, len(sentences))
+    prefixes = _per_line(_PREFIX_FILE, "prefix", read_lines, sentences)
+    return sentences, prefixes, _per_line(_CONSTRAINTS_FILE, "constraints", glossary.read_constraints, sentences)
 
 
-def _per_line(flag, what, read, count):
-    """`read(flag.value)` (None without the flag), refused unless it has `count` lines, one per input line."""
+def _per_line(flag, what, read, sentences):
+    """`read(flag.value)` (None without the flag), refused unless it has one line per input line (`sentences`)."""
     if flag.value is None:
         return None
     lines = read(flag.value)
-    if len(lines) != count:
-        raise app.UsageError(
-            f"--{flag.name} {flag.value} has {len(lines)} lines but --input {input_name(_INPUT.value)} has "
-            f"{count}: give one {what} line (possibly empty) per input line"
-        )
+    check_line_for_line((f"--{flag.name}", flag.value, lines), ("--input", _INPUT.value, sentences),
+                        f"{what} line (possibly empty)")
     return lines
 
 

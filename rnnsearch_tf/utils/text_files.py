@@ -30,6 +30,18 @@ def input_name(path):
     return "stdin" if path == "-" else path
 
 
+def check_line_for_line(given, per, what):
+    """Raises `ValueError`, naming both files and their line counts, unless the file `given` has one line per
+    line of the file `per`: each a `(flag, path, lines)`; `what` is what a line of `given` holds ("target
+    line"), said as "give one {what} per {per's flag} line"."""
+    (flag, path, lines), (per_flag, per_path, per_lines) = given, per
+    if len(lines) != len(per_lines):
+        raise ValueError(
+            f"{flag} {input_name(path)} has {len(lines)} line{'' if len(lines) == 1 else 's'} but {per_flag} "
+            f"{input_name(per_path)} has {len(per_lines)}: give one {what} per {per_flag.lstrip('-')} line"
+        )
+
+
 def check_writable(path, flag):
     """Raises, naming `flag` and `path`, where `open_output(path)` would fail: a command checks its outputs
     before its work, so that a mistyped path does not lose the work. "-" (stdout) always passes."""
