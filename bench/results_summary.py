@@ -4,8 +4,8 @@ r"""The results table of the README and docs/results.md as JSON: what `evaluate`
         --output=bench/results/multi30k.json
 
 Reads each `evaluate` output folder's `metrics.json` and writes, per model name, the training it had
-(updates, epochs, hours, best dev BLEU) and per test set BLEU All / No UNK / UNK replaced, with the date
-and this machine's CPU. `tests/test_readme.py` checks that the tables of the README and docs/ show these numbers.
+(updates, epochs, hours, best dev BLEU) and per test set BLEU All / No UNK / UNK replaced and chrF, with the
+date and this machine's CPU. `tests/test_readme.py` checks that the tables of the README and docs/ show them.
 """
 
 import json
@@ -32,21 +32,33 @@ def summarize(metrics):
     }
 
 
-def main(argv):
-    del argv
+def test_set_scores(metrics):
+    """One model's `evaluate` metrics on one test set -> the table's numbers (chrF where `evaluate` gave it)."""
+    scores = {
+        "bleu": round(metrics["bleu"], 2),
+        "bleu_no_unk": round(metrics["bleu_no_unk"], 2),
+        "no_unk_sentences": metrics["no_unk_sentences"],
+        "bleu_unk_replaced": round(metrics["bleu_unk_replaced"], 2),
+        "bleu_by_length": [b["bleu"] and round(b["bleu"], 2) for b in metrics["bleu_by_length"]],
+    }
+    if "chrf" in metrics:
+        scores["chrf"] = round(metrics["chrf"], 2)
+    return scores
+
+
+def summarize_eval_dirs(eval_dirs):
+    """{test set name: `evaluate` output folder} -> {model name: its training and each test set's scores}."""
     models = {}
-    for entry in _EVAL_DIRS.value:
-        test_set, folder = entry.split(":", 1)
+    for test_set, folder in eval_dirs.items():
         evaluated = json.loads((pathlib.Path(folder) / "metrics.json").read_text())
         for name, metrics in evaluated["models"].items():
-            row = models.setdefault(name, summarize(metrics))
-            row[test_set] = {
-                "bleu": round(metrics["bleu"], 2),
-                "bleu_no_unk": round(metrics["bleu_no_unk"], 2),
-                "no_unk_sentences": metrics["no_unk_sentences"],
-                "bleu_unk_replaced": round(metrics["bleu_unk_replaced"], 2),
-                "bleu_by_length": [b["bleu"] and round(b["bleu"], 2) for b in metrics["bleu_by_length"]],
-            }
+            models.setdefault(name, summarize(metrics))[test_set] = test_set_scores(metrics)
+    return models
+
+
+def main(argv):
+    del argv
+    models = summarize_eval_dirs(dict(entry.split(":", 1) for entry in _EVAL_DIRS.value))
     report = {"date": time.strftime("%Y-%m-%d"), "cpu": cpu_summary(), "command": _COMMAND.value, "models": models,
               "provenance": provenance()}
     pathlib.Path(_OUTPUT.value).parent.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,7 @@
 """`python -m rnnsearch_tf.evaluate` (rnnsearch_tf/evaluate.py, rnnsearch_tf/cli/evaluate.py) on a tiny random
 model: the numbers equal sacrebleu's, and the report shows them; over a model directory's shortlist, and with int8
-weights, its BLEU is sacreBLEU's of `translate`'s output. Evaluator itself is tests/test_evaluator.py."""
+weights, its BLEU is sacreBLEU's of `translate`'s output; bench/results_summary.py reads its folder as the README's
+results rows. Evaluator itself is tests/test_evaluator.py."""
 
 import json
 import os
@@ -12,6 +13,7 @@ import sys
 import pytest
 import sacrebleu
 
+from bench.results_summary import summarize_eval_dirs
 from conftest import REPO_ROOT
 from helpers.commands import run_command
 from helpers.evaluation_test_data import REFERENCES, SOURCES, write_evaluated_model_dir
@@ -56,6 +58,16 @@ def test_command_line_two_models(model_dir, tmp_path):
     report = (output / "report.md").read_text(encoding="utf-8")
     assert f"| model | {metrics['models']['model']['bleu']:.2f} |" in report
     assert "| model | 1200 | 2.50 | 0.75 | 41.50 | 44.00 | 3.10 | 1000 | 3.40 |" in report
+    # bench/results_summary.py, which writes the README's results rows from this folder: each model's numbers rounded
+    # as the table shows them, its training where the model directory has a training_state.json
+    summary = summarize_eval_dirs({"test_2016": str(output)})
+    assert [summary["model"][key] for key in ("updates", "epochs", "hours", "best_dev_bleu")] == [1200, 2.5, 0.75, 3.4]
+    assert summary["second"]["updates"] is None
+    for name, values in metrics["models"].items():
+        scores = summary[name]["test_2016"]
+        assert (scores["bleu"], scores["chrf"], scores["bleu_no_unk"], scores["bleu_unk_replaced"]) == tuple(
+            round(values[key], 2) for key in ("bleu", "chrf", "bleu_no_unk", "bleu_unk_replaced"))
+        assert scores["no_unk_sentences"] == values["no_unk_sentences"]
     assert "No `training_state.json` in the model directory of second" in report
     assert "![model alignment_1.png](model/alignment_1.png)" in report
     assert "## Long sentences (Appendix C, Table 3)" in report
