@@ -33,9 +33,13 @@ from helpers.trained_toy_model import exported as trained_toy_model_export
 
 @pytest.fixture(scope="module", params=SERVER_KINDS)
 def server(request, tmp_path_factory):
+    """A server of each kind for the module's tests; ours then stops on SIGTERM as on Ctrl-C: status 0, "stopped"."""
     running = start_server(request.param, tmp_path_factory)
     yield running
-    running.stop()
+    status = running.stop()
+    if running.kind == "local_server":
+        log = running.log_path.read_text()
+        assert status == 0 and log.rstrip().endswith("stopped"), (status, log[-2000:])
 
 
 @pytest.fixture(scope="module")

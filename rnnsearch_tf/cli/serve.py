@@ -4,6 +4,7 @@
     rnnsearch serve --model_config_file=models.config --monitoring_config_file=monitoring.config --rest_api_port=8501
 """
 
+import signal
 import sys
 
 from absl import app, flags, logging
@@ -120,8 +121,13 @@ def main(argv):
     print(f"ready grpc={server.port} rest={server.rest_api_port or 0}", flush=True)
     if server.rest_api_port:
         print(f"page: open http://{server.host}:{server.rest_api_port}/ in a browser", flush=True)
+    # SIGTERM (`kill`, docker stop, Kubernetes) stops as Ctrl-C does: the ports close, requests in flight get a second
+    # to finish, exit status 0. A shell starts `serve &` with SIGINT ignored, so `kill -INT` alone would not stop it.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         server.wait()
     except KeyboardInterrupt:
+        logging.info("stopping: no new requests, a second for those in flight")
         server.stop()
         models.close()
+    print("stopped", flush=True)

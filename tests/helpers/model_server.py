@@ -91,13 +91,14 @@ class RunningServer:
         return self.process.poll() is None
 
     def stop(self):
+        """SIGTERM, as `kill`, docker stop and Kubernetes stop a server; its exit status (-9: killed after 15 s)."""
         self.client.close()
         self.process.terminate()
         try:
-            self.process.wait(timeout=15)
+            return self.process.wait(timeout=15)
         except subprocess.TimeoutExpired:
             self.process.kill()
-            self.process.wait(timeout=15)
+            return self.process.wait(timeout=15)
 
 
 def start_server(kind, tmp_path_factory):
