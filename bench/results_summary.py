@@ -16,8 +16,8 @@ from absl import app, flags
 
 from bench.provenance import cpu_summary, provenance
 
-_EVAL_DIRS = flags.DEFINE_list("eval_dirs", None, "TEST_SET:EVALUATE_OUTPUT_DIR pairs.", required=True)
-_OUTPUT = flags.DEFINE_string("output", None, "JSON file to write.", required=True)
+_EVAL_DIRS = flags.DEFINE_list("eval_dirs", None, "TEST_SET:EVALUATE_OUTPUT_DIR pairs (required).")
+_OUTPUT = flags.DEFINE_string("output", None, "JSON file to write (required).")
 _COMMAND = flags.DEFINE_string("command", "", "How the models were trained and evaluated, for the record.")
 
 
@@ -67,4 +67,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    flags.mark_flags_as_required(["eval_dirs", "output"])  # here, not at import: tests import the module
     app.run(main)
