@@ -243,6 +243,10 @@ def test_the_command_counts_the_training_shards(tmp_path):
     assert written.candidates.shape == (sizes[0], 3) and written.candidates[5:].any()
 
 
+# large: two fresh processes; the default suite has a translator search a model directory's shortlist unless told
+# not to (above), `--noshortlist` parsed (tests/test_search_flags.py) and `evaluate` translate over the
+# shortlist in a fresh process (tests/test_evaluate.py)
+@pytest.mark.large
 def test_translate_uses_a_model_directorys_shortlist_unless_told_not_to(model_dir, tmp_path):
     directory = tmp_path / "model"
     shutil.copytree(model_dir, directory)

@@ -226,6 +226,10 @@ def test_shortlist_and_ensembles_of_models_sharing_a_codec(subwords, tmp_path):
         Translator.from_model_dir(f"{model_dir}+{word_level}")
 
 
+# large: two trainings in fresh processes; the default suite trains on SentencePiece data with `rnnsearch train`
+# and translates through the copied codec (tests/test_other_languages.py's Chinese model), and refuses a model
+# directory of other data (tests/test_trainer.py; in one line: tests/test_other_languages.py)
+@pytest.mark.large
 def test_train_copies_the_codec_into_the_model_dir_and_validates_with_it(subwords, tmp_path):
     data_dir, _, _ = subwords
     model_dir = tmp_path / "trained"
