@@ -33,8 +33,12 @@ def graphs_without_grappler():
 # worker, and one of them handed out last keeps the other worker idle until it ends (xdist's own order, most
 # tests first, put test_learning.py, two tests and ~2 minutes, among the last). `scripts/test.sh` keeps this
 # order (`--no-loadscope-reorder`). The first two hold `large` tests only (`-m large`: the quickstart first).
+# test_served_model.py makes the versioned exports (`helpers.versioned_exports`, made once) while the other worker
+# trains: test_model_manager.py and test_model_service.py, side by side in the files' order, both read them, and
+# one worker had waited 15 s for the other to make them.
 FIRST_FILES = (
-    "test_quickstart.py", "test_learning.py", "test_trainer.py", "test_fault_tolerance.py", "test_shortlist.py",
+    "test_quickstart.py", "test_learning.py", "test_trainer.py", "test_fault_tolerance.py", "test_served_model.py",
+    "test_shortlist.py",
 )
 
 

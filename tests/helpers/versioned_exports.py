@@ -5,8 +5,6 @@ tests/test_model_manager.py)."""
 import os
 import shutil
 
-import numpy as np
-
 from helpers.made_once import made_once
 from helpers.serving_test_utils import SEARCH_OPTIONS, write_model_dir
 
@@ -17,21 +15,26 @@ PROBES = ["the cat sees the big dog .", "a small green house ?", "dog", "the hou
 def staged_versions(tmp_path_factory, count=3):
     """{version: version folder} of `count` exports (versions 1..count, each with its own weights), made once
     per session in a folder no server watches."""
-    staged = made_once(tmp_path_factory, f"versions-{count}", lambda root: _export_versions(root, count))
+    staged = _made(tmp_path_factory, count)["folders"]
     return {int(version): path for version, path in staged.items()}
 
 
+def _made(tmp_path_factory, count):
+    return made_once(tmp_path_factory, f"versions-{count}", lambda root: _export_versions(root, count))
+
+
 def _export_versions(root, count):
-    """Exports versions 1..count into root/exports, each with the weights of its own model directory. One
-    `Translator` exports them all, each checkpoint read into its model in turn: the search graphs of the
-    versions are the same, and its functions are traced for the first export only."""
+    """Exports versions 1..count into root/exports, each with the weights of its own model directory, and
+    translates PROBES with each version's translator. One `Translator` exports them all, each checkpoint read
+    into its model in turn: the search graphs of the versions are the same, and its functions are traced for
+    the first export only. Returns {"folders": {version: folder}, "translations": {version: [text]}}."""
     import tensorflow as tf
 
     from rnnsearch_tf.inference.translator import Translator
     from rnnsearch_tf.models.model_dir import ModelDir
     from serving import export
 
-    translator, staged = None, {}
+    translator, made = None, {"folders": {}, "translations": {}}
     for version in range(1, count + 1):
         model_dir = write_model_dir(root / f"model_{version}", seed=10 + version)
         if translator is None:
@@ -41,8 +44,10 @@ def _export_versions(root, count):
             status = tf.train.Checkpoint(model=translator.model).read(checkpoint_path)
             status.expect_partial().assert_existing_objects_matched()
             translator.checkpoint_path = checkpoint_path
-        staged[version] = export.export(translator, str(root / "exports"), version)
-    return staged
+        made["folders"][version] = export.export(translator, str(root / "exports"), version)
+        translations = translator.translate(tf.constant(PROBES))["translation"].numpy()
+        made["translations"][version] = [text.decode("utf-8") for text in translations]
+    return made
 
 
 def copy_version(staged, version, base_path, complete=True):
@@ -55,17 +60,7 @@ def copy_version(staged, version, base_path, complete=True):
 
 
 def expected_translations(tmp_path_factory, staged):
-    """{version: [translation of each of PROBES]} as each staged version answers alone, made once per session."""
-    translations = made_once(tmp_path_factory, f"translations-{len(staged)}", lambda _: _translate_probes(staged))
+    """{version: [translation of each of PROBES]} by each staged version's translator, which its export answers
+    (tests/test_export.py: a fresh process's signatures equal the Python path)."""
+    translations = _made(tmp_path_factory, len(staged))["translations"]
     return {int(version): texts for version, texts in translations.items()}
-
-
-def _translate_probes(staged):
-    from serving.servable import Servable
-
-    expected = {}
-    for version, path in staged.items():
-        servable = Servable(os.path.dirname(path), "rnnsearch", version=version)
-        outputs = servable.predict("translate", {"text": np.array([probe.encode() for probe in PROBES], object)})
-        expected[version] = [text.decode("utf-8") for text in outputs["translation"]]
-    return expected
