@@ -218,6 +218,10 @@ def test_prefixes_start_the_translations(batch_translator, results):
         BatchTranslator(_FakeExport(), settings).translate(["the big Zyzzyva"], prefixes=["le"])
 
 
+# large: the export's prefixes batched as the model directory's are; the default suite translates with the export
+# (above), batches prefixes (test_prefixes_start_the_translations) and compares the export's translate_prefix
+# with the Python path (tests/test_export.py)
+@pytest.mark.large
 def test_saved_model_translates_prefixes_like_the_model_dir(tmp_path_factory):
     export_model_dir, export_dir, _ = exported_model(tmp_path_factory)
     from_export = BatchTranslator.from_saved_model(export_dir, batch_size=3).translate(INPUT, prefixes=PREFIXES)

@@ -119,6 +119,9 @@ def test_the_warm_up_requests_call_every_signature_but_settings(exported):
     assert called[:2] == ["translate", "translate"]  # one sentence, then a batch
 
 
+# large: TensorFlow's saved_model_cli in a fresh process; the default suite reads the settings signature of the
+# export in a fresh process (test_fresh_process_signatures_equal_the_python_path)
+@pytest.mark.large
 def test_saved_model_cli_shows_the_search_settings(exported):
     _, _, version_path = exported
     shown = subprocess.run(

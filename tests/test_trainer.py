@@ -214,7 +214,10 @@ def signalled_after(trainer, updates, number=signal.SIGINT):
     return trainer
 
 
-@pytest.mark.parametrize("dropout, stop", [(0.0, "train_steps=10"), (0.2, "SIGINT after update 7")])
+# train_steps=10 is `large`: the default suite resumes exactly from a checkpoint with dropout (SIGINT after update 7)
+# and resumes a run whose train_steps were reached through the command (tests/test_train.py)
+@pytest.mark.parametrize("dropout, stop", [pytest.param(0.0, "train_steps=10", marks=pytest.mark.large),
+                                           (0.2, "SIGINT after update 7")])
 def test_resume_continues_exactly_where_it_stopped(toy_data, tmp_path, dropout, stop):
     model = model_config(toy_data, embedding_dropout=dropout, hidden_dropout=dropout, readout_dropout=dropout)
     straight = make_trainer(model, training_config(toy_data, tmp_path / "straight")).train()
