@@ -4,7 +4,6 @@ on a tiny random model directory: `--source` and `--count` pick the checkpoints,
 written. The averaging itself is tested in test_checkpoint_averaging.py."""
 
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -15,20 +14,21 @@ from conftest import REPO_ROOT
 from helpers.model_test_utils import randomize_weights
 from helpers.serving_test_utils import write_model_dir
 from helpers.translation_test_data import translate
+from helpers import preimported
 from rnnsearch_tf.models.model_dir import ModelDir
 
 
 def _average(*args):
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    return subprocess.run([sys.executable, "-m", "rnnsearch_tf.average_checkpoints", *args], cwd=REPO_ROOT,
-                          env=environment, capture_output=True, text=True, timeout=300)
+    return preimported.run([sys.executable, "-m", "rnnsearch_tf.average_checkpoints", *args], cwd=REPO_ROOT,
+                           env=environment, capture_output=True, text=True, timeout=300)
 
 
 def test_average_checkpoints_command(tmp_path):
     path = write_model_dir(tmp_path / "model")
     with pytest.raises(FileNotFoundError, match="run `rnnsearch average --model_dir="):
         ModelDir(path).checkpoint_path("averaged")
-    completed = subprocess.run(
+    completed = preimported.run(
         [sys.executable, "-m", "rnnsearch_tf.average_checkpoints", f"--model_dir={path}", "--count=3"],
         cwd=REPO_ROOT, capture_output=True, text=True, check=True,
     )

@@ -216,12 +216,12 @@ def test_tf_servings_documented_curl_request_is_answered(served):
 
 
 def test_serving_every_address_is_named_as_an_exposure():
-    import subprocess
     import sys
 
     from conftest import REPO_ROOT
+    from helpers import preimported
 
-    result = subprocess.run(
+    result = preimported.run(
         [sys.executable, "-m", "rnnsearch_tf.cli.main", "serve", "--host=0.0.0.0", "--port=0",
          "--model_base_path=/no/such/export"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
     lines = result.stderr.strip().splitlines()

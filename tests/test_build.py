@@ -2,15 +2,15 @@
 
 import json
 import os
-import subprocess
 import sys
 
 from conftest import REPO_ROOT
+from helpers import preimported
 
 
 def test_build_multi30k_leaves_shards_vocabularies_and_metadata(data_root, tmp_path):
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT), RNNSEARCH_DATA=str(data_root))
-    completed = subprocess.run(
+    completed = preimported.run(
         [
             sys.executable, "-m", "rnnsearch_tf.cli.main", "build-data",
             "--flagfile=configs/data/multi30k.flags", f"--output_dir={tmp_path}",

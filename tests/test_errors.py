@@ -2,12 +2,12 @@
 the others); a bug keeps its traceback."""
 
 import pathlib
-import subprocess
 import sys
 
 import pytest
 
 from conftest import fresh_python
+from helpers import preimported
 from rnnsearch_tf.cli.errors import with_one_line_errors
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -20,14 +20,14 @@ REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 ])
 def test_the_serving_commands_end_a_mistake_in_one_line(command, args, message):
     module = ["rnnsearch_tf.cli.main", command]
-    result = subprocess.run([sys.executable, "-m", *module, *args], cwd=REPO_ROOT, capture_output=True, text=True,
-                            timeout=300)
+    result = preimported.run([sys.executable, "-m", *module, *args], cwd=REPO_ROOT, capture_output=True, text=True,
+                             timeout=300)
     assert result.returncode == 1, result.stderr[-3000:]
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("error: ") and message in last, result.stderr[-3000:]
     assert "Traceback" not in result.stderr
-    verbose = subprocess.run([sys.executable, "-m", *module, *args, "--verbosity=1"], cwd=REPO_ROOT,
-                             capture_output=True, text=True, timeout=300)
+    verbose = preimported.run([sys.executable, "-m", *module, *args, "--verbosity=1"], cwd=REPO_ROOT,
+                              capture_output=True, text=True, timeout=300)
     assert verbose.returncode == 1 and "Traceback" in verbose.stderr
 
 

@@ -7,7 +7,6 @@ import json
 import os
 import pathlib
 import shutil
-import subprocess
 import sys
 
 import pytest
@@ -19,6 +18,7 @@ from helpers.commands import run_command
 from helpers.evaluation_test_data import REFERENCES, SOURCES, write_evaluated_model_dir
 from helpers.serving_test_utils import write_model_dir
 from helpers.trained_toy_model import translated
+from helpers import preimported
 from data_pipeline.data_dir import DataDir
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.shortlist import Shortlist
@@ -40,7 +40,7 @@ def test_command_line_two_models(model_dir, tmp_path):
     (tmp_path / "source.txt").write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
     (tmp_path / "reference.txt").write_text("\n".join(REFERENCES) + "\n", encoding="utf-8")
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
-    result = subprocess.run(
+    result = preimported.run(
         [sys.executable, "-m", "rnnsearch_tf.evaluate", f"--model_dir={model_dir},{second}",
          f"--source={tmp_path / 'source.txt'}", f"--reference={tmp_path / 'reference.txt'}",
          f"--output_dir={tmp_path / 'out'}", "--beam_size=2", "--num_heatmaps=1", "--noprogress"],

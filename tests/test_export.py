@@ -21,6 +21,7 @@ from helpers.serving_test_utils import (BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTI
                                         exported_model)
 from helpers.trained_toy_model import dev_pairs, translated
 from helpers.trained_toy_model import exported as trained_toy_model_export
+from helpers import preimported
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIGNATURES = ("serving_default", "translate", "translate_prefix", "translate_constrained", "translate_ids", "score",
@@ -273,7 +274,7 @@ def test_the_command_exports_the_next_version_with_its_search_flags(exported, tm
     shutil.copytree(fixture_export_dir, export_dir)  # version 1, written by `export.export`
 
     def run_export(*args):
-        return subprocess.run(
+        return preimported.run(
             [sys.executable, "-m", "rnnsearch_tf.cli.main", "export", f"--export_dir={export_dir}", "--beam_size=2",
              "--maximum_source_length=12", *args],
             cwd=REPO_ROOT, capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=300,
@@ -294,7 +295,8 @@ def test_the_command_exports_the_next_version_with_its_search_flags(exported, tm
 
 
 def test_export_help_lists_its_flags_and_the_search_flags():
-    shown = subprocess.run([sys.executable, "-m", "rnnsearch_tf.cli.main", "export", "--helpshort"], cwd=REPO_ROOT, capture_output=True,
-                           text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=300).stdout
+    shown = preimported.run([sys.executable, "-m", "rnnsearch_tf.cli.main", "export", "--helpshort"], cwd=REPO_ROOT,
+                            capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"),
+                            timeout=300).stdout
     listed = {line.split(":")[0].strip() for line in shown.splitlines() if line.startswith("  --")}
     assert {"--export_dir", "--model_dir", "--batch_size", "--beam_size", "--maximum_source_length"} <= listed, listed

@@ -20,6 +20,7 @@ from rnnsearch_tf.utils import function_cache
 from rnnsearch_tf.utils.function_cache import FunctionCache
 from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES
 from helpers.translation_test_data import INPUT, PREFIXES, translation_model_dir, write_model_dir
+from helpers import preimported
 
 
 class Scaler(tf.Module):
@@ -235,7 +236,7 @@ def test_bf16_weights_and_float32_weights_cast_at_every_step_are_two_graphs(mode
 def _translate_command(model_dir, source, cache, loads=False, verbosity="--verbosity=1"):
     """The translations of `rnnsearch translate` (checking whether it loaded its search from `cache`, and
     instantiated it while the model loaded: `FunctionCache.warm_up`, which `--verbosity=1` logs)."""
-    completed = subprocess.run(
+    completed = preimported.run(
         [sys.executable, "-m", "rnnsearch_tf.cli.main", "translate", f"--model_dir={model_dir}",
          f"--input={source}", f"--function_cache={cache}", "--beam_size=3", "--noprogress", *([verbosity] if verbosity else [])],
         check=True, capture_output=True, text=True,

@@ -7,7 +7,6 @@ import concurrent.futures
 import json
 import os
 import socket
-import subprocess
 import sys
 import time
 import urllib.error
@@ -29,6 +28,7 @@ from helpers.serving_test_utils import (BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTI
                                         exported_model)
 from helpers.trained_toy_model import dev_pairs, translated
 from helpers.trained_toy_model import exported as trained_toy_model_export
+from helpers import preimported
 
 
 @pytest.fixture(scope="module", params=SERVER_KINDS)
@@ -289,7 +289,7 @@ def test_a_port_in_use_is_named_before_the_model_is_loaded(tmp_path_factory):
         with pytest.raises(OSError, match=rf"--rest_api_port={port}: cannot listen on 127.0.0.1:{port} \(Address already"):
             check_port("127.0.0.1", port, "--rest_api_port")
         check_port("127.0.0.1", 0, "--port")  # any free port
-        refused = subprocess.run(
+        refused = preimported.run(
             [sys.executable, "-m", "rnnsearch_tf.cli.main", "serve", f"--model_base_path={export_dir}", f"--port={port}"],
             cwd=REPO_ROOT, capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=120,
         )

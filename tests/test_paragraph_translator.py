@@ -2,7 +2,6 @@
 
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -13,6 +12,7 @@ from rnnsearch_tf.inference import output_formats
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.paragraph_translator import ParagraphTranslator
 from helpers.serving_test_utils import SEARCH_OPTIONS, write_model_dir
+from helpers import preimported
 
 OPTIONS = dict(SEARCH_OPTIONS, num_hypotheses=1)
 LONG_SENTENCE = "The " + " ".join(["cat"] * 20) + "."  # more than maximum_source_length = 12 tokens
@@ -87,8 +87,8 @@ def test_the_alignment_format_keeps_one_matrix_per_sentence(batch_translator):
 
 def _run(args, stdin_text):
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
-    return subprocess.run([sys.executable, "-m", "rnnsearch_tf.translate", *args], input=stdin_text, text=True,
-                          capture_output=True, env=environment, cwd=REPO_ROOT, timeout=600)
+    return preimported.run([sys.executable, "-m", "rnnsearch_tf.translate", *args], input=stdin_text, text=True,
+                           capture_output=True, env=environment, cwd=REPO_ROOT, timeout=600)
 
 
 def test_command_line_split_sentences(model_dir, batch_translator):

@@ -4,7 +4,6 @@ import gzip
 import io
 import math
 import os
-import subprocess
 import sys
 
 import pytest
@@ -15,6 +14,7 @@ from rnnsearch_tf.inference.phrase_table import (
     BadPhraseTableLine, PhraseTableScorer, comparison_table, table_candidates,
 )
 from helpers.serving_test_utils import write_model_dir
+from helpers import preimported
 
 # Each line as (before the new scores, after them, source phrase, target phrase): the output line must be
 # exactly before + " LOG_PROB PER_WORD" + after. Spacing, extra fields, a CRLF and a last line without
@@ -66,7 +66,7 @@ class RecordingScorer:
 
 def _run(args):
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
-    return subprocess.run(
+    return preimported.run(
         [sys.executable, "-m", "rnnsearch_tf.score", "--noprogress", *args],
         capture_output=True, env=environment, cwd=REPO_ROOT,
     )

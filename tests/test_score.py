@@ -1,7 +1,6 @@
 """log p(y | x) of given pairs (BatchTranslator.score, `python -m rnnsearch_tf.score`) and n-best rescoring."""
 
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -17,6 +16,7 @@ from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.inference.output_formats import nbest_line, parse_nbest_line
 from helpers.commands import run_command
 from helpers.serving_test_utils import SENTENCES, write_model_dir
+from helpers import preimported
 
 TARGETS = ["le chat voit le grand chien.", "une petite maison verte ?", "", "la zyzzyva voit un chat, le chien voit"]
 
@@ -55,7 +55,7 @@ def test_mismatched_lengths_are_refused(model_dir):
 
 def _run(args):
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
-    result = subprocess.run(
+    result = preimported.run(
         [sys.executable, "-m", "rnnsearch_tf.score", "--noprogress", *args],
         capture_output=True, env=environment, cwd=REPO_ROOT,
     )

@@ -19,13 +19,14 @@ from tensorflow_serving.apis import get_model_status_pb2, model_service_pb2_grpc
 from conftest import REPO_ROOT
 from helpers.model_server import MONITORING_CONFIG, free_port
 from helpers.versioned_exports import PROBES, copy_version, expected_translations, staged_versions
+from helpers import preimported
 
 _ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
 
 
 def _serve(*flags, timeout=120):
-    return subprocess.run([sys.executable, "-m", "rnnsearch_tf.cli.main", "serve", *flags], cwd=REPO_ROOT,
-                          capture_output=True, text=True, env=_ENV, timeout=timeout)
+    return preimported.run([sys.executable, "-m", "rnnsearch_tf.cli.main", "serve", *flags], cwd=REPO_ROOT,
+                           capture_output=True, text=True, env=_ENV, timeout=timeout)
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ from rnnsearch_tf.models.model_dir import SHORTLIST_FILE
 from rnnsearch_tf.inference.translator import Translator
 from serving import export
 from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES, assert_outputs_equal, write_model_dir
+from helpers import preimported
 from test_export import _FRESH_PROCESS, _saved_model_ops
 
 # Ids 4.. are words; 0-3 (PAD, BOS, EOS, UNK) are ignored by the counts.
@@ -231,9 +232,9 @@ def test_the_command_counts_the_training_shards(tmp_path):
     model_dir.write_model("rnnsearch", config, {"data_dir": data_dir.path, "source_language": "en",
                                                 "target_language": "fr"},
                           data_dir.source_vocabulary_file, data_dir.target_vocabulary_file)
-    subprocess.run([sys.executable, "-m", "rnnsearch_tf.shortlist", f"--model_dir={model_dir.path}",
-                    "--per_source_word=3", "--frequent=7"], check=True, timeout=300,
-                   env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    preimported.run([sys.executable, "-m", "rnnsearch_tf.shortlist", f"--model_dir={model_dir.path}",
+                     "--per_source_word=3", "--frequent=7"], check=True, timeout=300,
+                    env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
     written = Shortlist.from_file(model_dir.file(SHORTLIST_FILE))
     pairs = [(example["source_ids"], example["target_ids"]) for example in shard_files.read_examples(
         shard_files.list_shards(data_dir.shard_pattern("train"))).as_numpy_iterator()]
@@ -255,7 +256,7 @@ def test_translate_uses_a_model_directorys_shortlist_unless_told_not_to(model_di
     options = dict(beam_size=3, forbid_unk=True, maximum_source_length=12)
 
     def command(*flags):
-        result = subprocess.run(
+        result = preimported.run(
             [sys.executable, "-m", "rnnsearch_tf.cli.main", "translate", f"--model_dir={directory}",
              "--checkpoint=latest", f"--input={tmp_path / 'input.txt'}", "--noprogress",
              *(f"--{name}={str(value).lower()}" for name, value in options.items()), *flags],

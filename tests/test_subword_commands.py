@@ -5,7 +5,6 @@ A command that tokenized on its own (Moses words, or whitespace) would give othe
 import json
 import os
 import shutil
-import subprocess
 import sys
 
 import numpy as np
@@ -24,6 +23,7 @@ from helpers.serving_test_utils import write_model_dir
 from helpers.subword_test_data import (RARE_SENTENCE, SEARCH_FLAGS, subword_export, subword_model_dir,
                                       write_subword_model_dir)
 from helpers.toy_translation import build_toy_data, write_corpus
+from helpers import preimported
 
 SOURCES = ["The big cat sleeps .", RARE_SENTENCE, "", "A small red car waits with the old dog ."]
 TARGETS = ["Le grand chat dort .", "La famille Brakkenfeld a visité Tromsø en 1961.", "", "La voiture attend ."]
@@ -44,8 +44,8 @@ def exported(tmp_path_factory):
 def _rnnsearch(*args, stdin="", check=True):
     """(stdout, stderr) of `rnnsearch ARGS` in a new process."""
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
-    result = subprocess.run([sys.executable, "-m", "rnnsearch_tf.cli.main", *args], input=stdin.encode(),
-                            capture_output=True, env=environment, cwd=REPO_ROOT)
+    result = preimported.run([sys.executable, "-m", "rnnsearch_tf.cli.main", *args], input=stdin.encode(),
+                             capture_output=True, env=environment, cwd=REPO_ROOT)
     if check:
         assert result.returncode == 0, result.stderr.decode()
     return result.stdout.decode(), result.stderr.decode()

@@ -1,16 +1,16 @@
 """The `rnnsearch tokenize` filter, run as users run it: on piped text, and line by line at a terminal."""
 
 import os
-import subprocess
 import sys
 
 from conftest import REPO_ROOT
 from helpers.terminal import typed
+from helpers import preimported
 
 
 def _run(args, text):
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
-    result = subprocess.run(
+    result = preimported.run(
         [sys.executable, "-m", "rnnsearch_tf.cli.main", "tokenize", *args],
         input=text.encode(), capture_output=True, check=True, env=environment, cwd=REPO_ROOT,
     )

@@ -5,13 +5,13 @@ itself is tested in test_trainer.py."""
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
 
 from conftest import REPO_ROOT
 from helpers.subword_test_data import build_subword_data
+from helpers import preimported
 
 TINY_MODEL = ["--embedding_dim=8", "--hidden_dim=16", "--maxout_dim=8", "--alignment_dim=16"]
 QUICK_RUN = ["--batch_size=16", "--validate_every=0", "--log_every=1", "--checkpoint_every=1"]
@@ -19,8 +19,8 @@ QUICK_RUN = ["--batch_size=16", "--validate_every=0", "--log_every=1", "--checkp
 
 def _train(*args):
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    return subprocess.run([sys.executable, "-m", "rnnsearch_tf.train", *args], cwd=REPO_ROOT, env=environment,
-                          capture_output=True, text=True, timeout=600)
+    return preimported.run([sys.executable, "-m", "rnnsearch_tf.train", *args], cwd=REPO_ROOT, env=environment,
+                           capture_output=True, text=True, timeout=600)
 
 
 def test_the_model_comes_from_the_flags_and_the_data_and_flags_txt_resumes_the_run(toy_data, tmp_path):

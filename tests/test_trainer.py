@@ -6,7 +6,6 @@ import math
 import os
 import pathlib
 import signal
-import subprocess
 import sys
 import time
 
@@ -27,6 +26,7 @@ from rnnsearch_tf.training.trainer import Trainer
 from rnnsearch_tf.training.training_config import TrainingConfig
 from helpers.shard_test_data import checkpoint_bytes
 from helpers.toy_translation import write_corpus
+from helpers import preimported
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 TINY_MODEL = dict(embedding_dim=24, hidden_dim=48, maxout_dim=24, alignment_dim=48)
@@ -241,7 +241,7 @@ def train_in_subprocess(data_dir, model_dir, *flags):
                "--train_steps=8", "--validate_every=0", "--log_every=4", "--checkpoint_every=8",
                *[f"--{name}={value}" for name, value in TINY_MODEL.items()], *flags]
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    result = subprocess.run(command, cwd=REPO_ROOT, env=environment, capture_output=True, text=True, timeout=600)
+    result = preimported.run(command, cwd=REPO_ROOT, env=environment, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     return result
 
@@ -364,7 +364,7 @@ def test_init_from_refuses_a_mismatch_or_an_existing_model_dir_in_one_line(paren
     command = [sys.executable, "-m", "rnnsearch_tf.train", f"--data_dir={toy_data}", f"--model_dir={tmp_path / 'b'}",
                f"--init_from={parent_dir}", *[f"--{name}={value}" for name, value in TINY_MODEL.items()],
                "--maxout_dim=20"]
-    result = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
+    result = preimported.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1].startswith(
         f"error: init_from={parent_dir}: the parent's maxout_dim is 24 ({parent_dir / 'model.json'}) "

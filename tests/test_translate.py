@@ -5,7 +5,6 @@ on a trained one. BatchTranslator itself is tested in test_batch_translator.py."
 
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -19,6 +18,7 @@ from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES, exported_model
 from helpers.terminal import terminal_stdin, typed
 from helpers.trained_toy_model import dev_pairs, translated
 from helpers.translation_test_data import INPUT, PREFIXES, translation_model_dir
+from helpers import preimported
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,7 @@ def model_dir(tmp_path_factory):
 
 def _run(args, stdin_text=""):
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
-    result = subprocess.run(
+    result = preimported.run(
         [sys.executable, "-m", "rnnsearch_tf.translate", *args],
         input=stdin_text.encode(), capture_output=True, env=environment, cwd=REPO_ROOT,
     )
@@ -61,8 +61,8 @@ def test_lines_typed_at_a_terminal_are_translated_one_at_a_time(model_dir):
     assert answers == [result["translation"] for result in expected]
     assert "type a sentence and press Enter to translate it" in stderr
     with terminal_stdin() as (stdin, _):
-        refused = subprocess.run(command + ["--prefix_file=/dev/null"], stdin=stdin, capture_output=True,
-                                 env=environment, cwd=REPO_ROOT, timeout=120)
+        refused = preimported.run(command + ["--prefix_file=/dev/null"], stdin=stdin, capture_output=True,
+                                  env=environment, cwd=REPO_ROOT, timeout=120)
     assert refused.returncode == 1 and refused.stderr.decode().startswith(
         "error: --prefix_file and --constraints_file pair their lines with the input's: give --input a file")
 
@@ -132,7 +132,7 @@ def test_command_line_prefix_file(model_dir, tmp_path_factory, tmp_path):
 
     (tmp_path / "short.txt").write_text("le\nla\n", encoding="utf-8")
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
-    failed = subprocess.run(
+    failed = preimported.run(
         [sys.executable, "-m", "rnnsearch_tf.translate", f"--model_dir={model_dir}",
          f"--input={tmp_path / 'input.txt'}", f"--prefix_file={tmp_path / 'short.txt'}"],
         capture_output=True, env=environment, cwd=REPO_ROOT,
@@ -140,7 +140,7 @@ def test_command_line_prefix_file(model_dir, tmp_path_factory, tmp_path):
     assert failed.returncode == 1
     assert f"--prefix_file {tmp_path / 'short.txt'} has 2 lines but --input {tmp_path / 'input.txt'} has 9" in (
         failed.stderr.decode())
-    unwritable = subprocess.run(
+    unwritable = preimported.run(
         [sys.executable, "-m", "rnnsearch_tf.translate", f"--model_dir={model_dir}",
          f"--input={tmp_path / 'input.txt'}", f"--output={tmp_path / 'missing' / 'out.txt'}"],
         capture_output=True, env=environment, cwd=REPO_ROOT,
@@ -196,7 +196,7 @@ def test_command_line_constraint_mistakes_are_one_line_errors(model_dir, tmp_pat
         ([f"--constraints_file={tmp_path / 'short.txt'}", f"--prefix_file={tmp_path / 'prefixes.txt'}"],
          "error: --terminology, --constraints_file and --verbatim take neither --prefix_file nor --split_sentences"),
     ]:
-        failed = subprocess.run(
+        failed = preimported.run(
             [sys.executable, "-m", "rnnsearch_tf.translate", f"--model_dir={model_dir}",
              f"--input={tmp_path / 'input.txt'}", *flags], capture_output=True, env=environment, cwd=REPO_ROOT,
         )
@@ -231,9 +231,9 @@ def test_int8_weights_translate_as_float32_within_stated_bounds(trained_toy_mode
 
 def test_an_unknown_quantization_is_named_in_one_line(model_dir):
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
-    failed = subprocess.run([sys.executable, "-m", "rnnsearch_tf.translate", f"--model_dir={model_dir}",
-                             "--quantize=int4"], input=b"the cat\n", capture_output=True, env=environment,
-                            cwd=REPO_ROOT)
+    failed = preimported.run([sys.executable, "-m", "rnnsearch_tf.translate", f"--model_dir={model_dir}",
+                              "--quantize=int4"], input=b"the cat\n", capture_output=True, env=environment,
+                             cwd=REPO_ROOT)
     assert failed.returncode == 1 and "Traceback" not in failed.stderr.decode()
     assert failed.stderr.decode().splitlines()[0] == (
         "FATAL Flags parsing error: flag --quantize=int4: value should be one of <none|int8>")

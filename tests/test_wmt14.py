@@ -9,7 +9,6 @@ test_data_files.py (default suite)."""
 import gzip
 import json
 import os
-import subprocess
 import sys
 
 import pytest
@@ -17,6 +16,7 @@ import pytest
 from conftest import REPO_ROOT
 from helpers.wmt14_archives import corpus_files
 from helpers.wmt14_archives import write_wmt14_archives
+from helpers import preimported
 
 TRAIN_PAIRS_PER_CORPUS = 60  # x 5 corpora: more pairs than configs/data/wmt14_enfr.flags has shards (256)
 DEV_PAIRS_PER_YEAR = 20
@@ -50,8 +50,8 @@ def _run(module, *args, data=None):
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
     if data is not None:
         environment["RNNSEARCH_DATA"] = str(data)
-    completed = subprocess.run([sys.executable, "-m", module, *args], cwd=REPO_ROOT, env=environment,
-                               capture_output=True, text=True, timeout=900)
+    completed = preimported.run([sys.executable, "-m", module, *args], cwd=REPO_ROOT, env=environment,
+                                capture_output=True, text=True, timeout=900)
     assert completed.returncode == 0, completed.stderr[-4000:]
     return completed
 

@@ -14,12 +14,12 @@ import collections
 import gzip
 import os
 import pathlib
-import subprocess
 import sys
 
 from conftest import REPO_ROOT
 from helpers.made_once import made_once
 from helpers.subword_test_data import write_subword_model_dir
+from helpers import preimported
 
 GERMAN_ENGLISH_PAIRS = {"train": 300, "dev": 30}  # Multi30k's first lines of train.{de,en} and val.{de,en}
 MULTI30K_FILES = {"train": "train", "dev": "val"}
@@ -41,8 +41,8 @@ def run(*args, stdin=""):
     """`rnnsearch ARGS` in a fresh process from the repository root, `stdin` its input (text); the
     `subprocess.CompletedProcess` with its text output (nothing raised on a non-zero exit)."""
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
-    return subprocess.run([sys.executable, "-m", "rnnsearch_tf.cli.main", *args], input=stdin, capture_output=True,
-                          text=True, env=environment, cwd=REPO_ROOT, timeout=300)
+    return preimported.run([sys.executable, "-m", "rnnsearch_tf.cli.main", *args], input=stdin, capture_output=True,
+                           text=True, env=environment, cwd=REPO_ROOT, timeout=300)
 
 
 def rnnsearch(*args, stdin=""):
