@@ -87,8 +87,11 @@ class _Killer:
             self.timer.start()
 
     def _kill(self):
-        self.killed = True
-        os.kill(self.pid, signal.SIGKILL)
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+            self.killed = True
+        except ProcessLookupError:  # it ended just now
+            pass
 
     def cancel(self):
         if self.timer:
@@ -128,7 +131,7 @@ class _Streams:
         self.input = input.encode() if text and isinstance(input, str) else input
         if self.input is not None:
             memoryview(self.input)  # TypeError here, as `subprocess.run` raises, for text without text=True
-        self.ends = []  # ours: (descriptor, "write" or "read", the stream's name)
+        self.ends = []  # our ends of the pipes: (descriptor, the stream's name)
         self.theirs = []
         for name, given, default in (("stdin", stdin, 0), ("stdout", stdout, 1), ("stderr", stderr, 2)):
             self.theirs.append(self._descriptor(name, given, default))
