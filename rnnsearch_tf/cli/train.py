@@ -23,6 +23,7 @@ from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.models.model_config import ModelConfig
 from rnnsearch_tf.training.strategy import make_strategy, strategy_name
+from rnnsearch_tf.training.trainer import Trainer
 from rnnsearch_tf.training.training_config import TrainingConfig
 from rnnsearch_tf.utils.precision import bfloat16_speedup, dtype_policy
 
@@ -43,8 +44,6 @@ def main(argv):
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
     training_config = config_from_flags(TrainingConfig, _TRAINING_FLAGS)  # checked before the strategy uses it
     strategy = make_strategy(training_config.cpu_replicas)  # before any other TensorFlow work
-    from rnnsearch_tf.training.trainer import Trainer  # imports TensorFlow's device setup after the strategy
-
     try:
         vocabularies = DataDir(_TRAINING_FLAGS["data_dir"].value).read_metadata()["vocabularies"]
     except FileNotFoundError as error:
