@@ -37,7 +37,9 @@ WITHOUT_TENSORFLOW = ("client",)
 _STARTUP_PREFIXES = ("TF_", "KERAS_", "PYTHON", "HOME", "LANG", "LC_", "OMP_", "KMP_", "ONEDNN_", "MKL")
 _MESSAGE_BYTES = 1 << 20
 
-_forking_processes = {}  # {startup environment: (Popen, socket)} of this test process
+# {startup environment: (Popen, socket)} of this test process; the Popen is kept so that it is not collected (and
+# warned of) while its process runs, which ends when the test process, and with it the socket, closes.
+_forking_processes = {}
 _lock = threading.Lock()
 
 
@@ -45,10 +47,10 @@ def run(args, *, input=None, stdin=None, stdout=None, stderr=None, capture_outpu
         cwd=None, timeout=None, check=False):
     """`subprocess.run(args, ...)` with these arguments, a forked process where `args` is
     `[sys.executable, "-m", MODULE, ...]` for a module of `TENSORFLOW_MODULES` (else a real one)."""
-    environment = dict(os.environ if env is None else env)
     if not _forks(args):
         return subprocess.run(args, input=input, stdin=stdin, stdout=stdout, stderr=stderr,
                               capture_output=capture_output, text=text, env=env, cwd=cwd, timeout=timeout, check=check)
+    environment = dict(os.environ if env is None else env)
     if capture_output:
         stdout = stderr = subprocess.PIPE
     streams = _Streams(input, stdin, stdout, stderr, text)
