@@ -31,13 +31,14 @@ def test_unknown_command_is_named():
     assert result.returncode == 2 and "unknown command 'trian'" in result.stderr
 
 
-@pytest.mark.parametrize("command, own_flags", [
-    ("train", ["--train_steps", "--learning_rate", "--hidden_dim"]),  # its module's and config_flags'
-    ("translate", ["--split_sentences", "--beam_size"]),  # its module's and search_flags'
-    ("tokenize", ["--lang"]),
+@pytest.mark.parametrize("command, help_flag, own_flags", [
+    ("train", "--helpshort", ["--train_steps", "--learning_rate", "--hidden_dim"]),  # its module's and config_flags'
+    ("translate", "-h", ["--split_sentences", "--beam_size"]),  # its module's and search_flags'
+    ("tokenize", "--help", ["--lang"]),
 ])
-def test_a_command_shows_its_own_help_and_flags(command, own_flags):
-    result = run(command, "--helpshort")  # absl prints the help, then exits with status 1
+def test_a_command_shows_its_own_help_and_flags(command, help_flag, own_flags):
+    result = run(command, "--modle_dir=typo", help_flag)  # help whatever else the line holds, as argparse's -h
+    assert result.returncode == 0, result.stderr[-2000:]  # absl's own help flags exit with 1
     # The docstring is read from the source: importing two commands in one process would define their
     # shared flags twice.
     source = pathlib.Path(importlib.util.find_spec(COMMANDS[command][0]).origin).read_text(encoding="utf-8")
@@ -46,6 +47,14 @@ def test_a_command_shows_its_own_help_and_flags(command, own_flags):
               if line.startswith("  --")}
     assert set(own_flags) <= listed, sorted(listed)
     assert "--test_srcdir" not in listed and "--alsologtostderr" not in listed  # absl's own: --helpfull
+
+
+def test_full_help_lists_every_flag_and_help_after_a_double_dash_is_an_argument():
+    full = run("tokenize", "--helpfull")
+    assert full.returncode == 0 and "--lang" in full.stdout and "--alsologtostderr" in full.stdout
+    assert "--[no]helpxml" in full.stdout  # absl's help flags are defined before it prints
+    after_dashes = run("tokenize", "--lang=fr", "--", "-h")
+    assert after_dashes.returncode == 1 and "unexpected arguments: ['-h']" in after_dashes.stderr
 
 
 COMMAND_SOURCES = sorted({pathlib.Path(importlib.util.find_spec(module).origin) for module, _ in COMMANDS.values()}

@@ -50,6 +50,10 @@ ORDINARY_EXIT = ("rnnsearch_tf.cli.train",)
 # Commands that never import TensorFlow (the gRPC/REST client: its start-up is all it costs).
 WITHOUT_TENSORFLOW = ("rnnsearch_tf.cli.client",)
 
+# A command's help flags: absl's (whose `--help` exits with status 1, as for an error) and `-h`, as argparse's
+# commands and OpenNMT's take it; help exits with status 0.
+HELP_FLAGS = {"-h": "short", "-?": "short", "--help": "short", "--helpshort": "short", "--helpfull": "full"}
+
 # The packages whose flags are a command's own (`--help` lists them); a process imports one command.
 OUR_PACKAGES = ("rnnsearch_tf", "data_pipeline", "serving")
 
@@ -73,7 +77,8 @@ def import_tensorflow_without_matplotlib():
 
 def run_command(module_name, argv=None):
     """Runs a command module's `main` under absl, its docstring as the `--help` text."""
-    verbose = _asks_for_verbosity(sys.argv if argv is None else argv)
+    argv_seen = sys.argv if argv is None else argv
+    verbose = _asks_for_verbosity(argv_seen)
     if not verbose:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
         _hide_native_stderr()
@@ -85,6 +90,10 @@ def run_command(module_name, argv=None):
         _quiet_python_loggers()
     sys.modules["__main__"].__doc__ = module.__doc__
     try:
+        help_asked = _asks_for_help(argv_seen)
+        if help_asked:
+            _print_help(help_asked)
+            sys.exit(0)
         app.run(with_one_line_errors(module.main), argv=argv)
     except SystemExit as exit_request:
         if module_name in ORDINARY_EXIT:
@@ -118,6 +127,26 @@ def _exit_now(code):
 
 def _asks_for_verbosity(argv):
     return any(arg.split("=")[0] in ("--verbosity", "-v", "--v") for arg in argv[1:])
+
+
+def _asks_for_help(argv):
+    """The help that a flag before any `--` asks for, "short" or "full", whatever else the line holds (as
+    argparse answers `-h`); None without one."""
+    for arg in argv[1:]:
+        if arg == "--":
+            return None
+        if arg in HELP_FLAGS:
+            return HELP_FLAGS[arg]
+    return None
+
+
+def _print_help(kind):
+    """What absl's help flags print: the command's docstring and its own flags, or every flag (absl's own
+    among them)."""
+    app.define_help_flags()
+    app.usage(shorthelp=kind == "short", writeto_stdout=True)
+    if kind == "short":
+        print("\nTry --helpfull to get a list of all flags.")
 
 
 def _hide_native_stderr():
