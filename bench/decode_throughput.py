@@ -9,8 +9,10 @@ For every beam size and test set: sentences/s and output tokens/s (EOS included)
 (length-sorted batches of `--batch_size`, `--decode_workers` at once, each worker on its share of the
 cores as in `rnnsearch translate`) through the `Translator` of the model directory's checkpoint
 and through its SavedModel (`serving/export.py`; one export per beam size under `--export_dir`, whose
-flags `--model_dir`, `--export_dir`, `--checkpoint`, `--batch_size`, `--precision` and `--quantize` this benchmark
-shares; the report records the precision and quantization decoded with and each export's bytes), after one untimed
+flags `--model_dir`, `--export_dir`, `--checkpoint`, `--batch_size`, `--precision`, `--quantize` and the search's
+(`SearchConfig`'s, `--beam_sizes` for `--beam_size`) this benchmark shares: over the model directory's vocabulary
+shortlist where it has one, as `translate`, `--noshortlist` the whole vocabulary; the report records the shortlist,
+precision and quantization decoded with and each export's bytes), after one untimed
 batch that traces the graph; then the same first `--single_sentences` sentences one at a time (one
 worker, still on its share of the cores). The cost of
 beam 12 over beam 1 per sentence is given both batched and one sentence at a time (a request's latency),
@@ -20,6 +22,7 @@ search stops when every sentence of a batch has ended, so an untrained model tha
 runs to the maximum length `2 * source_length + 10`: report the model's training with the numbers.
 """
 
+import dataclasses
 import gzip
 import json
 import os
@@ -107,9 +110,11 @@ def main(argv):
     for beam_size in (int(beam) for beam in _BEAM_SIZES.value):
         translator = Translator.from_model_dir(
             model_dir, search_flags.CHECKPOINT.value, precision=search_flags.PRECISION.value,
-            quantize=search_flags.QUANTIZE.value, beam_size=beam_size
+            quantize=search_flags.QUANTIZE.value,
+            search_config=dataclasses.replace(search_flags.search_config(), beam_size=beam_size),
         )
         report["checkpoint"] = translator.checkpoint_path
+        report["shortlist"] = translator.shortlist is not None
         for name in ("precision", "quantize"):
             report[name] = translator.recorded_settings(0)[name]
         beam_export_dir = os.path.join(export_dir, f"beam{beam_size}")

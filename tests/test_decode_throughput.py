@@ -14,6 +14,8 @@ def test_the_bench_defines_every_flag_it_reads():
     for flag in ("--model_dir", "--export_dir", "--checkpoint", "--batch_size", "--precision", "--quantize",
                  "--test_sets", "--beam_sizes"):
         assert re.search(rf"^\s*{flag}:", shown.stdout, re.M), (flag, shown.stdout[-2000:], shown.stderr[-2000:])
+    for flag in ("--[no]shortlist", "--length_normalization"):  # the search's, which main reads
+        assert re.search(rf"^\s*{re.escape(flag)}:", shown.stdout, re.M), flag
 
 
 def test_a_missing_model_dir_is_named_at_parsing():
