@@ -104,7 +104,8 @@ for line in sys.stdin:
 '
 
 say "7/7 test BLEU on Multi30k test_2016_flickr" "See the error above."
-"$RNNSEARCH" evaluate --model_dir="$MODEL_DIR" \
+# Over the whole vocabulary, as the paper's tables and the README's row (the shortlist moves BLEU by up to 0.6 here).
+"$RNNSEARCH" evaluate --model_dir="$MODEL_DIR" --noshortlist \
     --source="$OUT/data/multi30k/test.source.txt" --reference="$OUT/data/multi30k/test.target.txt" \
     --output_dir="$MODEL_DIR/eval_test2016" --beam_size=5 | tail -n 5
 "$PY" - "$MODEL_DIR/eval_test2016/metrics.json" bench/results/quickstart.json <<'COMPARE'

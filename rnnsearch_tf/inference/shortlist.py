@@ -4,9 +4,10 @@ import numpy as np
 import tensorflow as tf
 
 from data_pipeline import constants
-# K and N by default: measured on Multi30k En->Fr in docs/translating.md ("A vocabulary shortlist").
-PER_SOURCE_WORD = 10
-FREQUENT_WORDS = 300
+# K and N by default: measured on three Multi30k En->Fr models in docs/translating.md ("A vocabulary shortlist"):
+# the largest BLEU loss of the two trained longest 0.15, 1.3-1.6x the whole vocabulary's speed (10, 300: up to 0.63).
+PER_SOURCE_WORD = 30
+FREQUENT_WORDS = 500
 
 _RESERVED_IDS = np.arange(len(constants.RESERVED_TOKENS), dtype=np.int32)  # PAD, BOS, EOS, UNK
 
