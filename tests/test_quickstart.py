@@ -27,6 +27,7 @@ def test_quickstart_runs_every_stage(data_root, tmp_path):
     assert len(served) == 3 and all(line.split("\t")[0].strip() for line in served), served
     assert result.stdout.count(" <- ") >= 3  # each target word with its most-attended source word
     assert "quickstart: BLEU" in result.stdout and (model / "eval_test2016" / "report.md").exists()
+    assert "shortlist: full vocabulary" in result.stdout  # as the README row it is printed beside
     assert "this run: test_2016 BLEU" in result.stdout and "README row:" in result.stdout
     assert "tensorboard --logdir" in result.stdout
     assert "rnnsearch serve" in result.stdout and "http://127.0.0.1:8501/" in result.stdout  # the page
