@@ -28,11 +28,14 @@ import subprocess
 import sys
 import threading
 
+from rnnsearch_tf.cli import main as command_line  # absl only: TensorFlow is imported by its commands
+
 # The modules run as `python -m MODULE` that import TensorFlow at once: the command line and its aliases.
 TENSORFLOW_MODULES = ("rnnsearch_tf.cli.main", "rnnsearch_tf.train", "rnnsearch_tf.translate", "rnnsearch_tf.score",
                       "rnnsearch_tf.evaluate", "rnnsearch_tf.average_checkpoints")
 # Commands of `rnnsearch_tf.cli.main` that never import TensorFlow: a real process, so that they run without it.
-WITHOUT_TENSORFLOW = ("client",)
+WITHOUT_TENSORFLOW = tuple(name for name, (module, _) in command_line.COMMANDS.items()
+                           if module in command_line.WITHOUT_TENSORFLOW)
 # The environment read when Python and TensorFlow start: each set of values gets a forking process of its own.
 _STARTUP_PREFIXES = ("TF_", "KERAS_", "PYTHON", "HOME", "LANG", "LC_", "OMP_", "KMP_", "ONEDNN_", "MKL")
 _MESSAGE_BYTES = 1 << 20
@@ -220,9 +223,7 @@ def _become(request, descriptors):
 
 
 def _main():
-    from rnnsearch_tf.cli.main import import_tensorflow_without_matplotlib
-
-    import_tensorflow_without_matplotlib()
+    command_line.import_tensorflow_without_matplotlib()
     del sys.modules["rnnsearch_tf.cli.main"]  # run anew as `__main__` by the commands that are it
     command = _serve(socket.socket(fileno=int(sys.argv[1])))
     if command is None:
