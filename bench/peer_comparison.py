@@ -193,9 +193,12 @@ def main(argv):
     if _DECODE.value:
         print(json.dumps(decode(_DECODE.value, _DATA_DIR.value, _DECODE_WORKERS.value, _EARLY_STOPPING.value)))
         return
+    steps = _UPDATES.value
+    if steps < 2 * _LOG_EVERY.value:
+        raise app.UsageError(f"--updates={steps} leaves no statistics window after the warm-up window of --log_every="
+                             f"{_LOG_EVERY.value} updates: give at least {2 * _LOG_EVERY.value} updates")
     workdir = pathlib.Path(_WORKDIR.value).resolve()
     workdir.mkdir(parents=True, exist_ok=True)
-    steps = _UPDATES.value
     peer = run_peer(workdir / "peer", steps)
     ours = train_ours(workdir / "ours", steps)
     decodings = decoding_rounds(workdir, peer, _DECODE_ROUNDS.value)

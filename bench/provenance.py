@@ -41,6 +41,17 @@ def cpu_summary():
     return {"model": model, "cores": os.cpu_count(), "avx512_bf16": "avx512_bf16" in flags, "amx": "amx_bf16" in flags}
 
 
+def cpu_kind(model=None, flags=None):
+    """A short name of a CPU's kind for results files: the vendor's server family and its fastest matmuls
+    (`xeon_amx`, `xeon_bf16`, `epyc_bf16`, `epyc_avx512`, `epyc_avx2`, ...); this machine's by default."""
+    if model is None:
+        model, flags = cpu()
+    family = "xeon" if "intel" in model.lower() else "epyc" if "amd" in model.lower() else "cpu"
+    matmuls = next((name for flag, name in (("amx_bf16", "amx"), ("avx512_bf16", "bf16"), ("avx512f", "avx512"),
+                                            ("avx2", "avx2")) if flag in flags), "baseline")
+    return f"{family}_{matmuls}"
+
+
 def provenance():
     """{"commit", "dirty", "date", "cpu", "cpu_flags", "cores"} of this checkout and machine, now."""
     model, flags = cpu()

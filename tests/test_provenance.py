@@ -4,7 +4,7 @@ import json
 
 import pathlib
 
-from bench.provenance import cpu, cpu_summary, emit, provenance
+from bench.provenance import cpu, cpu_kind, cpu_summary, emit, provenance
 
 
 def test_provenance_names_the_commit_and_the_machine():
@@ -20,6 +20,17 @@ def test_the_cpu_summary_reads_the_cpu_flags_of_proc_cpuinfo():
     listed = set(cpuinfo.read_text().split()) if cpuinfo.exists() else set()
     assert summary["avx512_bf16"] == ("avx512_bf16" in listed) == ("avx512_bf16" in flags)
     assert summary["amx"] == ("amx_bf16" in listed)
+
+
+def test_a_cpu_kind_is_named_by_its_vendor_and_its_fastest_matmuls():
+    assert cpu_kind("Intel(R) Xeon(R) Platinum 8481C", ["avx2", "avx512f", "avx512_bf16", "amx_bf16"]) == "xeon_amx"
+    assert cpu_kind("Intel(R) Xeon(R) Platinum 8581C", ["avx2", "avx512f", "avx512_bf16"]) == "xeon_bf16"
+    assert cpu_kind("AMD EPYC", ["avx2", "avx512f", "avx512_bf16", "avx512_vnni"]) == "epyc_bf16"
+    assert cpu_kind("AMD EPYC 7B12", ["avx2"]) == "epyc_avx2"
+    assert cpu_kind("Intel(R) Xeon(R) CPU @ 2.50GHz", ["avx2", "avx512f"]) == "xeon_avx512"
+    assert cpu_kind("unknown", []) == "cpu_baseline"
+    model, flags = cpu()
+    assert cpu_kind() == cpu_kind(model, flags)
 
 
 def test_emit_prints_the_report_and_writes_it_where_asked(tmp_path, capsys):
