@@ -16,11 +16,17 @@ CPU_FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "avx512_vnni", "av
              "amx_tile")
 
 
-def _git(*args):
+def _git(*args, root=REPO_ROOT):
     try:
-        return subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         return ""
+
+
+def uncommitted_changes(root=REPO_ROOT):
+    """Whether tracked files differ from the commit, results files aside: those a sitting wrote before this bench
+    do not change the code it measures."""
+    return bool(_git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/results", root=root).strip())
 
 
 def cpu():
@@ -57,7 +63,7 @@ def provenance():
     model, flags = cpu()
     return dict(
         commit=_git("rev-parse", "HEAD").strip() or "unknown",
-        dirty=bool(_git("status", "--porcelain", "--untracked-files=no").strip()),
+        dirty=uncommitted_changes(),
         date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         cpu=model,
         cpu_flags=flags,

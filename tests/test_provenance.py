@@ -1,16 +1,34 @@
 """bench.provenance: what a results file records of its commit and machine, and how a report is written."""
 
 import json
-
 import pathlib
+import subprocess
 
-from bench.provenance import cpu, cpu_kind, cpu_summary, emit, provenance
+from bench.provenance import cpu, cpu_kind, cpu_summary, emit, provenance, uncommitted_changes
 
 
 def test_provenance_names_the_commit_and_the_machine():
     record = provenance()
     assert len(record["commit"]) == 40 and isinstance(record["dirty"], bool)
     assert record["cores"] >= 1 and record["date"].endswith("+00:00")
+
+
+def test_only_changes_outside_the_results_files_make_a_checkout_dirty(tmp_path):
+    def git(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
+                       capture_output=True)
+
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    (tmp_path / "bench" / "results" / "peer_comparison_x.json").write_text("{}\n")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "a sitting's start")
+    assert not uncommitted_changes(tmp_path)
+    (tmp_path / "bench" / "results" / "peer_comparison_x.json").write_text('{"written": "by the sitting"}\n')
+    assert not uncommitted_changes(tmp_path), "a results file written earlier in the sitting is not a code change"
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert uncommitted_changes(tmp_path)
 
 
 def test_the_cpu_summary_reads_the_cpu_flags_of_proc_cpuinfo():
