@@ -32,6 +32,7 @@ import sys
 
 from absl import app, flags
 
+from bench.peer import PEER, PEER_VENV
 from bench.provenance import cpu_kind
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -90,6 +91,17 @@ def auto_takes_bf16():
     return output.stdout.split()[-1] == "mixed_bfloat16"
 
 
+def missing_prerequisites(data_dir, peer_venv=PEER_VENV):
+    """What the sitting needs and does not find, each with the command that makes it."""
+    missing = []
+    if not (pathlib.Path(data_dir) / "metadata.json").exists():
+        missing.append(f"no built Multi30k in {data_dir}: rnnsearch build-data --flagfile=configs/data/multi30k.flags "
+                       f"--output_dir={data_dir}")
+    if not (pathlib.Path(peer_venv) / "bin" / "python").exists():
+        missing.append(f"the peer is not installed in {peer_venv}: bash {PEER / 'install.sh'}")
+    return missing
+
+
 def prepare(workdir, argv):
     """Makes what a bench starts from: a fresh training directory, and for the `auto` run the peer of `float32`."""
     if "bench.peer_comparison" not in argv:
@@ -127,6 +139,9 @@ def run_bench(file, argv, sitting):
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    missing = missing_prerequisites(REPO_ROOT / _DATA_DIR.value)
+    if missing:
+        raise app.UsageError("; ".join(missing))
     name = _NAME.value or cpu_kind()
     workdir = pathlib.Path(_WORKDIR.value or f"work_dirs/sitting_{name}").resolve()
     steps = [step for step in STEPS if step in _STEPS.value]

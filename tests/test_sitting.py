@@ -9,7 +9,7 @@ import sys
 import pytest
 from absl import app
 
-from bench.sitting import STEPS, bench_runs, prepare, run_bench
+from bench.sitting import STEPS, bench_runs, missing_prerequisites, prepare, run_bench
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -63,6 +63,17 @@ def test_the_auto_run_starts_from_a_copy_of_the_float32_runs_peer(tmp_path):
     assert not stale.exists(), "our model of an earlier sitting would be reused"
     prepare(tmp_path, float32)
     assert not peer.exists(), "a float32 run starts from an empty directory"
+
+
+def test_what_the_sitting_needs_is_named_with_the_command_that_makes_it(tmp_path):
+    missing = missing_prerequisites(tmp_path / "multi30k", peer_venv=tmp_path / "peer")
+    assert len(missing) == 2
+    assert "rnnsearch build-data --flagfile=configs/data/multi30k.flags" in missing[0] and "install.sh" in missing[1]
+    (tmp_path / "multi30k").mkdir()
+    (tmp_path / "multi30k" / "metadata.json").write_text("{}")
+    (tmp_path / "peer" / "bin").mkdir(parents=True)
+    (tmp_path / "peer" / "bin" / "python").write_text("")
+    assert missing_prerequisites(tmp_path / "multi30k", peer_venv=tmp_path / "peer") == []
 
 
 def _command(code):
