@@ -154,7 +154,8 @@ def main(argv):
     for file, bench_argv in runs:
         prepare(workdir, bench_argv)
         run_bench(file, bench_argv, sitting)
-    print(f"bench.sitting: wrote {', '.join(str(file) for file, _ in runs if file)}", file=sys.stderr)
+    print(f"bench.sitting: wrote {', '.join(str(file) for file, _ in runs if file)}; their tables: python -m "
+          f"bench.sitting_tables --name={name} --results_dir={_OUTPUT_DIR.value}", file=sys.stderr)
 
 
 if __name__ == "__main__":
