@@ -34,6 +34,7 @@ from absl import app, flags
 
 from bench.peer import PEER, PEER_VENV
 from bench.provenance import cpu_kind
+from data_pipeline.constants import METADATA_FILE
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 STEPS = ("float32", "auto", "commands", "profile")
@@ -41,17 +42,6 @@ STEPS = ("float32", "auto", "commands", "profile")
 COMMAND_VARIANTS = ("bf16=--precision=mixed_bfloat16+--shortlist,int8=--quantize=int8+--shortlist,"
                     "int8_bf16=--precision=mixed_bfloat16+--quantize=int8+--shortlist")
 
-_NAME = flags.DEFINE_string("name", None, "The CPU kind in the files' names (default: provenance.cpu_kind()).")
-_STEPS = flags.DEFINE_multi_enum("step", list(STEPS), STEPS, "The steps to run, in their order.")
-_WORKDIR = flags.DEFINE_string("workdir", None, "Where the models are trained (default: work_dirs/sitting_NAME).")
-_OUTPUT_DIR = flags.DEFINE_string("output_dir", "bench/results", "Where the results files go.")
-_DATA_DIR = flags.DEFINE_string("data_dir", "work_dirs/data/multi30k", "Our built Multi30k En-Fr.")
-_UPDATES = flags.DEFINE_integer("updates", 300, "Training updates of each system.", lower_bound=1)
-_LOG_EVERY = flags.DEFINE_integer("log_every", 50, "Our training statistics window; the first is the warm-up.",
-                                  lower_bound=1)
-_DECODE_ROUNDS = flags.DEFINE_integer("decode_rounds", 3, "Decoding rounds of the peer comparison.", lower_bound=1)
-_COMMAND_ROUNDS = flags.DEFINE_integer("command_rounds", 5, "Rounds of every whole command.", lower_bound=1)
-_PROFILE_CALLS = flags.DEFINE_integer("profile_calls", None, "Timed calls of a profiled step (the bench's default).")
 
 
 def bench_runs(name, workdir, output_dir, data_dir, steps=STEPS, updates=300, log_every=50, decode_rounds=3,
@@ -94,7 +84,7 @@ def auto_takes_bf16():
 def missing_prerequisites(data_dir, peer_venv=PEER_VENV):
     """What the sitting needs and does not find, each with the command that makes it."""
     missing = []
-    if not (pathlib.Path(data_dir) / "metadata.json").exists():
+    if not (pathlib.Path(data_dir) / METADATA_FILE).exists():
         missing.append(f"no built Multi30k in {data_dir}: rnnsearch build-data --flagfile=configs/data/multi30k.flags "
                        f"--output_dir={data_dir}")
     if not (pathlib.Path(peer_venv) / "bin" / "python").exists():
@@ -159,4 +149,17 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    # Flags only when run as a command: tests import this module beside benches whose flags share names (--step).
+    _NAME = flags.DEFINE_string("name", None, "The CPU kind in the files' names (default: provenance.cpu_kind()).")
+    _STEPS = flags.DEFINE_multi_enum("step", list(STEPS), STEPS, "The steps to run, in their order.")
+    _WORKDIR = flags.DEFINE_string("workdir", None, "Where the models are trained (default: work_dirs/sitting_NAME).")
+    _OUTPUT_DIR = flags.DEFINE_string("output_dir", "bench/results", "Where the results files go.")
+    _DATA_DIR = flags.DEFINE_string("data_dir", "work_dirs/data/multi30k", "Our built Multi30k En-Fr.")
+    _UPDATES = flags.DEFINE_integer("updates", 300, "Training updates of each system.", lower_bound=1)
+    _LOG_EVERY = flags.DEFINE_integer("log_every", 50, "Our training statistics window; the first is the warm-up.",
+                                      lower_bound=1)
+    _DECODE_ROUNDS = flags.DEFINE_integer("decode_rounds", 3, "Decoding rounds of the peer comparison.", lower_bound=1)
+    _COMMAND_ROUNDS = flags.DEFINE_integer("command_rounds", 5, "Rounds of every whole command.", lower_bound=1)
+    _PROFILE_CALLS = flags.DEFINE_integer("profile_calls", None,
+                                          "Timed calls of a profiled step (the bench's default).")
     app.run(main)

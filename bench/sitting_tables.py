@@ -25,10 +25,6 @@ TEST_SET_TARGET = 0.5
 REDUCED_PRECISION_TARGET = 0.33  # issue 63: a test set with bf16 or int8 weights
 FAMILIES = {"xeon": "Xeon", "epyc": "EPYC", "cpu": "CPU"}
 
-_NAME = flags.DEFINE_string("name", None, "The CPU kind in the files' names (default: provenance.cpu_kind()).")
-_RESULTS_DIR = flags.DEFINE_string("results_dir", "bench/results", "Where the results files are.")
-_WRITE = flags.DEFINE_string("write", None, "Replace the tables of this kind in this page (docs/performance.md): each "
-                             "table whose header line is the one printed here.")
 
 
 def label(name):
@@ -233,4 +229,9 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    # Flags only when run as a command: tests import this module beside bench.sitting, whose flags share names.
+    _NAME = flags.DEFINE_string("name", None, "The CPU kind in the files' names (default: provenance.cpu_kind()).")
+    _RESULTS_DIR = flags.DEFINE_string("results_dir", "bench/results", "Where the results files are.")
+    _WRITE = flags.DEFINE_string("write", None, "Replace the tables of this kind in this page (docs/performance.md): "
+                                 "each table whose header line is the one printed here.")
     app.run(main)
