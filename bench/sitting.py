@@ -19,8 +19,9 @@ Where `--precision=auto` takes float32 (this CPU's bf16 products are not faster)
 left out: they would measure float32 again, or bf16 where no one would use it. NAME is `--name`, by default this
 CPU's kind (`provenance.cpu_kind`). A bench's JSON replaces the file in
 `--output_dir` only once the bench has succeeded, with a provenance note naming the sitting, its times and the
-command; a failing bench stops the sitting and leaves the earlier files in place. The rows of the README and
-docs/performance.md that show the files are written by hand: `tests/test_readme.py` names every file without them.
+command; a failing bench stops the sitting and leaves the earlier files in place. `python -m bench.sitting_tables`
+then prints (and with `--write` puts in place) the tables of docs/performance.md and the README cells that show the
+files; the prose around them is written by hand.
 """
 
 import datetime
@@ -41,7 +42,6 @@ STEPS = ("float32", "auto", "commands", "profile")
 # Our translate again with other weights (`bench.command_latency --variants`), each over the shortlist.
 COMMAND_VARIANTS = ("bf16=--precision=mixed_bfloat16+--shortlist,int8=--quantize=int8+--shortlist,"
                     "int8_bf16=--precision=mixed_bfloat16+--quantize=int8+--shortlist")
-
 
 
 def bench_runs(name, workdir, output_dir, data_dir, steps=STEPS, updates=300, log_every=50, decode_rounds=3,

@@ -9,6 +9,7 @@ import sys
 import pytest
 from absl import app
 
+from bench.peer import PEER_VENV
 from bench.sitting import STEPS, bench_runs, missing_prerequisites, prepare, run_bench
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -107,8 +108,7 @@ def multi30k(tmp_path, data_root):
 
 
 @pytest.mark.large
-@pytest.mark.skipif(not (pathlib.Path.home() / ".cache/rnnsearch-peer").exists(),
-                    reason="the peer is not installed (bash ../shared/peer/install.sh)")
+@pytest.mark.skipif(not PEER_VENV.exists(), reason="the peer is not installed (bash ../shared/peer/install.sh)")
 def test_a_short_sitting_writes_every_file_with_both_systems_ratios(tmp_path, multi30k):
     command = [sys.executable, "-m", "bench.sitting", "--name=test_kind", f"--workdir={tmp_path / 'work'}",
                f"--output_dir={tmp_path / 'results'}", f"--data_dir={multi30k}", "--updates=30",
