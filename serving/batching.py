@@ -85,6 +85,13 @@ class BatchingParameters:
         with open(path, encoding="utf-8") as stream:
             return cls.from_text(stream.read(), path)
 
+    def capped(self, maximum):
+        """These parameters with `max_batch_size` at most `maximum` (an export's `maximum_batch_size`: a batch
+        over it would be refused whole); `maximum` None: unchanged."""
+        if maximum is None or self.max_batch_size <= maximum:
+            return self
+        return dataclasses.replace(self, max_batch_size=maximum)
+
     def to_text(self):
         """The file TF Serving's `--batching_parameters_file` and the local server read."""
         return "".join(f"{field.name} {{ value: {getattr(self, field.name)} }}\n"
@@ -139,8 +146,14 @@ class RequestBatcher:
             thread.start()
 
     def __call__(self, signature_name, inputs):
-        """The outputs of `run` for `inputs` (rows first), run in a batch with other requests."""
-        rows = len(next(iter(inputs.values())))
+        """The outputs of `run` for `inputs` (rows first), run in a batch with other requests; ValueError for
+        inputs of different row counts (each request's rows are joined to another's by position), as TF
+        Serving's batching session refuses them."""
+        counts = {name: len(value) for name, value in inputs.items()}
+        if len(set(counts.values())) > 1:
+            raise ValueError("Batching session Run() input tensors must have equal 0th-dimension size; got "
+                             + ", ".join(f"{name!r} {count}" for name, count in sorted(counts.items())))
+        rows = next(iter(counts.values()))
         if not 0 < rows <= self.parameters.max_batch_size:
             return self.run(signature_name, inputs)
         answer = _Answer()

@@ -32,6 +32,8 @@ def new_version(export_dir, version=None):
     """`version` (default `next_version(export_dir)`), refused in one line if `export_dir` has it: a served
     version is never overwritten."""
     version = next_version(export_dir) if version is None else version
+    if version < 0:
+        raise ValueError(f"version {version}: versions are integers from 0 (TF Serving's version folders)")
     path = ExportDir(export_dir).version(version).path
     if tf.io.gfile.exists(path):
         raise FileExistsError(f"{path} exists: versions are never overwritten, pick another --version")
@@ -42,8 +44,8 @@ def export(translator, export_dir, version=None):
     """Saves `translator` as `export_dir/<version>/`, written aside and renamed into place when complete.
 
     The signatures are `translator.serving_signatures(version)`; the version folder also holds the
-    recorded settings and the warm-up requests, and the base path a `batching_parameters.txt` unless it has
-    one (`ExportDir` names them).
+    recorded settings and the warm-up requests (batches of at most `translator.maximum_batch_size`), and the
+    base path a `batching_parameters.txt` unless it has one (`ExportDir` names them), its batches no larger.
 
     Args:
         translator: the `Translator` to serve.
@@ -62,12 +64,13 @@ def export(translator, export_dir, version=None):
     tf.saved_model.save(translator, written.path, signatures=translator.serving_signatures(version), options=options)
     written.write_settings(translator.recorded_settings(version))
     words = range(len(RESERVED_TOKENS), translator.model.config.source_vocab_size)[:4]  # any: the graph warms up
-    write_warmup_requests(written.warmup_file, warmup_sentences(translator), list(words))
+    sentences = warmup_sentences(translator)[: translator.maximum_batch_size]
+    write_warmup_requests(written.warmup_file, sentences, list(words))
     final_path = export_dir.version(version).path
     tf.io.gfile.rename(written.path, final_path)
     if not tf.io.gfile.exists(export_dir.batching_parameters_file):  # a file the user tuned is kept
         with tf.io.gfile.GFile(export_dir.batching_parameters_file, "w") as stream:
-            stream.write(BatchingParameters().to_text())
+            stream.write(BatchingParameters().capped(translator.maximum_batch_size).to_text())
     return final_path
 
 

@@ -91,7 +91,12 @@ def _json(value):
 
 def rows_of_outputs(outputs):
     """{output name: array of rows} -> TF Serving's `predictions`: a list of rows, each trimmed
-    (`trim_instance`); a row is a dict of outputs, or the value itself when there is one output."""
+    (`trim_instance`); a row is a dict of outputs, or the value itself when there is one output. ValueError
+    for a scalar output (`settings`), which has no rows: TF Serving refuses it in this format too."""
+    for name, value in outputs.items():
+        if np.ndim(value) == 0:
+            raise ValueError(f"Tensor name: {name} has no shape information; ask in the columnar format "
+                             '("inputs")')
     rows = len(next(iter(outputs.values()))) if outputs else 0
     predictions = []
     for row in range(rows):

@@ -8,7 +8,7 @@ from google.protobuf import message
 from tensorflow_serving.apis import get_model_metadata_pb2, predict_pb2, prediction_service_pb2_grpc
 
 from serving.metrics import ServerMetrics
-from serving.request_status import error_message, grpc_code
+from serving.request_status import error_message, grpc_code, unknown_label
 
 
 class MalformedRequest:
@@ -35,7 +35,11 @@ def check_well_formed(request, context):
 
 
 def requested_version(model_spec):
-    """The version a `ModelSpec` names, None for the newest (TF Serving's `version` wrapper, unset)."""
+    """The version a `ModelSpec` names, None for the newest (TF Serving's `version` wrapper, unset); ValueError
+    (INVALID_ARGUMENT) for a `version_label`, as TF Serving answers a label its config does not define (this
+    server defines none: `serving.model_server_config`)."""
+    if model_spec.WhichOneof("version_choice") == "version_label":
+        raise unknown_label(model_spec.version_label)
     return model_spec.version.value if model_spec.HasField("version") else None
 
 

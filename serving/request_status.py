@@ -48,3 +48,9 @@ def error_message(error):
     if grpc_code(error) == grpc.StatusCode.INTERNAL:
         return f"{type(error).__name__}: {error}"
     return str(error)
+
+
+def unknown_label(label):
+    """The error of a request naming a version label, in TF Serving's words for a label its config does not
+    define (this server's configs define none: `serving.model_server_config`)."""
+    return ValueError(f"Unrecognized servable version label: {label}")

@@ -32,9 +32,9 @@ from serving.instance_rows import rows_of_outputs, to_json
 from serving.metrics import CONTENT_TYPE, ServerMetrics
 from serving.model_service import model_status_json
 from serving.page import Page
-from serving.request_status import error_message, grpc_code, http_status
+from serving.request_status import error_message, grpc_code, http_status, unknown_label
 
-_MODEL_PATH = re.compile(r"^/v1/models/([^/:]+)(?:/versions/(\d+))?(/metadata|:predict)?$")
+_MODEL_PATH = re.compile(r"^/v1/models/([^/:]+)(?:/versions/(\d+)|/labels/([^/:]+))?(/metadata|:predict)?$")
 
 
 class RequestError(ValueError):
@@ -45,6 +45,22 @@ class RequestError(ValueError):
         self.status = status
 
 
+def _is_b64(item):
+    return isinstance(item, dict) and set(item) == {"b64"}
+
+
+def _check_numbers(value, dtype):
+    """RequestError, in TF Serving's words, for a leaf of nested lists `value` that is not a JSON number of
+    `dtype`'s kind: an integer input takes integers only, a float input any number (never true/false)."""
+    kinds = (int,) if dtype.is_integer else (int, float)
+    if isinstance(value, list):
+        for item in value:
+            _check_numbers(item, dtype)
+    elif isinstance(value, bool) or not isinstance(value, kinds):
+        raise RequestError(f"JSON Value: {json.dumps(value)} Type: {type(value).__name__} is not of expected type: "
+                           f"{dtype.name}")
+
+
 def _from_json(value, dtype):
     """A JSON input (nested lists; strings, or {"b64": ...} for raw bytes) -> NumPy array of `dtype`."""
     if dtype == tf.string:
@@ -52,25 +68,29 @@ def _from_json(value, dtype):
         def to_bytes(item):
             if isinstance(item, list):
                 return [to_bytes(element) for element in item]
-            if isinstance(item, dict) and set(item) == {"b64"}:
+            if _is_b64(item):
                 return base64.b64decode(item["b64"])
             if isinstance(item, str):
                 return item.encode("utf-8")
             raise RequestError(f"a string input holds {type(item).__name__} {item!r}")
 
         return np.array(to_bytes(value), dtype=object).reshape(np.shape(value))
+    _check_numbers(value, dtype)
     return np.array(value, dtype=dtype.as_numpy_dtype)
 
 
 def _columns_of_instances(instances, input_names):
-    """Row format -> {input name: list of rows}: each instance is a value (one input) or a dict of inputs."""
+    """Row format -> {input name: list of rows}: each instance is a value (one input: a `{"b64": ...}` object
+    too) or an object holding exactly the inputs, as TF Serving reads them."""
     if not isinstance(instances, list) or not instances:
         raise RequestError('"instances" must be a non-empty list')
-    if len(input_names) == 1 and not isinstance(instances[0], dict):
+    if len(input_names) == 1 and (not isinstance(instances[0], dict) or _is_b64(instances[0])):
         return {input_names[0]: instances}
-    if not all(isinstance(instance, dict) for instance in instances):
-        raise RequestError(f"each instance must be an object with the inputs {input_names}")
-    return {name: [instance.get(name) for instance in instances] for name in input_names}
+    for index, instance in enumerate(instances):
+        if not isinstance(instance, dict) or sorted(instance) != input_names:
+            raise RequestError(f"Failed to process element: {index} of 'instances' list. JSON object: "
+                               f"{json.dumps(instance)[:200]} keys must be equal to: {','.join(input_names)}")
+    return {name: [instance[name] for instance in instances] for name in input_names}
 
 
 class RestApp:
@@ -118,7 +138,9 @@ class RestApp:
         if not match:
             raise RequestError(f"unknown path {path}; see /v1/models/{self.models.default_model_name}", 404)
         name, version = match.group(1), None if match.group(2) is None else int(match.group(2))
-        action = match.group(3) or ""
+        action = match.group(4) or ""
+        if match.group(3) is not None:
+            raise RequestError(str(unknown_label(match.group(3))))
         expected = "POST" if action == ":predict" else "GET"
         if method != expected:
             raise RequestError(f"{path} takes {expected}, not {method}", 405)
@@ -136,6 +158,7 @@ class RestApp:
         try:
             request = _parse_predict_request(body)
             signature_name = request.get("signature_name") or tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY
+
             with self.models.model(name).servable(version) as servable:
                 answered = servable.version
                 answer = _predict(servable, signature_name, request)
@@ -149,7 +172,8 @@ class RestApp:
 
 def _metadata(model_name, servable):
     signatures = {
-        name: json_format.MessageToDict(signature_def, preserving_proto_field_name=True)
+        name: json_format.MessageToDict(signature_def, preserving_proto_field_name=True,
+                                        always_print_fields_with_no_presence=True)
         for name, signature_def in servable.signature_defs.items()
     }
     return {
@@ -165,6 +189,8 @@ def _parse_predict_request(body):
         raise RequestError(f"the body is not JSON: {error}") from error
     if not isinstance(request, dict) or ("inputs" in request) == ("instances" in request):
         raise RequestError('the body must be {"signature_name": ..., "inputs": ...} or {..., "instances": [...]}')
+    if not isinstance(request.get("signature_name", ""), str):
+        raise RequestError("'signature_name' key must be a string value.")
     return request
 
 

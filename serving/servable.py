@@ -57,7 +57,7 @@ class Servable:
         self.maximum_batch_size = self.settings.get("maximum_batch_size")
         self.batcher = None
         if batching:
-            self.batcher = RequestBatcher(self._run, batching, self._record_batch)
+            self.batcher = RequestBatcher(self._run, batching.capped(self.maximum_batch_size), self._record_batch)
         self.warmup_requests = self._warm_up()
 
     def _record_batch(self, signature_name, rows, queuing_seconds):

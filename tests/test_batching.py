@@ -88,6 +88,22 @@ def test_a_request_larger_than_a_batch_runs_alone():
     assert run.batch_rows == [3]
 
 
+def test_inputs_of_different_row_counts_are_refused_before_they_join_a_batch():
+    run = RecordingRun()
+    batcher = RequestBatcher(run, BatchingParameters(batch_timeout_micros=0, num_batch_threads=1))
+    uneven = {"text": np.array([b"a", b"b"], dtype=object), "prefix": np.array([b"x"], dtype=object)}
+    with pytest.raises(ValueError, match="must have equal 0th-dimension size; got 'prefix' 1, 'text' 2"):
+        batcher("translate_prefix", uneven)  # joined by position, its rows would pair with another request's
+    batcher.close()
+    assert run.batch_rows == []
+
+
+def test_parameters_are_capped_at_an_exports_maximum_batch_size():
+    parameters = BatchingParameters(max_batch_size=16, num_batch_threads=3)
+    assert parameters.capped(2) == BatchingParameters(max_batch_size=2, num_batch_threads=3)
+    assert parameters.capped(1000) is parameters and parameters.capped(None) is parameters
+
+
 def test_a_full_queue_answers_unavailable_instead_of_waiting():
     release = threading.Event()
     run = RecordingRun(blocked=release)

@@ -31,6 +31,19 @@ def test_the_serving_commands_end_a_mistake_in_one_line(command, args, message):
     assert verbose.returncode == 1 and "Traceback" in verbose.stderr
 
 
+@pytest.mark.parametrize("command, args, message", [
+    ("client", ["--rest_url=http://127.0.0.1:9", "--batch_size=0", "a"], "--batch_size=0: 0 is not a positive integer"),
+    ("export", ["--model_dir=/no/such/model", "--export_dir=/no/such/export", "--version=-1"],
+     "--version=-1: -1 is not a non-negative integer"),
+    ("export", ["--model_dir=/no/such/model", "--export_dir=/no/such/export", "--maximum_batch_size=0"],
+     "--maximum_batch_size=0: 0 is not a positive integer"),
+])
+def test_a_serving_commands_number_out_of_range_is_refused_before_it_runs(command, args, message):
+    result = preimported.run([sys.executable, "-m", "rnnsearch_tf.cli.main", command, *args], cwd=REPO_ROOT,
+                             capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1 and message in result.stderr, result.stderr[-3000:]
+
+
 def test_a_bug_keeps_its_exception_and_an_interrupt_exits_130(capsys):
     def bug(argv):
         raise RuntimeError("a bug")

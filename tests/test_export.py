@@ -146,6 +146,11 @@ def test_next_version_is_one_more_than_the_newest(tmp_path):
         (tmp_path / name / "variables").mkdir()
         (tmp_path / name / "variables" / "variables.index").touch()
     assert export.next_version(str(tmp_path)) == 8  # the servers' rule: 9 has no variables/ (a copy under way)
+    assert export.new_version(str(tmp_path)) == 8 and export.new_version(str(tmp_path), 0) == 0
+    with pytest.raises(FileExistsError, match="versions are never overwritten"):
+        export.new_version(str(tmp_path), 7)
+    with pytest.raises(ValueError, match="version -1: versions are integers from 0"):  # no server would load it
+        export.new_version(str(tmp_path), -1)
 
 
 def _saved_model_ops(version_path):

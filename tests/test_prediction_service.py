@@ -81,6 +81,18 @@ def test_another_model_or_version_is_not_found(address):
         _expect_error(grpc.StatusCode.NOT_FOUND, "version 999", lambda: stub.Predict(request, timeout=60))
 
 
+def test_a_version_label_is_invalid_argument_as_tf_serving_answers_an_unknown_one(address):
+    request = predict_pb2.PredictRequest()
+    request.model_spec.name, request.model_spec.version_label = "rnnsearch", "stable"
+    request.inputs["text"].CopyFrom(tf.make_tensor_proto(np.array([b"a"], object)))
+    metadata = get_model_metadata_pb2.GetModelMetadataRequest(metadata_field=["signature_def"])
+    metadata.model_spec.CopyFrom(request.model_spec)
+    with grpc.insecure_channel(address) as channel:
+        stub = prediction_service_pb2_grpc.PredictionServiceStub(channel)
+        for call in (lambda: stub.Predict(request, timeout=60), lambda: stub.GetModelMetadata(metadata, timeout=60)):
+            _expect_error(grpc.StatusCode.INVALID_ARGUMENT, "Unrecognized servable version label: stable", call)
+
+
 def test_bad_inputs_are_invalid_argument_with_the_reason(client, address):
     invalid = grpc.StatusCode.INVALID_ARGUMENT
     _expect_error(invalid, "must be string", lambda: client.predict({"text": np.array([1, 2], np.int32)}, "translate"))

@@ -171,7 +171,12 @@ def test_the_settings_signature_answers_its_scalars(rest_app, servable):
     ({"inputs": {"text": ["a"]}, "instances": ["a"]}, re.escape('"inputs": ...} or')),
     ({"instances": []}, "non-empty list"),
     ({"signature_name": "score", "instances": ["the cat"]},
-     re.escape("an object with the inputs ['source', 'target']")),
+     re.escape("""element: 0 of 'instances' list. JSON object: "the cat" keys must be equal to: source,target""")),
+    ({"signature_name": "translate_prefix", "instances": [{"text": "the cat", "prefix": "le"}, {"text": "a dog"}]},
+     re.escape("""element: 1 of 'instances' list. JSON object: {"text": "a dog"} keys must be equal to: prefix,text""")),
+    ({"instances": [{"text": "the cat", "bogus": 1}]}, re.escape("keys must be equal to: text")),
+    ({"signature_name": ["translate"], "instances": ["a"]}, re.escape("'signature_name' key must be a string value.")),
+    ({"signature_name": "settings", "instances": [{}]}, "Tensor name: [a-z_]+ has no shape information"),
     ({"signature_name": "score", "inputs": ["the cat"]}, "must name the inputs"),
     ({"signature_name": "no_such_signature", "inputs": {"text": ["a"]}}, "no_such_signature"),
     ({"inputs": {"sentences": ["a"]}}, re.escape("takes inputs ['text']")),
@@ -179,11 +184,40 @@ def test_the_settings_signature_answers_its_scalars(rest_app, servable):
     ({"inputs": {"text": [["a"]]}}, re.escape("must be string of shape (None,)")),
     ({"signature_name": "translate_ids", "inputs": {"source_ids": [[4, 1000]]}}, "vocabulary ids"),
     ({"signature_name": "translate_ids", "inputs": {"source_ids": [[1e30]]}}, "int"),
+    ({"signature_name": "translate_ids", "inputs": {"source_ids": [[4, 5.7]]}},  # never rounded to 5
+     re.escape("JSON Value: 5.7 Type: float is not of expected type: int32")),
+    ({"signature_name": "translate_ids", "instances": [[4, True]]}, re.escape("JSON Value: true Type: bool")),
+    ({"signature_name": "translate_ids", "instances": [[4, "12"]]}, re.escape('JSON Value: "12" Type: str')),
+    ({"signature_name": "translate_ids", "instances": [[4, None]]}, re.escape("JSON Value: null")),
+    ({"signature_name": "translate_ids", "instances": [[4, {"a": 1}]]}, re.escape('JSON Value: {"a": 1}')),
     (b'{"inputs": {"text": ' + b"[" * 5000 + b"]" * 5000 + b"}}", "RecursionError|recursion"),
 ])
 def test_client_mistakes_are_400_with_the_reason(rest_app, body, reason):
     status, answer = call(rest_app, "POST", f"{MODEL}:predict", body)
     assert status == 400 and re.search(reason, answer["error"]), (status, answer)
+
+
+def test_a_b64_instance_of_a_one_input_signature_is_its_text(rest_app):
+    encoded = [{"b64": base64.b64encode(sentence.encode("utf-8")).decode("ascii")} for sentence in SENTENCES[:2]]
+    answers = [call(rest_app, "POST", f"{MODEL}:predict", {"instances": instances})
+               for instances in (encoded, SENTENCES[:2], [{"text": sentence} for sentence in SENTENCES[:2]])]
+    assert [status for status, _ in answers] == [200, 200, 200]
+    assert answers[0][1]["predictions"] == answers[1][1]["predictions"] == answers[2][1]["predictions"]
+
+
+def test_a_version_label_is_refused_as_tf_serving_refuses_an_unknown_one(rest_app):
+    for path in (f"{MODEL}/labels/stable", f"{MODEL}/labels/stable/metadata"):
+        status, answer = call(rest_app, "GET", path)
+        assert status == 400 and answer == {"error": "Unrecognized servable version label: stable"}
+    status, answer = call(rest_app, "POST", f"{MODEL}/labels/stable:predict", {"instances": ["the cat"]})
+    assert status == 400 and answer == {"error": "Unrecognized servable version label: stable"}
+
+
+def test_metadata_prints_the_fields_tf_serving_always_prints(rest_app):
+    signatures = call(rest_app, "GET", f"{MODEL}/metadata")[1]["metadata"]["signature_def"]["signature_def"]
+    assert signatures["settings"]["outputs"]["beam_size"]["tensor_shape"] == {"dim": [], "unknown_rank": False}
+    assert signatures["translate"]["inputs"]["text"]["tensor_shape"] == {
+        "dim": [{"size": "-1", "name": ""}], "unknown_rank": False}
 
 
 def test_a_request_over_the_batch_limit_is_named_in_one_line_before_the_graph_runs(rest_app):

@@ -22,7 +22,7 @@ from serving.local_server import LocalServer
 from serving.model_manager import ModelManager
 from serving.rest_client import RestClient
 from serving.servable import Servable
-from helpers.serving_test_utils import SOURCE_WORDS, exported_model
+from helpers.serving_test_utils import SEARCH_OPTIONS, SOURCE_WORDS, exported_model
 
 # 64 different sentences of the tiny model's source words, of 1 to 6 words.
 SENTENCES = [" ".join(words) for words in itertools.islice(
@@ -106,6 +106,26 @@ def test_64_sentences_from_32_threads_each_get_their_own_translation(export_dir,
         assert [_text(value) for value in answer["translation"]] == [_text(wanted["translation"][0])], sentence
         np.testing.assert_allclose(np.asarray(answer["score"], dtype=np.float32), wanted["score"], rtol=1e-4,
                                    err_msg=sentence)
+
+
+def test_an_export_of_one_sentence_a_request_warms_up_and_serves_batched_requests(tmp_path_factory, tmp_path):
+    from rnnsearch_tf.inference.translator import Translator
+
+    model_dir = exported_model(tmp_path_factory)[0]  # the session's one model
+    narrow = str(tmp_path / "narrow")
+    export.export(Translator.from_model_dir(model_dir, maximum_batch_size=1, **SEARCH_OPTIONS), narrow)
+    written = BatchingParameters.from_file(os.path.join(narrow, "batching_parameters.txt"))
+    assert written == BatchingParameters(max_batch_size=1)
+    for batching in (written, BatchingParameters()):  # a file of 16 written for an earlier version is capped
+        batched = Servable(narrow, "rnnsearch", batching)
+        try:
+            assert batched.warmup_requests == 7
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:
+                answers = list(pool.map(lambda sentence: batched.predict(
+                    "translate", {"text": np.array([sentence.encode()], dtype=object)}), SENTENCES[:8]))
+        finally:
+            batched.close()
+        assert [len(answer["translation"]) for answer in answers] == [1] * 8
 
 
 def test_a_server_that_refuses_work_answers_unavailable_and_503(export_dir):

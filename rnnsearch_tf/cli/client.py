@@ -30,7 +30,7 @@ _SIGNATURE = flags.DEFINE_string("signature_name", "translate", "Signature takin
 _INPUT_FILE = flags.DEFINE_string("input_file", None, "Sentences to translate, one per line (default: the arguments, "
                                   "else standard input).")
 _OUTPUT_FILE = flags.DEFINE_string("output_file", None, "Where translations go; default stdout.")
-_BATCH_SIZE = flags.DEFINE_integer("batch_size", 32, "Sentences per request.")
+_BATCH_SIZE = flags.DEFINE_integer("batch_size", 32, "Sentences per request.", lower_bound=1)
 _TIMEOUT = flags.DEFINE_float("timeout", 60.0, "Seconds per request.")
 _WITH_SCORES = flags.DEFINE_boolean("with_scores", False, "Append a tab and the score to each line.")
 

@@ -15,8 +15,8 @@ from serving import export
 
 _MODEL_DIR = folder_flags.define_model_dir(ensemble=True, required=True)
 _EXPORT_DIR = flags.DEFINE_string("export_dir", None, "Model base path; versions go in subfolders.", required=True)
-_VERSION = flags.DEFINE_integer("version", None, "Version number; default: one more than the newest.")
-_MAXIMUM_BATCH_SIZE = flags.DEFINE_integer("maximum_batch_size", 1000, "Larger requests are refused.")
+_VERSION = flags.DEFINE_integer("version", None, "Version number; default: one more than the newest.", lower_bound=0)
+_MAXIMUM_BATCH_SIZE = flags.DEFINE_integer("maximum_batch_size", 1000, "Larger requests are refused.", lower_bound=1)
 _NUM_ALTERNATIVES = flags.DEFINE_integer(
     "num_alternatives", 10, "Next words the translate_prefix signature offers after each prefix.", lower_bound=1
 )
