@@ -110,6 +110,8 @@ class DatasetBuilder:
             raise ValueError(f"corpus {self.corpus.name} has no train split to learn vocabularies from")
         copied = self._check_vocabulary_from() if self.vocabulary_from else None
         readers = self._readers()  # resolves every file and checks line counts before any work
+        _check_replaceable(self.output_dir, [path for parts in readers.values() for reader in parts
+                                             for path in reader.paths])
         self._work_dir = self.output_dir.parent / f".{self.output_dir.name}.incomplete"
         shutil.rmtree(self._work_dir, ignore_errors=True)
         self._work_dir.mkdir(parents=True)
@@ -524,6 +526,21 @@ def _to_ids(tokens, token_ids):
 def _write_records(writer, records):
     for record in records:
         writer.write(record)
+
+
+def _check_replaceable(output_dir, inputs):
+    """Raises, naming `output_dir`, where replacing it whole (`_replace_folder`) would lose what it holds: a file,
+    a folder of files that no build wrote (no metadata.json), or a folder holding one of the `inputs`."""
+    if output_dir.exists() and not output_dir.is_dir():
+        raise NotADirectoryError(f"--output_dir={output_dir} is a file: give a folder (build-data writes a folder)")
+    inside = [str(path) for path in inputs if pathlib.Path(path).resolve().is_relative_to(output_dir)]
+    if inside:
+        raise ValueError(f"--output_dir={output_dir} holds the input {inside[0]}: build-data replaces its output "
+                         "folder whole; give another folder")
+    if output_dir.is_dir() and any(output_dir.iterdir()) and not (output_dir / constants.METADATA_FILE).exists():
+        raise FileExistsError(f"--output_dir={output_dir} holds files but no {constants.METADATA_FILE}, so no build "
+                              "wrote it: build-data replaces its output folder whole; give a new or empty folder, or "
+                              "an earlier build's")
 
 
 def _replace_folder(new, final):

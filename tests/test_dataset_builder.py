@@ -159,6 +159,32 @@ def test_line_count_mismatch_names_both_files_before_any_work(tmp_path):
     assert not (tmp_path / "out").exists() and not (tmp_path / ".out.incomplete").exists()
 
 
+def test_an_output_dir_that_no_build_wrote_or_that_holds_an_input_is_refused_and_kept(tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    train = (_write(mine / "train.en", ["the cat ."]), _write(mine / "train.fr", ["le chat ."]))
+    _write(tmp_path / "notes.txt", ["my notes"])
+    corpus = corpus_registry.text_file_corpus("en", "fr", {"train": train})
+    with pytest.raises(ValueError, match=rf"--output_dir={mine} holds the input {train[0]}: build-data replaces"):
+        DatasetBuilder(corpus, mine, show_progress=False).build()
+    outside = corpus_registry.text_file_corpus(
+        "en", "fr", {"train": (_write(tmp_path / "t.en", ["the cat ."]), _write(tmp_path / "t.fr", ["le chat ."]))})
+    other = tmp_path / "other"
+    other.mkdir()
+    _write(other / "notes.txt", ["my notes"])
+    with pytest.raises(FileExistsError, match=rf"--output_dir={other} holds files but no metadata.json"):
+        DatasetBuilder(outside, other, show_progress=False).build()
+    with pytest.raises(NotADirectoryError, match=rf"--output_dir={tmp_path / 'notes.txt'} is a file"):
+        DatasetBuilder(outside, tmp_path / "notes.txt", show_progress=False).build()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["mine", "notes.txt", "other", "t.en", "t.fr"]
+    assert [path.name for path in other.iterdir()] == ["notes.txt"]
+    assert sorted(path.name for path in mine.iterdir()) == ["train.en", "train.fr"]
+    built = tmp_path / "built"
+    for _ in range(2):  # an earlier build is replaced
+        DatasetBuilder(outside, built, show_progress=False).build()
+    assert (built / "metadata.json").exists()
+
+
 def test_a_bad_line_met_while_reading_is_raised_as_it_is_and_nothing_is_left(tmp_path):
     tsv = _write(tmp_path / "pairs.tsv", ["the cat\tle chat", "no tab here", "the dog\tle chien"])
     corpus = ParallelCorpus("tsv", "en", "fr", {"train": (CorpusPart(source=CorpusFile(str(tsv))),)})
