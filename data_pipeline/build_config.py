@@ -61,6 +61,9 @@ class BuildConfig:
     lowercase: bool = False
 
     def __post_init__(self):
+        for name in ("vocabulary_size", "max_length", "max_line_chars", "num_shards"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         for name, share in (("joined_share", self.joined_share), ("copy_share", self.copy_share)):
             if not 0 <= share < 1:
                 raise ValueError(f"{name} must be in [0, 1), got {share}")

@@ -105,7 +105,10 @@ def _archive_folders(path, data_root, corpus_file):
 
 
 def _missing_message(corpus_file, path, data_root, archives):
-    """One line: the path expected, the archive looked for, why nothing was downloaded, and where from."""
+    """One line: the path expected, the archive looked for, why nothing was downloaded, and where from; for a
+    user's own file (an absolute path that no download serves, e.g. `--train_source`), its path alone."""
+    if pathlib.Path(corpus_file.path).is_absolute() and corpus_file.url is None:
+        return f"missing corpus file {path}"
     how = "downloads are off (--allow_download)" if corpus_file.url else "it has no download URL"
     archive = ""
     if archives:

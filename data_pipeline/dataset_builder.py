@@ -168,8 +168,8 @@ class DatasetBuilder:
 
     def _learn_sentencepiece(self, train_readers):
         """SentencePiece model file(s) learned from the raw train split: {side: path} (one joint model, or one
-        per language). The text is read again by fresh readers (their counts are not the split's), lower-cased
-        as the codecs will (`text_codec.lowercase`) with --lowercase."""
+        per language). The text is read again by fresh readers (their counts are not the split's), normalised as
+        the codecs will (`_training_text`)."""
         text_files = {side: self._work_dir / f".train.{side}.txt" for side in _SIDES}
         with contextlib.ExitStack() as stack:
             streams = {side: stack.enter_context(open(path, "w", encoding="utf-8")) for side, path in text_files.items()}
@@ -192,10 +192,10 @@ class DatasetBuilder:
         return models
 
     def _training_text(self, lines):
-        """Raw training lines as the codecs will see them: lower-cased with --lowercase."""
-        if not self.config.lowercase:
-            return lines
-        return [line.decode("utf-8") for line in text_codec.lowercase(tf.constant(list(lines))).numpy()]
+        """Raw training lines as the SentencePiece codecs will see them (`text_codec.normalized`): lower-cased
+        with --lowercase, tabs and line breaks made spaces."""
+        text = text_codec.normalized(tf.constant(list(lines)), text_codec.SENTENCEPIECE, self.config.lowercase)
+        return [line.decode("utf-8") for line in text.numpy()]
 
     def _subword_options(self):
         """The options the SentencePiece models were learned with, or None (words, or a copied codec)."""

@@ -2,6 +2,7 @@
 
 import functools
 import os
+import re
 
 import tensorflow as tf
 
@@ -17,7 +18,10 @@ WORD_START = "\u2581"  # "▁": SentencePiece's mark of a piece that starts a wo
 # SentencePiece's default: the rarest 0.05% of the characters get no piece of their own (byte fallback
 # spells them), so a character seen once or twice does not take a piece whose embedding is barely trained.
 CHARACTER_COVERAGE = 0.9995
-MIN_SUBWORD_VOCABULARY = 300  # the 4 reserved tokens, the 256 bytes of byte fallback and a few pieces more
+# The 4 reserved tokens, the 256 bytes of byte fallback and a few pieces more: the fewest pieces of any model.
+# A text of more characters needs more (each character of `CHARACTER_COVERAGE` is a piece), which
+# `learn_sentencepiece` reports with the size that text needs.
+MIN_SUBWORD_VOCABULARY = 300
 INPUT_SENTENCES = 2_000_000  # sentences a SentencePiece model is learned from, sampled (memory stays bounded)
 # How every SentencePiece model is learned besides its type and size (`learn_sentencepiece`; recorded in a
 # data folder's metadata.json): byte fallback spells what no piece holds, so no text is `<unk>`; the ten
@@ -30,6 +34,14 @@ SENTENCEPIECE_OPTIONS = dict(byte_fallback=True, split_digits=True, user_defined
 _SPACED_SCRIPT_START = r"[\p{Latin}\p{Greek}\p{Cyrillic}\p{Armenian}\p{Georgian}\pN].*"
 # Stands for the text `<unk>` of a word-level prefix while it is tokenized: a private-use character, a token.
 _UNK_PLACEHOLDER = "\ue000"
+# The whitespace SentencePiece keeps as text (it marks the space U+0020 alone as "▁"): tabs, line and page breaks,
+# and Unicode's next-line, line and paragraph separators. A piece holding one could not be written in a
+# `token<TAB>count` vocabulary or a `source<TAB>target` pair file (`token_pair_file`), so a SentencePiece codec's
+# text has them as spaces (`normalized`); the spaces of other scripts (U+00A0, U+3000, ...) are characters a
+# piece may hold, and read back as written. Moses splits words at all of them anyway.
+_SEPARATING_WHITESPACE = r"[\t\n\x0b\x0c\r\x{85}\x{2028}\x{2029}]"
+# SentencePiece's error for a vocabulary smaller than the text's characters and the fixed pieces: "... 300 vs 326".
+_TOO_FEW_PIECES = re.compile(r"Vocabulary size is smaller than required_chars\. \d+ vs (\d+)")
 
 
 class TextCodec(tf.Module):
@@ -131,11 +143,10 @@ class TextCodec(tf.Module):
     def tokenize(self, text):
         """tf.string `[batch]` raw sentences -> tf.RaggedTensor of tf.string `[batch, None]` tokens.
 
-        Invalid UTF-8 bytes become U+FFFD first, so the rules see valid text; a lower-casing codec then
-        lower-cases it.
+        The text is `normalized` first: valid UTF-8, lower-cased by a lower-casing codec, and for SentencePiece
+        its tabs and line breaks made spaces, as the model was learned.
         """
-        text = valid_utf8(text)
-        return self._tokenizer.tokenize(lowercase(text) if self.lowercase else text)
+        return self._tokenizer.tokenize(normalized(text, self.kind, self.lowercase))
 
     def tokenize_prefix(self, text):
         """`tokenize` for the start of a translation typed by a person: the text `<unk>` in a word-level
@@ -273,6 +284,19 @@ def _word_codec(language):
     return TextCodec(language)
 
 
+def normalized(text, kind, lowercased=False):
+    """tf.string `[batch]` raw text -> the text a codec of `kind` cuts into tokens: invalid UTF-8 bytes made U+FFFD
+    (`valid_utf8`), lower-cased with `lowercased` (`lowercase`), and for SentencePiece the `_SEPARATING_WHITESPACE`
+    made spaces. The one normalisation of a codec's text, at build time (SentencePiece learns from this text)
+    and in every command and export, so that they cut text alike."""
+    text = valid_utf8(text)
+    if lowercased:
+        text = lowercase(text)
+    if kind == SENTENCEPIECE:
+        text = tf.strings.regex_replace(text, _SEPARATING_WHITESPACE, " ")
+    return text
+
+
 def lowercase(text):
     """tf.string `[batch]` -> the same text lower-cased in every script (Unicode's lower-case mapping, as
     Python's `str.lower`: "Über" -> "über", "ΣΟΦΟΣ" -> "σοφος"); the one lower-casing of a `TextCodec`'s text, at
@@ -326,6 +350,10 @@ def learn_sentencepiece(text_files, model_file, model_type, vocabulary_size, see
         model_type: "bpe" or "unigram".
         vocabulary_size: pieces, reserved ones and the 256 bytes included; fewer when the text has fewer.
         seed: seed of SentencePiece's sampling.
+
+    Raises:
+        ValueError: `vocabulary_size` is smaller than the text's characters and the fixed pieces need; the
+            message names --subword_vocabulary_size and the size this text needs.
     """
     import io
 
@@ -333,14 +361,21 @@ def learn_sentencepiece(text_files, model_file, model_type, vocabulary_size, see
 
     sentencepiece.set_random_generator_seed(seed)
     model = io.BytesIO()
-    sentencepiece.SentencePieceTrainer.train(
-        input=[os.fspath(path) for path in text_files], model_writer=model, model_type=model_type,
-        vocab_size=vocabulary_size, hard_vocab_limit=False, **SENTENCEPIECE_OPTIONS,
-        input_sentence_size=INPUT_SENTENCES, shuffle_input_sentence=True,
-        pad_id=constants.PAD_ID, bos_id=constants.BOS_ID, eos_id=constants.EOS_ID, unk_id=constants.UNK_ID,
-        pad_piece=constants.PAD_TOKEN, bos_piece=constants.BOS_TOKEN, eos_piece=constants.EOS_TOKEN,
-        unk_piece=constants.UNK_TOKEN, num_threads=os.cpu_count() or 1, minloglevel=2,
-    )
+    try:
+        sentencepiece.SentencePieceTrainer.train(
+            input=[os.fspath(path) for path in text_files], model_writer=model, model_type=model_type,
+            vocab_size=vocabulary_size, hard_vocab_limit=False, **SENTENCEPIECE_OPTIONS,
+            input_sentence_size=INPUT_SENTENCES, shuffle_input_sentence=True,
+            pad_id=constants.PAD_ID, bos_id=constants.BOS_ID, eos_id=constants.EOS_ID, unk_id=constants.UNK_ID,
+            pad_piece=constants.PAD_TOKEN, bos_piece=constants.BOS_TOKEN, eos_piece=constants.EOS_TOKEN,
+            unk_piece=constants.UNK_TOKEN, num_threads=os.cpu_count() or 1, minloglevel=2,
+        )
+    except RuntimeError as error:
+        needed = _TOO_FEW_PIECES.search(str(error))
+        if needed is None:
+            raise
+        raise ValueError(f"--subword_vocabulary_size={vocabulary_size} is too small for this text: its characters "
+                         f"and the reserved, byte and digit pieces need at least {needed.group(1)}") from None
     with open(model_file, "wb") as stream:
         stream.write(model.getvalue())
 

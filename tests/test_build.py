@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import sys
 
 from conftest import REPO_ROOT
@@ -94,3 +95,64 @@ def test_a_downloaded_tatoeba_file_builds_either_way(tmp_path):
     assert (metadata["source_language"], metadata["target_language"]) == ("de", "en")
     test_sources = (tmp_path / "out" / metadata["splits"]["test"]["text_files"]["source"]).read_text().splitlines()
     assert test_sources and all(line.startswith("Hallo") for line in test_sources)
+
+
+def _last_line(result):
+    return result.stderr.strip().splitlines()[-1]
+
+
+def test_a_split_file_without_its_pair_is_refused_in_one_line(tmp_path):
+    languages = ("--corpus=text_files", "--source_language=de", "--target_language=en")
+    for given, missing in (("train_source", "train_target"), ("dev_target", "dev_source")):
+        result = _build(*languages, f"--{given}={tmp_path / 'x'}", f"--output_dir={tmp_path / 'out'}")
+        assert result.returncode == 1 and _last_line(result) == f"error: --{missing} is required with --{given}"
+    assert not (tmp_path / "out").exists()
+
+
+def test_flags_the_build_would_not_read_are_refused_naming_them(tmp_path):
+    (tmp_path / "deu.txt").write_text("Hello.\tHallo.\n", encoding="utf-8")
+    for arguments, message in (
+        (("--corpus=multi30k_csen", f"--train_source={tmp_path}/a", f"--train_target={tmp_path}/b"),
+         "--train_source, --train_target are only read with --corpus=text_files, not --corpus=multi30k_csen: leave "
+         "them out"),
+        (("--corpus=tatoeba_file", f"--tatoeba_file={tmp_path}/deu.txt", f"--dev_source={tmp_path}/a",
+          "--source_language=de", "--target_language=en"),
+         "--dev_source is only read with --corpus=text_files, not --corpus=tatoeba_file: leave it out"),
+        (("--corpus=text_files", f"--tatoeba_file={tmp_path}/deu.txt", f"--train_source={tmp_path}/a",
+          f"--train_target={tmp_path}/b", "--source_language=de", "--target_language=en"),
+         "--tatoeba_file is only read with --corpus=tatoeba_file, not --corpus=text_files: leave it out"),
+        (("--corpus=multi30k_csen", "--subword_vocabulary_size=4000", "--nojoint_subwords"),
+         "--subword_vocabulary_size, --joint_subwords are only read with --subwords: leave them out"),
+        (("--corpus=multi30k_csen", "--subword_model=unigram"),
+         "--subword_model is only read with --subwords: leave it out"),
+    ):
+        result = _build(*arguments, f"--output_dir={tmp_path / 'out'}")
+        assert result.returncode == 1 and _last_line(result) == f"error: {message}", result.stderr[-2000:]
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_flagfile_a_build_wrote_builds_again_and_a_users_missing_file_is_named_alone(tmp_path):
+    english = [f"Dog {i} runs." for i in range(40)]
+    (tmp_path / "train.de").write_text("".join(f"Hund {i} rennt.\n" for i in range(40)), encoding="utf-8")
+    (tmp_path / "train.en").write_text("".join(line + "\n" for line in english), encoding="utf-8")
+    files = (f"--train_source={tmp_path / 'train.de'}", f"--train_target={tmp_path / 'train.en'}")
+    languages = ("--corpus=text_files", "--source_language=de", "--target_language=en")
+    result = _build(*languages, *files, "--num_shards=1", f"--output_dir={tmp_path / 'out'}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    result = _build(f"--flagfile={tmp_path / 'out/flags.txt'}")  # every flag at its value, the subword ones too
+    assert result.returncode == 0, result.stderr[-2000:]
+    result = _build(*languages, f"--train_source={tmp_path / 'nope.de'}", files[1], f"--output_dir={tmp_path / 'o'}")
+    assert result.returncode == 1 and _last_line(result) == f"error: missing corpus file {tmp_path / 'nope.de'}"
+
+
+def test_a_subword_vocabulary_too_small_for_the_text_names_the_size_it_needs(tmp_path):
+    characters = [chr(0x4E00 + i) for i in range(100)]
+    lines = ["".join(characters[i:i + 10]) for i in range(0, 100, 10)] * 5
+    (tmp_path / "train.zh").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    (tmp_path / "train.en").write_text("".join(f"Line {i}.\n" for i in range(len(lines))), encoding="utf-8")
+    result = _build("--corpus=text_files", "--source_language=zh", "--target_language=en",
+                    f"--train_source={tmp_path / 'train.zh'}", f"--train_target={tmp_path / 'train.en'}",
+                    "--subwords=sentencepiece", "--subword_vocabulary_size=300", f"--output_dir={tmp_path / 'out'}")
+    assert result.returncode == 1 and "Traceback" not in result.stderr and re.fullmatch(
+        r"error: --subword_vocabulary_size=300 is too small for this text: its characters and the reserved, byte "
+        r"and digit pieces need at least \d{3}", _last_line(result)), result.stderr[-2000:]

@@ -24,6 +24,11 @@ def test_every_field_becomes_a_flag_with_its_default_and_help():
 
 
 @pytest.mark.parametrize("options, message", [
+    ({"num_shards": 0}, "num_shards must be at least 1, got 0"),
+    ({"vocabulary_size": -5}, "vocabulary_size must be at least 1, got -5"),
+    ({"vocabulary_size": 0}, "vocabulary_size must be at least 1, got 0"),
+    ({"max_length": 0}, "max_length must be at least 1, got 0"),
+    ({"max_line_chars": -1}, "max_line_chars must be at least 1, got -1"),
     ({"joined_share": 1.0}, r"joined_share must be in \[0, 1\), got 1.0"),
     ({"copy_share": -0.1}, r"copy_share must be in \[0, 1\), got -0.1"),
     ({"joined_share": 0.5, "max_joined_sentences": 1}, "max_joined_sentences must be at least 2, got 1"),

@@ -84,6 +84,17 @@ def test_an_absolute_path_needs_no_data_folder_and_a_relative_one_does(tmp_path)
         data_files.resolve(CorpusFile("multi30k/val.en.gz"), None, allow_download=False)
 
 
+def test_a_missing_file_of_a_users_own_path_is_named_by_that_path_alone(tmp_path, monkeypatch):
+    for data_root in (tmp_path / "data", None):  # not looked for in the data folder, so not said to be
+        with pytest.raises(MissingDataError) as missing:
+            data_files.resolve(CorpusFile(str(tmp_path / "nope.de")), data_root, allow_download=True)
+        assert str(missing.value) == f"missing corpus file {tmp_path}/nope.de"
+    monkeypatch.chdir(tmp_path)  # a relative --train_source is taken from the working folder
+    corpus = corpus_registry.text_file_corpus("de", "en", {"train": ("nope.de", "nope.en")})
+    with pytest.raises(MissingDataError, match=rf"^missing corpus file {tmp_path.resolve()}/nope.de$"):
+        data_files.resolve(corpus.splits["train"][0].source, tmp_path / "data", allow_download=False)
+
+
 def test_the_missing_file_message_says_why_it_was_not_downloaded(tmp_path):
     with pytest.raises(MissingDataError) as no_url:
         data_files.resolve(CorpusFile("mine/train.en"), tmp_path, allow_download=True)

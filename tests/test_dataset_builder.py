@@ -443,3 +443,19 @@ def test_copy_pairs_need_a_subword_codec_and_a_share_below_one(tmp_path):
     assert not (tmp_path / "out").exists()
     with pytest.raises(ValueError, match=r"copy_share must be in \[0, 1\), got 1.0"):
         DatasetBuilder(corpus, tmp_path / "out", copy_share=1.0)
+
+
+def test_text_with_tabs_and_line_separators_builds_with_subwords_cut_as_spaces(tmp_path):
+    """SentencePiece would learn a tab as a piece, which neither the tab-separated scratch pair file nor the
+    vocabulary can hold: the pieces are learned from, and the shards cut from, the text with spaces instead."""
+    files = {"train": (_write(tmp_path / "t.en", ["the\tcat sleeps .", "the dog\u2028runs ."] * 40),
+                       _write(tmp_path / "t.fr", ["le chat\tdort .", "le\x0bchien court ."] * 40))}
+    metadata = DatasetBuilder(corpus_registry.text_file_corpus("en", "fr", files), tmp_path / "out", num_shards=1,
+                              show_progress=False, subwords="sentencepiece", subword_vocabulary_size=300).build()
+    assert metadata["splits"]["train"]["kept"] == 80
+    pieces = text_codec.sentencepiece_pieces(tmp_path / "out" / "spm.model")
+    assert not [piece for piece in pieces if re.search("[\t\x0b\u2028]", piece)]
+    processor = sentencepiece.SentencePieceProcessor(model_file=str(tmp_path / "out" / "spm.model"))
+    expected = {(tuple(processor.encode(source) + [EOS_ID]), tuple(processor.encode(target) + [EOS_ID]))
+                for source, target in [("the cat sleeps .", "le chat dort ."), ("the dog runs .", "le chien court .")]}
+    assert set(_records(tmp_path / "out" / metadata["splits"]["train"]["shards"][0]["file"])) == expected

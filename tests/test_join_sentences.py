@@ -76,3 +76,25 @@ def test_german_and_chinese_sources_are_counted_in_their_own_units(tmp_path):
         assert summary["source_length"] == f"{unit} of the joined source"
         assert summary["pairs_per_source_length"]["10-20" if length >= 10 else "0-10"] == 1
     assert (tmp_path / "out_a.zh/source.txt").read_text(encoding="utf-8") == "我很好。 你呢？\n"
+
+
+def test_an_output_that_is_an_input_or_cannot_be_written_is_refused_before_any_work(tmp_path):
+    (tmp_path / "source.txt").write_text("One.\nTwo.\n", encoding="utf-8")
+    (tmp_path / "a.fr").write_text("Un.\nDeux.\n", encoding="utf-8")
+    files = (f"--source={tmp_path / 'source.txt'}", f"--target={tmp_path / 'a.fr'}", "--source_language=en",
+             "--target_language=fr", "--sizes=2")
+    result = _run(*files, f"--output_dir={tmp_path}")
+    assert result.returncode == 1 and result.stderr.strip().splitlines()[-1] == (
+        f"error: --output_dir={tmp_path}: its source.txt is the input {tmp_path / 'source.txt'}, which writing it "
+        "would empty: give another folder")
+    assert (tmp_path / "source.txt").read_text(encoding="utf-8") == "One.\nTwo.\n"
+    result = _run(*files, f"--output_dir={tmp_path / 'a.fr/joined'}")
+    assert result.returncode == 1 and result.stderr.strip().splitlines()[-1] == (
+        f"error: --output_dir={tmp_path / 'a.fr/joined'}: {tmp_path / 'a.fr'} is a file, not a folder")
+
+
+def test_languages_other_than_the_registered_corpus_are_refused(tmp_path):
+    result = _run("--corpus=multi30k_enfr", "--source_language=de", f"--data_dir={tmp_path}",
+                  f"--output_dir={tmp_path / 'out'}")
+    assert result.returncode == 1 and "error: --source_language=de but corpus multi30k_enfr's is 'en'" in result.stderr
+    assert not (tmp_path / "out").exists()

@@ -143,3 +143,34 @@ def test_a_gzip_general_corpus_is_written_whole_in_the_seeded_random_order(tmp_p
     summary = json.loads((tmp_path / "out/selection.json").read_text())
     assert summary["general"]["read"] == len(mixed) and summary["kept_pairs"] == len(kept)
     assert summary["general"]["files"] == [str(tmp_path / "general.en.gz"), str(tmp_path / "general.fr.gz")]
+
+
+def test_an_output_that_is_an_input_or_cannot_be_written_is_refused_before_any_work(tmp_path):
+    """A general corpus read from the output folder's own train.<lang> files would be emptied by the writing
+    before it is read again; a folder that cannot be made would lose the scoring: both are refused first."""
+    _corpora(tmp_path)
+    general = (tmp_path / "general.en").read_text(encoding="utf-8")
+    arguments = [argument.replace("general.", "out/train.") for argument in _files(tmp_path, "--max_words=42")]
+    (tmp_path / "out").mkdir()
+    for language in ("en", "fr"):
+        (tmp_path / f"general.{language}").rename(tmp_path / "out" / f"train.{language}")
+    result = _run(*arguments, f"--output_dir={tmp_path / 'out'}")
+    assert result.returncode == 1 and result.stderr.strip().splitlines()[-1] == (
+        f"error: --output_dir={tmp_path / 'out'}: its train.en is the input {tmp_path / 'out/train.en'}, which "
+        "writing it would empty: give another folder")
+    assert (tmp_path / "out/train.en").read_text(encoding="utf-8") == general
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["train.en", "train.fr"]
+    (tmp_path / "afile").write_text("", encoding="utf-8")
+    result = _run(*arguments, f"--output_dir={tmp_path / 'afile/sub'}")
+    assert result.returncode == 1 and result.stderr.strip().splitlines()[-1] == (
+        f"error: --output_dir={tmp_path / 'afile/sub'}: {tmp_path / 'afile'} is a file, not a folder")
+
+
+def test_languages_other_than_a_registered_corpus_are_refused(tmp_path):
+    _corpora(tmp_path)
+    result = _run("--in_domain_corpus=multi30k_deen:train", f"--general_source={tmp_path / 'general.en'}",
+                  f"--general_target={tmp_path / 'general.fr'}", "--source_language=en", "--target_language=fr",
+                  f"--data_dir={tmp_path}", "--max_words=4", f"--output_dir={tmp_path / 'out'}")
+    assert result.returncode == 1 and result.stderr.strip().splitlines()[-1].startswith(
+        "error: --source_language=en but corpus multi30k_deen's is 'de': leave the flag out")
+    assert not (tmp_path / "out").exists()

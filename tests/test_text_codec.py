@@ -223,3 +223,28 @@ def test_a_lowercasing_codec_reads_text_of_any_case_as_the_same_lower_cased_toke
     # Every script's letters, as Python's str.lower (the SentencePiece model is learned from the same text).
     text = ["ÜBER STRASSE İstanbul ΣΟΦΟΣ ЖИЗНЬ Ｆｕｌｌ 北京"]
     assert text_codec.lowercase(tf.constant(text)).numpy()[0].decode() == text[0].lower()
+
+
+def test_tabs_and_line_breaks_reach_sentencepiece_as_spaces(codec):
+    """SentencePiece keeps a tab as text (a piece no tab-separated file can hold); the codec makes it a space
+    first, as the model was learned. Other scripts' spaces stay as written; Moses splits at all of them."""
+    assert _strings(codec.tokenize(tf.constant(["a\tb", "a\u2028b\x0bc\r"]))) == _strings(
+        codec.tokenize(tf.constant(["a b", "a b c "])))
+    assert _strings(codec.tokenize(tf.constant(["a\tb"]))) == [["▁a", "▁b"]]
+    normalized = text_codec.normalized(tf.constant(["A\tb\u00a0c\u3000d\x85e"]), "sentencepiece", lowercased=True)
+    assert normalized.numpy()[0].decode() == "a b\u00a0c\u3000d e"
+    assert text_codec.normalized(tf.constant(["a\tb"]), "moses").numpy().tolist() == [b"a\tb"]
+    assert _strings(TextCodec("en").tokenize(tf.constant(["a\tb\u2028c"]))) == [["a", "b", "c"]]
+
+
+def test_a_vocabulary_smaller_than_the_texts_characters_names_the_flag_and_the_size_it_needs(tmp_path):
+    characters = [chr(0x4E00 + i) for i in range(100)]  # 100 characters, each a piece of its own
+    text = tmp_path / "train.zh"
+    text.write_text("".join("".join(characters[i:i + 10]) + "\n" for i in range(0, 100, 10)) * 5, encoding="utf-8")
+    with pytest.raises(ValueError, match=r"^--subword_vocabulary_size=300 is too small for this text: its characters "
+                                         r"and the reserved, byte and digit pieces need at least \d+$") as error:
+        text_codec.learn_sentencepiece([text], tmp_path / "spm.model", "bpe", 300, seed=1)
+    needed = int(str(error.value).rsplit(" ", 1)[1])
+    assert needed > 300 and not (tmp_path / "spm.model").exists()
+    text_codec.learn_sentencepiece([text], tmp_path / "spm.model", "bpe", needed, seed=1)  # the size it named
+    assert "\u4e00" in text_codec.sentencepiece_pieces(tmp_path / "spm.model")

@@ -2,8 +2,9 @@
 
 import pytest
 
-from rnnsearch_tf.utils.text_files import (check_line_for_line, check_writable, each_line, input_name, line_numbers,
-                                          open_output, read_lines)
+from rnnsearch_tf.utils.text_files import (check_line_for_line, check_not_inputs, check_writable,
+                                          check_writable_folder, each_line, input_name, line_numbers, open_output,
+                                          read_lines)
 
 
 def test_lines_end_at_newline_only_and_bad_bytes_are_replaced(tmp_path):
@@ -58,3 +59,30 @@ def test_an_output_that_cannot_be_written_is_named_before_any_work(tmp_path):
         check_writable(str(tmp_path / "missing" / "x.fr"), "--output")
     with pytest.raises(IsADirectoryError, match=rf"--best_output={tmp_path} is a folder"):
         check_writable(str(tmp_path), "--best_output")
+
+
+def test_an_output_folder_that_cannot_be_made_is_named_before_any_work(tmp_path):
+    check_writable_folder(str(tmp_path), "--output_dir")
+    check_writable_folder(str(tmp_path / "new" / "deeper"), "--output_dir")  # made with its parents
+    assert not (tmp_path / "new").exists()  # checked, not made
+    (tmp_path / "afile").write_text("kept", encoding="utf-8")
+    for folder in (tmp_path / "afile", tmp_path / "afile" / "sub"):
+        with pytest.raises(NotADirectoryError, match=rf"^--output_dir={folder}: {tmp_path}/afile is a file, not a "
+                                                      "folder$"):
+            check_writable_folder(str(folder), "--output_dir")
+    assert (tmp_path / "afile").read_text(encoding="utf-8") == "kept"
+
+
+def test_an_output_file_that_is_an_input_is_refused_by_any_path(tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "train.en").write_text("general\n", encoding="utf-8")
+    (tmp_path / "link.en").symlink_to(tmp_path / "out" / "train.en")
+    (tmp_path / "other.en").write_text("other\n", encoding="utf-8")
+    names = ["train.en", "train.fr", "scores.tsv"]
+    check_not_inputs(str(tmp_path / "out"), names, [tmp_path / "other.en"], "--output_dir")
+    check_not_inputs(str(tmp_path / "new"), names, [tmp_path / "other.en"], "--output_dir")
+    for given in (tmp_path / "out" / "train.en", tmp_path / "link.en", tmp_path / "out" / ".." / "out" / "train.en"):
+        with pytest.raises(ValueError, match=rf"^--output_dir={tmp_path}/out: its train.en is the input {given}, "
+                                             "which writing it would empty: give another folder$"):
+            check_not_inputs(str(tmp_path / "out"), names, [tmp_path / "other.en", given], "--output_dir")
+    assert (tmp_path / "out" / "train.en").read_text(encoding="utf-8") == "general\n"

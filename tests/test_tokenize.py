@@ -30,3 +30,14 @@ def test_lines_typed_at_a_terminal_are_tokenized_as_they_come():
     answers, stderr, returncode = typed(command, ["L'homme a 3,5 kg.", "Qu'il vienne !"], environment, REPO_ROOT)
     assert returncode == 0, stderr
     assert answers == ["L' homme a 3,5 kg .", "Qu' il vienne !"]
+
+
+def test_a_batch_of_no_lines_is_refused_when_the_flags_are_parsed():
+    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
+    for value in ("0", "-1"):
+        result = preimported.run(
+            [sys.executable, "-m", "rnnsearch_tf.cli.main", "tokenize", "--lang=en", f"--batch_lines={value}"],
+            input=b"a\n", capture_output=True, env=environment, cwd=REPO_ROOT,
+        )
+        assert result.returncode == 1 and result.stdout == b""
+        assert f"flag --batch_lines={value}: {value} is not a positive integer" in result.stderr.decode()

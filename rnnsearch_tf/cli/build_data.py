@@ -45,28 +45,55 @@ _SPLIT_FILES = {
     )
     for split in ("train", "dev", "test")
 }
+_SUBWORD_OPTIONS = ("subword_model", "subword_vocabulary_size", "joint_subwords")  # read with --subwords only
 flags.mark_flag_as_required("corpus")
+
+
+def split_files():
+    """{split: (source path, target path)} of the --{split}_source and --{split}_target flags given, each of a
+    pair required with the other."""
+    files = {}
+    for split, (source, target) in _SPLIT_FILES.items():
+        for given, missing in ((source, target), (target, source)):
+            if given.value and not missing.value:
+                raise ValueError(f"--{missing.name} is required with --{given.name}")
+        if source.value:
+            files[split] = (source.value, target.value)
+    return files
+
+
+def check_flags_apply():
+    """ValueError naming the flags set that this build would not read: the split files without
+    --corpus=text_files, --tatoeba_file without --corpus=tatoeba_file, the subword options without --subwords.
+    A flag at its default passes, as a build's flags.txt (which reproduces it) lists every flag's value."""
+    unread = {
+        f"--corpus={_TEXT_FILES}": [] if _CORPUS.value == _TEXT_FILES else [
+            holder for pair in _SPLIT_FILES.values() for holder in pair],
+        f"--corpus={_TATOEBA_FILE}": [] if _CORPUS.value == _TATOEBA_FILE else [_TATOEBA],
+        "--subwords": [] if _BUILD_FLAGS["subwords"].value else [_BUILD_FLAGS[name] for name in _SUBWORD_OPTIONS],
+    }
+    for needed, holders in unread.items():
+        given = [f"--{holder.name}" for holder in holders if holder.value != holder.default]
+        if given:
+            one = len(given) == 1
+            raise ValueError(f"{', '.join(given)} {'is' if one else 'are'} only read with {needed}"
+                             + ("" if needed == "--subwords" else f", not --corpus={_CORPUS.value}")
+                             + f": leave {'it' if one else 'them'} out")
 
 
 def corpus_of_flags():
     """The `ParallelCorpus` --corpus names, with the languages of --source_language and --target_language."""
+    check_flags_apply()
     if _CORPUS.value == _TEXT_FILES:
-        files = {split: (source.value, target.value) for split, (source, target) in _SPLIT_FILES.items()
-                 if source.value or target.value}
         languages = language_flags.required_languages(_LANGUAGES, f"--corpus={_TEXT_FILES}")
-        return corpus_registry.text_file_corpus(*languages, files)
+        return corpus_registry.text_file_corpus(*languages, split_files())
     if _CORPUS.value == _TATOEBA_FILE:
         if _TATOEBA.value is None:
             raise ValueError(f"--corpus={_TATOEBA_FILE} needs --tatoeba_file")
         return corpus_registry.tatoeba_file_corpus(
             _TATOEBA.value, *language_flags.required_languages(_LANGUAGES, f"--corpus={_TATOEBA_FILE}"))
     corpus = corpus_registry.get_corpus(_CORPUS.value)
-    for holder in _LANGUAGES:
-        registered = getattr(corpus, holder.name)
-        if holder.value not in (None, registered):
-            raise ValueError(f"--{holder.name}={holder.value} but corpus {corpus.name}'s is {registered!r}: leave "
-                             f"the flag out, or name the corpus of that pair (e.g. "
-                             f"{corpus.name.rsplit('_', 1)[0]}_<source><target>)")
+    language_flags.check_agree(_LANGUAGES, corpus)
     return corpus
 
 

@@ -31,6 +31,7 @@ from data_pipeline import languages
 from data_pipeline.line_batches import batched
 from data_pipeline.text_codec import counting_tokens
 from rnnsearch_tf.cli import folder_flags, language_flags
+from rnnsearch_tf.utils.text_files import check_not_inputs, check_writable_folder
 
 _CORPUS = flags.DEFINE_string("corpus", None, f"Registered corpus ({', '.join(corpus_registry.CORPORA)}).")
 _SPLIT = flags.DEFINE_string("split", "test", "Split of --corpus to join.")
@@ -42,6 +43,7 @@ _OUTPUT_DIR = folder_flags.define_output_dir("source.txt, target.txt, lines.txt,
 _DATA_DIR = folder_flags.define_corpus_folder()
 _NO_LINE_LIMIT = 10**9  # test sentences are kept whatever their length (PairReader's max_line_chars)
 _BATCH_PAIRS = 1000  # joined pairs counted and written at a time
+_SOURCE_FILE, _TARGET_FILE, _LINES_FILE, _SUMMARY_FILE = "source.txt", "target.txt", "lines.txt", "summary.json"
 
 
 def split_pairs(corpus, split, data_root):
@@ -67,9 +69,9 @@ def write_joined(joined, source_language, output_dir):
     (joined pairs per size, per `length_bins` bin of their source's `counting_tokens`) as Counters."""
     per_size, per_length = collections.Counter(), collections.Counter()
     output_dir.mkdir(parents=True, exist_ok=True)
-    with (open(output_dir / "source.txt", "w", encoding="utf-8") as sources,
-          open(output_dir / "target.txt", "w", encoding="utf-8") as targets,
-          open(output_dir / "lines.txt", "w", encoding="utf-8") as lines):
+    with (open(output_dir / _SOURCE_FILE, "w", encoding="utf-8") as sources,
+          open(output_dir / _TARGET_FILE, "w", encoding="utf-8") as targets,
+          open(output_dir / _LINES_FILE, "w", encoding="utf-8") as lines):
         for batch in batched(joined, _BATCH_PAIRS):
             tokens = counting_tokens(tf.constant([pair.source for pair in batch]), source_language)
             per_length.update(length_bins(tokens.row_lengths().numpy().tolist()))
@@ -78,6 +80,19 @@ def write_joined(joined, source_language, output_dir):
             targets.writelines(pair.target + "\n" for pair in batch)
             lines.writelines(f"{pair.first_line}-{pair.first_line + pair.sentences - 1}\n" for pair in batch)
     return per_size, per_length
+
+
+def corpus_pairs():
+    """(ParallelCorpus, `split_pairs`) of the flags: --corpus's --split, or the text files --source and --target."""
+    if _CORPUS.value:
+        corpus = corpus_registry.get_corpus(_CORPUS.value)
+        language_flags.check_agree(_LANGUAGES, corpus)
+        return corpus, split_pairs(corpus, _SPLIT.value, data_files.data_root_from_environment(_DATA_DIR.value))
+    if _TARGET.value is None:
+        raise app.UsageError("--source needs --target")
+    corpus = corpus_registry.text_file_corpus(*language_flags.required_languages(_LANGUAGES, "--source"),
+                                              {"test": (_SOURCE.value, _TARGET.value)})
+    return corpus, split_pairs(corpus, "test", None)
 
 
 def main(argv):
@@ -89,15 +104,10 @@ def main(argv):
         sizes = [int(size) for size in _SIZES.value]
     except ValueError:
         raise app.UsageError(f"--sizes must be whole numbers, got {','.join(_SIZES.value)}") from None
-    if _CORPUS.value:
-        corpus = corpus_registry.get_corpus(_CORPUS.value)
-        pairs = split_pairs(corpus, _SPLIT.value, data_files.data_root_from_environment(_DATA_DIR.value))
-    else:
-        if _TARGET.value is None:
-            raise app.UsageError("--source needs --target")
-        corpus = corpus_registry.text_file_corpus(*language_flags.required_languages(_LANGUAGES, "--source"),
-                                                  {"test": (_SOURCE.value, _TARGET.value)})
-        pairs = split_pairs(corpus, "test", None)
+    check_writable_folder(_OUTPUT_DIR.value, "--output_dir")
+    corpus, pairs = corpus_pairs()
+    check_not_inputs(_OUTPUT_DIR.value, (_SOURCE_FILE, _TARGET_FILE, _LINES_FILE, _SUMMARY_FILE), pairs.paths,
+                     "--output_dir")
     joiner = SentenceJoiner(sizes)
     sentence_pairs = sum(1 for _ in pairs)
     if sentence_pairs < min(sizes):
@@ -114,6 +124,6 @@ def main(argv):
         source_length=("Moses tokens" if languages.writes_words_apart(corpus.source_language) else "characters")
         + " of the joined source",
     )
-    (output_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    (output_dir / _SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     bins = ", ".join(f"{label}: {count}" for label, count in summary["pairs_per_source_length"].items())
     print(f"wrote {summary['pairs']:,} pairs from {sentence_pairs:,} to {output_dir} (source tokens {bins})")

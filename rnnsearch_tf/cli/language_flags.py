@@ -36,3 +36,14 @@ def required_languages(holders, what):
         if holder.value is None:
             raise ValueError(f"--{holder.name} is required with {what}")
     return tuple(holder.value for holder in holders)
+
+
+def check_agree(holders, corpus):
+    """ValueError naming the flag where one of `holders` gives a language other than the registered `corpus`'s:
+    a registered corpus knows its own languages, so a flag that differs would be ignored."""
+    for holder in holders:
+        registered = getattr(corpus, holder.name)
+        if holder.value not in (None, registered):
+            raise ValueError(f"--{holder.name}={holder.value} but corpus {corpus.name}'s is {registered!r}: leave "
+                             f"the flag out, or name the corpus of that pair (e.g. "
+                             f"{corpus.name.rsplit('_', 1)[0]}_<source><target>)")

@@ -1,7 +1,8 @@
 r"""Selects the pairs of a general corpus most like an in-domain corpus (the paper's data selection).
 
     rnnsearch select-data --in_domain_corpus=multi30k_enfr:train \
-        --general_source=general.en --general_target=general.fr --max_words=400000 --output_dir=/tmp/selected
+        --general_source=general.en --general_target=general.fr --source_language=en --target_language=fr \
+        --max_words=400000 --output_dir=/tmp/selected
     rnnsearch build-data --corpus=text_files --train_source=/tmp/selected/train.en \
         --train_target=/tmp/selected/train.fr --output_dir=/tmp/selected_data
 
@@ -28,6 +29,7 @@ from absl import app, flags
 from data_pipeline import corpus_registry, data_files, pair_reader
 from data_pipeline.data_selection import SIDES, DataSelection, keep_best, pair_words, random_ranking, ranked_pairs
 from rnnsearch_tf.cli import folder_flags, language_flags
+from rnnsearch_tf.utils.text_files import check_not_inputs, check_writable_folder
 
 _CORPORA = {
     role: (
@@ -53,6 +55,7 @@ _MAX_LINE_CHARS = flags.DEFINE_integer(
     "max_line_chars", 2000, "Longest line read, in characters (longer pairs are dropped).")
 _DATA_DIR = folder_flags.define_corpus_folder()
 _OUTPUT_DIR = folder_flags.define_output_dir("the kept pairs, scores.tsv and selection.json")
+_SCORES_FILE, _SUMMARY_FILE = "scores.tsv", "selection.json"
 
 
 def check_given(role):
@@ -73,6 +76,7 @@ def corpus_and_split(role):
         return files, role
     name, _, split = corpus_flag.value.partition(":")
     corpus = corpus_registry.get_corpus(name)
+    language_flags.check_agree(_LANGUAGES, corpus)
     if split not in corpus.splits:
         raise ValueError(f"--{role}_corpus={corpus_flag.value}: corpus {name} has no split {split!r}; "
                          f"it has {sorted(corpus.splits)}")
@@ -86,13 +90,19 @@ def split_pairs(corpus, split, data_root, max_line_chars):
                                   for part in corpus.splits[split])
 
 
+def output_files(languages):
+    """The names of the files select-data writes in --output_dir, for the pair `languages`."""
+    return [f"train.{languages[0]}", f"train.{languages[1]}", _SCORES_FILE, _SUMMARY_FILE]
+
+
 def write_outputs(output_dir, languages, general_pairs, ranking, kept, scores):
     """The first `kept` pairs of `ranking` as `train.<language>` files, and `scores.tsv`: every pair, best first
     (no scores for a random ranking); one pass over `general_pairs` puts them in that order (`ranked_pairs`)."""
     output_dir.mkdir(parents=True, exist_ok=True)
-    with (open(output_dir / f"train.{languages[0]}", "w", encoding="utf-8", newline="\n") as sources,
-          open(output_dir / f"train.{languages[1]}", "w", encoding="utf-8", newline="\n") as targets,
-          open(output_dir / "scores.tsv", "w", encoding="utf-8", newline="") as stream):
+    source_file, target_file, scores_file, _ = output_files(languages)
+    with (open(output_dir / source_file, "w", encoding="utf-8", newline="\n") as sources,
+          open(output_dir / target_file, "w", encoding="utf-8", newline="\n") as targets,
+          open(output_dir / scores_file, "w", encoding="utf-8", newline="") as stream):
         writer = csv.writer(stream, delimiter="\t", lineterminator="\n")
         terms = [] if scores is None else [
             f"{kind}_{side}" for side in scores.in_domain for kind in ("h_in", "h_general")]
@@ -123,10 +133,9 @@ def rank(in_domain_pairs, general_pairs, languages):
     return selection.ranking(scores), selection.words, scores, timings
 
 
-def main(argv):
-    if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-    data_root = data_files.data_root_from_environment(_DATA_DIR.value)
+def read_corpora(data_root):
+    """(general `SplitPairs`, in-domain `SplitPairs`, (source, target) language) of the flags, checked: one
+    direction, and no output file of --output_dir one of their files."""
     for role in ("general", "in_domain"):
         check_given(role)
     (general, general_split), (in_domain, in_domain_split) = corpus_and_split("general"), corpus_and_split("in_domain")
@@ -135,13 +144,23 @@ def main(argv):
                          f"general one {general.source_language}-{general.target_language}: give corpora of one "
                          "direction")
     general_pairs = split_pairs(general, general_split, data_root, _MAX_LINE_CHARS.value)
-    in_domain_reader = split_pairs(in_domain, in_domain_split, data_root, _MAX_LINE_CHARS.value)
+    in_domain_pairs = split_pairs(in_domain, in_domain_split, data_root, _MAX_LINE_CHARS.value)
+    languages = (general.source_language, general.target_language)
+    check_not_inputs(_OUTPUT_DIR.value, output_files(languages), general_pairs.paths + in_domain_pairs.paths,
+                     "--output_dir")
+    return general_pairs, in_domain_pairs, languages
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    check_writable_folder(_OUTPUT_DIR.value, "--output_dir")
+    general_pairs, in_domain_reader, languages = read_corpora(data_files.data_root_from_environment(_DATA_DIR.value))
     in_domain_pairs = list(in_domain_reader)  # held: the in-domain models learn from all of it
     for reader, first in ((general_pairs, next(iter(general_pairs), None)), (in_domain_reader, in_domain_pairs)):
         if not first:  # (the general corpus is read up to its first clean pair)
             raise ValueError(f"no sentence pairs in {' and '.join(map(str, reader.paths))} "
                              f"(dropped: {reader.summary()['dropped']})")
-    languages = (general.source_language, general.target_language)
     ranking, words, scores, timings = rank(in_domain_pairs, general_pairs, languages)
     kept = keep_best(ranking, words, _MAX_WORDS.value)
     output_dir = pathlib.Path(_OUTPUT_DIR.value)
@@ -152,6 +171,6 @@ def main(argv):
         general_words=int(sum(words)), kept_pairs=len(kept), kept_words=int(sum(words[index] for index in kept)),
         timings=timings, files={language: str(output_dir / f"train.{language}") for language in languages},
     )
-    (output_dir / "selection.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    (output_dir / _SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     print(f"kept {len(kept):,} of {len(words):,} pairs ({summary['kept_words']:,} of "
           f"{summary['general_words']:,} words, by {_RANKING.value}) in {output_dir}")

@@ -25,7 +25,7 @@ _MODEL_DIR = folder_flags.define_model_dir(
     "instead of --lang, its text codec (or that of a data directory of `rnnsearch build-data`)")
 _SIDE = flags.DEFINE_enum("side", "source", ["source", "target"], "With --model_dir: which language's codec.")
 _DETOKENIZE = flags.DEFINE_bool("detokenize", False, "Join space-separated tokens back into text.")
-_BATCH_LINES = flags.DEFINE_integer("batch_lines", 1000, "Lines processed together.")
+_BATCH_LINES = flags.DEFINE_integer("batch_lines", 1000, "Lines processed together.", lower_bound=1)
 
 
 def codec():

@@ -56,6 +56,30 @@ def check_writable(path, flag):
         raise PermissionError(f"{flag}={path} cannot be written")
 
 
+def check_writable_folder(folder, flag):
+    """Raises, naming `flag` and `folder`, where a command could not create the folder `folder` (parents
+    included) or write in it: `check_writable` for a command that writes a folder, called before its work."""
+    existing = os.path.abspath(folder)
+    while not os.path.exists(existing):  # the nearest part of the path that exists
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise NotADirectoryError(f"{flag}={folder}: {existing} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise PermissionError(f"{flag}={folder} cannot be written: {existing} is not writable")
+
+
+def check_not_inputs(folder, file_names, inputs, flag):
+    """Raises, naming `flag` and the file, where one of the files `file_names` a command writes in `folder` is
+    one of the `inputs` it reads (the same file by any path or link): opening it for writing would empty the
+    input before it is read again."""
+    for name in file_names:
+        output = os.path.join(folder, name)
+        for path in inputs:
+            if os.path.exists(output) and os.path.samefile(output, path):
+                raise ValueError(f"{flag}={folder}: its {name} is the input {path}, which writing it would "
+                                 "empty: give another folder")
+
+
 @contextlib.contextmanager
 def open_output(path):
     """A UTF-8 text stream writing `path` (or stdout for "-"), with "\\n" line ends."""
