@@ -142,3 +142,12 @@ def test_command_line_names_both_files_when_their_lines_differ_or_there_are_none
                         f"--reference={tmp_path / 'empty.txt'}", f"--output_dir={tmp_path / 'out'}")
     assert empty.returncode == 1 and empty.stderr == (
         f"error: --source {tmp_path / 'empty.txt'} has no lines: nothing to evaluate (--help lists the flags)\n")
+
+
+def test_a_negative_number_of_heatmaps_is_refused(tmp_path):
+    """--num_heatmaps=-1 drew a heatmap for every sentence; refused before any model loads."""
+    (tmp_path / "source.txt").write_text("a\n", encoding="utf-8")
+    result = run_command("evaluate", f"--model_dir={tmp_path / 'no_model'}", f"--source={tmp_path / 'source.txt'}",
+                         f"--reference={tmp_path / 'source.txt'}", f"--output_dir={tmp_path / 'out'}",
+                         "--num_heatmaps=-1")
+    assert result.returncode == 1 and "flag --num_heatmaps=-1: " in result.stderr and not (tmp_path / "out").exists()

@@ -95,6 +95,15 @@ def test_heatmaps_and_training_state(evaluated):
     assert json.loads((output_dir / "metrics.json").read_text(encoding="utf-8")) == json.loads(json.dumps(metrics))
 
 
+def test_no_heatmaps_below_one(model_dir, tmp_path):
+    """A count of heatmaps below 1 draws none (a negative one drew every sentence's)."""
+    for count in (0, -1):
+        evaluator = Evaluator(SOURCES[:3], REFERENCES[:3], batch_size=4, search_config=SearchConfig(beam_size=1),
+                              num_heatmaps=count, num_longest=0)
+        assert evaluator.evaluate(model_dir, tmp_path / str(count))["heatmaps"] == []
+        assert not list((tmp_path / str(count)).glob("alignment_*.png"))
+
+
 def test_mismatched_or_empty_files_are_refused():
     with pytest.raises(ValueError, match="2 source sentences but 1 references"):
         Evaluator(["a", "b"], ["c"])

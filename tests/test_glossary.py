@@ -127,6 +127,9 @@ def test_the_report_names_constraints_skipped_and_not_met_then_sums_up():
     ]
     shortened = constraint_report(constraints, results, most=1)
     assert shortened[1:] == ["... and 2 more constraints skipped, not met or written as <unk>", report[-1]]
+    typed = constraint_report(constraints[2:3], results[2:3], before=6)  # the 7th line typed at a terminal, alone
+    assert typed[0].startswith("line 7: constraint 'chat' not met") and typed[1] == (
+        "constraints: 1 on 1 of 1 lines: 0 met, 1 not met, 0 skipped")
 
 
 def test_the_report_names_a_constraint_met_as_unk_that_nothing_wrote():

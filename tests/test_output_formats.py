@@ -27,8 +27,8 @@ def test_nbest_format_is_exact_and_parses():
     text = output_formats.format_translation(7, RESULT, "nbest")
     assert text == "7 ||| le chat ||| beam_score= -1.250000 ||| -1.250000\n7 |||  ||| beam_score= -3.000000 ||| -3.000000\n"
     assert [output_formats.parse_nbest_line(line) for line in text.splitlines()] == [
-        (7, "le chat", {"beam_score": -1.25}, -1.25),
-        (7, "", {"beam_score": -3.0}, -3.0),
+        (7, "le chat", {"beam_score": [-1.25]}, -1.25, None),
+        (7, "", {"beam_score": [-3.0]}, -3.0, None),
     ]
 
 
@@ -75,6 +75,36 @@ def test_alignment_format_adds_the_confidence_where_given():
     assert record["token_probabilities"] == [0.5, 0.25, 0.125] and record["mean_log_prob"] == -1.3862944
     assert len(record["token_probabilities"]) == len(record["alignment"])  # </s> included in both
     assert record["hard_alignment"] == "0-0 1-1"
+
+
+MOSES_LINE = "0 ||| Un chien court . ||| LM0= -20.5 WordPenalty0= -4 TranslationModel0= -1.5 -2.5 -3.5 -4.5 ||| -10.25"
+
+
+def test_a_moses_line_keeps_every_value_of_a_feature_and_its_word_alignment():
+    """Moses' format is `id ||| hypothesis ||| features ||| total [||| alignment]`, a feature of several values."""
+    features = {"LM0": [-20.5], "WordPenalty0": [-4.0], "TranslationModel0": [-1.5, -2.5, -3.5, -4.5]}
+    assert output_formats.parse_nbest_line(MOSES_LINE) == (0, "Un chien court .", features, -10.25, None)
+    aligned = output_formats.parse_nbest_line(MOSES_LINE + " ||| 0-0 1-1 2-2 3-3\n")
+    assert aligned == (0, "Un chien court .", features, -10.25, "0-0 1-1 2-2 3-3")
+    assert output_formats.nbest_line(0, "Un chien court .", features, -10.25, "0-0 1-1 2-2 3-3") == (
+        "0 ||| Un chien court . ||| LM0= -20.500000 WordPenalty0= -4.000000 TranslationModel0= -1.500000 -2.500000 "
+        "-3.500000 -4.500000 ||| -10.250000 ||| 0-0 1-1 2-2 3-3\n")
+    piped = output_formats.parse_nbest_line("3 ||| a ||| b ||| x= 1 ||| -2 ||| 0-0")  # " ||| " in a translation
+    assert piped == (3, "a ||| b", {"x": [1.0]}, -2.0, "0-0")
+
+
+@pytest.mark.parametrize("line, problem", [
+    ("0 ||| Un chien ||| a= 1 ||| x", "the total 'x' is not a number"),
+    ("zero ||| Un chien ||| a= 1 ||| -1", "the index 'zero' is not a whole number"),
+    ("0 ||| Un chien ||| a=1 ||| -1", "the feature value 'a=1' has no name before it"),
+    ("0 ||| Un chien ||| a= 1 b= y ||| -1", "the value 'y' of feature b= is not a number"),
+    ("0 ||| Un chien ||| a= 1 b= ||| -1", "the feature b= has no value"),
+])
+def test_a_bad_nbest_line_is_named_with_its_file_and_number(line, problem):
+    with pytest.raises(ValueError, match=f"^list.nbest:3: {problem}"):
+        output_formats.parse_nbest_lines([MOSES_LINE, "", line], "list.nbest")
+    entries = output_formats.parse_nbest_lines([MOSES_LINE, "", MOSES_LINE], "list.nbest")
+    assert list(entries) == [1, 3] and entries[3][3] == -10.25  # by line number, blank lines left out
 
 
 def test_misuse_is_refused():

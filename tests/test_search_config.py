@@ -55,3 +55,5 @@ def test_misuse_is_refused():
         SearchConfig(beam_size=0)
     with pytest.raises(ValueError, match="maximum_length_a"):
         SearchConfig(maximum_length_a=-1.0)
+    with pytest.raises(ValueError, match=r"^SearchConfig.sampling_temperature must be above 0, got 0.0$"):
+        SearchConfig(sampling=True, sampling_temperature=0.0)  # the flag's name, not the sampler's "use GreedySearch"

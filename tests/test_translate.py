@@ -67,6 +67,19 @@ def test_lines_typed_at_a_terminal_are_translated_one_at_a_time(model_dir):
         "error: --prefix_file and --constraints_file pair their lines with the input's: give --input a file")
 
 
+def test_constraints_of_typed_lines_are_named_by_their_line_and_summed_up_where_they_are(model_dir):
+    """A line typed at a terminal is translated alone: a constraint's message names its place in the input, and
+    the summary follows a line with constraints only, as the other warnings of a typed line follow it only where
+    they apply ("42", a number --verbatim keeps, is outside the target vocabulary: skipped)."""
+    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
+    command = [sys.executable, "-m", "rnnsearch_tf.translate", f"--model_dir={model_dir}", "--verbatim", *_options()]
+    answers, stderr, returncode = typed(command, ["the cat", "a dog", "the dog sees 42"], environment, REPO_ROOT)
+    assert returncode == 0 and len(answers) == 3, stderr
+    messages = [line for line in stderr.splitlines() if "constraint" in line]
+    assert messages == ["line 3: constraint '42' skipped: none of its words is in the target vocabulary",
+                        "constraints: 1 on 1 of 1 lines: 0 met, 0 not met, 1 skipped"], stderr
+
+
 def test_command_line_file_to_file_alignment(model_dir, tmp_path):
     (tmp_path / "input.txt").write_text("\n".join(INPUT) + "\n", encoding="utf-8")
     _run([f"--model_dir={model_dir}", f"--input={tmp_path / 'input.txt'}", f"--output={tmp_path / 'out.jsonl'}",
@@ -227,6 +240,23 @@ def test_int8_weights_translate_as_float32_within_stated_bounds(trained_toy_mode
     assert bleu["float32"] > 30.0, bleu  # the model translates
     assert _token_agreement(int8, float32) >= 0.97
     assert abs(bleu["int8"] - bleu["float32"]) <= 1.0, bleu
+
+
+def test_flags_it_would_ignore_or_cannot_use_are_named_in_one_line(model_dir, tmp_path):
+    """--unk_dictionary serves <unk> replacement only; a sampling temperature must be above 0 (the sampler's own
+    error named a class the user never chose)."""
+    (tmp_path / "dictionary.tsv").write_text("cat\tchat\n", encoding="utf-8")
+    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
+    for flags, message in [
+        ([f"--unk_dictionary={tmp_path / 'dictionary.tsv'}"],
+         "error: --unk_dictionary is used by <unk> replacement only: give --replace_unk with it"),
+        (["--sampling", "--sampling_temperature=0"],
+         "error: SearchConfig.sampling_temperature must be above 0, got 0.0"),
+    ]:
+        failed = preimported.run([sys.executable, "-m", "rnnsearch_tf.translate", f"--model_dir={model_dir}", *flags],
+                                 input=b"the cat\n", capture_output=True, env=environment, cwd=REPO_ROOT)
+        stderr = failed.stderr.decode()
+        assert failed.returncode == 1 and stderr.startswith(message) and len(stderr.splitlines()) == 1, stderr
 
 
 def test_an_unknown_quantization_is_named_in_one_line(model_dir):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from data_pipeline.constants import TARGET_VOCABULARY_FILE
+from data_pipeline.constants import TARGET_VOCABULARY_FILE, UNK_ID
 from data_pipeline.export_dir import ExportSettings
 from data_pipeline.text_codec import TextCodec
 from rnnsearch_tf.inference.translator import Translator
@@ -75,6 +75,30 @@ def test_score_of_a_translation_is_its_search_log_prob(translator):
     np.testing.assert_allclose(scored["log_prob"], outputs["score"], rtol=1e-5)
     assert not scored["source_truncated"].numpy().any() and not scored["target_truncated"].numpy().any()
     assert scored["token_log_probs"].shape[0] == len(SENTENCES)
+
+
+@pytest.fixture(scope="module")
+def unk_translator(tmp_path_factory):
+    """A `Translator` (`<unk>` not forbidden) of a tiny random model whose output bias for `<unk>` is raised by 5,
+    so that some translations hold it."""
+    model_dir = ModelDir(write_model_dir(tmp_path_factory.mktemp("unk") / "model"))
+    model, _ = model_dir.load_model()
+    bias = model.decoder.deep_output.output_projection.bias  # [target vocabulary]
+    bias.assign(tf.tensor_scatter_nd_add(bias, [[UNK_ID]], [5.0]))
+    tf.train.Checkpoint(model=model).save(model_dir.file("checkpoints/ckpt"))  # the latest: the one loaded
+    return Translator.from_model_dir(model_dir.path, beam_size=3, num_hypotheses=3, maximum_source_length=12)
+
+
+def test_score_of_a_translation_with_unk_is_its_search_log_prob(unk_translator):
+    """`score` reads the text `<unk>` a translation holds as the one token `<unk>` (as a prefix is read), not as
+    "<", "unk", ">": a hypothesis of translate's n-best list scores its beam score (no length normalisation)."""
+    outputs = unk_translator.translate(tf.constant(SENTENCES))
+    translations = outputs["nbest_translations"].numpy().reshape(-1)  # [batch * 3]
+    assert any(b"<unk>" in translation for translation in translations)
+    scored = unk_translator.score(tf.constant([sentence for sentence in SENTENCES for _ in range(3)]), translations)
+    np.testing.assert_allclose(scored["log_prob"], outputs["nbest_scores"].numpy().reshape(-1), rtol=1e-5)
+    with_unk = [row for row, translation in enumerate(translations) if b"<unk>" in translation]
+    assert all("<unk>" in _strings(scored["tokens"][row]) for row in with_unk)
 
 
 def test_bad_inputs_have_defined_results(translator):

@@ -79,6 +79,13 @@ def test_bad_dictionary_line_is_named(tmp_path):
         UnkReplacer.from_file(path)
 
 
+def test_a_dictionary_line_that_is_not_utf8_is_named(tmp_path):
+    path = tmp_path / "dictionary.tsv"
+    path.write_bytes("chat\tcat\n".encode() + b"caf\xe9\tcoffee\n")  # Latin-1, not UTF-8
+    with pytest.raises(ValueError, match=r"dictionary.tsv:2: not UTF-8 \(invalid continuation byte at byte 3\)$"):
+        UnkReplacer.from_file(path)
+
+
 class _NbestExport:
     """A loaded SavedModel's stand-in with 2 hypotheses for "the big Zyzzyva", each with an `<unk>` aligned
     to a different source word (hypothesis 1's to "big", hypothesis 0's to "Zyzzyva")."""

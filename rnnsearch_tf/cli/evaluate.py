@@ -34,7 +34,7 @@ _MODEL_DIR = folder_flags.define_model_dir("each a line in Figure 2", ensemble=T
 _SOURCE = flags.DEFINE_string("source", None, "Raw source sentences, one per line.")
 _REFERENCE = flags.DEFINE_string("reference", None, "Raw references, line-aligned with --source.")
 _OUTPUT_DIR = folder_flags.define_output_dir("report.md, metrics.json, the figures and a folder per model")
-_NUM_HEATMAPS = flags.DEFINE_integer("num_heatmaps", 3, "Alignment figures per model.")
+_NUM_HEATMAPS = flags.DEFINE_integer("num_heatmaps", 3, "Alignment figures per model.", lower_bound=0)
 _NUM_LONGEST = flags.DEFINE_integer(
     "num_longest", 5, "Longest test sentences shown with every model's translation (Appendix C).", lower_bound=0
 )

@@ -10,8 +10,12 @@ Scoring (`--target`): one line per pair, `--output_format=sentence` gives log p(
 the log-probability of each (Cho et al. 2014 scored phrase pairs exactly so). Rescoring (`--nbest`):
 each hypothesis of line i is scored against source line i; the feature `log_prob= X` is appended and the
 total becomes `total + weight * X`; each list is sorted again by the new total. Output is the rescored
-n-best list; `--best_output` also gets the new 1-best translation of every source line (an empty line
-where the list has no entry).
+n-best list, every feature value and a Moses word alignment (a fifth field) kept; `--best_output` also gets
+the new 1-best translation of every source line (an empty line where the list has no entry). A malformed
+n-best line is named with its file and number before the model loads; `--output_format=json` is refused
+with `--nbest` (its output is the n-best list). A source of more than `--maximum_source_length` tokens, or a
+target of more than the longest translation searched (`maximum_length_a * maximum_source_length +
+maximum_length_b`, less its `</s>`), is scored from its first tokens, and the lines cut are named on stderr.
 
 Phrase-table scoring (`--phrase_table`, Cho et al. 2014, Section 4.1): a Moses phrase table (plain or gzip)
 is written to `--output` (gzip if it ends in `.gz`) with log p(target | source) and its value per target
@@ -41,13 +45,14 @@ from absl import app, flags
 
 from rnnsearch_tf.cli import folder_flags, search_flags
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
-from rnnsearch_tf.inference.output_formats import nbest_line, parse_nbest_line
+from rnnsearch_tf.inference.output_formats import nbest_line, parse_nbest_lines
 from rnnsearch_tf.inference.phrase_table import (
     LINES_PER_CHUNK, ON_BAD_LINE, PhraseTableScorer, comparison_table, table_candidates,
 )
 from data_pipeline.progress_line import ProgressLine
 from rnnsearch_tf.utils.function_cache import run_graphs_without_grappler
-from rnnsearch_tf.utils.text_files import check_line_for_line, check_writable, open_output, read_lines
+from rnnsearch_tf.utils.text_files import (check_line_for_line, check_writable, input_name, line_numbers, open_output,
+                                          read_lines)
 
 _MODEL_DIR = folder_flags.define_model_dir(ensemble=True)
 _SAVED_MODEL = folder_flags.define_saved_model()
@@ -80,22 +85,21 @@ _TABLE_SCORE = flags.DEFINE_integer(
 _PROGRESS = flags.DEFINE_boolean("progress", True, "Draw a progress bar on stderr.")
 
 
-def _rescore(scorer, sources, nbest_lines, output_path, best_path):
-    entries = [parse_nbest_line(line) for line in nbest_lines if line.strip()]
-    for index, *_ in entries:
-        if not 0 <= index < len(sources):
-            raise app.UsageError(f"the n-best list names line {index} but --source has {len(sources)} lines")
+def _rescore(scorer, sources, entries, output_path, best_path):
+    """Writes the n-best list `entries` (`{line number: parse_nbest_line entry}`) rescored (module docstring)."""
     progress = ProgressLine("rescored", len(entries)) if _PROGRESS.value and entries else None
-    scores = scorer.score([sources[entry[0]] for entry in entries], [entry[1] for entry in entries], progress)
+    hypotheses = list(entries.values())
+    scores = scorer.score([sources[entry[0]] for entry in hypotheses], [entry[1] for entry in hypotheses], progress)
+    _report_truncation(scorer, scores, [entry[0] + 1 for entry in hypotheses], ("--nbest", list(entries)))
     lists = collections.defaultdict(list)
-    for (index, translation, features, total), score in zip(entries, scores):
-        features = dict(features, log_prob=score["log_prob"])
-        lists[index].append((total + _WEIGHT.value * score["log_prob"], translation, features))
+    for (index, translation, features, total, alignment), score in zip(hypotheses, scores):
+        features = dict(features, log_prob=[score["log_prob"]])
+        lists[index].append((total + _WEIGHT.value * score["log_prob"], translation, features, alignment))
     with open_output(output_path) as output:
         for index in sorted(lists):
             lists[index].sort(key=lambda hypothesis: -hypothesis[0])
-            for total, translation, features in lists[index]:
-                output.write(nbest_line(index, translation, features, total))
+            for total, translation, features, alignment in lists[index]:
+                output.write(nbest_line(index, translation, features, total, alignment))
     if best_path:
         with open_output(best_path) as output:
             for index in range(len(sources)):
@@ -129,12 +133,36 @@ def _phrase_table_top(scorer, k):
             output.write(comparison_table(phrase, k, candidates[phrase], by_model[phrase], result["nbest"][:k]))
 
 
+def _report_truncation(scorer, scores, source_lines, targets):
+    """Names on stderr the lines scored from their first tokens only: `scores` (`BatchTranslator.score`'s) of
+    pairs whose sources are the --source lines `source_lines` (from 1) and whose targets are the lines of
+    `targets`, `(flag, line numbers)` of the file they come from."""
+    search_config = scorer.search_config
+    target_flag, target_lines = targets
+    cut_sources = sorted({line for line, score in zip(source_lines, scores) if score["source_truncated"]})
+    if cut_sources:
+        print(f"--source lines cut to their first {search_config.maximum_source_length} tokens "
+              f"(--maximum_source_length): {line_numbers(cut_sources)}", file=sys.stderr)
+    cut_targets = [line for line, score in zip(target_lines, scores) if score["target_truncated"]]
+    if cut_targets:
+        print(f"{target_flag} lines cut to their first {scorer.maximum_target_length - 1} target tokens (the longest "
+              "translation, --maximum_length_a * --maximum_source_length + --maximum_length_b, less its </s>): "
+              f"{line_numbers(cut_targets)}", file=sys.stderr)
+
+
 def _read_inputs():
-    """The lines of --source and of --target (one per source line, refused otherwise, naming both files) or of
-    --nbest (its own line format, checked where it is parsed)."""
+    """The lines of --source, and those of --target (one per source line, refused otherwise, naming both files)
+    or the entries of --nbest by line number (`parse_nbest_lines`, each naming a --source line, refused
+    otherwise, naming the n-best line)."""
     sources = read_lines(_SOURCE.value)
     if _NBEST.value:
-        return sources, read_lines(_NBEST.value)
+        name = input_name(_NBEST.value)
+        entries = parse_nbest_lines(read_lines(_NBEST.value), name)
+        for number, (index, *_) in entries.items():
+            if index >= len(sources):
+                raise ValueError(f"{name}:{number}: the n-best list names line {index} (0-based) but --source has "
+                                 f"{len(sources)} line{'' if len(sources) == 1 else 's'}")
+        return sources, entries
     targets = read_lines(_TARGET.value)
     check_line_for_line(("--target", _TARGET.value, targets), ("--source", _SOURCE.value, sources), "target line")
     return sources, targets
@@ -154,6 +182,9 @@ def main(argv):
         raise app.UsageError("give --source (with --target or --nbest) or --phrase_table")
     elif (_TARGET.value is None) == (_NBEST.value is None):
         raise app.UsageError("give exactly one of --target (scoring) and --nbest (rescoring)")
+    if _OUTPUT_FORMAT.value == "json" and _TARGET.value is None:
+        raise app.UsageError("--output_format=json is the format of --target's scores: --nbest writes an n-best list "
+                             "and --phrase_table a phrase table")
     check_writable(_OUTPUT.value, "--output")
     check_writable(_BEST_OUTPUT.value, "--best_output")
     inputs = None if _PHRASE_TABLE.value else _read_inputs()  # before the model: a bad file is found at once
@@ -182,10 +213,13 @@ def main(argv):
         _rescore(scorer, sources, targets, _OUTPUT.value, _BEST_OUTPUT.value)
         return
     progress = ProgressLine("scored", len(sources)) if _PROGRESS.value and sources else None
+    scores = scorer.score(sources, targets, progress)
     with open_output(_OUTPUT.value) as output:
-        for score in scorer.score(sources, targets, progress):
+        for score in scores:
             if _OUTPUT_FORMAT.value == "json":
                 output.write(json.dumps(score, ensure_ascii=False) + "\n")
             else:
                 output.write(f"{score['log_prob']:.6f}\n")
+    lines = range(1, len(sources) + 1)
+    _report_truncation(scorer, scores, lines, ("--target", lines))
 

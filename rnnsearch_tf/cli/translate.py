@@ -146,6 +146,8 @@ def main(argv):
         raise app.UsageError("give exactly one of --model_dir and --saved_model")
     if _SPLIT_SENTENCES.value and (_PREFIX_FILE.value is not None or _OUTPUT_FORMAT.value == "nbest"):
         raise app.UsageError("--split_sentences takes neither --prefix_file nor --output_format=nbest")
+    if search_flags.UNK_DICTIONARY.value and not _REPLACE_UNK.value:
+        raise app.UsageError("--unk_dictionary is used by <unk> replacement only: give --replace_unk with it")
     terminology = _check_constraint_flags()
     check_writable(_OUTPUT.value, "--output")
     typed = _INPUT.value == "-" and sys.stdin.isatty()
@@ -168,7 +170,7 @@ def main(argv):
     print("type a sentence and press Enter to translate it; Ctrl-D ends", file=sys.stderr)
     with open_output(_OUTPUT.value) as output:
         for number, line in enumerate(each_line("-")):  # each line translated as it comes, as fairseq-interactive does
-            results, messages = _translate_lines(translator, [line], None, None, terminology, number)
+            results, messages = _translate_lines(translator, [line], None, None, terminology, number, typed=True)
             _write(output, results, number)
             output.flush()
             _report(messages)
@@ -210,9 +212,11 @@ def _load_translator():
 
 
 def _translate_lines(translator, sentences, prefixes, explicit_constraints, terminology, before=0,
-                     show_progress=False):
+                     show_progress=False, typed=False):
     """`(results, messages)`: the translations of `sentences`, the input lines after the first `before`, and what
-    stderr says of them (lines numbered from the input's first), with a progress bar if `show_progress`."""
+    stderr says of them (lines numbered from the input's first), with a progress bar if `show_progress`. A line
+    `typed` at a terminal gets the constraints summary only where it has constraints, as its other warnings are
+    said only where they apply."""
     constraints = None
     if _SPLIT_SENTENCES.value:
         paragraphs = ParagraphTranslator(translator)
@@ -228,8 +232,8 @@ def _translate_lines(translator, sentences, prefixes, explicit_constraints, term
         if terms is not None:
             terms.capitalise_sentence_starts(sentences, results)
     messages = list(_warnings(translator, sentences, results, before))
-    if terminology is not None:
-        messages += glossary.constraint_report(constraints, results)
+    if terminology is not None and (not typed or any(constraints)):
+        messages += glossary.constraint_report(constraints, results, before)
     return results, messages
 
 

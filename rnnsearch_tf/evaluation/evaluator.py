@@ -229,7 +229,7 @@ class Evaluator:
     def _heatmaps(self, results, output_dir):
         names = []
         for index, result in enumerate(results):
-            if len(names) == self.num_heatmaps:
+            if len(names) >= self.num_heatmaps:
                 break
             if not result["source_tokens"]:
                 continue

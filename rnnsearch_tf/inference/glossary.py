@@ -326,7 +326,7 @@ def merge_constraints(*per_line):
     return [list(dict.fromkeys(phrase for lines in line for phrase in lines)) for line in zip(*given)]
 
 
-def constraint_report(constraints, results, most=20):
+def constraint_report(constraints, results, before=0, most=20):
     """What `rnnsearch translate` says about the constraints after translating: each one skipped, not met or
     written as `<unk>` (the first `most`), then a summary line.
 
@@ -340,13 +340,15 @@ def constraint_report(constraints, results, most=20):
         constraints: list of lists of str, each line's target phrases.
         results: `BatchTranslator.translate` results of those lines (`constraints_met`, `constraints_skipped`,
             `source_tokens`, `translation`).
+        before: the input lines before these (a line typed at a terminal is translated alone): a line is
+            named by its number in the input, from 1.
         most: problems listed one per line; the others are counted.
 
     Returns:
         list of str, the lines to print.
     """
     problems, counts = [], dict.fromkeys(("met", "not met", "skipped", "written as <unk>"), 0)
-    for number, (phrases, result) in enumerate(zip(constraints, results), start=1):
+    for number, (phrases, result) in enumerate(zip(constraints, results), start=before + 1):
         for phrase, was_met, was_skipped in zip(phrases, result["constraints_met"], result["constraints_skipped"]):
             if was_skipped:
                 outcome, why = "skipped", "none of its words is in the target vocabulary"

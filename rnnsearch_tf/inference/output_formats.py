@@ -2,7 +2,9 @@
 
 - `text`: one detokenized translation per input line (after `<unk>` replacement when asked).
 - `nbest`: the Moses n-best format, `num_hypotheses` lines per input line, best first:
-  `INDEX ||| TRANSLATION ||| beam_score= SCORE ||| SCORE`, INDEX the 0-based input line. Each
+  `INDEX ||| TRANSLATION ||| beam_score= SCORE ||| SCORE`, INDEX the 0-based input line (Moses' own lists, which
+  `score --nbest` rescores, may give a feature several values, `TranslationModel0= -1.5 -2.5`, and add a fifth
+  field, the word alignment, `||| 0-0 1-1`: `parse_nbest_line` keeps both). Each
   translation after `<unk>` replacement when asked (by its own alignment). An input line whose
   translation is empty still has its lines (with an empty translation).
 - `alignment`: one JSON object per input line: `index`, `translation`, `score`, `source_tokens`,
@@ -37,6 +39,7 @@
 """
 
 import json
+import re
 
 import numpy as np
 
@@ -51,7 +54,7 @@ def format_translation(index, result, output_format):
     if output_format == "text":
         return result["translation"] + "\n"
     if output_format == "nbest":
-        return "".join(nbest_line(index, text, {"beam_score": score}, score) for text, score in result["nbest"])
+        return "".join(nbest_line(index, text, {"beam_score": [score]}, score) for text, score in result["nbest"])
     if output_format == "alignment":
         return json.dumps(alignment_record(index, result), ensure_ascii=False) + "\n"
     if output_format == "json":
@@ -154,22 +157,79 @@ def _aligned_translation(hypothesis, words):
     )
 
 
-def nbest_line(index, translation, features, total):
-    """One Moses n-best line; `features` maps a feature name to its float value, in order."""
-    feature_text = " ".join(f"{name}= {value:.6f}" for name, value in features.items())
-    return NBEST_SEPARATOR.join([str(index), translation, feature_text, f"{total:.6f}"]) + "\n"
+def nbest_line(index, translation, features, total, alignment=None):
+    """One Moses n-best line; `features` maps a feature name to its list of float values, in order;
+    `alignment`, the fifth field of a Moses list (its word alignment), is written as given when not None."""
+    feature_text = " ".join(f"{name}= " + " ".join(f"{value:.6f}" for value in values)
+                            for name, values in features.items())
+    fields = [str(index), translation, feature_text, f"{total:.6f}"]
+    return NBEST_SEPARATOR.join(fields + ([] if alignment is None else [alignment])) + "\n"
 
 
 def parse_nbest_line(line):
-    """A Moses n-best line -> `(index, translation, features dict name -> float, total)`."""
-    fields = line.rstrip("\n").split(NBEST_SEPARATOR)
+    """A Moses n-best line `INDEX ||| TRANSLATION ||| FEATURES ||| TOTAL [||| ALIGNMENT]` -> `(index, translation,
+    features, total, alignment)`.
+
+    `features` maps each feature name (`LM0=` without its "=") to the list of its float values, in order (a
+    Moses feature may have several: `TranslationModel0= -1.5 -2.5 -3.5 -4.5`). The total is a number, so the
+    last field of a line of five fields or more that is not a number is the word alignment Moses adds
+    (`0-0 1-1`), returned as written (None where absent); a translation may itself hold " ||| ". Raises
+    `ValueError` saying what is wrong (too few fields, an index that is not a whole number, a total or feature
+    value that is not a number, a value before any feature name, a feature without values).
+    """
+    text = line.rstrip("\n")
+    fields, alignment = text.split(NBEST_SEPARATOR), None
+    if len(fields) >= 5 and not _is_number(fields[-1]):
+        alignment, fields = fields[-1], fields[:-1]
     if len(fields) < 4:
-        raise ValueError(f"not a Moses n-best line 'INDEX ||| TRANSLATION ||| FEATURES ||| TOTAL': {line!r}")
+        raise ValueError(f"not a Moses n-best line 'INDEX ||| TRANSLATION ||| FEATURES ||| TOTAL [||| ALIGNMENT]': "
+                         f"{text!r}")
     index, translation, feature_text, total = fields[0], NBEST_SEPARATOR.join(fields[1:-2]), fields[-2], fields[-1]
+    if not re.fullmatch(r"[0-9]+", index.strip()):
+        raise ValueError(f"the index {index!r} is not a whole number (the 0-based input line)")
+    if not _is_number(total):
+        raise ValueError(f"the total {total!r} is not a number")
+    return int(index), translation, _features(feature_text), float(total), alignment
+
+
+def parse_nbest_lines(lines, name):
+    """`{line number (from 1): parse_nbest_line entry}` of the lines (str, without their line ends) of the n-best
+    list `name` (a file's name, for messages), in order, blank lines left out; a malformed line raises
+    `ValueError` naming `name` and the line's number, as a bad phrase-table line is named."""
+    entries = {}
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            entries[number] = parse_nbest_line(line)
+        except ValueError as error:
+            raise ValueError(f"{name}:{number}: {error}") from None
+    return entries
+
+
+def _features(feature_text):
+    """`{name: [float values]}` of the features field of a Moses n-best line (`name= value value ...`)."""
     features, name = {}, None
     for item in feature_text.split():
         if item.endswith("="):
             name = item[:-1]
-        elif name is not None:
-            features[name] = float(item)
-    return int(index), translation, features, float(total)
+            features.setdefault(name, [])
+        elif name is None:
+            raise ValueError(f"the feature value {item!r} has no name before it ('NAME= VALUE ...')")
+        elif not _is_number(item):
+            raise ValueError(f"the value {item!r} of feature {name}= is not a number")
+        else:
+            features[name].append(float(item))
+    empty = [name for name, values in features.items() if not values]
+    if empty:
+        raise ValueError(f"the feature {empty[0]}= has no value")
+    return features
+
+
+def _is_number(text):
+    """Whether `text` is a float as Moses writes one (spaces around it allowed)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

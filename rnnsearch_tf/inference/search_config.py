@@ -34,7 +34,8 @@ class SearchConfig:
         sampling: draw num_samples translations per sentence by ancestral sampling (as Cho et al. 2014)
             instead of searching; they are returned best first, the n-best list holds them all.
         num_samples: translations drawn per sentence with sampling.
-        sampling_temperature: temperature of the sampling distribution.
+        sampling_temperature: temperature of the sampling distribution, above 0 (below 1 sharpens it towards
+            the most probable word, above 1 flattens it).
         sampling_seed: seed of the sampling draws (the same seed gives the same samples).
         shortlist: decode each batch over the target words of the model directory's vocabulary shortlist
             only (`Shortlist`, written by `rnnsearch shortlist`), not the whole vocabulary. None (the
@@ -64,6 +65,8 @@ class SearchConfig:
         check_at_least(self, 1, ("beam_size", "num_hypotheses", "maximum_source_length", "maximum_length_b",
                                  "num_samples"))
         check_at_least(self, 0, ("maximum_length_a",))
+        if self.sampling_temperature <= 0:
+            raise ValueError(f"SearchConfig.sampling_temperature must be above 0, got {self.sampling_temperature}")
         if not self.sampling and self.num_hypotheses > self.beam_size:
             raise ValueError(
                 f"SearchConfig.num_hypotheses must be between 1 and beam_size={self.beam_size}, "

@@ -472,7 +472,9 @@ class Translator(tf.Module):
 
         Args:
             source: tf.string `[batch]`, raw source sentences.
-            target: tf.string `[batch]`, raw target sentences (tokenized here like the translations).
+            target: tf.string `[batch]`, raw target sentences, tokenized as a prefix is
+                (`TextCodec.tokenize_prefix`): the `<unk>` a translation holds stays one token, so a
+                translation's score is its search log-probability.
 
         Returns:
             dict of dense tensors:
@@ -490,7 +492,7 @@ class Translator(tf.Module):
         ]
         with tf.control_dependencies(checks):
             source_tokens = self.source_codec.tokenize(source)
-        target_tokens = self.target_codec.tokenize(target)
+        target_tokens = self.target_codec.tokenize_prefix(target)
         source_tokens, source_truncated = truncate(source_tokens, self.maximum_source_length)
         target_tokens, target_truncated = truncate(target_tokens, self.maximum_target_length - 1)
         source_ids = with_eos(self.source_codec.lookup(source_tokens))  # [batch, src_len]

@@ -65,12 +65,16 @@ class UnkReplacer:
 
         Later columns (e.g. a probability) are ignored; the first line of a source word wins, so a
         lexical table sorted by descending probability gives each word its most probable translation.
-        Blank lines are skipped.
+        Blank lines are skipped. A line that is not UTF-8, or has no target text, raises `ValueError`
+        naming the file and the line.
         """
         dictionary = {}
-        with open(path, encoding="utf-8") as stream:
-            for number, line in enumerate(stream, start=1):
-                line = line.rstrip("\r\n")
+        with open(path, "rb") as stream:
+            for number, raw in enumerate(stream, start=1):
+                try:
+                    line = raw.decode("utf-8").rstrip("\r\n")
+                except UnicodeDecodeError as error:
+                    raise ValueError(f"{path}:{number}: not UTF-8 ({error.reason} at byte {error.start})") from None
                 if not line.strip():
                     continue
                 fields = line.split("\t")
