@@ -91,4 +91,17 @@ def test_subword_sampling_is_recorded_in_flags_txt_and_refused_on_word_level_dat
     assert errors == [
         f"error: --subword_sampling_alpha=0.1 samples SentencePiece pieces, but {toy_data} is word-level; build the "
         "data with `rnnsearch build-data --subwords=sentencepiece`, or leave --subword_sampling_alpha at 0"]
-    assert os.listdir(tmp_path / "words") == ["flags.txt"]  # refused before the model is described
+    assert not (tmp_path / "words").exists()  # refused before anything is written
+
+
+def test_a_refused_run_leaves_the_model_directorys_flags_as_they_were(toy_data, tmp_path):
+    model_dir = tmp_path / "model"
+    first = _train(f"--data_dir={toy_data}", f"--model_dir={model_dir}", *TINY_MODEL, *QUICK_RUN, "--train_steps=1")
+    assert first.returncode == 0, first.stderr[-3000:]
+    flags_before = (model_dir / "flags.txt").read_bytes()
+    refused = _train(f"--data_dir={toy_data}", f"--model_dir={model_dir}", *TINY_MODEL, *QUICK_RUN,
+                     "--train_steps=2", "--hidden_dim=32")
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused.stderr[-3000:]
+    errors = [line for line in refused.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "holds a different model" in errors[0], errors
+    assert (model_dir / "flags.txt").read_bytes() == flags_before

@@ -280,6 +280,40 @@ def test_misconfiguration_is_reported_before_training(toy_data, tmp_path):
         make_trainer(model_config(toy_data, hidden_dim=40), training_config(toy_data, tmp_path / "c")).train()
 
 
+def test_a_run_stopped_by_patience_stops_again_at_once_when_run_again(toy_data, tmp_path):
+    # A rate too small to change dev BLEU: the validation at 4 does not improve on the one at 2.
+    config = training_config(toy_data, tmp_path / "run", train_steps=20, learning_rate=1e-12, validate_every=2,
+                             checkpoint_every=2, dev_bleu_sentences=8, patience=1)
+    first = make_trainer(model_config(toy_data), config).train()
+    assert first["step"] == 4 and first["stop_reason"].startswith("dev BLEU did not improve for 1 validations")
+    again = make_trainer(model_config(toy_data), config).train()
+    assert (again["step"], again["stop_reason"]) == (4, first["stop_reason"])
+
+
+def test_a_resumed_run_keeps_its_optimizer_and_selection_metric(toy_data, tmp_path):
+    config = training_config(toy_data, tmp_path / "run", train_steps=2, validate_every=2, dev_bleu_sentences=8)
+    make_trainer(model_config(toy_data), config).train()
+    state_file = tmp_path / "run" / "training_state.json"
+    state = json.loads(state_file.read_text())
+    assert (state["optimizer"], state["selected_by"]) == ("adam", "bleu")
+    with pytest.raises(ValueError, match=rf"^--optimizer=adadelta: {tmp_path / 'run'} was trained with "
+                                         r"--optimizer=adam \("):
+        make_trainer(model_config(toy_data), dataclasses.replace(config, train_steps=4, optimizer="adadelta"))
+    with pytest.raises(ValueError, match=r"^--select_by=chrf: .* was trained with --select_by=bleu"):
+        make_trainer(model_config(toy_data), dataclasses.replace(config, train_steps=4, select_by="chrf"))
+    # A child keeping the optimizer state needs the parent's optimizer.
+    child = training_config(toy_data, tmp_path / "child", optimizer="adadelta", init_from=f"{tmp_path / 'run'}:latest",
+                            reset_optim="keep_states")
+    with pytest.raises(ValueError, match=r"the parent's optimizer state \(adam, .*\) does not fit this run's "
+                                         r"optimizer \(adadelta; trained with another --optimizer\?\)"):
+        make_trainer(model_config(toy_data), child)
+    assert not (tmp_path / "child").exists()
+    # A run recorded before the optimizer was resumes.
+    state_file.write_text(json.dumps({name: value for name, value in state.items() if name != "optimizer"}))
+    resumed = make_trainer(model_config(toy_data), dataclasses.replace(config, train_steps=4)).train()
+    assert resumed["step"] == 4 and json.loads(state_file.read_text())["optimizer"] == "adam"
+
+
 @pytest.fixture(scope="module")
 def parent_run(toy_data, tmp_path_factory):
     """A tiny RNNsearch trained 6 updates on the toy corpus, and a second toy corpus (other sentences)
@@ -449,3 +483,18 @@ def test_after_the_switch_the_best_checkpoint_is_judged_afresh(toy_data, joined_
     assert summary["best_step"] == 6 and summary["best_checkpoint"].endswith("ckpt-6")
     state = json.loads((tmp_path / "switched" / "training_state.json").read_text())
     assert [entry["step"] for entry in state["history"]] == [2, 4, 6, 8] and state["best_step"] == 6
+
+
+def test_switch_data_dir_cannot_be_added_to_or_removed_from_a_run(toy_data, joined_data, tmp_path):
+    without = training_config(toy_data, tmp_path / "without", train_steps=2, checkpoint_every=2)
+    make_trainer(model_config(toy_data), without).train()
+    with pytest.raises(ValueError, match=rf"^--switch_data_dir={joined_data}: {tmp_path / 'without'} started "
+                                         r"without --switch_data_dir, which cannot be added to a run"):
+        make_trainer(model_config(toy_data),
+                     dataclasses.replace(without, train_steps=4, switch_data_dir=str(joined_data)))
+    with_switch = training_config(toy_data, tmp_path / "with", train_steps=2, checkpoint_every=2,
+                                  switch_data_dir=str(joined_data))
+    make_trainer(model_config(toy_data), with_switch).train()
+    with pytest.raises(ValueError, match=rf"^{tmp_path / 'with'} started with a --switch_data_dir, which cannot be "
+                                         "removed from the run"):
+        make_trainer(model_config(toy_data), dataclasses.replace(with_switch, train_steps=4, switch_data_dir=None))

@@ -83,6 +83,14 @@ def test_switch_data_dir_with_other_vocabularies_is_refused_before_anything_is_w
     assert not (tmp_path / "a").exists()
 
 
+def test_a_switch_data_dir_that_is_not_built_is_named_as_such(toy_data, tmp_path):
+    with pytest.raises(FileNotFoundError, match=rf"^{tmp_path / 'none'}/metadata.json is missing: --switch_data_dir "
+                                                "must be the --output_dir of `rnnsearch build-data`"):
+        TrainingFolders(_training_config(toy_data, tmp_path / "a", switch_data_dir=str(tmp_path / "none")),
+                        _model_config(toy_data))
+    assert not (tmp_path / "a").exists()
+
+
 def test_subword_sampling_is_refused_on_word_level_data_before_anything_is_written(toy_data, tmp_path):
     with pytest.raises(ValueError, match=rf"^--subword_sampling_alpha=0.1 samples SentencePiece pieces, but {toy_data} "
                                          r"is word-level; build the data with `rnnsearch build-data --subwords="):

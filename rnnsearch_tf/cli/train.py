@@ -9,7 +9,6 @@ MirroredStrategy; several machines through MultiWorkerMirroredStrategy when TF_C
 """
 
 import json
-import os
 import signal
 import sys
 
@@ -54,10 +53,6 @@ def main(argv):
         source_vocab_size=vocabularies["source"]["size"],
         target_vocab_size=vocabularies["target"]["size"],
     )
-    os.makedirs(training_config.model_dir, exist_ok=True)
-    with open(ModelDir(training_config.model_dir).flags_file, "w", encoding="utf-8") as stream:
-        stream.writelines(flags.FLAGS[holder.name].serialize() + "\n" for holder in _ALL_FLAGS
-                          if flags.FLAGS[holder.name].value is not None)
     logging.info("TensorBoard: tensorboard --logdir %s", training_config.model_dir)
     logging.info("%s: %d replica(s) on %s", strategy_name(strategy), strategy.num_replicas_in_sync,
                  ", ".join(strategy.extended.worker_devices))
@@ -65,8 +60,17 @@ def main(argv):
         logging.info("precision auto: %s (a bf16 matmul runs %.2fx float32 here)",
                      dtype_policy("auto"), bfloat16_speedup())
     search_config = config_from_flags(SearchConfig, _SEARCH_FLAGS)
-    summary = Trainer.create(model_config, training_config, strategy, search_config).train()
+    trainer = Trainer.create(model_config, training_config, strategy, search_config)  # checks, then writes
+    _write_flags(training_config.model_dir)
+    summary = trainer.train()
     print(json.dumps(summary, indent=2))
     if summary["signal"]:  # stopped early, its checkpoint saved: the exit status of the signal, for scripts
         sys.exit(128 + signal.Signals[summary["signal"]])
 
+
+def _write_flags(model_dir):
+    """Writes the resolved flags to `<model_dir>/flags.txt`, once `Trainer.create` has accepted them: a
+    refused run leaves the model directory's flags as they were (or no model directory)."""
+    with open(ModelDir(model_dir).flags_file, "w", encoding="utf-8") as stream:
+        stream.writelines(flags.FLAGS[holder.name].serialize() + "\n" for holder in _ALL_FLAGS
+                          if flags.FLAGS[holder.name].value is not None)

@@ -95,6 +95,11 @@ class ModelDir(VocabularyFolder):
         """training_state.json as a dict, or None where training has not validated yet (or for a copy)."""
         return self.read_json(TRAINING_STATE_FILE) if os.path.exists(self.training_state_file) else None
 
+    def recorded_training_setting(self, name):
+        """A setting that training_state.json records of the run (`optimizer`, `selected_by`), or None where
+        training has not validated yet or validated before the setting was recorded."""
+        return (self.read_training_state() or {}).get(name)
+
     def read_parent(self):
         """parent.json, the trained model this one started from (`rnnsearch train --init_from`), as a dict;
         None for a model trained from scratch."""

@@ -53,6 +53,16 @@ class Checkpointing:
         """The path of the newest checkpoint in `best/`, or None."""
         return self.best.latest_checkpoint
 
+    def saved_names(self):
+        """The names of the objects in the newest checkpoint that reads (the `**objects` it was saved with), or
+        None without one: what a resumed run must still checkpoint."""
+        for path in reversed(self.latest.checkpoints):
+            try:
+                return {name.split("/")[0] for name, _ in tf.train.list_variables(path)}
+            except (tf.errors.OpError, ValueError):  # a write cut short: `restore` warns of it
+                continue
+        return None
+
     def save(self, step):
         """Writes `checkpoints/ckpt-{step}`, over one of that step that `restore` found unreadable."""
         return self.latest.save(checkpoint_number=step)

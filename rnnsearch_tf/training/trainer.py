@@ -44,7 +44,9 @@ class Trainer:
     newest checkpoint does not read, training resumes from the one before it, saying so.
 
     The constructor checks the data directory and the model directory and writes a new model directory's
-    description (`TrainingFolders`), and creates the parts; `train()` resumes and runs the loop.
+    description (`TrainingFolders`, which also refuses a resumed run's other `optimizer` or `select_by`), and
+    creates the parts (refusing a `switch_data_dir` added to or removed from a run); `train()` resumes and runs
+    the loop, which a run stopped by `patience` ends at once.
 
     With `switch_data_dir`, updates read that data directory's training pairs (its own iterator, also
     checkpointed) once `switch_at` of the budget is spent; the model, optimizer, schedule and validation go
@@ -92,6 +94,7 @@ class Trainer:
         iterators = [iter(self._make_dataset(data_dir))
                      for data_dir in (self.folders.data_dir, self.folders.switch_data_dir) if data_dir]
         self.checkpointing = self._make_checkpointing(iterators)
+        self._check_same_switch_data_dir()
         self.train_steps = [self._make_train_step(iterator) for iterator in iterators]
         self.validator = self._make_validator()
         self.summaries = TrainingSummaries(self.folders.model_dir, model, self.folders.is_chief)
@@ -162,6 +165,21 @@ class Trainer:
             **self.budget.variables,
             **({"switched": self.has_switched} if self.has_switched is not None else {}),
         )
+
+    def _check_same_switch_data_dir(self):
+        """Raises ValueError when a resumed run adds a `switch_data_dir` to a run that started without one, or
+        removes it from one that started with it: its checkpoints hold a second data iterator only with it."""
+        saved = self.checkpointing.saved_names()
+        started_with = saved is not None and "switch_iterator" in saved
+        if saved is None or started_with == (self.folders.switch_data_dir is not None):
+            return
+        path = self.folders.model_dir.path
+        if started_with:
+            raise ValueError(f"{path} started with a --switch_data_dir, which cannot be removed from the run: "
+                             f"resume with the --switch_data_dir of {self.folders.model_dir.flags_file}")
+        raise ValueError(f"--switch_data_dir={self.config.switch_data_dir}: {path} started without "
+                         "--switch_data_dir, which cannot be added to a run; resume without it, or train on that "
+                         f"data in a new --model_dir with --init_from={path}:latest --reset_optim=keep_states")
 
     def _make_validator(self):
         if not self.config.validate_every:
@@ -301,10 +319,11 @@ class Trainer:
             )
 
     def _limit_reached(self):
-        """Why training must stop now (a signal, or the budget: `TrainingBudget.exhausted`), or None."""
+        """Why training must stop now (a signal, the budget: `TrainingBudget.exhausted`, or early stopping, which
+        a run it stopped resumes to: the re-run stops at once, as one stopped by its budget does), or None."""
         if self.stop_request.signal_name:
             return f"{self.stop_request.signal_name} at step {self.step}; the same command resumes"
-        return self.budget.exhausted()
+        return self.budget.exhausted() or self.early_stopping.should_stop()
 
     def _learning_rate(self):
         """The rate of the next update."""
@@ -349,6 +368,7 @@ class Trainer:
             "dev_bleu_signature": result["bleu_signature"],
             "dev_chrf": result["chrf"],
             "learning_rate": self._learning_rate(),
+            "optimizer": self.config.optimizer,  # a resumed run must keep it (`TrainingFolders`)
         })
         self.checkpointing.save(step)  # last: this step is complete
         return self.early_stopping.should_stop()

@@ -39,6 +39,8 @@ class TrainingFolders:
         self.parent = ParentModel(training_config.init_from) if training_config.init_from else None
         if self.parent:
             self.parent.check_fits(training_config.model, model_config, self.data_dir)
+            if training_config.reset_optim == "keep_states":
+                self.parent.check_optimizer(training_config.optimizer)
         validated = [training_config.dev_split] if training_config.validate_every else []
         self.data_dir.check_shards(["train"] + validated)
         if validated and not self.data_dir.records(training_config.dev_split):  # its BLEU would fail the first one
@@ -79,6 +81,10 @@ class TrainingFolders:
         if not self.config.switch_data_dir:
             return None
         switch_data_dir = DataDir(self.config.switch_data_dir)
+        if not os.path.exists(switch_data_dir.metadata_file):  # DataDir's own message names --data_dir
+            raise FileNotFoundError(f"{switch_data_dir.metadata_file} is missing: --switch_data_dir must be the "
+                                    "--output_dir of `rnnsearch build-data`; --switch_data_dir= trains on data_dir "
+                                    "only")
         side = switch_data_dir.differing_vocabulary(self.data_dir)
         if side:
             raise ValueError(
@@ -99,6 +105,7 @@ class TrainingFolders:
         parent = self.parent and dict(self.parent.record(), reset_optim=self.config.reset_optim)
         if self.model_dir.has_model():
             self._check_same_parent(parent)
+            self._check_recorded_settings()
             self.model_dir.check_model(self.config.model, self.model_config)
             self.model_dir.check_vocabularies(self.data_dir)
             return
@@ -108,6 +115,20 @@ class TrainingFolders:
         self.model_dir.write_model(self.config.model, self.model_config, data_info,
                                    self.data_dir.source_vocabulary_file, self.data_dir.target_vocabulary_file,
                                    parent, self.data_dir.subword_model_files())
+
+    def _check_recorded_settings(self):
+        """Raises ValueError when a resumed run's `optimizer` or `select_by` is not the one its training_state.json
+        records: the checkpoint's optimizer slots are a list that another optimizer would read by position (and
+        diverge), and the best score kept is of the recorded metric. A run recorded without them resumes."""
+        for flag, value, recorded_name in (("optimizer", self.config.optimizer, "optimizer"),
+                                           ("select_by", self.config.select_by, "selected_by")):
+            recorded = self.model_dir.recorded_training_setting(recorded_name)
+            if recorded is not None and recorded != value:
+                raise ValueError(
+                    f"--{flag}={value}: {self.model_dir.path} was trained with --{flag}={recorded} "
+                    f"({self.model_dir.training_state_file}); resume with --{flag}={recorded}, or start a new "
+                    "--model_dir (--init_from=... --reset_optim=all keeps the weights)"
+                )
 
     def _check_same_parent(self, parent):
         """Raises ValueError when `init_from` names a parent that the existing model directory did not
