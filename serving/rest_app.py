@@ -158,7 +158,6 @@ class RestApp:
         try:
             request = _parse_predict_request(body)
             signature_name = request.get("signature_name") or tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY
-
             with self.models.model(name).servable(version) as servable:
                 answered = servable.version
                 answer = _predict(servable, signature_name, request)
