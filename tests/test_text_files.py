@@ -3,8 +3,8 @@
 import pytest
 
 from rnnsearch_tf.utils.text_files import (check_line_for_line, check_not_inputs, check_writable,
-                                          check_writable_folder, each_line, input_name, line_numbers, open_output,
-                                          read_lines)
+                                          check_writable_folder, each_line, input_name, line_numbers, numbered_lines,
+                                          open_output, read_lines)
 
 
 def test_lines_end_at_newline_only_and_bad_bytes_are_replaced(tmp_path):
@@ -86,3 +86,13 @@ def test_an_output_file_that_is_an_input_is_refused_by_any_path(tmp_path):
                                              "which writing it would empty: give another folder$"):
             check_not_inputs(str(tmp_path / "out"), names, [tmp_path / "other.en", given], "--output_dir")
     assert (tmp_path / "out" / "train.en").read_text(encoding="utf-8") == "general\n"
+
+
+def test_numbered_lines_name_the_line_that_is_not_utf8_and_skip_a_bom_only_when_asked(tmp_path):
+    path = tmp_path / "table.tsv"
+    path.write_bytes(b"\xef\xbb\xbfchat\tcat\r\ndog\n")
+    assert list(numbered_lines(path, ValueError, bom=True)) == [(1, "chat\tcat"), (2, "dog")]
+    assert list(numbered_lines(path, ValueError))[0] == (1, "\ufeffchat\tcat")
+    path.write_bytes(b"chat\tcat\nl\xe9\tthe\n")
+    with pytest.raises(LookupError, match=r"^line 2: not UTF-8 \(invalid continuation byte at byte 1\)$"):
+        list(numbered_lines(path, lambda number, problem: LookupError(f"line {number}: {problem}")))

@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from data_pipeline import constants, languages, text_codec
 from rnnsearch_tf.inference.unk_replacer import Placement, UnkReplacer
-from rnnsearch_tf.utils.text_files import read_lines
+from rnnsearch_tf.utils.text_files import numbered_lines, read_lines
 
 COMMENT = "#"  # a glossary line starting with it is a comment
 _CHUNK_LINES = 10_000  # input lines tokenized in one codec call
@@ -286,24 +286,20 @@ def read_glossary(path):
         (list of (source term, target term), list of int: the line number of each, from 1).
     """
     entries, numbers = [], []
-    with open(path, "rb") as stream:
-        for number, raw in enumerate(stream, start=1):
-            try:
-                line = raw.decode("utf-8-sig" if number == 1 else "utf-8").rstrip("\r\n")
-            except UnicodeDecodeError as error:
-                raise TerminologyFileError(path, number, f"not UTF-8 ({error.reason} at byte {error.start})") from None
-            if not line.strip() or line.startswith(COMMENT):
-                continue
-            fields = [field.strip() for field in line.split("\t")]
-            if len(fields) != 2:
-                problem = "no TAB" if len(fields) == 1 else f"{len(fields) - 1} TABs"
-                raise TerminologyFileError(
-                    path, number, f"expected 'source term<TAB>target term', got {line!r} ({problem})")
-            if not all(fields):
-                side = "source" if not fields[0] else "target"
-                raise TerminologyFileError(path, number, f"the {side} term is empty in {line!r}")
-            entries.append(tuple(fields))
-            numbers.append(number)
+    for number, line in numbered_lines(path, lambda number, problem: TerminologyFileError(path, number, problem),
+                                       bom=True):
+        if not line.strip() or line.startswith(COMMENT):
+            continue
+        fields = [field.strip() for field in line.split("\t")]
+        if len(fields) != 2:
+            problem = "no TAB" if len(fields) == 1 else f"{len(fields) - 1} TABs"
+            raise TerminologyFileError(
+                path, number, f"expected 'source term<TAB>target term', got {line!r} ({problem})")
+        if not all(fields):
+            side = "source" if not fields[0] else "target"
+            raise TerminologyFileError(path, number, f"the {side} term is empty in {line!r}")
+        entries.append(tuple(fields))
+        numbers.append(number)
     return entries, numbers
 
 

@@ -5,6 +5,7 @@ import dataclasses
 import numpy as np
 
 from data_pipeline import constants
+from rnnsearch_tf.utils.text_files import numbered_lines
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,18 +70,13 @@ class UnkReplacer:
         naming the file and the line.
         """
         dictionary = {}
-        with open(path, "rb") as stream:
-            for number, raw in enumerate(stream, start=1):
-                try:
-                    line = raw.decode("utf-8").rstrip("\r\n")
-                except UnicodeDecodeError as error:
-                    raise ValueError(f"{path}:{number}: not UTF-8 ({error.reason} at byte {error.start})") from None
-                if not line.strip():
-                    continue
-                fields = line.split("\t")
-                if len(fields) < 2 or not fields[0] or not fields[1].strip():
-                    raise ValueError(f"{path}:{number}: expected 'source word<TAB>target text', got {line!r}")
-                dictionary.setdefault(fields[0], fields[1].strip())
+        for number, line in numbered_lines(path, lambda number, problem: ValueError(f"{path}:{number}: {problem}")):
+            if not line.strip():
+                continue
+            fields = line.split("\t")
+            if len(fields) < 2 or not fields[0] or not fields[1].strip():
+                raise ValueError(f"{path}:{number}: expected 'source word<TAB>target text', got {line!r}")
+            dictionary.setdefault(fields[0], fields[1].strip())
         return cls(dictionary)
 
     def replace(self, target_tokens, source_tokens, alignment):

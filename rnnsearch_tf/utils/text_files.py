@@ -25,6 +25,18 @@ def each_line(path):
             yield line.removesuffix("\n").removesuffix("\r")
 
 
+def numbered_lines(path, error, bom=False):
+    """(number from 1, line without its line end) of the UTF-8 file `path`, for files whose lines a message names:
+    a line that is not UTF-8 raises `error(number, problem)`; with `bom`, a byte-order mark at the start is
+    skipped."""
+    with open(path, "rb") as stream:
+        for number, raw in enumerate(stream, start=1):
+            try:
+                yield number, raw.decode("utf-8-sig" if bom and number == 1 else "utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as decode_error:
+                raise error(number, f"not UTF-8 ({decode_error.reason} at byte {decode_error.start})") from None
+
+
 def input_name(path):
     """How a message names an input of `read_lines`: "stdin" for "-", else the path."""
     return "stdin" if path == "-" else path
