@@ -10,7 +10,7 @@ import tensorflow as tf
 from helpers.model_test_utils import randomize_weights, small_config
 from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.models.rnn_search import RNNSearch
-from rnnsearch_tf.training.checkpointing import Checkpointing
+from rnnsearch_tf.training.checkpointing import Checkpointing, saved_object_names
 
 
 def run_state(seed):
@@ -158,3 +158,13 @@ def test_restore_step_goes_back_to_a_kept_step_and_names_a_missing_one(tmp_path)
     assert_same_weights(model, saved[4])
     with pytest.raises(RuntimeError, match="has no checkpoint of step 6, the newest that every worker has"):
         kept.restore_step(6)
+
+
+def test_a_checkpoint_names_the_objects_it_was_saved_with(tmp_path):
+    model, step = run_state(seed=1)
+    saving = checkpointing(tmp_path, model, step)
+    assert saving.saved_names() is None  # no checkpoint yet
+    path = saving.save(3)
+    # the objects given, TensorFlow's save counter and object graph
+    assert saved_object_names(path) == {"model", "step", "save_counter", "_CHECKPOINTABLE_OBJECT_GRAPH"}
+    assert saving.saved_names() == saved_object_names(path)

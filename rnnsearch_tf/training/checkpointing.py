@@ -58,7 +58,7 @@ class Checkpointing:
         None without one: what a resumed run must still checkpoint."""
         for path in reversed(self.latest.checkpoints):
             try:
-                return {name.split("/")[0] for name, _ in tf.train.list_variables(path)}
+                return saved_object_names(path)
             except (tf.errors.OpError, ValueError):  # a write cut short: `restore` warns of it
                 continue
         return None
@@ -126,3 +126,9 @@ def run_variables(**initial_values):
     """{name: a non-trainable `tf.Variable` of that initial value and name}: state a run keeps beside the model
     (its budget, early stopping) and checkpoints under these names."""
     return {name: tf.Variable(value, trainable=False, name=name) for name, value in initial_values.items()}
+
+
+def saved_object_names(path):
+    """The names of the objects the checkpoint `path` was saved with (`tf.train.Checkpoint(**objects)`'s keys:
+    "model", "optimizer", ...), read from its index."""
+    return {name.split("/")[0] for name, _ in tf.train.list_variables(path)}

@@ -6,6 +6,7 @@ import tensorflow as tf
 
 from rnnsearch_tf.models.model_config import ModelConfig
 from rnnsearch_tf.models.model_dir import ModelDir
+from rnnsearch_tf.training.checkpointing import saved_object_names
 
 PARENT_CHECKPOINTS = ("best", "latest", "averaged")
 # OpenNMT-py's `-reset_optim` values that keep this run's optimizer settings: "all" starts a fresh optimizer,
@@ -102,7 +103,7 @@ class ParentModel:
         tf.train.Checkpoint(model=model).read(self.checkpoint_path).expect_partial().assert_existing_objects_matched()
         if optimizer is None:
             return
-        if "optimizer" not in {name.split("/")[0] for name, _ in tf.train.list_variables(self.checkpoint_path)}:
+        if "optimizer" not in saved_object_names(self.checkpoint_path):
             raise ValueError(
                 f"init_from={self.init_from}: {self.checkpoint_path} holds no optimizer state (an averaged "
                 "checkpoint holds only the model): use :best or :latest, or reset_optim=all"
