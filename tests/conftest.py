@@ -10,8 +10,10 @@ import tempfile
 import pytest
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
-# The commands' caches (`--function_cache`'s default) go to a folder of this test session, not the user's.
-os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="rnnsearch-tests-cache-")
+# The commands' caches (`--function_cache`'s default) go to a folder of this test session, not the user's, removed
+# when the session's process exits (each xdist worker has its own).
+_CACHE_HOME = tempfile.TemporaryDirectory(prefix="rnnsearch-tests-cache-")
+os.environ["XDG_CACHE_HOME"] = _CACHE_HOME.name
 # A suite started in the background (`cmd &`, `nohup`) inherits SIGINT ignored, which `StopRequest` rightly leaves
 # ignored; the tests of stopping send themselves SIGINT and SIGTERM, so they start from Python's own handlers.
 signal.signal(signal.SIGINT, signal.default_int_handler)
