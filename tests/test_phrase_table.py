@@ -61,7 +61,8 @@ class RecordingScorer:
 
     def score(self, sources, targets):
         self.calls.append((list(sources), self.output.getvalue().count(b"\n")))
-        return [dict(log_prob=-float(len(target.split()) + 1), tokens=target.split() + ["</s>"]) for target in targets]
+        return [dict(log_prob=-float(len(target.split()) + 1), tokens=target.split() + ["</s>"], source_truncated=False,
+                     target_truncated=False) for target in targets]
 
 
 def _run(args):
@@ -78,7 +79,7 @@ def test_only_the_model_scores_are_added(model_dir, expected_output, tmp_path):
     scorer = PhraseTableScorer(BatchTranslator.from_model_dir(model_dir), lines_per_chunk=3, report=messages.append)
     counts = scorer.score_file(tmp_path / "table", tmp_path / "scored")
     assert (tmp_path / "scored").read_bytes() == expected_output
-    assert counts == dict(lines=7, scored=5, bad_lines=2)
+    assert counts == dict(lines=7, scored=5, bad_lines=2, cut_lines=[])
     assert [message.split(": ")[0] for message in messages] == [f"{tmp_path / 'table'}:3", f"{tmp_path / 'table'}:6"]
 
 
@@ -99,7 +100,7 @@ def test_a_table_larger_than_a_chunk_streams():
     counts = PhraseTableScorer(scorer, lines_per_chunk=2, report=lambda message: None).score_lines(
         iter(INPUT.splitlines(keepends=True)), output
     )
-    assert counts == dict(lines=7, scored=5, bad_lines=2)
+    assert counts == dict(lines=7, scored=5, bad_lines=2, cut_lines=[])
     # Chunks of 2 lines (the bad lines 3 and 6 unscored): each scored after the one before was written.
     assert scorer.calls == [
         (["the cat", "dog"], 0), (["big dog"], 2), (["the"], 4), (["sees"], 6)
@@ -128,6 +129,16 @@ def test_command_scores_a_gzip_table(model_dir, expected_output, tmp_path):
     assert f"{tmp_path / 'phrase-table'}:3: not a phrase-table line" in stderr
     assert f"{tmp_path / 'phrase-table'}:6: not a phrase-table line" in stderr
     assert "5 phrase pairs scored, 2 bad lines written unscored" in stderr
+
+
+def test_command_names_the_lines_scored_from_cut_phrases(model_dir, tmp_path):
+    (tmp_path / "table").write_bytes(INPUT)
+    result = _run([f"--model_dir={model_dir}", f"--phrase_table={tmp_path / 'table'}",
+                   f"--output={tmp_path / 'scored'}", "--maximum_source_length=1"])
+    assert result.returncode == 0, result.stderr.decode()
+    # "the cat" (line 1) and "big dog" (line 4) are two source tokens; "dog", "the", "sees" one.
+    assert ("--phrase_table lines 1, 4 scored from their phrases' first tokens only: a source phrase is cut to "
+            "--maximum_source_length (1) tokens") in result.stderr.decode()
 
 
 def test_command_stops_at_a_bad_line_when_asked(model_dir, tmp_path):

@@ -7,10 +7,11 @@ import subprocess
 import sys
 
 import pytest
-from absl import flags
+from absl import app, flags
 from absl.testing import flagsaver
 
 from conftest import REPO_ROOT
+from helpers import preimported
 from rnnsearch_tf.cli import search_flags
 from rnnsearch_tf.inference.batch_translator import DECODE_WORKERS
 from rnnsearch_tf.inference.search_config import SearchConfig
@@ -104,3 +105,29 @@ def test_every_command_leaves_the_shortlist_to_the_model_directory_unless_told(p
         assert search_flags.search_config().shortlist is False
     with flagsaver.as_parsed(shortlist="true"):  # --shortlist: the model directory's, which must exist
         assert search_flags.search_config().shortlist is True
+
+
+def test_refuse_given_names_the_flags_set_and_passes_the_defaults(parsed):
+    search_flags.refuse_given([search_flags.BATCH_SIZE, search_flags.UNK_DICTIONARY], "here")
+    with flagsaver.as_parsed(batch_size="8", unk_dictionary="words.tsv"):
+        with pytest.raises(app.UsageError, match=r"^--batch_size, --unk_dictionary are not read here$"):
+            search_flags.refuse_given([search_flags.BATCH_SIZE, search_flags.UNK_DICTIONARY], "here")
+    with flagsaver.as_parsed(length_normalization="gnmt"):
+        with pytest.raises(app.UsageError, match=r"^--length_normalization is not read with --saved_model: its export"):
+            search_flags.refuse_with_saved_model()
+
+
+@pytest.mark.parametrize("command, args, message", [
+    ("translate", ["--saved_model=/no/such/export", "--beam_size=2", "--checkpoint=latest"],
+     "--checkpoint, --beam_size are not read with --saved_model: its export fixed them"),
+    ("score", ["--saved_model=/no/such/export", "--source=/no/such/src", "--target=/no/such/tgt", "--precision=auto"],
+     "--precision is not read with --saved_model"),
+    ("score", ["--model_dir=/no/such/model", "--source=/no/such/src", "--target=/no/such/tgt",
+               "--unk_dictionary=/no/such/words"], "--unk_dictionary is not read by score"),
+    ("export", ["--model_dir=/no/such/model", "--export_dir=/no/such/export", "--batch_size=8", "--function_cache="],
+     "--batch_size, --function_cache are not read by export"),
+])
+def test_a_flag_the_command_would_ignore_is_refused_before_it_runs(command, args, message):
+    result = preimported.run([sys.executable, "-m", "rnnsearch_tf.cli.main", command, *args], cwd=REPO_ROOT,
+                             capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1 and f"error: {message}" in result.stderr, result.stderr[-3000:]

@@ -117,6 +117,10 @@ def _score_phrase_table(scorer):
         progress(counts["lines"], final=True)
     print(f"{counts['scored']} phrase pairs scored, {counts['bad_lines']} bad lines written unscored",
           file=sys.stderr)
+    if counts["cut_lines"]:
+        print(f"--phrase_table {line_numbers(counts['cut_lines'])} scored from their phrases' first tokens only: a "
+              f"source phrase is cut to --maximum_source_length ({scorer.search_config.maximum_source_length}) "
+              f"tokens, a target one to {scorer.maximum_target_length - 1}", file=sys.stderr)
 
 
 def _phrase_table_top(scorer, k):
@@ -173,6 +177,9 @@ def main(argv):
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     if (_MODEL_DIR.value is None) == (_SAVED_MODEL.value is None):
         raise app.UsageError("give exactly one of --model_dir and --saved_model")
+    search_flags.refuse_given([search_flags.UNK_DICTIONARY], "by score: it scores the pairs as written")
+    if _SAVED_MODEL.value:
+        search_flags.refuse_with_saved_model()
     if _PHRASE_TABLE_TOP.value and _PHRASE_TABLE.value is None:
         raise app.UsageError("--phrase_table_top needs --phrase_table")
     if _PHRASE_TABLE.value is not None:

@@ -2,7 +2,7 @@
 sentences per batch and batches at once, `<unk>` replacement, the weights' precision and storage, and one flag per
 `SearchConfig` field."""
 
-from absl import flags
+from absl import app, flags
 
 from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags
 from rnnsearch_tf.inference.batch_translator import DECODE_WORKERS as _DEFAULT_WORKERS
@@ -56,3 +56,18 @@ def search_config():
     """The `SearchConfig` the flags set (without `--shortlist` / `--noshortlist`, the model directory's shortlist
     where it has one: `SearchConfig.shortlist`)."""
     return config_from_flags(SearchConfig, _SEARCH_FLAGS)
+
+
+def refuse_with_saved_model():
+    """UsageError naming the flags given that are read from a model directory only: an export (`--saved_model`)
+    fixed its checkpoint, precision, weights and search when it was made and has no traced-function cache."""
+    refuse_given([CHECKPOINT, PRECISION, QUANTIZE, FUNCTION_CACHE, *_SEARCH_FLAGS.values()],
+                 "with --saved_model: its export fixed them (give them to rnnsearch export, or use --model_dir)")
+
+
+def refuse_given(holders, reason):
+    """UsageError naming those of `holders` (FlagHolders) set to other than their defaults: flags this command
+    would not read, refused rather than ignored; `reason` ends the message ("with --saved_model: ...")."""
+    given = [f"--{holder.name}" for holder in holders if holder.value != holder.default]
+    if given:
+        raise app.UsageError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} not read {reason}")

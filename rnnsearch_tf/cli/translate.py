@@ -144,6 +144,8 @@ def main(argv):
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     if (_MODEL_DIR.value is None) == (_SAVED_MODEL.value is None):
         raise app.UsageError("give exactly one of --model_dir and --saved_model")
+    if _SAVED_MODEL.value:
+        search_flags.refuse_with_saved_model()
     if _SPLIT_SENTENCES.value and (_PREFIX_FILE.value is not None or _OUTPUT_FORMAT.value == "nbest"):
         raise app.UsageError("--split_sentences takes neither --prefix_file nor --output_format=nbest")
     if search_flags.UNK_DICTIONARY.value and not _REPLACE_UNK.value:

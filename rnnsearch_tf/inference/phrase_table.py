@@ -40,8 +40,9 @@ class PhraseTableScorer:
     Moses' decoder takes the log of every phrase-table score, so it then sees log p(target | source).
 
     Args:
-        scorer: an object with `score(sources, targets)` -> list of dicts with `log_prob` (float) and
-            `tokens` (the target tokens scored, `</s>` included): a `BatchTranslator`.
+        scorer: an object with `score(sources, targets)` -> list of dicts with `log_prob` (float), `tokens`
+            (the target tokens scored, `</s>` included), `source_truncated` and `target_truncated`: a
+            `BatchTranslator`.
         lines_per_chunk: lines read, scored and written at a time.
         on_bad_line: what to do with a line of fewer than three fields: `"pass"` writes it unchanged
             (unscored) and reports it, `"stop"` raises `BadPhraseTableLine` naming it.
@@ -51,7 +52,7 @@ class PhraseTableScorer:
     Example:
     >>> scorer = PhraseTableScorer(BatchTranslator.from_model_dir("models/rnnencdec50"))
     >>> scorer.score_file("phrase-table.gz", "phrase-table.rnn.gz")
-    {'lines': 1203, 'scored': 1202, 'bad_lines': 1}
+    {'lines': 1203, 'scored': 1202, 'bad_lines': 1, 'cut_lines': []}
     """
 
     def __init__(self, scorer, lines_per_chunk=LINES_PER_CHUNK, on_bad_line="pass", probabilities=False,
@@ -69,7 +70,8 @@ class PhraseTableScorer:
     def score_file(self, input_path, output_path, progress=None):
         """Scores the table at `input_path` into `output_path` (gzip when it ends in `.gz`, "-": stdout).
 
-        Returns: dict of counts, `lines`, `scored` and `bad_lines`.
+        Returns: dict of counts, `lines`, `scored` and `bad_lines`, and `cut_lines`: the numbers (from 1) of
+        the lines scored from their phrases' first tokens only (`source_truncated` or `target_truncated`).
         """
         with open_binary(input_path) as lines, _open_output(output_path) as output:
             return self.score_lines(lines, output, name=input_path, progress=progress)
@@ -80,7 +82,7 @@ class PhraseTableScorer:
         `name` names the table in the messages about bad lines; `progress`, if given, is called with the
         number of lines written after each chunk. Returns the counts of `score_file`.
         """
-        counts = dict(lines=0, scored=0, bad_lines=0)
+        counts = dict(lines=0, scored=0, bad_lines=0, cut_lines=[])
         chunk = []
         for line in lines:
             counts["lines"] += 1
@@ -128,6 +130,8 @@ class PhraseTableScorer:
             fields[2] = _append_scores(fields[2], new_scores, last=len(fields) == 3)
             output.write(FIELD_SEPARATOR.join(fields) + line_end)
             counts["scored"] += 1
+            if scores[number]["source_truncated"] or scores[number]["target_truncated"]:
+                counts["cut_lines"].append(number)
 
 
 def table_candidates(path, source_phrases, table_score=2):
