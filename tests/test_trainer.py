@@ -297,21 +297,33 @@ def test_a_resumed_run_keeps_its_optimizer_and_selection_metric(toy_data, tmp_pa
     state = json.loads(state_file.read_text())
     assert (state["optimizer"], state["selected_by"]) == ("adam", "bleu")
     with pytest.raises(ValueError, match=rf"^--optimizer=adadelta: {tmp_path / 'run'} was trained with "
-                                         r"--optimizer=adam \("):
+                                         r"--optimizer=adam; resume with --optimizer=adam"):
         make_trainer(model_config(toy_data), dataclasses.replace(config, train_steps=4, optimizer="adadelta"))
     with pytest.raises(ValueError, match=r"^--select_by=chrf: .* was trained with --select_by=bleu"):
         make_trainer(model_config(toy_data), dataclasses.replace(config, train_steps=4, select_by="chrf"))
     # A child keeping the optimizer state needs the parent's optimizer.
     child = training_config(toy_data, tmp_path / "child", optimizer="adadelta", init_from=f"{tmp_path / 'run'}:latest",
                             reset_optim="keep_states")
-    with pytest.raises(ValueError, match=r"the parent's optimizer state \(adam, .*\) does not fit this run's "
+    with pytest.raises(ValueError, match=r"the parent's optimizer state \(adam\) does not fit this run's "
                                          r"optimizer \(adadelta; trained with another --optimizer\?\)"):
         make_trainer(model_config(toy_data), child)
     assert not (tmp_path / "child").exists()
     # A run recorded before the optimizer was resumes.
     state_file.write_text(json.dumps({name: value for name, value in state.items() if name != "optimizer"}))
+    model_file = tmp_path / "run" / "model.json"
+    model_file.write_text(json.dumps({name: value for name, value in json.loads(model_file.read_text()).items()
+                                      if name != "optimizer"}))
     resumed = make_trainer(model_config(toy_data), dataclasses.replace(config, train_steps=4)).train()
     assert resumed["step"] == 4 and json.loads(state_file.read_text())["optimizer"] == "adam"
+
+
+def test_a_run_stopped_before_its_first_validation_keeps_its_optimizer(toy_data, tmp_path):
+    config = training_config(toy_data, tmp_path / "run", train_steps=1, checkpoint_every=1, validate_every=100)
+    make_trainer(model_config(toy_data), config).train()
+    # As a run killed after its checkpoint of step 1 and before it validated leaves its folder.
+    (tmp_path / "run" / "training_state.json").unlink()
+    with pytest.raises(ValueError, match=r"^--optimizer=adadelta: .* was trained with --optimizer=adam; resume"):
+        make_trainer(model_config(toy_data), dataclasses.replace(config, train_steps=2, optimizer="adadelta"))
 
 
 @pytest.fixture(scope="module")

@@ -74,7 +74,8 @@ class ModelDir(VocabularyFolder):
         return self.read_json(MODEL_DATA_FILE)
 
     def read_model_description(self):
-        """model.json: {"model": "rnnsearch" | "rnnencdec", "config": `ModelConfig` dict}."""
+        """model.json: {"model": "rnnsearch" | "rnnencdec", "config": `ModelConfig` dict, "optimizer": the
+        optimizer the run trains with (a resumed run must keep it; not in a model of before it was recorded)}."""
         return self.read_json(MODEL_FILE)
 
     @property
@@ -96,9 +97,10 @@ class ModelDir(VocabularyFolder):
         return self.read_json(TRAINING_STATE_FILE) if os.path.exists(self.training_state_file) else None
 
     def recorded_training_setting(self, name):
-        """A setting that training_state.json records of the run (`optimizer`, `selected_by`), or None where
-        training has not validated yet or validated before the setting was recorded."""
-        return (self.read_training_state() or {}).get(name)
+        """A setting recorded of the run: `optimizer` (model.json, from the run's start; training_state.json in
+        a model of before), `selected_by` (training_state.json); None where not recorded (`selected_by` before
+        the first validation)."""
+        return self.read_model_description().get(name, (self.read_training_state() or {}).get(name))
 
     def read_parent(self):
         """parent.json, the trained model this one started from (`rnnsearch train --init_from`), as a dict;
@@ -128,14 +130,15 @@ class ModelDir(VocabularyFolder):
         return self.file("best")
 
     def write_model(self, model_name, config, data_info, source_vocabulary_file, target_vocabulary_file,
-                    parent=None, subword_model_files=()):
-        """Writes model.json, data.json, copies of the vocabularies and of the `subword_model_files` (a subword
-        codec's SentencePiece models) and, for a model started from another one's weights, `parent` (a dict)
-        to parent.json (before training starts)."""
+                    parent=None, subword_model_files=(), optimizer=None):
+        """Writes model.json (with `optimizer`, the run's, where given), data.json, copies of the vocabularies
+        and of the `subword_model_files` (a subword codec's SentencePiece models) and, for a model started from
+        another one's weights, `parent` (a dict) to parent.json (before training starts)."""
         if model_name not in MODEL_CLASSES:
             raise ValueError(f"model must be one of {sorted(MODEL_CLASSES)}, got {model_name!r}")
         os.makedirs(self.path, exist_ok=True)
-        self._write_json(MODEL_FILE, {"model": model_name, "config": config.to_dict()})
+        self._write_json(MODEL_FILE, {"model": model_name, "config": config.to_dict(),
+                                      **({"optimizer": optimizer} if optimizer else {})})
         self._write_json(MODEL_DATA_FILE, data_info)
         if parent is not None:
             self._write_json(PARENT_FILE, parent)

@@ -85,14 +85,14 @@ class ParentModel:
             )
 
     def check_optimizer(self, optimizer_name):
-        """Raises ValueError when the parent's training_state.json records another optimizer than
-        `optimizer_name` (`TrainingConfig.optimizer`): its state, a list of slots, would be read by position
-        into this run's (`reset_optim="keep_states"`). A parent recorded without one is not checked."""
+        """Raises ValueError when the parent's record (`ModelDir.recorded_training_setting`) names another
+        optimizer than `optimizer_name` (`TrainingConfig.optimizer`): its state, a list of slots, would be read
+        by position into this run's (`reset_optim="keep_states"`). A parent recorded without one is not checked."""
         recorded = self.model_dir.recorded_training_setting("optimizer")
         if recorded is not None and recorded != optimizer_name:
             raise ValueError(
-                f"init_from={self.init_from}: the parent's optimizer state ({recorded}, "
-                f"{self.model_dir.training_state_file}) does not fit this run's optimizer ({optimizer_name}; "
+                f"init_from={self.init_from}: the parent's optimizer state ({recorded}) does not fit this run's "
+                f"optimizer ({optimizer_name}; "
                 f"trained with another --optimizer?): use --optimizer={recorded}, or --reset_optim=all"
             )
 

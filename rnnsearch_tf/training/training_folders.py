@@ -114,19 +114,20 @@ class TrainingFolders:
                          max_length=self.max_length, codec=self.data_dir.codec_descriptions())
         self.model_dir.write_model(self.config.model, self.model_config, data_info,
                                    self.data_dir.source_vocabulary_file, self.data_dir.target_vocabulary_file,
-                                   parent, self.data_dir.subword_model_files())
+                                   parent, self.data_dir.subword_model_files(), self.config.optimizer)
 
     def _check_recorded_settings(self):
-        """Raises ValueError when a resumed run's `optimizer` or `select_by` is not the one its training_state.json
-        records: the checkpoint's optimizer slots are a list that another optimizer would read by position (and
-        diverge), and the best score kept is of the recorded metric. A run recorded without them resumes."""
+        """Raises ValueError when a resumed run's `optimizer` or `select_by` is not the one recorded of it
+        (`ModelDir.recorded_training_setting`): the checkpoint's optimizer slots are a list that another optimizer
+        would read by position (and diverge), and the best score kept is of the recorded metric. A run recorded
+        without them resumes."""
         for flag, value, recorded_name in (("optimizer", self.config.optimizer, "optimizer"),
                                            ("select_by", self.config.select_by, "selected_by")):
             recorded = self.model_dir.recorded_training_setting(recorded_name)
             if recorded is not None and recorded != value:
                 raise ValueError(
-                    f"--{flag}={value}: {self.model_dir.path} was trained with --{flag}={recorded} "
-                    f"({self.model_dir.training_state_file}); resume with --{flag}={recorded}, or start a new "
+                    f"--{flag}={value}: {self.model_dir.path} was trained with --{flag}={recorded}; resume with "
+                    f"--{flag}={recorded}, or start a new "
                     "--model_dir (--init_from=... --reset_optim=all keeps the weights)"
                 )
 
