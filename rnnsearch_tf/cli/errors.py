@@ -44,3 +44,15 @@ def with_one_line_errors(main):
             sys.exit(1)
 
     return main_with_one_line_errors
+
+
+def parse_flags(argv):
+    """absl's parsing of the command line (`app.run`'s `flags_parser`), a bad flag value ending the command in
+    one `error: ...` line and exit code 1, as the commands' other mistakes (absl writes "FATAL Flags parsing
+    error: ..." and a second line)."""
+    try:
+        return flags.FLAGS(argv)
+    except flags.Error as error:
+        message = " ".join(str(error).split("\n"))
+        print(f"error: {message} (--help lists the flags)", file=sys.stderr)
+        sys.exit(1)

@@ -20,7 +20,7 @@ import tempfile
 from absl import app, flags
 from absl import logging as absl_logging
 
-from rnnsearch_tf.cli.errors import with_one_line_errors
+from rnnsearch_tf.cli.errors import parse_flags, with_one_line_errors
 
 # Where TensorFlow's native messages go unless --verbosity is given.
 NATIVE_LOG = os.path.join(tempfile.gettempdir(), f"rnnsearch-tf-{os.getuid()}.native.log")
@@ -94,7 +94,7 @@ def run_command(module_name, argv=None):
         if help_asked:
             _print_help(help_asked)
             sys.exit(0)
-        app.run(with_one_line_errors(module.main), argv=argv)
+        app.run(with_one_line_errors(module.main), argv=argv, flags_parser=parse_flags)
     except SystemExit as exit_request:
         if module_name in ORDINARY_EXIT:
             raise
