@@ -119,3 +119,20 @@ def test_float32_decodes_with_the_model_that_read_the_checkpoint(model_dirs):
     for path, value in _values(loaded).items():
         np.testing.assert_array_equal(value, expected[path], err_msg=path)
 
+
+
+def test_an_ensemble_takes_one_checkpoint_per_model_or_refuses_one_models_path(model_dirs):
+    paths = [ModelDir(path).checkpoint_path("latest") for path in model_dirs]
+    joined = "+".join(str(path) for path in model_dirs)
+    assert load_model_dir(joined, "+".join(paths)).checkpoint_path == "+".join(paths)
+    with pytest.raises(ValueError, match=rf"^checkpoint {paths[0]} is one model's: an ensemble of 2 models takes one"):
+        load_model_dir(joined, paths[0])  # it had read the first model's weights into both members
+    with pytest.raises(ValueError, match=r"3 checkpoints joined by '\+' for 2 models"):
+        load_model_dir(joined, "+".join([*paths, paths[0]]))
+
+
+def test_a_checkpoint_of_another_model_is_named_with_the_model_it_does_not_fit(model_dirs, tmp_path):
+    other = write_model_dir(tmp_path / "other", model_name="rnnencdec")
+    foreign = ModelDir(other).checkpoint_path("latest")
+    with pytest.raises(ValueError, match=rf"^{foreign} does not hold the weights of {model_dirs[0]}/model.json's model"):
+        load_model_dir(model_dirs[0], foreign)

@@ -36,8 +36,8 @@ def load_model_dir(model_dir, checkpoint="best", precision=None, shortlist=None,
     Args:
         model_dir: path of the model directory, or several joined by "+" (`ModelDir.split`): an
             `Ensemble` of their models, which must share vocabularies and languages.
-        checkpoint: "best", "latest", "averaged" or a checkpoint path (`ModelDir.load_model`), the same
-            for every model.
+        checkpoint: "best", "latest", "averaged", a checkpoint's name ("ckpt-500") or path
+            (`ModelDir.checkpoint_path`), the same for every model but a path; or one per model joined by "+".
         precision: `ModelConfig.precision` to decode with; None: each model's own (model.json). Under
             mixed_bfloat16 (or "auto" resolved to it) the weights are held in bf16 (`decoding_model`).
         shortlist: `SearchConfig.shortlist`: None reads the directory's shortlist (`rnnsearch shortlist`
@@ -53,7 +53,8 @@ def load_model_dir(model_dir, checkpoint="best", precision=None, shortlist=None,
     for other in model_dirs[1:]:
         model_dirs[0].check_same_data(other)
     codecs = [model_dirs[0].codec(side) for side in ("source", "target")]
-    loaded = [directory.load_model(checkpoint, precision) for directory in model_dirs]
+    checkpoints = member_checkpoints(checkpoint, len(model_dirs))
+    loaded = [directory.load_model(name, precision) for directory, name in zip(model_dirs, checkpoints)]
     models = [decoding_model(model, quantize) for model, _ in loaded]
     return LoadedModel(
         models[0] if len(models) == 1 else Ensemble(models),
@@ -61,6 +62,19 @@ def load_model_dir(model_dir, checkpoint="best", precision=None, shortlist=None,
         "+".join(path for _, path in loaded),
         _read_shortlist(model_dirs, shortlist),
     )
+
+
+def member_checkpoints(checkpoint, count):
+    """The checkpoint of each of `count` models: `checkpoint` split at "+" (one per model, as the model
+    directories are joined), or the same for all. ValueError for another count, and for one checkpoint path given
+    to several models: an ensemble of one model's weights read into every member."""
+    checkpoints = checkpoint.split("+")
+    if len(checkpoints) == 1 and count > 1 and ModelDir.is_checkpoint_path(checkpoint):
+        raise ValueError(f"checkpoint {checkpoint} is one model's: an ensemble of {count} models takes one per model, "
+                         "joined by '+' as the model directories are, or best, latest, averaged or a name (ckpt-500)")
+    if len(checkpoints) not in (1, count):
+        raise ValueError(f"checkpoint {checkpoint}: {len(checkpoints)} checkpoints joined by '+' for {count} models")
+    return checkpoints * (count // len(checkpoints))
 
 
 def decoding_model(model, quantize="none"):

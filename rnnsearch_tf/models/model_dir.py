@@ -249,6 +249,11 @@ class ModelDir(VocabularyFolder):
             f"({', '.join(kept) or 'none yet'}); or give best, latest or averaged"
         )
 
+    @staticmethod
+    def is_checkpoint_path(checkpoint):
+        """Whether `checkpoint` (`checkpoint_path`'s argument) is the path of a checkpoint, not a name."""
+        return tf.io.gfile.exists(f"{checkpoint}.index") and os.path.dirname(checkpoint) != ""
+
     def _checkpoint_folders(self):
         return self.checkpoint_dir, self.best_checkpoint_dir, self.averaged_checkpoint_dir
 
@@ -256,5 +261,9 @@ class ModelDir(VocabularyFolder):
         """(model with the checkpoint's weights, checkpoint path); `precision` as in `build_model`."""
         path = self.checkpoint_path(checkpoint)
         model = self.build_model(precision, to_restore=True)
-        tf.train.Checkpoint(model=model).read(path).expect_partial().assert_existing_objects_matched()
+        try:
+            tf.train.Checkpoint(model=model).read(path).expect_partial().assert_existing_objects_matched()
+        except (ValueError, AssertionError) as error:  # a checkpoint of another model's shapes or layers
+            raise ValueError(f"{path} does not hold the weights of {self.model_file}'s model: "
+                             f"{str(error).splitlines()[0][:300]}") from error
         return model, path
