@@ -58,18 +58,89 @@ _FINAL_RULES = (
     (r"\.' ?$", " . ' "),
 )
 
-# detokenizer.perl's cases, as regular expressions over the space-joined tokens: those of every language,
-# then those sacremoses' detokenizer applies to a language (`MosesRules.detokenize_rules`).
-_QUOTES = (r'" ([^"]*?) "', r'"\1"')
-_SLASHES = (r"([" + _ALNUM + r"]) / ([" + _ALNUM + r"])", r"\1/\2")
-_ATTACHED_LEFT = r".,)\]}"  # punctuation that joins the word before it in every language
-_HIGH_PUNCTUATION = "!?;:%"  # ... and these, unless the language writes a space before them (French)
-_ENGLISH_CONTRACTIONS = (
-    (r"([" + _ALNUM + r"]) (n't|'[" + _ALPHA + r"]+)( |$)", r"\1\2\3"),
-    (r"(s) ' ", r"\1' "),
-    (r"([" + _NUMBER + r"]) ('s)( |$)", r"\1\2\3"),
+# detokenizer.perl as sacremoses' `MosesDetokenizer` runs it: token by token, left to right, each token joins the one
+# before it, or makes the next one join it, or neither, by the first of sacremoses' cases it falls in (the cases of a
+# language come from sacremoses' answers: `MosesRules`) and, for a quote, by how many of its kind came before.
+# A regular expression without look-around cannot see a neighbour without consuming it, so the rules first wrap every
+# token in two marks, one at its start and one at its end; each case rewrites the marks of the tokens it decides,
+# and the last rules write each gap from the marks either side of it. The marks are control characters, which no
+# token holds (the tokenizer drops them).
+_START = "\x01"  # a token's start, undecided: a space before it unless the token before makes it join
+_END = "\x02"  # a token's end, undecided
+_JOINS_BEFORE = "\x03"  # start of a token that joins the one before (".", English "'s", a closing quote)
+_JOINS_AFTER = "\x04"  # end of a token the next one joins ("(", "$", an opening quote, French "l'")
+_SPACED_BEFORE = "\x05"  # start of a token spaced from the one before whatever that is (French " ?")
+_AFTER_S = "\x06"  # start of an apostrophe token after a word ending in "s" (an English possessive: "Jones' ")
+_KEPT = "\x07"  # start of a token decided to keep its space (a CJK word after another word)
+_AFTER_CJK = "\x08"  # start of a token after one ending in a CJK character, while the CJK case decides
+_COUNT_SET = "\x0e"  # inside a quote token that sets the count of double quotes (`low_high_quotes`)
+_MARKS = "\x01-\x08\x0e"
+_CHARACTER = "[^" + _MARKS + "]"
+_STARTS = "[" + _START + _JOINS_BEFORE + _SPACED_BEFORE + _KEPT + "]"  # any start mark but an apostrophe's
+_ENDS = "[" + _END + _JOINS_AFTER + "]"
+
+# sacremoses first undoes tokenizer.perl's aggressive hyphen splitting ("a @-@ b" -> "a-b", one token).
+_MARK_TOKENS = ((r"(?:^| )@-@(?: |$)", "-"), (r"^ +| +$", ""), (" +", _END + _START),
+                (r"(?s)^(.*)$", _START + r"\1" + _END))
+# IS_CURRENCY_SYMBOL tokens make the next one join, IS_PUNCT tokens join the one before, in every language; single
+# high punctuation marks keep their space before where the language has `space_before_high_punctuation`.
+_OPENING = (_START + r"([\p{Sc}(\[{¿¡]+)" + _END, _START + r"\1" + _JOINS_AFTER)
+_HIGH_PUNCTUATION = (_START + r"([?!:;\\%])" + _END, _SPACED_BEFORE + r"\1" + _END)
+_CLOSING = (_START + r"([,.?!:;\\%}\])]+)" + _END, _JOINS_BEFORE + r"\1" + _END)
+_ENGLISH_CONTRACTION = (_START + "('[" + _ALPHA + "])", _JOINS_BEFORE + r"\1")  # "'s", "'re", "'t", before "." too
+# An elided word ("l'", "qu'") makes the next word join it if that starts with a letter. The rule consumes the next
+# token's start, so of elided words in a row it decides every other one: it is applied twice.
+_ELISION = (
+    _START + "(" + _CHARACTER + "*[" + _ALPHA + "]')" + _END + "(" + _STARTS + ")([" + _ALPHA + "])",
+    _START + r"\1" + _JOINS_AFTER + r"\2\3",
 )
-_ELISIONS = ((r"([" + _ALPHA + r"]') ", r"\1"),)
+
+
+def _pairs(kind, between=r"(?s:.*?)"):
+    """The rule pairing the undecided quote tokens of `kind` (a regex of whole tokens) left to right: the leftmost
+    opens, the nearest one after it closes, and so on. `between`: what may lie between the two."""
+    return (_START + "(" + kind + ")" + _END + "(" + between + ")[" + _START + _AFTER_S + "](" + kind + ")" + _END,
+            _START + r"\1" + _JOINS_AFTER + r"\2" + _JOINS_BEFORE + r"\3" + _END)
+
+
+# Quotes, sacremoses' IS_OPEN_QUOTE tokens: each kind is counted apart ("„" and "“" count as '"'), the first of a
+# kind opens (the next token joins it), the next one closes (it joins the token before), and so on; one left open
+# opens. These kinds are those tokens hold; a rarer kind (three backticks) would need a count of its own, which a
+# regular expression cannot keep, and keeps its spaces.
+_DOUBLE_QUOTES = '"|[„“]+'
+_QUOTE_KINDS = ("'", "`", "``", "''")
+_LEFT_OPEN = (_START + "(" + "|".join((_DOUBLE_QUOTES,) + _QUOTE_KINDS) + ")" + _END, _START + r"\1" + _JOINS_AFTER)
+# Where "„" always opens and "“" always closes, each sets the count of double quotes (after "„" the next '"' closes),
+# and double quotes pair only between two of them.
+_LOW_HIGH_QUOTES = (
+    (_START + "„" + _END, _START + _COUNT_SET + "„" + _JOINS_AFTER),
+    (_START + "“" + _END, _JOINS_BEFORE + _COUNT_SET + "“" + _END),
+    ("(" + _COUNT_SET + "„" + _JOINS_AFTER + "[^" + _COUNT_SET + "]*?)" + _START + '("|[„“]{2,})' + _END,
+     r"\1" + _JOINS_BEFORE + r"\2" + _END),
+    _pairs('"|[„“]{2,}', between="[^" + _COUNT_SET + "]*?"),
+)
+# An apostrophe after a word ending in "s" while no single quote is open is a possessive ("the Jones' house"): it
+# joins that word and is not counted. It may still close a quote.
+_MARK_POSSESSIVES = ("s(" + _ENDS + ")" + _START + "'" + _END, r"s\1" + _AFTER_S + "'" + _END)
+_POSSESSIVES = (_AFTER_S + "'", _JOINS_BEFORE + "'")
+_WRITE_GAPS = (
+    (_ENDS + _SPACED_BEFORE + "|" + _END + "[" + _START + _KEPT + "]", " "),
+    ("[" + _MARKS + "]", ""),
+)
+
+
+def _cjk_rules(ranges):
+    """sacremoses' first case: a word starting with a CJK character joins a word ending in one; any other word
+    starting with one keeps its space, whatever else it is. `ranges`: the code points sacremoses counts as CJK."""
+    if not ranges:
+        return ()
+    cjk = "[" + "".join(f"\\x{{{first:x}}}-\\x{{{last:x}}}" for first, last in ranges) + "]"
+    return (
+        ("(" + cjk + ")" + _END + _START, r"\1" + _END + _AFTER_CJK),
+        (_AFTER_CJK + "(" + cjk + ")", _JOINS_BEFORE + r"\1"),
+        (_AFTER_CJK, _START),
+        (_START + "(" + cjk + ")", _KEPT + r"\1"),
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,8 +149,8 @@ class MosesRules:
     apostrophes, and which of the detokenizer's language cases hold for it.
 
     Built by `MosesRules.of(language)`, which asks the installed sacremoses (its prefix files and what its
-    tokenizer and detokenizer do to a few probes: `sacremoses_answers`), so a language's rules are never written in
-    this code.
+    tokenizer and detokenizer do to a few probes: `sacremoses_answers`), so a language's rules are never written
+    in this code.
 
     Args:
         language: the language code.
@@ -89,6 +160,9 @@ class MosesRules:
         english_contractions: "it 's" -> "it's" on detokenization.
         elisions: "l' homme" -> "l'homme" on detokenization.
         space_before_high_punctuation: "Quoi ?" keeps its space (French typography).
+        possessive_apostrophes: "the Jones ' house" -> "the Jones' house" (English), not "the Jones 'house".
+        low_high_quotes: "„" always opens a quote and "“" always closes one (Czech), whatever the count says.
+        cjk_ranges: (first, last) code points of the characters whose words are joined ("東京 大学" -> "東京大学").
     """
 
     language: str
@@ -98,6 +172,9 @@ class MosesRules:
     english_contractions: bool
     elisions: bool
     space_before_high_punctuation: bool
+    possessive_apostrophes: bool
+    low_high_quotes: bool
+    cjk_ranges: tuple
 
     @classmethod
     @functools.lru_cache(maxsize=None)
@@ -112,15 +189,23 @@ class MosesRules:
                              "apostrophes this tokenizer does not know (sacremoses changed?)")
         nonbreaking, numeric_only = nonbreaking_prefixes.prefixes(language)
         return cls(language, nonbreaking, numeric_only, _APOSTROPHE_RULES[probe],
+                   cjk_ranges=tuple(tuple(bounds) for bounds in found["cjk_ranges"]),
                    **{name: found[name] for name in DETOKENIZER_PROBES})
 
     def detokenize_rules(self):
-        """The detokenizer's rewrites for this language, in order."""
-        attached = _ATTACHED_LEFT + ("" if self.space_before_high_punctuation else _HIGH_PUNCTUATION + "¢»")
-        opening = "(\\[{$£€" + ("" if self.space_before_high_punctuation else "¿¡«")
-        rules = (_QUOTES, (r" ([" + attached + r"]|\.\.+)", r"\1"), (r"([" + opening + r"]) ", r"\1"), _SLASHES)
-        return (rules + (_ENGLISH_CONTRACTIONS if self.english_contractions else ())
-                + (_ELISIONS if self.elisions else ()))
+        """The detokenizer's rewrites for this language, in order: sacremoses' cases in its order, each deciding the
+        tokens no earlier case decided (the marks of the comment above `_START`)."""
+        return (
+            _MARK_TOKENS + _cjk_rules(self.cjk_ranges) + (_OPENING,)
+            + ((_HIGH_PUNCTUATION,) if self.space_before_high_punctuation else ()) + (_CLOSING,)
+            + ((_ENGLISH_CONTRACTION,) if self.english_contractions else ())
+            + ((_ELISION, _ELISION) if self.elisions else ())
+            + (_LOW_HIGH_QUOTES if self.low_high_quotes else (_pairs(_DOUBLE_QUOTES),))
+            + ((_MARK_POSSESSIVES,) if self.possessive_apostrophes else ())
+            + tuple(_pairs(kind) for kind in _QUOTE_KINDS)
+            + ((_POSSESSIVES,) if self.possessive_apostrophes else ())
+            + (_LEFT_OPEN,) + _WRITE_GAPS
+        )
 
 
 def _apply(rules, text):
@@ -146,8 +231,9 @@ class MosesTokenizer:
     whitespace and drop control characters; pad every character that is not a letter, digit, `.`, `'`,
     `` ` ``, `,` or `-` with spaces; keep runs of dots together; split commas except between digits
     ("1,000" stays whole); split apostrophes as sacremoses does for the language (English "it 's",
-    "do n't"; elisions "l' homme", "qu' il" in French and Italian; a token of its own elsewhere); split a word-final period unless the word is a nonbreaking prefix ("Mr.",
-    "M."), contains another period and a letter ("U.S."), or the next word starts in lower case.
+    "do n't"; elisions "l' homme", "qu' il" in French and Italian; a token of its own elsewhere); split a
+    word-final period unless the word is a nonbreaking prefix ("Mr.", "M."), contains another period and a letter
+    ("U.S."), or the next word starts in lower case.
 
     Args:
         language: a language code written with spaces between words (`languages.check_words_apart`);
@@ -181,7 +267,9 @@ class MosesTokenizer:
         return tf.ragged.boolean_mask(tokens, tf.strings.length(tokens) > 0)
 
     def detokenize(self, tokens):
-        """Joins tokens back into text, undoing the spacing `tokenize` added around punctuation.
+        """Joins tokens back into text as sacremoses' `MosesDetokenizer` (detokenizer.perl) does for the language,
+        without unescaping (`tokenize` escapes nothing): punctuation, clitics and elisions joined, quotes paired left
+        to right. docs/data.md names where the two differ.
 
         Args:
             tokens: tf.RaggedTensor of tf.string `[batch, None]`.

@@ -6,6 +6,8 @@ The answers (`answers(language)`), as JSON values:
 - `nonbreaking`, `numeric_only`: its nonbreaking prefixes (`nonbreaking_prefixes`), the words without their period.
 - `apostrophe_probe`: its tokens of `APOSTROPHE_PROBE` (which of tokenizer.perl's apostrophe rules it applies).
 - one boolean per `DETOKENIZER_PROBES` case: whether its detokenizer joins those tokens so.
+- `cjk_ranges`: the [first, last] code points of the characters it counts as CJK (`sacremoses.util.CJKChars`), whose
+  words its detokenizer joins, where it joins the words of `CJK_PROBE` for the language (none where it does not).
 """
 
 import functools
@@ -18,8 +20,11 @@ DETOKENIZER_PROBES = {
     "english_contractions": (["it", "'s"], "it's"),
     "elisions": (["l'", "homme"], "l'homme"),
     "space_before_high_punctuation": (["Quoi", "?"], "Quoi ?"),
+    "possessive_apostrophes": (["the", "Jones", "'", "house"], "the Jones' house"),
+    "low_high_quotes": (["“", "a", "„", "b"], "“ a „b"),
 }
-FIELDS = ("nonbreaking", "numeric_only", "apostrophe_probe", *DETOKENIZER_PROBES)
+CJK_PROBE = (["東京", "大学"], "東京大学")
+FIELDS = ("nonbreaking", "numeric_only", "apostrophe_probe", *DETOKENIZER_PROBES, "cjk_ranges")
 
 
 @functools.lru_cache(maxsize=None)
@@ -41,12 +46,15 @@ def _asked(language):
     sacremoses never finds them among the nonbreaking words; they count only through its numeric-only list, and
     are left out of the first set here the same way."""
     import sacremoses
+    from sacremoses.util import CJKChars
 
     tokenizer = sacremoses.MosesTokenizer(lang=language)
     detokenizer = sacremoses.MosesDetokenizer(lang=language)
+    joins_cjk = detokenizer.detokenize(CJK_PROBE[0]) == CJK_PROBE[1]
     return dict(
         nonbreaking=sorted(word for word in tokenizer.NONBREAKING_PREFIXES if " " not in word),
         numeric_only=sorted(tokenizer.NUMERIC_ONLY_PREFIXES),
         apostrophe_probe=tokenizer.tokenize(APOSTROPHE_PROBE, escape=False),
         **{name: detokenizer.detokenize(tokens) == joined for name, (tokens, joined) in DETOKENIZER_PROBES.items()},
+        cjk_ranges=[list(bounds) for bounds in CJKChars().ranges] if joins_cjk else [],
     )

@@ -61,6 +61,9 @@ def test_rules_come_from_the_answers(fresh, tmp_path):
     english, french = MosesRules.of("en"), MosesRules.of("fr")
     assert english.nonbreaking == nonbreaking_prefixes.prefixes("en")[0] and english.english_contractions
     assert french.elisions == sacremoses_answers.answers("fr")["elisions"] is True
+    assert english.possessive_apostrophes == sacremoses_answers.answers("en")["possessive_apostrophes"] is True
+    assert MosesRules.of("cs").low_high_quotes == sacremoses_answers.answers("cs")["low_high_quotes"] is True
+    assert english.cjk_ranges == tuple(map(tuple, sacremoses_answers.answers("en")["cjk_ranges"])) != ()
 
 
 def test_a_new_process_that_finds_the_answers_imports_no_sacremoses(tmp_path):
