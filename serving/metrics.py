@@ -30,6 +30,9 @@ def exponential_buckets(scale, growth, count):
 REQUEST_LATENCY_BUCKETS = exponential_buckets(10, 1.8, 33)
 QUEUING_LATENCY_BUCKETS = exponential_buckets(100, 1.2, 52)
 BATCH_SIZE_BUCKETS = exponential_buckets(1, 2, 14)  # 1, 2, 4, ... 8192 rows (TF Serving's batching_util.h)
+# The `signature_name` label of every request for a signature the answering version does not have: made-up names
+# share this one value, so that a client cannot add a histogram per name to the server's memory and metrics page.
+UNKNOWN_SIGNATURE = "<unknown>"
 
 
 class ServerMetrics:
@@ -80,16 +83,21 @@ class ServerMetrics:
             "Distribution of wall time (in microseconds) for warming up the model.",
             ["model_path", "status"], buckets=REQUEST_LATENCY_BUCKETS, **add)
 
-    def record_request(self, model_name, version, signature_name, entrypoint, status, seconds, api="Predict"):
+    def record_request(self, model_name, version, signature_name, entrypoint, status, seconds, api="Predict",
+                       signatures=()):
         """One Predict request: `entrypoint` "GRPC" or "REST", `status` a gRPC code name ("OK",
-        "INVALID_ARGUMENT", ...), `version` the version that answered (None when none did). As in TF Serving
-        (`RecordRequestLatency` in its prediction service), `request_latency` counts answered requests only;
-        every outcome is in `request_count` and, with its latency, in `signature_request_latency`."""
+        "INVALID_ARGUMENT", ...), `version` the version that answered (None when none did), `signatures` the
+        signature names that version has. As in TF Serving (`RecordRequestLatency` in its prediction service),
+        `request_latency` counts answered requests only; every outcome is in `request_count` and, with its
+        latency, in `signature_request_latency`, where `signature_name` is labelled as the request named it only
+        when it is among `signatures` or the request succeeded (else `UNKNOWN_SIGNATURE`)."""
         microseconds = seconds * 1e6
         self.request_count.labels(model_name, status).inc()
         if status == "OK":
             self.request_latency.labels(model_name, api, entrypoint).observe(microseconds)
         version = "" if version is None else str(version)
+        if status != "OK" and signature_name not in signatures:
+            signature_name = UNKNOWN_SIGNATURE
         self.signature_latency.labels(model_name, version, signature_name, status).observe(microseconds)
 
     def record_batch(self, thread_pool_name, signature_name, rows, queuing_seconds):

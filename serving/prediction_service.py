@@ -92,11 +92,11 @@ class PredictionService(prediction_service_pb2_grpc.PredictionServiceServicer):
     def Predict(self, request, context):
         check_well_formed(request, context)
         signature_name = request.model_spec.signature_name or tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY
-        started, version = time.perf_counter(), None
+        started, version, signatures = time.perf_counter(), None, ()
         try:
             model = self.models.model(request.model_spec.name)
             with model.servable(requested_version(request.model_spec)) as servable:
-                version = servable.version
+                version, signatures = servable.version, servable.signature_defs
                 for name, proto in request.inputs.items():
                     self._check_input_size(name, proto, servable.maximum_batch_size)
                 inputs = {name: _make_ndarray(proto) for name, proto in request.inputs.items()}
@@ -104,7 +104,7 @@ class PredictionService(prediction_service_pb2_grpc.PredictionServiceServicer):
         except Exception as error:  # the server outlives any failure of one request
             code = grpc_code(error)
             self.metrics.record_request(request.model_spec.name, version, signature_name, "GRPC", code.name,
-                                        time.perf_counter() - started)
+                                        time.perf_counter() - started, signatures=signatures)
             context.abort(code, error_message(error))
         response = predict_pb2.PredictResponse()
         response.model_spec.name = request.model_spec.name

@@ -154,16 +154,16 @@ class RestApp:
 
     def _timed_predict(self, name, version, body):
         """`_predict` of model `name`, counted in the metrics with its outcome."""
-        started, signature_name, answered = time.perf_counter(), "", None
+        started, signature_name, answered, signatures = time.perf_counter(), "", None, ()
         try:
             request = _parse_predict_request(body)
             signature_name = request.get("signature_name") or tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY
             with self.models.model(name).servable(version) as servable:
-                answered = servable.version
+                answered, signatures = servable.version, servable.signature_defs
                 answer = _predict(servable, signature_name, request)
         except Exception as error:
             self.metrics.record_request(name, answered, signature_name, "REST", grpc_code(error).name,
-                                        time.perf_counter() - started)
+                                        time.perf_counter() - started, signatures=signatures)
             raise
         self.metrics.record_request(name, answered, signature_name, "REST", "OK", time.perf_counter() - started)
         return 200, answer, answered

@@ -13,7 +13,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from serving.batching import BatchingParameters
 from serving.grpc_client import GrpcClient
 from serving.local_server import LocalServer
-from serving.metrics import PROMETHEUS_PATH, ServerMetrics, exponential_buckets
+from serving.metrics import (PROMETHEUS_PATH, REQUEST_LATENCY_BUCKETS, UNKNOWN_SIGNATURE, ServerMetrics,
+                             exponential_buckets)
 from serving.model_manager import ModelManager
 from serving.rest_client import RestClient
 from serving.served_model import ServedModel
@@ -96,6 +97,35 @@ def test_requests_batches_and_loads_move_the_counts_and_buckets(served, export_d
     assert moved(":tensorflow:serving:batching_session:queuing_latency_count") == 5
     assert moved(":tensorflow:serving:batching_session:queuing_latency_sum") > 0
     grpc_client.close()
+
+
+def test_made_up_signature_names_share_one_label_and_known_ones_keep_theirs(served):
+    """A client naming signatures the model lacks cannot grow the server's memory and metrics page: every such
+    request is counted under one label value; a failed request for a signature the model has keeps its name."""
+    made_up = [f"made_up_{index}" for index in range(6)]
+    rest_client = RestClient(served.url, "rnnsearch")
+    grpc_client = GrpcClient(f"127.0.0.1:{served.port}", "rnnsearch")
+    before = scrape(served)
+    for name in made_up:
+        with pytest.raises(RuntimeError, match="HTTP 400"):
+            rest_client.translate(["the cat"], signature_name=name)
+        with pytest.raises(grpc.RpcError):
+            grpc_client.predict({}, name)
+    with pytest.raises(RuntimeError, match="HTTP 400"):
+        rest_client.predict({"no_such_input": ["the cat"]}, "translate")
+    with pytest.raises(grpc.RpcError):
+        grpc_client.predict({"no_such_input": [b"the cat"]}, "translate")
+    after = scrape(served)
+    grpc_client.close()
+
+    def moved(**labels):
+        return (value(after, ":rnnsearch:serving:signature_request_latency_count", **labels) -
+                value(before, ":rnnsearch:serving:signature_request_latency_count", **labels))
+
+    assert not [labels for _, labels in after if any(name in dict(labels).values() for name in made_up)]
+    assert moved(signature_name=UNKNOWN_SIGNATURE, status="INVALID_ARGUMENT") == 2 * len(made_up)
+    assert moved(signature_name="translate", status="INVALID_ARGUMENT", version="1") == 2  # REST and gRPC
+    assert len(after) - len(before) <= 3 * (len(REQUEST_LATENCY_BUCKETS) + 4)  # a few new label sets, not one a name
 
 
 def test_without_a_path_the_page_is_404_and_servers_count_apart(export_dir):

@@ -297,6 +297,40 @@ def test_a_glossary_term_is_put_in_the_translation_and_highlighted(browser, serv
     assert not first.find_elements(By.CSS_SELECTOR, ".constraint")
 
 
+def _nbest_shown(section):
+    """[(text, score text, whether marked impossible)] of a sentence's n-best list."""
+    from selenium.webdriver.common.by import By
+
+    return [(item.find_element(By.CSS_SELECTOR, ".nbest-text").text, item.find_element(By.CSS_SELECTOR, ".score").text,
+             "impossible" in item.get_attribute("class").split()) for item in section.find_elements(By.CSS_SELECTOR,
+                                                                                                   ".nbest li")]
+
+
+def test_a_hypothesis_that_could_not_fit_is_shown_as_such_beside_the_others(browser, server, servable):
+    """A glossary term too long for a second hypothesis: TF Serving's JSON holds -Infinity, which the page reads."""
+    from selenium.webdriver.common.by import By
+
+    term = "chien chien chien"
+    expected = _constrained(servable, GLOSSARY_SENTENCES[0], [term])
+    scores = expected["nbest_scores"][0]
+    assert np.isneginf(scores).any() and np.isfinite(scores[0])  # no second hypothesis fits with the term
+    predict = urllib.request.Request(f"{server.url}v1/models/{MODEL_NAME}:predict", headers=JSON_HEADERS,
+                                     data=json.dumps({"signature_name": "translate_constrained", "instances": [
+                                         {"text": GLOSSARY_SENTENCES[0], "constraints": [term]}]}).encode())
+    with urllib.request.urlopen(predict, timeout=WAIT) as response:
+        assert b"-Infinity" in response.read()  # the wire format TF Serving documents for non-finite floats
+    plain = servable.predict("translate", {"text": np.array([GLOSSARY_SENTENCES[1].encode()], object)})
+    sections = _open_with_glossary(browser, server, [f"dog = {term}"], GLOSSARY_SENTENCES)
+    assert browser.find_element(By.ID, "status").text.startswith("Translated 2 sentences")
+    first, second = sections
+    assert first.find_element(By.CSS_SELECTOR, ".translation-text").text == expected["translation"][0].decode()
+    assert first.find_element(By.CSS_SELECTOR, ".translation .score").text == f"score {scores[0]:.3f}"
+    assert _nbest_shown(first) == [
+        ("(no hypothesis)", "could not fit", True) if np.isneginf(score) else (text.decode(), f"{score:.3f}", False)
+        for text, score in zip(expected["nbest_translations"][0], scores)]
+    assert second.find_element(By.CSS_SELECTOR, ".translation-text").text == plain["translation"][0].decode()
+
+
 def test_with_split_sentences_each_sentence_gets_the_terms_found_in_it(browser, server, servable):
     from selenium.webdriver.common.by import By
 
@@ -513,6 +547,75 @@ def subword_server(tmp_path_factory):
     yield running
     running.stop()
     servable.close()
+
+
+@pytest.fixture(scope="module")
+def encdec_server(tmp_path_factory):
+    """The page of a served RNNencdec export (no attention: its alignment is all zeros)."""
+    from rnnsearch_tf.inference.translator import Translator
+    from serving import export
+    from helpers.serving_test_utils import write_model_dir
+
+    folder = tmp_path_factory.mktemp("encdec")
+    translator = Translator.from_model_dir(write_model_dir(folder / "model", model_name="rnnencdec"), **SEARCH_OPTIONS)
+    export.export(translator, str(folder / "exports"))
+    running = _served(folder / "exports")
+    yield running
+    running.stop()
+    running.servable.close()
+
+
+def test_a_model_without_attention_shows_a_note_instead_of_a_heatmap(browser, encdec_server):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    expected = encdec_server.servable.predict("translate", {"text": np.array([SENTENCES[0].encode()], object)})
+    assert not expected["alignment"].any()  # RNNencdec: no attention weights
+    section = _open_and_translate(browser, encdec_server, SENTENCES[:1])[0]
+    assert section.find_element(By.CSS_SELECTOR, ".translation-text").text == expected["translation"][0].decode()
+    assert not section.find_elements(By.CSS_SELECTOR, "table.heatmap, figcaption")
+    assert "this model has no attention" in section.find_element(By.CSS_SELECTOR, ".no-attention").text
+    assert len(section.find_elements(By.CSS_SELECTOR, ".nbest li")) == SEARCH_OPTIONS["num_hypotheses"]
+    ActionChains(browser).move_to_element(section.find_elements(By.CSS_SELECTOR, ".target-tokens .token")[0]).perform()
+    assert not section.find_elements(By.CSS_SELECTOR, ".source-tokens .token.aligned")
+
+
+def test_a_new_version_refreshes_the_model_line_and_settings_when_it_answers(browser, servable, tmp_path,
+                                                                           tmp_path_factory):
+    """The page follows the X-Model-Version of each answer: version 2 (another n-best size and length
+    normalisation) is loaded after the page read version 1's metadata."""
+    from selenium.webdriver.common.by import By
+    from rnnsearch_tf.inference.translator import Translator
+    from serving import export
+
+    def settings():
+        return {setting.get_attribute("title"): setting.find_elements(By.TAG_NAME, "span")[1].text
+                for setting in browser.find_elements(By.CSS_SELECTOR, "#settings .setting")}
+
+    base_path = tmp_path / "versions"
+    shutil.copytree(servable.path, base_path / "1")
+    models = ModelManager([ServedModel(MODEL_NAME, base_path)], 0).start()
+    switching = LocalServer(models, rest_api_port=0).start()
+    switching.url = f"http://127.0.0.1:{switching.rest_api_port}/"
+    try:
+        first = _open_and_translate(browser, switching, SENTENCES[:1])[0]
+        assert browser.find_element(By.ID, "model").text == f"Model {MODEL_NAME}, version 1"
+        assert len(first.find_elements(By.CSS_SELECTOR, ".nbest li")) == SEARCH_OPTIONS["num_hypotheses"]
+        options = dict(SEARCH_OPTIONS, beam_size=5, num_hypotheses=3, length_normalization="length")
+        model_dir, _, _ = exported_model(tmp_path_factory)
+        export.export(Translator.from_model_dir(model_dir, **options), str(base_path), 2)
+        assert models.model(MODEL_NAME).poll() == [2]
+        assert {name: settings()[name] for name in ("num_hypotheses", "length_normalization")} == {
+            "num_hypotheses": "2", "length_normalization": "none"}  # the page has not asked since
+        first = _open_and_translate(browser, switching, SENTENCES[:1], typed=False, reload=False)[0]
+        assert browser.find_element(By.ID, "model").text == f"Model {MODEL_NAME}, version 2"
+        assert {name: settings()[name] for name in ("beam_size", "num_hypotheses", "length_normalization")} == {
+            "beam_size": "5", "num_hypotheses": "3", "length_normalization": "length"}
+        assert len(first.find_elements(By.CSS_SELECTOR, ".nbest li")) == 3
+        assert "Version 2 answered (the page showed version 1)" in browser.find_element(By.ID, "status").text
+    finally:
+        switching.stop()
+        models.close()
 
 
 def test_a_subword_model_shows_words_and_forces_the_text_of_an_alternative(browser, subword_server):

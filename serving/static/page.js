@@ -15,6 +15,9 @@
   const modelNames = JSON.parse(document.querySelector('meta[name="model-names"]').content);
   let modelName = modelNames[0];
   const modelPath = () => "v1/models/" + encodeURIComponent(modelName);
+  // The version whose metadata the header, the settings and the signatures in use are (a string): each answer's
+  // X-Model-Version header names the version that answered, and a new one is read before its answer is shown.
+  let shownVersion = null;
   const page = {
     status: document.getElementById("status"),
     results: document.getElementById("results"),
@@ -47,9 +50,23 @@
   window.addEventListener("error", (event) => showStatus("The page failed: " + event.message, true));
   window.addEventListener("unhandledrejection", (event) => showStatus("The page failed: " + event.reason, true));
 
-  // GET (body undefined) or POST JSON to the server; resolves with the parsed answer, rejects with a
+  // TF Serving's JSON: its REST API writes a float that is not finite as NaN, Infinity or -Infinity (a hypothesis
+  // the search could not fit scores -Infinity), which JSON.parse rejects. Those tokens outside strings are read as
+  // the numbers they name: ±Infinity as ±1e999 (JSON.parse's Infinity), NaN through a marker string.
+  const NOT_A_NUMBER = "\u0000NaN\u0000" + Math.random();
+  function parseJson(text) {
+    try {
+      return JSON.parse(text);
+    } catch (error) {
+      const marked = text.replace(/"(?:[^"\\]|\\.)*"|-?Infinity|NaN/g, (token) => token.startsWith('"') ? token :
+        token === "NaN" ? JSON.stringify(NOT_A_NUMBER) : token.replace("Infinity", "1e999"));
+      return JSON.parse(marked, (key, value) => value === NOT_A_NUMBER ? NaN : value);
+    }
+  }
+
+  // GET (body undefined) or POST JSON to the server; resolves with {answer (parsed), response}, rejects with a
   // readable Error (the server's {"error": ...} message when it gave one).
-  async function call(path, body) {
+  async function request(path, body) {
     let response;
     try {
       response = await fetch(path, body === undefined ? {} : {
@@ -63,7 +80,7 @@
     const text = await response.text();
     let answer = null;
     try {
-      answer = JSON.parse(text);
+      answer = parseJson(text);
     } catch (error) {
       answer = null;
     }
@@ -75,16 +92,29 @@
       throw new Error("The server answered " + response.status + " " + response.statusText + ": " + reason);
     }
     if (answer === null) throw new Error("The server's answer is not JSON: " + text.slice(0, 200));
-    return answer;
+    return {answer: answer, response: response};
   }
 
-  function predict(signatureName, instances) {
-    return call(modelPath() + ":predict", {signature_name: signatureName, instances: instances})
-      .then((answer) => answer.predictions);
+  // The parsed answer of `request`.
+  async function call(path, body) {
+    return (await request(path, body)).answer;
   }
 
-  function formatScore(value) {
-    return Number(value).toFixed(3);
+  // The rows of one predict request, once the page shows the metadata of the version that answered them.
+  async function predict(signatureName, instances) {
+    const asked = modelName;
+    const {answer, response} = await request(modelPath() + ":predict",
+      {signature_name: signatureName, instances: instances});
+    const version = response.headers.get("X-Model-Version");
+    if (version && version !== shownVersion && asked === modelName) await showModel(version);
+    return answer.predictions;
+  }
+
+  // A score or log-probability with `digits` decimals; -Infinity is a hypothesis the search could not fit in its
+  // limits (the maximum length with a forced prefix or glossary terms): an empty one.
+  function formatScore(value, digits) {
+    if (Number.isFinite(value)) return value.toFixed(digits === undefined ? 3 : digits);
+    return value === -Infinity ? "could not fit" : String(value);
   }
 
   // ---- The model and its search settings ----
@@ -99,38 +129,43 @@
     ["maximum_batch_size", "max batch"],
   ];
 
-  async function showModel() {
+  // Shows the model's metadata-driven parts (its version, signatures, settings and languages): of `version`, or
+  // of the newest one when it is undefined.
+  async function showModel(version) {
+    const versionPath = modelPath() + (version === undefined ? "" : "/versions/" + encodeURIComponent(version));
+    const metadata = await call(versionPath + "/metadata");
     languageCodes = {source: "", target: ""};
     document.getElementById("languages").hidden = true;
     page.input.removeAttribute("lang");
-    const metadata = await call(modelPath() + "/metadata");
     const signatures = metadata.metadata.signature_def.signature_def;
-    const version = metadata.model_spec.version;
+    shownVersion = metadata.model_spec.version;
     hasPrefixSignature = Object.prototype.hasOwnProperty.call(signatures, "translate_prefix");
     document.getElementById("prefix-hint").hidden = !hasPrefixSignature;
     hasConstrainedSignature = Object.prototype.hasOwnProperty.call(signatures, "translate_constrained");
     document.getElementById("glossary-box").hidden = !hasConstrainedSignature;
-    document.getElementById("model").textContent = "Model " + modelName + ", version " + version;
+    document.getElementById("model").textContent = "Model " + modelName + ", version " + shownVersion;
+    const box = document.getElementById("settings");
+    box.replaceChildren();
+    subwordTarget = false;
     if (!Object.prototype.hasOwnProperty.call(signatures, "settings")) return;
-    const settings = await call(modelPath() + ":predict", {signature_name: "settings", inputs: {}});
+    const settings = await call(versionPath + ":predict", {signature_name: "settings", inputs: {}});
     const values = settings.outputs;
     subwordTarget = Boolean(values.target_codec) && values.target_codec !== "moses";
     if (values.source_language && values.target_language) await showLanguages();
-    const box = document.getElementById("settings");
-    box.textContent = "";
-    box.appendChild(element("span", {className: "settings-title", text: "Search settings of the export"}));
+    const shown = [element("span", {className: "settings-title", text: "Search settings of the export"})];
     for (const [name, label] of SETTING_LABELS) {
       if (!(name in values)) continue;
       if (!values.sampling && ["num_samples", "sampling_temperature"].includes(name)) continue;
       if (values.length_normalization !== "gnmt" && name === "length_penalty_alpha") continue;
-      box.appendChild(element("span", {className: "setting", title: name},
+      shown.push(element("span", {className: "setting", title: name},
         [element("span", {className: "setting-name", text: label}), element("span", {text: values[name]})]));
     }
     if (values.checkpoint) {
-      box.appendChild(element("span", {className: "setting", title: values.checkpoint},
+      shown.push(element("span", {className: "setting", title: values.checkpoint},
         [element("span", {className: "setting-name", text: "checkpoint"}),
          element("span", {text: values.checkpoint.split("/").pop()})]));
     }
+    box.replaceChildren(...shown);
   }
 
   // The model's languages by name above the text box ("German → English", the codes in its title), named by the
@@ -256,6 +291,8 @@
     const targetWords = words(prediction.words || prediction.tokens);  // ends with </s> unless empty
     const alignment = (prediction.word_alignment || prediction.alignment).slice(0, targetWords.length)
       .map((row) => row.slice(0, sourceWords.length));  // [tgt_len, src_len]
+    // A model without attention (RNNencdec) answers zeros; an attention row is a softmax, which sums to 1.
+    const hasAttention = alignment.some((row) => row.some((weight) => weight > 0));
     constraints = constraints || [];
     const marks = forced ? {landed: new Map(), report: constraints.length ?
       "glossary not applied with a chosen prefix: " + constraints.join(", ") : ""} :
@@ -284,7 +321,8 @@
     }
     const translation = element("p", {className: "translation"}, [
       element("span", {className: "translation-text", text: prediction.translation}),
-      element("span", {className: "score", text: "score " + formatScore(prediction.score),
+      element("span", {className: "score",
+        text: (Number.isFinite(prediction.score) ? "score " : "") + formatScore(prediction.score),
         title: "the beam search score of this translation (log p(y | x), length-normalised as the settings say)"}),
     ]);
     view.appendChild(translation);
@@ -317,19 +355,27 @@
     view.appendChild(sourceLine);
     view.appendChild(targetLine);
 
-    // The attention matrix, with the n-best list beside it where the export returns one.
-    const table = heatmap(sourceWords, targetWords, alignment, unknown, forced, marks.landed);
-    const analysis = element("div", {className: "analysis"}, [element("figure", {className: "heatmap-box"}, [
-      element("figcaption", {text: "Attention α: row i holds target word i's weights over the source words " +
-        "(each row sums to 1); hover a cell for its value."}),
-      table,
-    ])]);
+    // The attention matrix (a note where the model has none), with the n-best list beside it where the export
+    // returns one.
+    const table = hasAttention ? heatmap(sourceWords, targetWords, alignment, unknown, forced, marks.landed) : null;
+    const analysis = element("div", {className: "analysis"}, [hasAttention ?
+      element("figure", {className: "heatmap-box"}, [
+        element("figcaption", {text: "Attention α: row i holds target word i's weights over the source words " +
+          "(each row sums to 1); hover a cell for its value."}),
+        table,
+      ]) :
+      element("p", {className: "no-attention", text: "No attention matrix: this model has no attention (an " +
+        "encoder–decoder such as RNNencdec reads the whole source as one fixed-length vector), so no target " +
+        "word is aligned to source words."})]);
     if (prediction.nbest_translations) {
       const list = element("ol", {className: "nbest"});
       prediction.nbest_translations.forEach((candidate, index) => {
-        list.appendChild(element("li", {className: index === 0 ? "best" : ""}, [
-          element("span", {className: "nbest-text", text: candidate}),
-          element("span", {className: "score", text: formatScore(prediction.nbest_scores[index])}),
+        const fits = prediction.nbest_scores[index] !== -Infinity;
+        list.appendChild(element("li", {className: (index === 0 ? "best" : "") + (fits ? "" : " impossible")}, [
+          element("span", {className: "nbest-text", text: fits ? candidate : "(no hypothesis)"}),
+          element("span", {className: "score", text: formatScore(prediction.nbest_scores[index]),
+            title: fits ? undefined : "no hypothesis of this rank fits the maximum length (with the chosen " +
+              "words or the glossary's terms)"}),
         ]));
       });
       analysis.appendChild(element("div", {className: "nbest-box"}, [
@@ -362,11 +408,11 @@
     };
     view.addEventListener("mouseover", (event) => {
       const word = event.target.closest("[data-side]");
-      if (word) highlight(word.dataset.side, Number(word.dataset.index), true);
+      if (word && hasAttention) highlight(word.dataset.side, Number(word.dataset.index), true);
     });
     view.addEventListener("mouseout", (event) => {
       const word = event.target.closest("[data-side]");
-      if (word) highlight(word.dataset.side, Number(word.dataset.index), false);
+      if (word && hasAttention) highlight(word.dataset.side, Number(word.dataset.index), false);
     });
     if (hasPrefixSignature) {
       view.addEventListener("click", (event) => {
@@ -454,7 +500,7 @@
       const option = element("button", {className: "alternative" + (label === targetWords[index] ? " current" : ""),
         attributes: {type: "button", role: "menuitem"}},
         [element("span", {className: "alternative-word", text: label}),
-         element("span", {className: "score", text: Number(score).toFixed(2)})]);
+         element("span", {className: "score", text: formatScore(score, 2)})]);
       option.addEventListener("click", (event) => {
         event.stopPropagation();
         closeMenu();
@@ -499,7 +545,7 @@
   // Paragraphs: each line split into sentences by the server (POST page/split_sentences, Moses' rules), all
   // sentences translated in one request; a line shows its sentences' translations joined, then each
   // sentence with its own heatmap.
-  async function translateParagraphs(lines, terms, started) {
+  async function translateParagraphs(lines, terms, started, shownBefore) {
     const split = (await call("page/split_sentences", {model: modelName, text: lines})).sentences;
     const sentences = split.flat();
     const {predictions, constraints} = sentences.length ?
@@ -521,7 +567,14 @@
     });
     showStatus("Translated " + lines.length + " line" + (lines.length > 1 ? "s" : "") + " of " + sentences.length +
       " sentence" + (sentences.length > 1 ? "s" : "") + " in " + ((performance.now() - started) / 1000).toFixed(2) +
-      " s.");
+      " s." + versionNote(shownBefore));
+  }
+
+  // What the status adds when a version other than `shownBefore` (the one shown before) answered.
+  function versionNote(shownBefore) {
+    if (shownBefore === null || shownBefore === shownVersion) return "";
+    return " Version " + shownVersion + " answered (the page showed version " + shownBefore + "): the model's line " +
+      "and settings above are now its own.";
   }
 
   async function translate() {
@@ -540,10 +593,10 @@
     }
     page.button.disabled = true;
     showStatus("Translating " + lines.length + " sentence" + (lines.length > 1 ? "s" : "") + "…");
-    const started = performance.now();
+    const started = performance.now(), shownBefore = shownVersion;
     try {
       if (document.getElementById("split-sentences").checked) {
-        await translateParagraphs(lines, terms, started);
+        await translateParagraphs(lines, terms, started, shownBefore);
         return;
       }
       const {predictions, constraints} = await translateSentences(lines, terms);
@@ -555,7 +608,7 @@
         renderSentence(section, lines[index], prediction, unknown[index], 0, constraints[index]);
       });
       showStatus("Translated " + lines.length + " sentence" + (lines.length > 1 ? "s" : "") + " in " +
-        ((performance.now() - started) / 1000).toFixed(2) + " s.");
+        ((performance.now() - started) / 1000).toFixed(2) + " s." + versionNote(shownBefore));
     } catch (error) {
       showStatus(error.message, true);
     } finally {
