@@ -3,7 +3,9 @@
 A language is data, not code: an ISO 639-1 code ("de"), or the ISO 639-3 code of a language that has no
 two-letter one ("yue"), checked against pycountry's copy of the ISO 639-3 table. What a language changes is
 asked of the library that keeps it: Moses' word rules of sacremoses (`moses_tokenizer.MosesRules`), the BLEU
-tokenizer of sacreBLEU (`bleu_tokenizer`). The one fact no library holds is `WITHOUT_SPACES`.
+tokenizer of sacreBLEU (`bleu_tokenizer`). The one fact no library holds is `WITHOUT_SPACES`. A variety that
+ISO 639-3 names after a language with a two-letter code ("Chinese, Mandarin": cmn) follows that language's rules
+(`base_language`).
 
 What pycountry says of a code is asked once per pycountry version and kept in the user's cache (`user_cache`):
 reading its table builds an object for each of its 7,923 languages, about 0.14 s of every command that reads a
@@ -12,16 +14,17 @@ model's codecs.
 
 import functools
 import re
+import unicodedata
 
 from data_pipeline.user_cache import answer_file, kept_answer
 
 # Languages written without spaces between words, whose Moses "words" would be whole clauses; Korean puts
 # spaces between eojeol (a word with its particles), too many distinct forms for a word vocabulary. Their
 # text is cut by SentencePiece (`build-data --subwords=sentencepiece`) and scored with sacreBLEU's own
-# tokenizer for them.
-WITHOUT_SPACES = frozenset({"zh", "ja", "ko", "th", "lo", "km", "my", "bo", "dz", "yue", "cmn", "wuu", "nan", "hak"})
+# tokenizer for them. Their varieties follow them (`base_language`: yue, cmn, wuu, nan, hak ... as zh).
+WITHOUT_SPACES = frozenset({"zh", "ja", "ko", "th", "lo", "km", "my", "bo", "dz"})
 EXAMPLES = "en, de, fr, cs, zh, ja"
-FACTS = {"name", "two_letter"}  # what is kept of a code (`_asked`)
+FACTS = {"name", "two_letter", "variety_of"}  # what is kept of a code (`_asked`)
 
 
 @functools.lru_cache(maxsize=None)
@@ -36,9 +39,11 @@ def _facts(code):
 
 def _asked(code):
     """{"name": the English name of the language `code` is the code people write for, else None; "two_letter": the
-    ISO 639-1 code of a three-letter `code` that has one ("deu" -> "de"), else None}, asked of pycountry."""
+    ISO 639-1 code of a three-letter `code` that has one ("deu" -> "de"), else None; "variety_of": the ISO 639-1
+    code of the language whose variety ISO 639-3's inverted name makes a three-letter `code` ("Chinese, Mandarin"
+    for cmn -> "zh", "Arabic, Egyptian" for arz -> "ar"), else None}, asked of pycountry."""
     if not isinstance(code, str) or len(code) not in (2, 3):
-        return dict(name=None, two_letter=None)
+        return dict(name=None, two_letter=None, variety_of=None)
     import pycountry
 
     three_letter = pycountry.languages.get(alpha_3=code) if len(code) == 3 else None
@@ -46,7 +51,13 @@ def _asked(code):
     entry = None
     if code.isascii() and code.islower() and two_letter is None:  # "deu" is written "de": it names no language
         entry = three_letter if len(code) == 3 else pycountry.languages.get(alpha_2=code)
-    return dict(name=entry.name.removesuffix(" (macrolanguage)") if entry is not None else None, two_letter=two_letter)
+    head, comma, _ = getattr(entry, "inverted_name", "").partition(", ")
+    variety_of = None
+    if comma:
+        named = pycountry.languages.get(name=head) or pycountry.languages.get(name=f"{head} (macrolanguage)")
+        variety_of = getattr(named, "alpha_2", None)
+    return dict(name=entry.name.removesuffix(" (macrolanguage)") if entry is not None else None, two_letter=two_letter,
+                variety_of=variety_of)
 
 
 def why_not(code):
@@ -83,9 +94,38 @@ def name_or_code(code):
     return name(code) if why_not(code) is None else str(code)
 
 
+def base_language(code):
+    """The ISO 639-1 code whose rules (`WITHOUT_SPACES`, sacreBLEU's tokenizer) `code` follows: `code` itself, or
+    for a variety that ISO 639-3 names after a language with a two-letter code that language's ("cmn", "yue",
+    "wuu", "nan", "hak" and every other "Chinese, ..." -> "zh"), so that no variety needs a list of its own."""
+    return _facts(check(code))["variety_of"] or code
+
+
 def writes_words_apart(code):
     """Whether Moses words suit `code`: its words are written with spaces between them."""
-    return check(code) not in WITHOUT_SPACES
+    return base_language(code) not in WITHOUT_SPACES
+
+
+def counting_unit(code):
+    """The unit `text_codec.counting_tokens` counts text of `code` in, as reports name it: "Moses tokens", or
+    "characters" for a language written without spaces."""
+    return "Moses tokens" if writes_words_apart(code) else "characters"
+
+
+def join_sentences(sentences, code=None):
+    """Consecutive `sentences` (str; empty ones left out) of language `code` as one text: each after the one before
+    with a space, but with nothing after a sentence that ends in a wide character (Unicode East Asian Width W or F:
+    a Han character, kana, a full-width `。？！」`) where `code` is written without spaces (`writes_words_apart`):
+    Chinese and Japanese run their sentences on as their words, while Korean and Thai, which leave a space
+    between sentences, end theirs in a narrow "." or a Thai letter. `code` None: a space between every two."""
+    text = ""
+    for sentence in sentences:
+        if not sentence:
+            continue
+        glued = not text or (code is not None and not writes_words_apart(code)
+                             and unicodedata.east_asian_width(text[-1]) in ("W", "F"))
+        text += ("" if glued else " ") + sentence
+    return text
 
 
 def check_words_apart(code, field="language"):
@@ -97,8 +137,8 @@ def check_words_apart(code, field="language"):
 
 
 def bleu_tokenizer(code):
-    """The tokenizer sacreBLEU's BLEU uses for target language `code`: its own choice ("zh", "ja-mecab",
-    "ko-mecab"), 13a for the rest."""
+    """The tokenizer sacreBLEU's BLEU uses for target language `code`: its own choice for `base_language(code)`
+    ("zh" for every Chinese variety, "ja-mecab", "ko-mecab"), 13a for the rest."""
     import sacrebleu
 
-    return sacrebleu.BLEU._TOKENIZER_MAP.get(check(code), sacrebleu.BLEU.TOKENIZER_DEFAULT)
+    return sacrebleu.BLEU._TOKENIZER_MAP.get(base_language(code), sacrebleu.BLEU.TOKENIZER_DEFAULT)

@@ -4,6 +4,8 @@ import collections
 
 import numpy as np
 
+from data_pipeline import languages
+
 # Sentences joined into one pair: test sets hold a group of each size (`join-sentences --sizes`).
 JOINED_SIZES = (2, 3, 4, 5)
 # Most training pairs joined into one (`build-data --max_joined_sentences`).
@@ -15,7 +17,8 @@ JoinedPair = collections.namedtuple("JoinedPair", ["source", "target", "first_li
 
 
 class SentenceJoiner:
-    """Joins consecutive sentence pairs into one pair: the sources with a space, the targets with a space.
+    """Joins consecutive sentence pairs into one pair, each side as its language writes sentences one after another
+    (`languages.join_sentences`: a space, nothing after a Chinese or Japanese sentence's full stop).
 
     Test sets (`join`): for each size k of `sizes`, the pairs are cut into consecutive groups of k from the
     first one (lines 1..k, k+1..2k, ...; a last group of fewer than k is left out) and each group becomes
@@ -32,13 +35,17 @@ class SentenceJoiner:
 
     Args:
         sizes: the group sizes of `join`, each at least 1.
+        source_language, target_language: the language codes of the sides (`languages.check`); None joins that
+            side's sentences with a space.
     """
 
-    def __init__(self, sizes=JOINED_SIZES):
+    def __init__(self, sizes=JOINED_SIZES, source_language=None, target_language=None):
         sizes = tuple(sizes)
         if not sizes or min(sizes) < 1:
             raise ValueError(f"sizes must be sentence counts of at least 1, got {sizes}")
         self.sizes = sizes
+        self.source_language = source_language
+        self.target_language = target_language
 
     def join(self, sources, targets):
         """The joined pairs of line-aligned `sources` and `targets` (lists of str): `JoinedPair`s with
@@ -55,7 +62,8 @@ class SentenceJoiner:
             groups = zip(*[iter(pairs)] * size)  # consecutive groups of `size`; a last shorter one is left out
             for number, group in enumerate(groups):
                 sources, targets = zip(*group)
-                yield JoinedPair(" ".join(part.strip() for part in sources), " ".join(part.strip() for part in targets),
+                yield JoinedPair(languages.join_sentences([part.strip() for part in sources], self.source_language),
+                                 languages.join_sentences([part.strip() for part in targets], self.target_language),
                                  number * size + 1, size)
 
     @staticmethod

@@ -61,6 +61,17 @@ def test_a_japanese_target_is_cut_into_words_by_mecab():
     assert scores["bleu"] > 30 and thirteen_a["bleu"] == 0.0  # 13a: the sentence is one word
 
 
+@pytest.mark.parametrize("variety", ["cmn", "yue", "wuu", "nan", "hak", "gan"])
+def test_a_chinese_variety_is_scored_as_chinese(variety):
+    """An ISO 639-3 code of a Chinese variety: sacreBLEU knows only "zh", and gave 13a and TER without Asian
+    support (each sentence one word)."""
+    scores, signatures = corpus_scores(CHINESE_TRANSLATIONS, CHINESE_REFERENCES, target_language=variety)
+    assert (scores, signatures) == corpus_scores(CHINESE_TRANSLATIONS, CHINESE_REFERENCES, target_language="zh")
+    assert "tok:zh" in signatures["bleu"] and "asian:yes" in signatures["ter"]
+    assert bleu(variety, sentence=True).sentence_score(CHINESE_TRANSLATIONS[0], [CHINESE_REFERENCES[0]]).score == (
+        sacrebleu.sentence_bleu(CHINESE_TRANSLATIONS[0], [CHINESE_REFERENCES[0]], tokenize="zh").score)
+
+
 def test_a_german_target_keeps_13a():
     translations, references = ["Der Hund läuft im Park."], ["Der Hund rennt im Park."]
     scores, signatures = corpus_scores(translations, references, target_language="de")

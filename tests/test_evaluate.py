@@ -47,6 +47,8 @@ def test_command_line_two_models(model_dir, tmp_path):
         capture_output=True, env=environment, cwd=REPO_ROOT,
     )
     assert result.returncode == 0, result.stderr.decode()
+    # progress and results only: no matplotlib font fallback message, no legend warning (second: no history)
+    assert "findfont" not in result.stderr.decode() and "Warning" not in result.stderr.decode(), result.stderr.decode()
     output = tmp_path / "out"
     metrics = json.loads((output / "metrics.json").read_text(encoding="utf-8"))
     assert list(metrics["models"]) == ["model", "second"]
@@ -151,3 +153,29 @@ def test_a_negative_number_of_heatmaps_is_refused(tmp_path):
                          f"--reference={tmp_path / 'source.txt'}", f"--output_dir={tmp_path / 'out'}",
                          "--num_heatmaps=-1")
     assert result.returncode == 1 and "flag --num_heatmaps=-1: " in result.stderr and not (tmp_path / "out").exists()
+
+
+def test_every_model_is_checked_before_any_is_decoded(model_dir, tmp_path):
+    """A mistake in the last model (an ensemble of different vocabularies, a checkpoint it lacks) was found after
+    the first had been decoded in full, and no report was written: now nothing is decoded and nothing written."""
+    other = tmp_path / "other"
+    shutil.copytree(model_dir, other)
+    vocabulary = ModelDir(other).vocabulary_file("source")
+    pathlib.Path(vocabulary).write_text(pathlib.Path(vocabulary).read_text(encoding="utf-8") + "extra\t1\n",
+                                        encoding="utf-8")
+    averaged = tmp_path / "averaged"
+    shutil.copytree(model_dir, averaged)
+    shutil.copytree(averaged / "checkpoints", averaged / "averaged")  # an averaged checkpoint (`rnnsearch average`)
+    (tmp_path / "source.txt").write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
+    (tmp_path / "reference.txt").write_text("\n".join(REFERENCES) + "\n", encoding="utf-8")
+    files = (f"--source={tmp_path / 'source.txt'}", f"--reference={tmp_path / 'reference.txt'}",
+             f"--output_dir={tmp_path / 'out'}", "--beam_size=1", "--noprogress")
+    result = run_command("evaluate", f"--model_dir={model_dir},{model_dir}+{other}", *files)
+    assert result.returncode == 1 and result.stderr.splitlines()[-1] == (
+        f"error: {ModelDir(model_dir).vocabulary_file('source')} and {vocabulary} differ: the models of an ensemble "
+        "must be trained on the same data directory")
+    assert not (tmp_path / "out").exists()
+    result = run_command("evaluate", f"--model_dir={averaged},{model_dir}", "--checkpoint=averaged", *files)
+    assert result.returncode == 1 and result.stderr.splitlines()[-1].startswith(
+        f"error: no checkpoint in {ModelDir(model_dir).averaged_checkpoint_dir}: run `rnnsearch average")
+    assert not (tmp_path / "out").exists()

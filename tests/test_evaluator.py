@@ -6,11 +6,13 @@ The command `python -m rnnsearch_tf.evaluate` over the same test set is tests/te
 """
 
 import json
+import shutil
 
 import pytest
 import sacrebleu
 import tensorflow as tf
 
+from data_pipeline.text_codec import counting_tokens
 from rnnsearch_tf.evaluation.evaluator import LENGTH_BINS, Evaluator
 from rnnsearch_tf.inference.search_config import SearchConfig
 from helpers.evaluation_test_data import NO_UNK_LINES, REFERENCES, SOURCES, TRAINING_STATE, write_evaluated_model_dir
@@ -119,6 +121,33 @@ def test_the_metrics_name_the_model_the_checkpoint_and_the_vocabulary_translated
     assert metrics["shortlist"] == "full vocabulary"  # the model directory has none
 
 
+def test_the_metrics_record_how_the_translations_were_searched(evaluated, model_dir, tmp_path):
+    metrics, _ = evaluated
+    assert metrics["search"] == SearchConfig(beam_size=3, shortlist=False).to_dict()  # resolved: the model has none
+    assert (metrics["precision"], metrics["quantize"]) == ("float32", "none")
+    search = SearchConfig(beam_size=2, length_normalization="gnmt", sampling=True, num_samples=2)
+    evaluator = Evaluator(SOURCES[:3], REFERENCES[:3], batch_size=4, search_config=search, num_heatmaps=0,
+                          num_longest=0, quantize="int8")
+    sampled = evaluator.evaluate(model_dir, tmp_path)
+    assert sampled["search"] == dict(search.to_dict(), shortlist=False)
+    assert (sampled["precision"], sampled["quantize"]) == ("float32", "int8")
+
+
+def test_every_model_is_checked_before_any_is_decoded(model_dir, english_chinese_model_dir, tmp_path):
+    evaluator = Evaluator(SOURCES, REFERENCES)
+    evaluator.check(model_dir)
+    evaluator.check(f"{model_dir}+{model_dir}")
+    with pytest.raises(ValueError, match=r"source_vocab\.tsv and .*source_vocab\.tsv differ"):
+        evaluator.check(f"{model_dir}+{english_chinese_model_dir}")
+    with pytest.raises(FileNotFoundError, match=f"no checkpoint in {model_dir / 'averaged'}"):
+        evaluator.check(model_dir, "averaged")
+    with pytest.raises(FileNotFoundError, match="checkpoint ckpt-99 not found"):
+        evaluator.check(f"{model_dir}+{model_dir}", "ckpt-1+ckpt-99")
+    with pytest.raises(ValueError, match="quantize must be one of"):
+        Evaluator(SOURCES, REFERENCES, quantize="int4").check(model_dir)
+    assert not list(tmp_path.iterdir())
+
+
 @pytest.fixture(scope="module")
 def ensemble_evaluated(model_dir, tmp_path_factory):
     second = write_model_dir(tmp_path_factory.mktemp("second") / "model", seed=5)
@@ -158,13 +187,19 @@ def test_heatmaps_skip_empty_sources_and_the_default_bins_cover_every_length(ens
 
 
 @pytest.fixture(scope="module")
-def chinese_evaluated(tmp_path_factory):
+def english_chinese_model_dir(tmp_path_factory):
+    """A tiny English -> Chinese SentencePiece model of random weights (`helpers.toy_chinese`)."""
     folder = tmp_path_factory.mktemp("chinese")
-    model_dir = write_subword_model_dir(build_english_chinese(folder, toy_chinese.PAIRS[:4]), folder / "model")
+    return write_subword_model_dir(build_english_chinese(folder, toy_chinese.PAIRS[:4]), folder / "model")
+
+
+@pytest.fixture(scope="module")
+def chinese_evaluated(english_chinese_model_dir, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("chinese_evaluation")
     sources, references = (list(side) for side in zip(*toy_chinese.PAIRS[::5]))
     evaluator = Evaluator(sources, references, batch_size=4, search_config=SearchConfig(beam_size=2), num_heatmaps=0,
                           length_bins=(10,), num_longest=2)
-    return evaluator.evaluate(model_dir, folder / "evaluation"), folder / "evaluation", references
+    return evaluator.evaluate(english_chinese_model_dir, folder / "evaluation"), folder / "evaluation", references
 
 
 def test_a_chinese_target_is_scored_with_sacrebleus_chinese_tokenizer(chinese_evaluated):
@@ -181,3 +216,51 @@ def test_a_chinese_target_is_scored_with_sacrebleus_chinese_tokenizer(chinese_ev
         line = sentence["line"]
         expected = sacrebleu.sentence_bleu(translations[line - 1], [references[line - 1]], tokenize="zh").score
         assert sentence["sentence_bleu"] == expected
+
+
+def test_word_and_subword_models_put_the_same_sentences_in_the_same_bins(model_dir, english_chinese_model_dir,
+                                                                       tmp_path):
+    """One length for a source whatever the model's codec: its Moses tokens (a subword model counted the words its
+    pieces made, "dog." one word, and so binned the same sentence apart from a word model)."""
+    sources = ["the cat sees the dog.", "a small house?", "the big dog sees a small cat.", "dog"]
+    lengths = counting_tokens(tf.constant(sources), "en").row_lengths().numpy().tolist()
+    assert lengths != [len(source.split()) for source in sources]  # the full stops are tokens of their own
+    bins = (6,)
+    evaluated = {}
+    for name, path, references in (("word", model_dir, ["le chat"] * 4), ("subword", english_chinese_model_dir,
+                                                                          ["猫看见狗。"] * 4)):
+        evaluator = Evaluator(sources, references, batch_size=4, search_config=SearchConfig(beam_size=1),
+                              length_bins=bins, num_heatmaps=0, num_longest=len(sources))
+        evaluated[name] = evaluator.evaluate(path, tmp_path / name)
+    for metrics in evaluated.values():
+        assert metrics["source_length_unit"] == "Moses tokens"
+        assert [item["sentences"] for item in metrics["bleu_by_length"]] == [
+            sum(length < bins[0] for length in lengths), sum(length >= bins[0] for length in lengths)]
+        assert {item["line"]: item["source_length"] for item in metrics["longest_sentences"]} == dict(
+            enumerate(lengths, 1))
+
+
+def test_a_second_run_leaves_only_its_own_files_in_the_folder(model_dir, english_chinese_model_dir, tmp_path):
+    """An earlier run's heatmaps beyond this run's and a word model's No-UNK files went on lying beside a subword
+    model's; a file evaluate never writes stays."""
+    Evaluator(SOURCES, REFERENCES, batch_size=4, search_config=SearchConfig(beam_size=1), num_heatmaps=4,
+              num_longest=0).evaluate(model_dir, tmp_path)
+    (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")
+    (tmp_path / "alignment_x.png").write_bytes(b"mine")
+    assert {"alignment_5.png", "translations_no_unk.txt", "no_unk_lines.txt"} <= {p.name for p in tmp_path.iterdir()}
+    sources, references = (list(side) for side in zip(*toy_chinese.PAIRS[:3]))
+    metrics = Evaluator(sources, references, batch_size=4, search_config=SearchConfig(beam_size=1), num_heatmaps=1,
+                        num_longest=0).evaluate(english_chinese_model_dir, tmp_path)
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(
+        ["metrics.json", "translations.txt", "translations_unk_replaced.txt", *metrics["heatmaps"], "notes.txt",
+         "alignment_x.png"])
+    assert metrics["heatmaps"] == ["alignment_1.png"]
+
+
+def test_a_model_that_fails_to_load_writes_no_folder(model_dir, tmp_path):
+    broken = tmp_path / "broken"
+    shutil.copytree(model_dir, broken)
+    shutil.rmtree(broken / "checkpoints")
+    with pytest.raises(FileNotFoundError, match="no checkpoint in"):
+        Evaluator(SOURCES, REFERENCES).evaluate(broken, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

@@ -75,7 +75,10 @@ def test_german_and_chinese_sources_are_counted_in_their_own_units(tmp_path):
         summary = json.loads((tmp_path / f"out_{source}" / "summary.json").read_text())
         assert summary["source_length"] == f"{unit} of the joined source"
         assert summary["pairs_per_source_length"]["10-20" if length >= 10 else "0-10"] == 1
-    assert (tmp_path / "out_a.zh/source.txt").read_text(encoding="utf-8") == "我很好。 你呢？\n"
+    # Chinese sentences follow each other without a space, on either side; German ones with one
+    assert (tmp_path / "out_a.zh/source.txt").read_text(encoding="utf-8") == "我很好。你呢？\n"
+    assert (tmp_path / "out_a.de/target.txt").read_text(encoding="utf-8") == "我很好。你呢？\n"
+    assert (tmp_path / "out_a.zh/target.txt").read_text(encoding="utf-8") == " ".join(german) + "\n"
 
 
 def test_an_output_that_is_an_input_or_cannot_be_written_is_refused_before_any_work(tmp_path):

@@ -29,7 +29,8 @@ def test_a_three_letter_code_of_a_language_with_a_two_letter_one_says_which():
 
 
 @pytest.mark.parametrize("code, apart", [("en", True), ("de", True), ("cs", True), ("ru", True), ("zh", False),
-                                         ("ja", False), ("ko", False), ("th", False), ("yue", False)])
+                                         ("ja", False), ("ko", False), ("th", False), ("yue", False), ("cmn", False),
+                                         ("gan", False), ("arz", True), ("gsw", True)])
 def test_which_languages_have_moses_words(code, apart):
     assert languages.writes_words_apart(code) is apart
     if apart:
@@ -41,9 +42,41 @@ def test_which_languages_have_moses_words(code, apart):
 
 
 @pytest.mark.parametrize("code, tokenizer", [("zh", "zh"), ("ja", "ja-mecab"), ("ko", "ko-mecab"), ("de", "13a"),
-                                             ("en", "13a"), ("cs", "13a")])
+                                             ("en", "13a"), ("cs", "13a"), ("cmn", "zh"), ("yue", "zh"),
+                                             ("wuu", "zh"), ("nan", "zh"), ("hak", "zh"), ("arz", "13a")])
 def test_bleu_tokenizer_is_sacrebleus_choice_for_the_target(code, tokenizer):
     assert languages.bleu_tokenizer(code) == tokenizer
+
+
+def test_every_variety_iso_names_after_a_language_follows_its_rules():
+    """ISO 639-3's inverted names ("Chinese, Mandarin") say whose variety a code is; sacreBLEU knows only "zh"."""
+    import pycountry
+
+    chinese = [entry.alpha_3 for entry in pycountry.languages
+               if getattr(entry, "inverted_name", "").startswith("Chinese, ")]
+    assert {"cmn", "yue", "wuu", "nan", "hak"} < set(chinese)
+    assert {code: languages.base_language(code) for code in chinese} == dict.fromkeys(chinese, "zh")
+    assert languages.base_language("arz") == "ar" and languages.base_language("de") == "de"
+    assert languages.base_language("csl") == "csl"  # Chinese Sign Language: no variety of Chinese by its name
+
+
+@pytest.mark.parametrize("code, sentences, text", [
+    ("zh", ["为什么是我？", "我一无所知。"], "为什么是我？我一无所知。"),
+    ("cmn", ["。", "。", "。"], "。。。"),
+    ("ja", ["はい。", "", "いいえ。"], "はい。いいえ。"),
+    ("zh", ["他说OK", "好。"], "他说OK 好。"),  # after a Latin letter, a space as in the text around it
+    ("ko", ["고맙습니다.", "안녕히 가세요."], "고맙습니다. 안녕히 가세요."),  # Korean leaves a space between sentences
+    ("th", ["สวัสดี", "ขอบคุณ"], "สวัสดี ขอบคุณ"),  # so does Thai, which ends a sentence with a space
+    ("en", ["Yes.", "No 。"], "Yes. No 。"),
+    (None, ["为什么是我？", "我一无所知。"], "为什么是我？ 我一无所知。"),
+])
+def test_sentences_are_joined_as_their_language_writes_them(code, sentences, text):
+    assert languages.join_sentences(sentences, code) == text
+
+
+def test_counting_unit():
+    assert [languages.counting_unit(code) for code in ("en", "zh", "yue")] == ["Moses tokens", "characters",
+                                                                             "characters"]
 
 
 def test_a_value_that_names_no_language_is_shown_as_written():
@@ -65,7 +98,8 @@ def test_what_pycountry_says_is_kept_in_the_user_cache_and_read_back_the_same(ca
     asked = [(languages.why_not(code), languages.name_or_code(code)) for code in codes]
     files = sorted(cache_home.rglob("*.json"))
     assert [path.name for path in files] == sorted(f"{code}.json" for code in codes)
-    assert json.loads((files[0].parent / "deu.json").read_text(encoding="utf-8")) == {"name": None, "two_letter": "de"}
+    assert json.loads((files[0].parent / "deu.json").read_text(encoding="utf-8")) == {
+        "name": None, "two_letter": "de", "variety_of": None}
     languages._facts.cache_clear()
     assert [(languages.why_not(code), languages.name_or_code(code)) for code in codes] == asked  # read back
     (files[0].parent / "de.json").write_text('{"name": "Deutsch"}', encoding="utf-8")  # a broken file is asked again

@@ -6,13 +6,17 @@ import sys
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from conftest import REPO_ROOT
 from rnnsearch_tf.inference import output_formats
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.paragraph_translator import ParagraphTranslator
 from helpers.serving_test_utils import SEARCH_OPTIONS, write_model_dir
+from helpers.subword_test_data import write_subword_model_dir
+from helpers.toy_chinese import PAIRS, build_english_chinese
 from helpers import preimported
+from rnnsearch_tf.models.model_dir import ModelDir
 
 OPTIONS = dict(SEARCH_OPTIONS, num_hypotheses=1)
 LONG_SENTENCE = "The " + " ".join(["cat"] * 20) + "."  # more than maximum_source_length = 12 tokens
@@ -72,6 +76,32 @@ def test_each_line_joins_the_translations_of_its_sentences_in_order(batch_transl
         assert result["nbest"] == [(result["translation"], result["score"])]
     assert results[1]["translation"] == "" and results[1]["sentences"] == [] and results[1]["score"] == 0.0
     assert [result["truncated"] for result in results] == [False, False, False, True]
+
+
+@pytest.fixture(scope="module")
+def full_stop_translator(tmp_path_factory):
+    """An English -> Chinese model that writes "。" at every step (its output bias there), 1 piece per sentence."""
+    folder = tmp_path_factory.mktemp("english_chinese")
+    model_dir = ModelDir(write_subword_model_dir(build_english_chinese(folder, PAIRS[:4]), folder / "model"))
+    model, _ = model_dir.load_model()
+    size = model.config.target_vocab_size
+    (bias,) = [weight for weight in model.weights if weight.path.endswith("deep_output/W_o/bias")]
+    full_stop = int(model_dir.codec("target").lookup(tf.constant([["。"]]))[0, 0])
+    bias.assign(tf.one_hot(full_stop, size) * 1000.0)
+    tf.train.Checkpoint(model=model).save(model_dir.file("checkpoints/ckpt"))  # the latest: read by default
+    return BatchTranslator.from_model_dir(model_dir.path, batch_size=3, beam_size=2, maximum_length_a=0,
+                                          maximum_length_b=2)
+
+
+def test_a_chinese_target_joins_its_sentences_without_a_space(full_stop_translator):
+    """Chinese runs its sentences on (`languages.join_sentences`); a space gave "。 。 。"."""
+    assert full_stop_translator.target_language == "zh"
+    paragraphs = ParagraphTranslator(full_stop_translator)
+    results = paragraphs.translate(paragraphs.split(["The cat sees the dog. The dog likes the bird. A cat.", "A dog."]))
+    sentences = [[sentence["translation"] for sentence in result["sentences"]] for result in results]
+    assert sentences == [["。"] * 3, ["。"]]
+    assert [result["translation"] for result in results] == ["。。。", "。"]
+    assert [result["searched_translation"] for result in results] == ["。。。", "。"]
 
 
 def test_the_alignment_format_keeps_one_matrix_per_sentence(batch_translator):

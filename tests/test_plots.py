@@ -3,6 +3,8 @@
 read back from its PNG pixels."""
 
 import re
+import subprocess
+import sys
 
 import matplotlib
 import matplotlib.image
@@ -132,6 +134,40 @@ def test_bleu_by_length_prints_each_bins_sentence_count_under_its_label(tmp_path
         nearest = min(labels, key=lambda other: abs(texts[other][0] - texts[count][0]))
         assert nearest == label and texts[count][1] > texts[label][1]  # under its own label
     assert "Sentence length (source Moses tokens), sentences per bin in parentheses" in texts
+
+
+def test_bleu_by_length_names_the_unit_of_the_source_lengths(tmp_path):
+    curves = {"zh-en": [dict(bin="0-10", bleu=30.0, sentences=2), dict(bin="10+", bleu=20.0, sentences=1)]}
+    texts = _texts(_svg(lambda *arguments: plot_bleu_by_length(*arguments, unit="characters"), curves,
+                        tmp_path=tmp_path))
+    assert "Sentence length (source characters), sentences per bin in parentheses" in texts
+
+
+def test_learning_curves_without_any_history_draw_no_legend_and_warn_nothing(tmp_path):
+    """matplotlib warned "No artists with labels found to put in legend" for models never validated."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning fails the test
+        svg = _svg(plot_learning_curves, {"averaged": [], "ensemble": []}, tmp_path=tmp_path)
+    assert not _data_lines(svg) and "averaged" not in _texts(svg)
+
+
+def test_drawing_chinese_labels_logs_nothing_on_stderr(tmp_path):
+    """A fresh process (matplotlib looks a font up once per process): the CJK fallback font has one weight, and
+    matplotlib logged "findfont: Failed to find font weight normal for WenQuanYi Zen Hei" at every command."""
+    from conftest import REPO_ROOT
+    from rnnsearch_tf.evaluation import plots
+
+    if len(plots.plt.rcParams["font.family"]) < 2:
+        pytest.skip("no CJK font installed (scripts/install_browser.sh installs fonts-wqy-zenhei)")
+    script = ("import numpy as np; from rnnsearch_tf.evaluation.plots import plot_alignment; "
+              f"plot_alignment(['他们', '在哪里'], ['Where'], np.full((1, 2), 0.5), {str(tmp_path / 'zh.png')!r})")
+    result = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True,
+                            env={"PATH": "/usr/bin:/bin", "MPLCONFIGDIR": str(tmp_path / "matplotlib"),
+                                 "TF_CPP_MIN_LOG_LEVEL": "3"})
+    assert result.returncode == 0 and (tmp_path / "zh.png").stat().st_size > 0
+    assert "findfont" not in result.stderr and "Warning" not in result.stderr, result.stderr
 
 
 def test_chinese_labels_are_drawn_from_an_installed_cjk_font(tmp_path):

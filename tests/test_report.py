@@ -110,3 +110,54 @@ def test_no_long_sentences_section_without_them(tmp_path):
     write_report(tmp_path / "report.md", metrics, "s", "r", "b.png", "l.png")
     report = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "## Long sentences" not in report and "No `training_state.json`" not in report
+
+
+def test_an_ensemble_has_no_training_row_and_is_named_as_one(tmp_path):
+    """An ensemble's members each have a training_state.json: the report said none was there."""
+    metrics = {"qs": dict(METRICS["rnnsearch"], model_dir="runs/qs"),
+               "qs+qs2": dict(METRICS["rnnsearch"], model_dir="runs/qs+runs/qs2", training=None)}
+    write_report(tmp_path / "report.md", metrics, "s", "r", "b.png", "l.png")
+    section = _section((tmp_path / "report.md").read_text(encoding="utf-8"), "Training (Table 2)")
+    assert [row[0] for row in _rows(section)] == ["qs"]
+    assert "No `training_state.json`" not in section
+    assert "qs+qs2: an ensemble of models trained apart, with no row here" in section
+    write_report(tmp_path / "report.md", {"qs+qs2": metrics["qs+qs2"]}, "s", "r", "b.png", "l.png")
+    section = _section((tmp_path / "report.md").read_text(encoding="utf-8"), "Training (Table 2)")
+    assert not _rows(section) and "| Model |" not in section  # no empty table
+
+
+def test_a_model_without_a_no_unk_subset_shows_a_dash(tmp_path):
+    metrics = {"subwords": dict(METRICS["rnnsearch"], bleu_no_unk=None, no_unk_sentences=None)}
+    write_report(tmp_path / "report.md", metrics, "s", "r", "b.png", "l.png")
+    section = _section((tmp_path / "report.md").read_text(encoding="utf-8"), "BLEU (Bahdanau et al. 2014, Table 1)")
+    assert _rows(section)[0][5:7] == ["–", "–"]
+
+
+SEARCH = dict(beam_size=12, num_hypotheses=1, length_normalization="gnmt", length_penalty_alpha=0.6,
+              maximum_length_a=2.0, maximum_length_b=10, maximum_source_length=100, early_stopping=False,
+              forbid_unk=False, sampling=False, num_samples=1, sampling_temperature=1.0, sampling_seed=0,
+              shortlist=None)
+
+
+def test_the_search_and_the_weights_of_each_model_are_shown(tmp_path):
+    metrics = {"beam": dict(METRICS["rnnsearch"], search=SEARCH, precision="float32", quantize="none"),
+               "sampled": dict(METRICS["rnnsearch"], search=dict(SEARCH, sampling=True, num_samples=5,
+                                                                  length_normalization="none"),
+                               precision="bfloat16", quantize="int8"),
+               "older": METRICS["rnnencdec"]}  # a metrics.json written before the search was recorded
+    write_report(tmp_path / "report.md", metrics, "s", "r", "b.png", "l.png")
+    section = _section((tmp_path / "report.md").read_text(encoding="utf-8"), "BLEU (Bahdanau et al. 2014, Table 1)")
+    rows = [row for row in _rows(section) if len(row) == 7][1:]  # the header of the second table left out
+    assert rows == [
+        ["beam", "beam 12", "gnmt (α 0.6)", "2 × source + 10", "100", "float32", "none"],
+        ["sampled", "sampling: 5 per sentence, temperature 1.0, seed 0", "none", "2 × source + 10", "100",
+         "bfloat16", "int8"],
+    ]
+
+
+def test_lengths_are_named_in_the_unit_they_were_counted_in(tmp_path):
+    metrics = {"zh-en": dict(METRICS["rnnsearch"], source_length_unit="characters")}
+    write_report(tmp_path / "report.md", metrics, "s", "r", "b.png", "l.png")
+    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "per bin of source length in characters" in _section(report, "BLEU by source sentence length (Figure 2)")
+    assert "### Line 5 (24 source characters)" in report

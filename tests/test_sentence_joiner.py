@@ -27,6 +27,14 @@ def test_both_sides_are_joined_the_same_way_and_size_one_keeps_the_pairs():
     ]
 
 
+def test_each_side_is_joined_as_its_language_writes_sentences():
+    sources, targets = ["Why me?", "I know nothing."], ["为什么是我？", "我一无所知。"]
+    assert SentenceJoiner((2,), "en", "cmn").join(sources, targets)[0][:2] == (
+        "Why me? I know nothing.", "为什么是我？我一无所知。")
+    assert SentenceJoiner((2,), "zh", "en").join(targets, sources)[0][:2] == (
+        "为什么是我？我一无所知。", "Why me? I know nothing.")
+
+
 def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="got 7 source sentences but 6 target sentences"):
         SentenceJoiner().join(SOURCES, TARGETS[:-1])

@@ -9,7 +9,10 @@ compares the ensemble of a and b with c). Writes `output_dir/report.md`, `output
 `output_dir/learning_curves.png` (dev BLEU against updates and hours of each trained model) and, per
 model (named after its folder), `output_dir/NAME/`
 with `metrics.json`, `translations.txt`, `translations_unk_replaced.txt`, `translations_no_unk.txt`,
-`no_unk_lines.txt` (1-based lines of the No-UNK subset) and `alignment_LINE.png`. See `Evaluator`.
+`no_unk_lines.txt` (1-based lines of the No-UNK subset) and `alignment_LINE.png`, only this run's (`Evaluator`
+removes those an earlier run wrote there). Every model is checked (ensemble vocabularies, checkpoints:
+`Evaluator.check`) before any is decoded, so a mistake in the last one costs no decoding and writes nothing.
+See `Evaluator`.
 
 A model directory with a vocabulary shortlist (`rnnsearch shortlist`) is searched over it, as `translate`
 searches (`--noshortlist`: the whole vocabulary, `SearchConfig.shortlist`); each model's line and metrics
@@ -98,6 +101,8 @@ def main(argv):
         quantize=search_flags.QUANTIZE.value,
         function_cache=search_flags.function_cache(),
     )
+    for model_dir in _MODEL_DIR.value:
+        evaluator.check(model_dir, search_flags.CHECKPOINT.value)
     metrics = {}
     for name, model_dir in zip(_model_names(_MODEL_DIR.value), _MODEL_DIR.value):
         metrics[name] = evaluator.evaluate(
@@ -109,6 +114,7 @@ def main(argv):
     plot_bleu_by_length(
         {name: values["bleu_by_length"] for name, values in metrics.items()},
         os.path.join(_OUTPUT_DIR.value, "bleu_by_length.png"),
+        next(iter(metrics.values()))["source_length_unit"],  # one source language (`check_one_pair`)
     )
     plot_learning_curves(
         {name: (values["training"] or {}).get("history", []) for name, values in metrics.items()},

@@ -6,11 +6,12 @@ r"""Writes a long test set made of real sentences: consecutive pairs of a test s
         --output_dir=work_dirs/long/mine_4
 
 For each size k of `--sizes` (default 2,3,4,5) the pairs are cut into consecutive groups of k (lines
-1..k, k+1..2k, ...) and each group is joined into one pair, sources with a space and targets with a
-space (`SentenceJoiner`). Writes `source.txt` and `target.txt` (for `rnnsearch evaluate --source
---reference`), `lines.txt` (per joined pair: `FIRST-LAST` input lines, 1-based, as read after empty lines
-are dropped) and `summary.json` (inputs with sha256, pairs per size and per 10-token bin of source Moses
-tokens, or characters for a language written without spaces), and prints the bins. The same input and sizes give the same files.
+1..k, k+1..2k, ...) and each group is joined into one pair, each side as its language writes sentences one
+after another (`SentenceJoiner`: a space, nothing after a Chinese or Japanese full stop). Writes `source.txt`
+and `target.txt` (for `rnnsearch evaluate --source --reference`), `lines.txt` (per joined pair: `FIRST-LAST` input
+lines, 1-based, as read after empty lines are dropped) and `summary.json` (inputs with sha256, pairs per size and
+per 10-token bin of source Moses tokens, or characters for a language written without spaces), and prints the
+bins. The same input and sizes give the same files.
 The split is never held: it is read once to count its pairs, then once per size, joined and written a group at
 a time.
 """
@@ -108,7 +109,7 @@ def main(argv):
     corpus, pairs = corpus_pairs()
     check_not_inputs(_OUTPUT_DIR.value, (_SOURCE_FILE, _TARGET_FILE, _LINES_FILE, _SUMMARY_FILE), pairs.paths,
                      "--output_dir")
-    joiner = SentenceJoiner(sizes)
+    joiner = SentenceJoiner(sizes, corpus.source_language, corpus.target_language)
     sentence_pairs = sum(1 for _ in pairs)
     if sentence_pairs < min(sizes):
         raise ValueError(f"{sentence_pairs} sentence pairs read from {pairs.paths[0]}: too few for sizes {sizes}")
@@ -121,8 +122,7 @@ def main(argv):
         pairs=sum(per_size.values()),
         pairs_per_size={str(size): per_size[size] for size in sizes},
         pairs_per_source_length=dict(per_length),
-        source_length=("Moses tokens" if languages.writes_words_apart(corpus.source_language) else "characters")
-        + " of the joined source",
+        source_length=f"{languages.counting_unit(corpus.source_language)} of the joined source",
     )
     (output_dir / _SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     bins = ", ".join(f"{label}: {count}" for label, count in summary["pairs_per_source_length"].items())

@@ -9,7 +9,8 @@ from data_pipeline import languages
 def bleu(target_language, sentence=False, lowercase=False):
     """sacreBLEU's BLEU of translations into `target_language`: the one place a BLEU is made.
 
-    sacreBLEU picks the tokenizer for the language (`trg_lang`; `languages.bleu_tokenizer`): its own for
+    sacreBLEU picks the tokenizer for the language (`trg_lang`: `languages.base_language`, which sacreBLEU knows
+    where `target_language` is a variety such as "cmn" or "yue"; `languages.bleu_tokenizer`): its own for
     Chinese ("zh"), Japanese ("ja-mecab") and Korean ("ko-mecab"), 13a for the rest; mixed case, or
     case-insensitive for a model that translates into lower-cased text (`TextCodec.lowercase`). Its
     signature names the tokenizer and the case ("case:lc").
@@ -19,8 +20,8 @@ def bleu(target_language, sentence=False, lowercase=False):
         sentence: a BLEU of one sentence (effective order, as `sacrebleu.sentence_bleu`).
         lowercase: compare lower-cased text (the model's target codec lower-cases).
     """
-    return sacrebleu.BLEU(trg_lang=languages.check(target_language, "target_language"), effective_order=sentence,
-                          lowercase=lowercase)
+    return sacrebleu.BLEU(trg_lang=languages.base_language(languages.check(target_language, "target_language")),
+                          effective_order=sentence, lowercase=lowercase)
 
 
 def chrf(target_language, lowercase=False, word_order=0):

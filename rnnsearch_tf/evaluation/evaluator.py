@@ -3,12 +3,15 @@
 import dataclasses
 import json
 import os
+import re
 import sys
 
 import tensorflow as tf
 
-from data_pipeline import constants
+from data_pipeline import constants, languages
+from data_pipeline.text_codec import counting_tokens
 from rnnsearch_tf.inference.batch_translator import DECODE_WORKERS, BatchTranslator
+from rnnsearch_tf.inference.model_loader import member_checkpoints
 from rnnsearch_tf.inference.output_formats import word_view
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.evaluation.corpus_scores import bleu, corpus_scores
@@ -18,9 +21,19 @@ from rnnsearch_tf.models.model_dir import ModelDir
 from data_pipeline.progress_line import ProgressLine
 from rnnsearch_tf.utils.text_files import open_output
 from rnnsearch_tf.inference.unk_replacer import UnkReplacer
+from rnnsearch_tf.utils.quantization import check_quantization
 
 LENGTH_BINS = (10, 20, 30, 40, 50, 60)
 _TOKENIZE_BATCH = 1000
+# The files `Evaluator.evaluate` writes in a model's folder, removed there before it writes them again: a folder
+# holds one run's files, not an older run's heatmaps or No-UNK files beside them.
+METRICS_FILE = "metrics.json"
+TRANSLATIONS_FILE = "translations.txt"
+UNK_REPLACED_FILE = "translations_unk_replaced.txt"
+NO_UNK_FILE = "translations_no_unk.txt"
+NO_UNK_LINES_FILE = "no_unk_lines.txt"
+WRITTEN_FILES = (METRICS_FILE, TRANSLATIONS_FILE, UNK_REPLACED_FILE, NO_UNK_FILE, NO_UNK_LINES_FILE)
+HEATMAP_FILE = re.compile(r"alignment_[1-9][0-9]*\.png")  # alignment_LINE.png
 
 
 class Evaluator:
@@ -35,19 +48,22 @@ class Evaluator:
     - "No UNK" (Table 1): BLEU on the sentences whose source has no Moses token outside the model's
       source vocabulary and whose reference has none outside the target vocabulary, decoded again with
       `<unk>` forbidden. None with a subword codec, where no text is unknown.
-    - By length (Figure 2): "All" BLEU of the sentences in each bin of source length in words (Moses
-      tokens; with a subword codec, the words its pieces make, `TextCodec.words`): `[0, 10)`,
-      `[10, 20)`, ..., `[60, ∞)` for the default `length_bins`.
+    - By length (Figure 2): "All" BLEU of the sentences in each bin of source length: `[0, 10)`,
+      `[10, 20)`, ..., `[60, ∞)` for the default `length_bins`. A length is counted in the source language's
+      units whatever the model's codec (`text_codec.counting_tokens`: Moses tokens, characters for a language
+      written without spaces; `source_length_unit`), so a word and a subword model put the same sentences in
+      the same bins.
     - Alignments (Figure 3): heatmaps of the first `num_heatmaps` non-empty test sentences.
-    - Long sentences (Appendix C, Table 3): the `num_longest` test sentences of most source words
-      (the first line wins a tie), each with its "All" translation and sentence BLEU
+    - Long sentences (Appendix C, Table 3): the `num_longest` test sentences of greatest source length
+      (as the bins count it; the first line wins a tie), each with its "All" translation and sentence BLEU
       (`corpus_scores.bleu` of one sentence: effective order, as `sacrebleu.sentence_bleu`).
     - Training (Table 2): `training_state.json` of the model directory (its `history` is the learning
       curve), or None when it is missing or the model is an ensemble.
 
     Every translation is searched as `translate` searches with the same flags: over the model directory's
     vocabulary shortlist where it has one, unless `search_config.shortlist` is False (`SearchConfig.shortlist`),
-    so that sacreBLEU on `translate`'s output gives "All"; the metrics name the choice (`shortlist`).
+    so that sacreBLEU on `translate`'s output gives "All"; the metrics name the choice (`shortlist`), the search
+    settings (`search`) and the form of the weights (`precision`, `quantize`).
 
     Args:
         sources: list of str, raw source sentences.
@@ -99,27 +115,47 @@ class Evaluator:
         self.quantize = quantize
         self.function_cache = function_cache
 
+    def check(self, model_dir, checkpoint="best"):
+        """Raises ValueError or FileNotFoundError in one line where `evaluate(model_dir, ..., checkpoint)` would
+        fail before decoding: `quantize` unknown, an ensemble's members trained on different data
+        (`ModelDir.check_same_data`), a model description missing, a checkpoint not found (`ModelDir.checkpoint_path`:
+        "averaged" where a member has none). Reads no weights, so that a command checks every model of a run before
+        it decodes any."""
+        check_quantization(self.quantize)
+        model_dirs = [ModelDir(path) for path in ModelDir.split(model_dir)]
+        for other in model_dirs[1:]:
+            model_dirs[0].check_same_data(other)
+        for directory, name in zip(model_dirs, member_checkpoints(checkpoint, len(model_dirs))):
+            directory.read_model_description()
+            directory.checkpoint_path(name)
+
     def evaluate(self, model_dir, output_dir, checkpoint="best"):
         """Writes translations, heatmaps and `metrics.json` to `output_dir`; returns the metrics dict.
 
-        `model_dir` may join several model directories with "+": their ensemble is evaluated.
+        `model_dir` may join several model directories with "+": their ensemble is evaluated. The files an
+        earlier evaluation wrote in `output_dir` (`WRITTEN_FILES`, `HEATMAP_FILE`) are removed first; other
+        files are left.
 
         Returns:
             dict with `model_dir`, `checkpoint`, `sentences`, `bleu`, `signature` (BLEU's), `chrf`,
             `chrf_plus_plus`, `ter` and `signatures` (each metric's; `corpus_scores`), `bleu_unk_replaced`,
             `bleu_no_unk`, `no_unk_sentences`, `truncated_sentences`, `shortlist` (the words searched:
-            "model's (K per source word, N frequent)" or "full vocabulary"), `bleu_by_length` (list of
+            "model's (K per source word, N frequent)" or "full vocabulary"), `search` (the `SearchConfig` of
+            "All" as the translator resolved it, `shortlist` True or False, as a dict), `precision` and
+            `quantize` (of the weights decoding: "float32" or "bfloat16", "none" or "int8"; an ensemble's
+            members' joined by "+"), `source_length_unit` ("Moses tokens" or "characters":
+            `languages.counting_unit`), `bleu_by_length` (list of
             `{"bin", "minimum", "maximum", "sentences", "bleu"}`, `maximum` None for the last bin and
             `bleu` None for an empty bin), `heatmaps` (file names in `output_dir`), `longest_sentences`
             (list of `{"line", "source_length", "source", "reference", "translation", "sentence_bleu"}`,
             `line` 1-based, longest first), `training` (the training state dict or None).
         """
-        os.makedirs(output_dir, exist_ok=True)
         translator = BatchTranslator.from_model_dir(
             model_dir, checkpoint, self.batch_size, self.unk_replacer, self.workers, function_cache=self.function_cache,
             precision=self.precision, quantize=self.quantize, search_config=self.search_config,
         )
         results = translator.translate(self.sources, self._progress_line("translated", len(self.sources)))
+        _remove_written_files(output_dir)
         hypotheses = [result["searched_translation"] for result in results]  # <unk>s kept
         replaced = [result["translation"] for result in results]
         members = ModelDir.split(model_dir)
@@ -130,12 +166,14 @@ class Evaluator:
         warning = oov_warning(results, codecs["source"], target_codec.language)
         if warning:
             print(warning, file=sys.stderr)
-        source_unknown, source_lengths = self._unknown_words(self.sources, codecs["source"])
-        _write_lines(os.path.join(output_dir, "translations.txt"), hypotheses)
-        _write_lines(os.path.join(output_dir, "translations_unk_replaced.txt"), replaced)
+        source_unknown = _unknown_words(self.sources, codecs["source"])
+        source_lengths = _source_lengths(self.sources, codecs["source"].language)
+        _write_lines(os.path.join(output_dir, TRANSLATIONS_FILE), hypotheses)
+        _write_lines(os.path.join(output_dir, UNK_REPLACED_FILE), replaced)
         no_unk_score, known = None, None
         if codecs["source"].has_unknown or codecs["target"].has_unknown:
             no_unk_score, known = self._no_unk_bleu(model_dir, checkpoint, source_unknown, target_codec, output_dir)
+        recorded = translator.module.recorded_settings(version=None)
         metrics = dict(
             model_dir=os.fspath(model_dir),
             checkpoint=translator.loaded_from,
@@ -151,12 +189,15 @@ class Evaluator:
             no_unk_sentences=None if known is None else len(known),
             truncated_sentences=sum(result["truncated"] for result in results),
             shortlist=_vocabulary_searched(translator.module.shortlist),
+            search=translator.search_config.to_dict(),
+            **{name: recorded[name] for name in ("precision", "quantize")},
+            source_length_unit=languages.counting_unit(codecs["source"].language),
             bleu_by_length=self._bleu_by_length(hypotheses, source_lengths, target_codec),
             heatmaps=self._heatmaps(results, output_dir),
             longest_sentences=self._longest_sentences(hypotheses, source_lengths, target_codec),
             training=ModelDir(members[0]).read_training_state() if len(members) == 1 else None,
         )
-        with open(os.path.join(output_dir, "metrics.json"), "w", encoding="utf-8") as stream:
+        with open(os.path.join(output_dir, METRICS_FILE), "w", encoding="utf-8") as stream:
             json.dump(metrics, stream, indent=2, ensure_ascii=False)
             stream.write("\n")
         return metrics
@@ -167,7 +208,7 @@ class Evaluator:
     def _no_unk_bleu(self, model_dir, checkpoint, source_unknown, target_codec, output_dir):
         """(BLEU, lines) of "No UNK": the sentences without an unknown word on either side, translated again
         with `<unk>` forbidden; writes their translations and 1-based line numbers."""
-        reference_unknown, _ = self._unknown_words(self.references, target_codec)
+        reference_unknown = _unknown_words(self.references, target_codec)
         known = [i for i in range(len(self.sources)) if not source_unknown[i] and not reference_unknown[i]]
         no_unk_translator = BatchTranslator.from_model_dir(
             model_dir, checkpoint, self.batch_size, workers=self.workers, function_cache=self.function_cache,
@@ -178,24 +219,12 @@ class Evaluator:
             [self.sources[i] for i in known], self._progress_line("No UNK", len(known))
         )
         no_unk_hypotheses = [result["translation"] for result in no_unk_results]
-        _write_lines(os.path.join(output_dir, "translations_no_unk.txt"), no_unk_hypotheses)
-        _write_lines(os.path.join(output_dir, "no_unk_lines.txt"), [str(i + 1) for i in known])
+        _write_lines(os.path.join(output_dir, NO_UNK_FILE), no_unk_hypotheses)
+        _write_lines(os.path.join(output_dir, NO_UNK_LINES_FILE), [str(i + 1) for i in known])
         if not known:
             return None, known
         references = [self.references[i] for i in known]
         return _corpus_bleu(no_unk_hypotheses, references, target_codec), known
-
-    @staticmethod
-    def _unknown_words(sentences, codec):
-        """-> (bool per sentence: a token is `<unk>`, word count per sentence (`TextCodec.words`))."""
-        unknown, lengths = [], []
-        for start in range(0, len(sentences), _TOKENIZE_BATCH):
-            tokens = codec.tokenize(tf.constant(sentences[start : start + _TOKENIZE_BATCH]))
-            ids = codec.lookup(tokens)
-            unknown.extend(tf.reduce_any(tf.equal(ids, constants.UNK_ID), axis=1).numpy().tolist())
-            starts = tf.ragged.map_flat_values(lambda flat: tf.cast(codec.starts_word(flat), tf.int32), tokens)
-            lengths.extend(tf.reduce_sum(starts, axis=1).numpy().tolist())
-        return unknown, lengths
 
     def _bleu_by_length(self, hypotheses, source_lengths, target_codec):
         bins = []
@@ -244,6 +273,34 @@ class Evaluator:
             )
             names.append(name)
         return names
+
+
+def _unknown_words(sentences, codec):
+    """Bool per sentence: one of its tokens (cut by the model's `codec`) is `<unk>`."""
+    unknown = []
+    for start in range(0, len(sentences), _TOKENIZE_BATCH):
+        ids = codec.lookup(codec.tokenize(tf.constant(sentences[start : start + _TOKENIZE_BATCH])))
+        unknown.extend(tf.reduce_any(tf.equal(ids, constants.UNK_ID), axis=1).numpy().tolist())
+    return unknown
+
+
+def _source_lengths(sentences, language):
+    """The length of each sentence of `language` as the bins count it, whatever a model's codec cuts it into
+    (`counting_tokens`: Moses tokens, characters for a language written without spaces)."""
+    lengths = []
+    for start in range(0, len(sentences), _TOKENIZE_BATCH):
+        tokens = counting_tokens(tf.constant(sentences[start : start + _TOKENIZE_BATCH]), language)
+        lengths.extend(tokens.row_lengths().numpy().tolist())
+    return lengths
+
+
+def _remove_written_files(output_dir):
+    """Creates `output_dir`, or removes from it the files an earlier `Evaluator.evaluate` wrote (`WRITTEN_FILES`,
+    `HEATMAP_FILE`), so that it holds this run's files only; a file of another name is the user's and stays."""
+    os.makedirs(output_dir, exist_ok=True)
+    for name in os.listdir(output_dir):
+        if (name in WRITTEN_FILES or HEATMAP_FILE.fullmatch(name)) and os.path.isfile(os.path.join(output_dir, name)):
+            os.remove(os.path.join(output_dir, name))
 
 
 def _vocabulary_searched(shortlist):

@@ -1,6 +1,8 @@
 """The figures of `python -m rnnsearch_tf.evaluate`: BLEU by sentence length (Figure 2), alignments
 (Figure 3) and learning curves."""
 
+import logging
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -15,15 +17,31 @@ _INSTALLED = {font.name for font in font_manager.fontManager.ttflist}
 plt.rcParams["font.family"] = ["DejaVu Sans", *(name for name in CJK_FONTS if name in _INSTALLED)]
 
 
-def plot_bleu_by_length(curves, path):
+class _OneWeightFallback(logging.Filter):
+    """Drops matplotlib's "findfont: Failed to find font weight normal for WenQuanYi Zen Hei, now using 500." that
+    every figure logged on stderr: a fallback font of one weight (WenQuanYi Zen Hei's is 500) is used in it, as
+    wanted; a command prints its progress and results only (docs/translating.md)."""
+
+    def filter(self, record):
+        message = record.getMessage()
+        return not (message.startswith("findfont: Failed to find font weight")
+                    and any(f" for {font}, " in message for font in CJK_FONTS))
+
+
+logging.getLogger("matplotlib.font_manager").addFilter(_OneWeightFallback())
+
+
+def plot_bleu_by_length(curves, path, unit="Moses tokens"):
     """Bahdanau et al. 2014, Figure 2: BLEU of the test sentences grouped by source length, one line per model.
 
     Args:
         curves: dict model name -> list of `{"bin": label, "bleu": float or None}` and, where known,
             `"sentences": count` (the `bleu_by_length` of `Evaluator.evaluate`), the same bins for every
-            model; bins without sentences are skipped. The counts of the first model are printed under
-            the bin labels, as a reader of a BLEU by length must know how many sentences a point stands on.
+            model; bins without sentences are skipped. The counts are printed under the bin labels, as a
+            reader of a BLEU by length must know how many sentences a point stands on: every model's bins
+            hold the same sentences (`Evaluator` counts the source alike for every codec), so one count each.
         path: PNG file to write.
+        unit: what a source length counts (`Evaluator.evaluate`'s `source_length_unit`), in the axis label.
     """
     figure, axis = plt.subplots(figsize=(6, 4))
     for name, bins in curves.items():
@@ -33,7 +51,7 @@ def plot_bleu_by_length(curves, path):
     counted = "sentences" in first_bins[0]
     labels = [item["bin"] + (f"\n({item['sentences']})" if counted else "") for item in first_bins]
     axis.set_xticks(range(len(labels)), labels)
-    axis.set_xlabel("Sentence length (source Moses tokens)" + (", sentences per bin in parentheses" if counted else ""))
+    axis.set_xlabel(f"Sentence length (source {unit})" + (", sentences per bin in parentheses" if counted else ""))
     axis.set_ylabel("BLEU score")
     axis.grid(alpha=0.3)
     axis.legend()
@@ -57,12 +75,13 @@ def plot_learning_curves(histories, path):
         bleu = [entry["dev_bleu"] for entry in history]
         by_updates.plot([entry["step"] for entry in history], bleu, marker=".", label=name)
         by_hours.plot([entry["hours"] for entry in history], bleu, marker=".", label=name)
+    if any(histories.values()):
+        by_updates.legend()
     by_updates.set_xlabel("Updates")
     by_hours.set_xlabel("Training hours (wall clock, validation included)")
     by_updates.set_ylabel("Dev BLEU")
     for axis in (by_updates, by_hours):
         axis.grid(alpha=0.3)
-    by_updates.legend()
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     plt.close(figure)

@@ -2,6 +2,8 @@
 
 import os
 
+from rnnsearch_tf.models.model_dir import ModelDir
+
 TRAINING_COLUMNS = (
     ("Updates", "step"),
     ("Epochs", "epoch"),
@@ -33,6 +35,7 @@ def write_report(path, metrics_by_model, source, reference, bleu_by_length_figur
     """
     lines = ["# Evaluation", "", f"Source `{source}`, reference `{reference}`.", ""]
     lines += _bleu_table(metrics_by_model)
+    lines += _search_table(metrics_by_model)
     lines += _length_table(metrics_by_model, bleu_by_length_figure)
     lines += ["## Alignments (Figure 3)", ""]
     for name, metrics in metrics_by_model.items():
@@ -72,11 +75,42 @@ def _bleu_table(metrics_by_model):
         lines.append(
             f"| {name} | {_number(metrics['bleu'])} | {_number(metrics.get('chrf'))} | "
             f"{_number(metrics.get('chrf_plus_plus'))} | {_number(metrics.get('ter'))} | "
-            f"{_number(metrics['bleu_no_unk'])} | {metrics['no_unk_sentences']} | "
+            f"{_number(metrics['bleu_no_unk'])} | {_number(metrics['no_unk_sentences'])} | "
             f"{_number(metrics['bleu_unk_replaced'])} | {metrics['sentences']} | {metrics['truncated_sentences']} | "
             f"`{metrics['checkpoint']}` | {_number(metrics.get('shortlist'))} |"
         )
     return lines + ["", "sacreBLEU signatures: " + ", ".join(f"`{signature}`" for signature in signatures), ""]
+
+
+def _search_table(metrics_by_model):
+    """How each model's translations were made (`search`, `precision`, `quantize` of its metrics; a metrics.json
+    written before they were recorded has none, and no row)."""
+    recorded = {name: metrics for name, metrics in metrics_by_model.items() if "search" in metrics}
+    if not recorded:
+        return []
+    lines = [
+        "How the \"All\" translations were searched (\"No UNK\": the same search, `<unk>` forbidden) and the form of "
+        "the weights decoding (precision; int8: matrices held in int8).",
+        "",
+        "| Model | Search | Length normalisation | Target length bound | Source tokens kept | Precision | Weights |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, metrics in recorded.items():
+        search = metrics["search"]
+        if search["sampling"]:
+            strategy = (f"sampling: {search['num_samples']} per sentence, temperature "
+                        f"{search['sampling_temperature']}, seed {search['sampling_seed']}")
+        else:
+            strategy = f"beam {search['beam_size']}" + (", early stopping" if search["early_stopping"] else "")
+        if search["forbid_unk"]:
+            strategy += ", `<unk>` forbidden"
+        normalization = search["length_normalization"]
+        if normalization == "gnmt":
+            normalization += f" (α {search['length_penalty_alpha']})"
+        lines.append(f"| {name} | {strategy} | {normalization} | "
+                     f"{search['maximum_length_a']:g} × source + {search['maximum_length_b']} | "
+                     f"{search['maximum_source_length']} | {metrics['precision']} | {metrics['quantize']} |")
+    return lines + [""]
 
 
 def _length_table(metrics_by_model, bleu_by_length_figure):
@@ -92,7 +126,16 @@ def _length_table(metrics_by_model, bleu_by_length_figure):
     for name, metrics in metrics_by_model.items():
         cells = [f"{_number(item['bleu'])} ({item['sentences']})" for item in metrics["bleu_by_length"]]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return lines + ["", "BLEU (sentences) per bin of source Moses tokens; a bin `a-b` holds lengths a to b - 1.", ""]
+    unit = _length_unit(metrics_by_model)
+    return lines + ["", f"BLEU (sentences) per bin of source length in {unit}, counted alike for every model (Moses "
+                    "tokens, or characters for a source written without spaces, whatever the model's vocabulary); "
+                    "a bin `a-b` holds lengths a to b - 1.", ""]
+
+
+def _length_unit(metrics_by_model):
+    """What the source lengths count (`source_length_unit`; one source language); "tokens" for a metrics.json
+    written before it was recorded."""
+    return next(iter(metrics_by_model.values())).get("source_length_unit", "tokens")
 
 
 def _longest_sentences(metrics_by_model):
@@ -104,7 +147,7 @@ def _longest_sentences(metrics_by_model):
         "",
         "## Long sentences (Appendix C, Table 3)",
         "",
-        f"The {len(first)} test sentences of most source tokens, each model's translation (\"All\": `<unk>` kept) "
+        f"The {len(first)} test sentences of greatest source length, each model's translation (\"All\": `<unk>` kept) "
         "and its sentence BLEU (sacreBLEU's `sentence_bleu`, tokenized as the corpus BLEU for the target "
         "language).",
     ]
@@ -115,7 +158,7 @@ def _longest_sentences(metrics_by_model):
     for sentence in first:
         lines += [
             "",
-            f"### Line {sentence['line']} ({sentence['source_length']} source tokens)",
+            f"### Line {sentence['line']} ({sentence['source_length']} source {_length_unit(metrics_by_model)})",
             "",
             "| | Text | Sentence BLEU |",
             "|---|---|---|",
@@ -136,12 +179,18 @@ def _cell(text):
 
 
 def _training_table(metrics_by_model):
+    """Table 2: a row per single model; an ensemble (its `model_dir` joins several with "+") was trained as its
+    members, which have no row here, and is named below the table."""
     lines = ["", "## Training (Table 2)", ""]
-    lines.append("| Model | " + " | ".join(title for title, _ in TRAINING_COLUMNS) + " |")
-    lines.append("|---|" + "---|" * len(TRAINING_COLUMNS))
+    ensembles = [name for name, metrics in metrics_by_model.items()
+                 if len(ModelDir.split(metrics.get("model_dir") or name)) > 1]
+    singles = [name for name in metrics_by_model if name not in ensembles]
+    if singles:
+        lines.append("| Model | " + " | ".join(title for title, _ in TRAINING_COLUMNS) + " |")
+        lines.append("|---|" + "---|" * len(TRAINING_COLUMNS))
     missing = []
-    for name, metrics in metrics_by_model.items():
-        state = metrics["training"]
+    for name in singles:
+        state = metrics_by_model[name]["training"]
         if state is None:
             missing.append(name)
             state = {}
@@ -151,5 +200,11 @@ def _training_table(metrics_by_model):
             "",
             f"No `training_state.json` in the model directory of {', '.join(missing)}: it is written after every "
             "validation of `rnnsearch_tf.train`, so the model was trained elsewhere or not yet validated.",
+        ]
+    if ensembles:
+        lines += [
+            "",
+            f"{', '.join(ensembles)}: {'an ensemble' if len(ensembles) == 1 else 'ensembles'} of models trained apart, "
+            "with no row here: each member's training is its own model directory's `training_state.json`.",
         ]
     return lines

@@ -1,5 +1,6 @@
 """Paragraphs in, paragraphs out: each line split into sentences, all sentences translated as one batch."""
 
+from data_pipeline import languages
 from data_pipeline.sentence_splitter import SentenceSplitter
 
 
@@ -9,7 +10,8 @@ class ParagraphTranslator:
     Each line is split into sentences by Moses' sentence splitter's rules (`SentenceSplitter`, with the
     source language's non-breaking prefixes); the sentences of all lines are translated together (one
     `BatchTranslator.translate` call: length-sorted batches across lines) and each line's translations are
-    joined with a space, in order. A model trained on single sentences translates a paragraph as well as
+    joined in order as the target language writes sentences (`languages.join_sentences`: a space, nothing after
+    a Chinese or Japanese sentence's full stop). A model trained on single sentences translates a paragraph as well as
     it translates its sentences; given the whole line it often stops after one sentence's worth.
 
     Args:
@@ -30,6 +32,7 @@ class ParagraphTranslator:
                              "source_language: give it to ParagraphTranslator")
         self.batch_translator = batch_translator
         self.splitter = SentenceSplitter(source_language)
+        self.target_language = batch_translator.target_language  # None where settings lack it: a space
 
     def split(self, lines):
         """Each line's sentences: a list of lists of str (an empty list for a blank line)."""
@@ -48,30 +51,29 @@ class ParagraphTranslator:
 
         Returns:
             list of dicts, one per line in order, with the keys of `BatchTranslator.translate`'s results
-            for the whole line: `translation` and `searched_translation` (the sentences' joined with a
-            space), `score` (their sum: log-probabilities add across sentences), `source_tokens` and
-            `tokens` (concatenated), `truncated` (any sentence cut), `unks_replaced` (summed), `nbest`
-            (the joined best only); no `alignment`, but `sentences`: the result of each sentence, with its
+            for the whole line: `translation` and `searched_translation` (the sentences' joined,
+            `languages.join_sentences`), `score` (their sum: log-probabilities add across sentences),
+            `source_tokens` and `tokens` (concatenated), `truncated` (any sentence cut), `unks_replaced`
+            (summed), `nbest` (the joined best only); no `alignment`, but `sentences`: the result of each sentence, with its
             own `alignment` matrix (the `alignment` output format writes one per sentence).
         """
         flat = [sentence for sentences in split_lines for sentence in sentences]
         results = self.batch_translator.translate(flat, progress)
         joined, start = [], 0
         for sentences in split_lines:
-            joined.append(_joined(results[start : start + len(sentences)]))
+            joined.append(_joined(results[start : start + len(sentences)], self.target_language))
             start += len(sentences)
         return joined
 
 
-def _joined(results):
+def _joined(results, target_language):
     """One line's result made of its sentences' results (see `ParagraphTranslator.translate`)."""
-    translation = " ".join(result["translation"] for result in results if result["translation"])
+    translation = languages.join_sentences([result["translation"] for result in results], target_language)
     score = float(sum(result["score"] for result in results))
     return dict(
         translation=translation,
-        searched_translation=" ".join(
-            result["searched_translation"] for result in results if result["searched_translation"]
-        ),
+        searched_translation=languages.join_sentences([result["searched_translation"] for result in results],
+                                                      target_language),
         score=score,
         source_tokens=[token for result in results for token in result["source_tokens"]],
         tokens=[token for result in results for token in result["tokens"]],
