@@ -17,19 +17,22 @@ TINY_MODEL = ["--embedding_dim=8", "--hidden_dim=16", "--maxout_dim=8", "--align
 QUICK_RUN = ["--batch_size=16", "--validate_every=0", "--log_every=1", "--checkpoint_every=1"]
 
 
-def _train(*args):
+def _train(*args, cwd=REPO_ROOT):
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    return preimported.run([sys.executable, "-m", "rnnsearch_tf.train", *args], cwd=REPO_ROOT, env=environment,
+    return preimported.run([sys.executable, "-m", "rnnsearch_tf.train", *args], cwd=cwd, env=environment,
                            capture_output=True, text=True, timeout=600)
 
 
 def test_the_model_comes_from_the_flags_and_the_data_and_flags_txt_resumes_the_run(toy_data, tmp_path):
     model_dir = tmp_path / "model"
-    first = _train(f"--data_dir={toy_data}", f"--model_dir={model_dir}", *TINY_MODEL, *QUICK_RUN,
+    # Folders relative to the working directory, which flags.txt writes absolute: it resumes from any other one.
+    first = _train(f"--data_dir={os.path.relpath(toy_data, REPO_ROOT)}",
+                   f"--model_dir={os.path.relpath(model_dir, REPO_ROOT)}", *TINY_MODEL, *QUICK_RUN,
                    "--train_steps=1", "--model=rnnencdec")
     assert first.returncode == 0, first.stderr[-3000:]
     summary = json.loads(first.stdout)
-    assert summary["step"] == 1 and summary["latest_checkpoint"] == str(model_dir / "checkpoints" / "ckpt-1")
+    latest_checkpoint = os.path.normpath(os.path.join(REPO_ROOT, summary["latest_checkpoint"]))  # relative as given
+    assert summary["step"] == 1 and latest_checkpoint == str(model_dir / "checkpoints" / "ckpt-1")
     vocabularies = json.loads((toy_data / "metadata.json").read_text())["vocabularies"]
     model = json.loads((model_dir / "model.json").read_text())
     assert model["model"] == "rnnencdec", model
@@ -44,11 +47,29 @@ def test_the_model_comes_from_the_flags_and_the_data_and_flags_txt_resumes_the_r
     assert not any(line.startswith(("--max_hours", "--init_from", "--cpu_replicas")) for line in flag_lines)
     assert not any(line.startswith(("--source_vocab_size", "--num_hypotheses", "--sampling")) for line in flag_lines)
 
-    resumed = _train(f"--flagfile={model_dir / 'flags.txt'}", "--train_steps=2", "--max_hours=0")  # 0: no limit
+    resumed = _train(f"--flagfile={model_dir / 'flags.txt'}", "--train_steps=2", "--max_hours=0",  # 0: no limit
+                     cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert json.loads(resumed.stdout)["step"] == 2  # the same model, resumed from ckpt-1
     assert (model_dir / "checkpoints" / "ckpt-2.index").exists()
     assert "--train_steps=2" in (model_dir / "flags.txt").read_text().splitlines()
+
+
+def test_flags_txt_writes_the_parent_and_the_data_to_switch_to_absolute(toy_data, tmp_path):
+    relative = {name: os.path.relpath(tmp_path / name, REPO_ROOT) for name in ("parent", "child")}
+    data = os.path.relpath(toy_data, REPO_ROOT)
+    parent = _train(f"--data_dir={data}", f"--model_dir={relative['parent']}", *TINY_MODEL, *QUICK_RUN,
+                    "--train_steps=1")
+    assert parent.returncode == 0, parent.stderr[-3000:]
+    child = _train(f"--data_dir={data}", f"--model_dir={relative['child']}", *TINY_MODEL, *QUICK_RUN,
+                   "--train_steps=1", f"--init_from={relative['parent']}:latest", f"--switch_data_dir={data}")
+    assert child.returncode == 0, child.stderr[-3000:]
+    flag_lines = (tmp_path / "child" / "flags.txt").read_text().splitlines()
+    for line in (f"--init_from={tmp_path / 'parent'}:latest", f"--switch_data_dir={toy_data}"):
+        assert line in flag_lines, flag_lines
+    resumed = _train(f"--flagfile={tmp_path / 'child' / 'flags.txt'}", "--train_steps=2", cwd=tmp_path / "parent")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert json.loads(resumed.stdout)["step"] == 2
 
 
 @pytest.mark.parametrize(

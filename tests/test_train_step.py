@@ -26,7 +26,11 @@ def one_update(model_class, jit_compile):
     model = model_class(CONFIG)
     optimizer = keras.optimizers.Adam(learning_rate=0.01)
     optimizer.build(model.trainable_variables)
-    train_step = make_train_step(model, optimizer, lambda: BATCH, strategy, clip_norm=1.0,
+    # Through a dataset iterator, as `Trainer` reads batches: shapes `(None, None)`, which XLA must compile too.
+    rows = tf.data.Dataset.from_tensor_slices(BATCH)
+    batches = iter(rows.padded_batch(2, padded_shapes={name: [None] for name in BATCH}))  # BATCH again
+    assert batches.element_spec["source_ids"].shape.as_list() == [None, None]
+    train_step = make_train_step(model, optimizer, lambda: next(batches), strategy, clip_norm=1.0,
                                  jit_compile=jit_compile, jit_length_multiple=4)
     statistics = {name: value.numpy() for name, value in train_step().items()}
     return statistics, [variable.numpy() for variable in model.trainable_variables]

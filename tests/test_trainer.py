@@ -5,6 +5,7 @@ import json
 import math
 import os
 import pathlib
+import re
 import signal
 import sys
 import time
@@ -128,17 +129,30 @@ def test_checkpoints_hold_a_shuffle_buffer_cut_to_the_training_pairs(trained_run
     assert checkpoint_bytes(tf.train.latest_checkpoint(str(model_dir / "checkpoints"))) < whole_buffer_size / 4
 
 
-def test_learning_rate_decays_when_dev_bleu_stalls_and_resume_keeps_it(toy_data, tmp_path):
-    # A rate too small to change dev BLEU: every validation after the first one is a plateau.
-    settings = dict(learning_rate=1e-12, validate_every=2, checkpoint_every=2, learning_rate_decay=0.5,
-                    decay_patience=1, dev_bleu_sentences=8, label_smoothing=0.1, keep_best_checkpoints=3)
+def test_learning_rate_decays_when_the_selected_score_stalls_and_resume_keeps_it(toy_data, tmp_path, caplog):
+    # A rate too small to change dev chrF: every validation after the first one is a plateau, and decays the rate.
+    settings = dict(learning_rate=1e-12, validate_every=2, checkpoint_every=2, log_every=2, learning_rate_decay=0.5,
+                    decay_patience=1, dev_bleu_sentences=8, label_smoothing=0.1, keep_best_checkpoints=3,
+                    select_by="chrf")
     model = model_config(toy_data, embedding_dropout=0.1, hidden_dropout=0.1, readout_dropout=0.1)
-    make_trainer(model, training_config(toy_data, tmp_path / "run", train_steps=6, **settings)).train()
-    make_trainer(model, training_config(toy_data, tmp_path / "run", train_steps=8, **settings)).train()
+    with caplog.at_level("INFO"):
+        make_trainer(model, training_config(toy_data, tmp_path / "run", train_steps=6, **settings)).train()
+        make_trainer(model, training_config(toy_data, tmp_path / "run", train_steps=8, **settings)).train()
     history = json.loads((tmp_path / "run" / "training_state.json").read_text())["history"]
     assert [entry["step"] for entry in history] == [2, 4, 6, 8]
-    np.testing.assert_allclose([entry["learning_rate"] for entry in history], [1e-12, 5e-13, 2.5e-13, 1.25e-13],
-                               rtol=1e-5)
+    # The rate the updates up to each validation used; the validation at step 4 decays it from step 5 on.
+    expected = [1e-12 * 0.5 ** max(index - 1, 0) for index in range(4)]
+    np.testing.assert_allclose([entry["learning_rate"] for entry in history], expected, rtol=1e-5)
+    accumulator = event_accumulator.EventAccumulator(str(tmp_path / "run" / "train"), size_guidance={"tensors": 0})
+    accumulator.Reload()
+    logged = {event.step: float(tf.make_ndarray(event.tensor_proto)) for event in accumulator.Tensors("learning_rate")}
+    np.testing.assert_allclose([logged[entry["step"]] for entry in history], expected, rtol=1e-5)
+    messages = [record.getMessage() for record in caplog.records]
+    assert sum("dev chrF did not improve for 1 validations" in message for message in messages) == 3
+    assert not any("dev BLEU did not improve" in message for message in messages)
+    validations = [message for message in messages if message.startswith("validation at step")]
+    assert len(validations) == 4 and re.search(r"\| chrF [\d.]+ \(best\) \|", validations[0])  # beside what selects
+    assert not any(re.search(r"BLEU [\d.]+ \(best\)", message) for message in validations)
 
 
 def test_time_budget_stops_training_after_a_final_validation(toy_data, tmp_path):

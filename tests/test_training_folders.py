@@ -72,6 +72,19 @@ def test_a_dev_split_of_no_pair_is_refused_when_training_validates(toy_data, tmp
     TrainingFolders(_training_config(data, tmp_path / "m"), _model_config(toy_data))  # validate_every=0: taken
 
 
+def test_data_without_a_dev_split_is_refused_when_training_validates_saying_how_to_train_on_it(tmp_path):
+    files = write_corpus(tmp_path / "raw", train_pairs=200)
+    corpus = corpus_registry.text_file_corpus("en", "fr", {"train": files["train"]})  # `--train_source/target` alone
+    data = tmp_path / "data"
+    DatasetBuilder(corpus, data, vocabulary_size=20, num_shards=1, show_progress=False).build()
+    with pytest.raises(ValueError, match=rf"^--dev_split=dev: {data / 'metadata.json'} has no such split to validate "
+                                         r"on \(it has \['train'\]\): name one of them with --dev_split, rebuild the "
+                                         "data with --dev_source/--dev_target, or train with --validate_every=0$"):
+        TrainingFolders(_training_config(data, tmp_path / "m", validate_every=10), _model_config(data))
+    assert not (tmp_path / "m").exists()
+    TrainingFolders(_training_config(data, tmp_path / "m"), _model_config(data))  # validate_every=0: taken
+
+
 def test_switch_data_dir_with_other_vocabularies_is_refused_before_anything_is_written(toy_data, tmp_path):
     folder = tmp_path / "other"
     corpus = corpus_registry.text_file_corpus("en", "fr", write_corpus(folder / "raw", train_pairs=300, seed=7))

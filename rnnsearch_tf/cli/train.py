@@ -3,8 +3,9 @@
     python -m rnnsearch_tf.train --flagfile=configs/rnnsearch50.flags --model_dir=runs/rnnsearch50
 
 Flags after --flagfile override it. Relative paths, in flags and in flagfiles (including a nested
---flagfile), are relative to the working directory, as absl reads them. The resolved flags are written to <model_dir>/flags.txt, so
-`--flagfile=<model_dir>/flags.txt` reproduces (or resumes) the run. Several GPUs are used through
+--flagfile), are relative to the working directory, as absl reads them. The resolved flags are written to
+<model_dir>/flags.txt with absolute folders, so `--flagfile=<model_dir>/flags.txt` reproduces (or resumes) the run
+from any working directory. Several GPUs are used through
 MirroredStrategy; several machines through MultiWorkerMirroredStrategy when TF_CONFIG names them.
 """
 
@@ -23,7 +24,7 @@ from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.models.model_config import ModelConfig
 from rnnsearch_tf.training.strategy import make_strategy, strategy_name
 from rnnsearch_tf.training.trainer import Trainer
-from rnnsearch_tf.training.training_config import TrainingConfig
+from rnnsearch_tf.training.training_config import PATH_FIELDS, TrainingConfig
 from rnnsearch_tf.utils.precision import bfloat16_speedup, dtype_policy
 
 # One flag per config field, with the field's default and docstring (`config_flags`); the vocabulary
@@ -61,16 +62,19 @@ def main(argv):
                      dtype_policy("auto"), bfloat16_speedup())
     search_config = config_from_flags(SearchConfig, _SEARCH_FLAGS)
     trainer = Trainer.create(model_config, training_config, strategy, search_config)  # checks, then writes
-    _write_flags(training_config.model_dir)
+    _write_flags(training_config)
     summary = trainer.train()
     print(json.dumps(summary, indent=2))
     if summary["signal"]:  # stopped early, its checkpoint saved: the exit status of the signal, for scripts
         sys.exit(128 + signal.Signals[summary["signal"]])
 
 
-def _write_flags(model_dir):
+def _write_flags(training_config):
     """Writes the resolved flags to `<model_dir>/flags.txt`, once `Trainer.create` has accepted them: a
-    refused run leaves the model directory's flags as they were (or no model directory)."""
-    with open(ModelDir(model_dir).flags_file, "w", encoding="utf-8") as stream:
-        stream.writelines(flags.FLAGS[holder.name].serialize() + "\n" for holder in _ALL_FLAGS
-                          if flags.FLAGS[holder.name].value is not None)
+    refused run leaves the model directory's flags as they were (or no model directory). Its folders are
+    absolute (`TrainingConfig.with_absolute_paths`), so that the file resumes the run from any working directory."""
+    absolute = training_config.with_absolute_paths()
+    lines = [f"--{holder.name}={getattr(absolute, holder.name)}" if holder.name in PATH_FIELDS
+             else flags.FLAGS[holder.name].serialize() for holder in _ALL_FLAGS if holder.value is not None]
+    with open(ModelDir(training_config.model_dir).flags_file, "w", encoding="utf-8") as stream:
+        stream.writelines(line + "\n" for line in lines)

@@ -121,4 +121,10 @@ class _AdditiveScores(keras.layers.AdditiveAttention):
     def _calculate_scores(self, query, key):
         # expand_dims, not [:, :, tf.newaxis]: a slice's gradient is a StridedSliceGrad, expand_dims' a reshape.
         hidden = tf.tanh(tf.expand_dims(query, 2) + tf.expand_dims(key, 1))  # [batch, Tq, Tv, n']
-        return tf.tensordot(hidden, self.scale, axes=1)  # [batch, Tq, Tv]
+        # One 2-D matmul, written out: tf.tensordot's gradient inside the decoder's scan transposes by a computed
+        # permutation that XLA (`jit_compile`) cannot compile on the training input's dynamic shapes, and
+        # tf.linalg.matvec's broadcast batch matmul returns garbage (or crashes) for some shapes under oneDNN on CPU.
+        scores = tf.matmul(
+            tf.reshape(hidden, [-1, self.scale.shape[0]]), tf.expand_dims(self.scale, 1)
+        )  # [batch * Tq * Tv, 1]
+        return tf.reshape(scores, tf.shape(hidden)[:-1])  # [batch, Tq, Tv]

@@ -49,6 +49,11 @@ class EarlyStopping:
         return float(self.variables["best_bleu"])
 
     @property
+    def metric_name(self):
+        """`metric` as written in messages: "BLEU" or "chrF"."""
+        return _NAMES[self.metric]
+
+    @property
     def best_step(self):
         return int(self.variables["best_step"])
 
@@ -88,7 +93,7 @@ class EarlyStopping:
         if self.patience is None or int(self.variables["validations_without_improvement"]) < self.patience:
             return None
         return (
-            f"dev {_NAMES[self.metric]} did not improve for {self.patience} validations "
+            f"dev {self.metric_name} did not improve for {self.patience} validations "
             f"(best {self.best_score:.2f} at step {self.best_step})"
         )
 

@@ -296,7 +296,8 @@ class Trainer:
         train_nll = statistics.nll_per_sentence()  # before `log` starts a new window
         if step % config.log_every == 0 or is_last:
             statistics.log(step, self.budget.epoch, self.budget.seconds,
-                           self.budget.remaining_seconds(statistics.seconds_per_update()), self._learning_rate())
+                           self.budget.remaining_seconds(statistics.seconds_per_update()),
+                           self._learning_rate(self.optimizer.iterations - 1))
         final_validation = is_last and not self.stop_request.signal_name  # a signal asks for a quick stop
         if self.validator and (step % config.validate_every == 0 or final_validation):
             return self._validate(train_nll)
@@ -325,9 +326,11 @@ class Trainer:
             return f"{self.stop_request.signal_name} at step {self.step}; the same command resumes"
         return self.budget.exhausted() or self.early_stopping.should_stop()
 
-    def _learning_rate(self):
-        """The rate of the next update."""
-        return float(self.schedule(self.optimizer.iterations))
+    def _learning_rate(self, update):
+        """The rate of update `update`, counted from 0 as `optimizer.iterations` (which after an update is the
+        next one's). A step's console line, TensorBoard scalar and validation record report the rate that its
+        last update used (`iterations - 1`), before a decay that the validation decides."""
+        return float(self.schedule(update))
 
     def _hparams(self):
         values = {f"model/{k}": v for k, v in self.model.config.to_dict().items()}
@@ -337,6 +340,7 @@ class Trainer:
     def _validate(self, train_nll):
         """Validates the current weights, then checkpoints them; returns a stop reason or None."""
         started, step = time.time(), self.step
+        learning_rate = self._learning_rate(self.optimizer.iterations - 1)  # of the updates validated
         result = self.validator()
         # The validation's time counts against `max_hours`: a budget it used up stops training here, at
         # a validated step, instead of after one more update and a second validation.
@@ -344,14 +348,16 @@ class Trainer:
         improved = self.early_stopping.record(step, result[self.config.select_by])
         if self.early_stopping.should_decay():
             self.schedule.decay(self.config.learning_rate_decay)
-            logging.info("dev BLEU did not improve for %d validations: learning rate decayed to %g",
-                         self.config.decay_patience, self._learning_rate())
+            logging.info("dev %s did not improve for %d validations: learning rate decayed to %g",
+                         self.early_stopping.metric_name, self.config.decay_patience,
+                         self._learning_rate(self.optimizer.iterations))
         if improved:
             self.checkpointing.save_best(step)
+        scores = {"bleu": f"dev BLEU {result['bleu']:.2f}", "chrf": f"chrF {result['chrf']:.2f}"}
+        scores[self.config.select_by] += " (best)" if improved else ""
         logging.info(
-            "validation at step %d: dev NLL/sentence %.2f | dev BLEU %.2f%s | chrF %.2f | %s | %.0f s",
-            step, result["nll_per_sentence"], result["bleu"], " (best)" if improved else "", result["chrf"],
-            result["bleu_signature"], time.time() - started,
+            "validation at step %d: dev NLL/sentence %.2f | %s | %s | %s | %.0f s", step, result["nll_per_sentence"],
+            scores["bleu"], scores["chrf"], result["bleu_signature"], time.time() - started,
         )
         if result["truncated_sentences"]:
             logging.warning("%d dev sentences are longer than the search's maximum_source_length (%d tokens) and "
@@ -367,7 +373,7 @@ class Trainer:
             "dev_bleu": result["bleu"],
             "dev_bleu_signature": result["bleu_signature"],
             "dev_chrf": result["chrf"],
-            "learning_rate": self._learning_rate(),
+            "learning_rate": learning_rate,
             "optimizer": self.config.optimizer,  # a resumed run must keep it (`TrainingFolders`)
         })
         self.checkpointing.save(step)  # last: this step is complete

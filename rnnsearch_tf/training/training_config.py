@@ -1,12 +1,13 @@
 """Everything about a training run that is not the model's architecture."""
 
 import dataclasses
+import os
 import typing
 
 from rnnsearch_tf.utils.config_checks import check_at_least, check_choices, zero_means_unset
 from rnnsearch_tf.models.model_dir import MODEL_CLASSES
 from rnnsearch_tf.training.early_stopping import SELECTION_METRICS
-from rnnsearch_tf.training.parent_model import RESET_OPTIM
+from rnnsearch_tf.training.parent_model import RESET_OPTIM, ParentModel
 
 MODELS = tuple(sorted(MODEL_CLASSES))
 OPTIMIZERS = ("adadelta", "adam")
@@ -14,6 +15,8 @@ LOSS_NORMALIZATIONS = ("tokens", "sentences")
 # Optional fields whose 0 means None: no limit, all dev sentences, no early stopping, no token-count batching, the
 # default strategy (`zero_means_unset`).
 UNSET_AT_ZERO = ("max_epochs", "max_hours", "max_tokens", "dev_bleu_sentences", "patience", "cpu_replicas")
+# The fields that name folders (`init_from`: a model directory, then an optional ":best", ":latest" or ":averaged").
+PATH_FIELDS = ("data_dir", "model_dir", "switch_data_dir", "init_from")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -149,3 +152,14 @@ class TrainingConfig:
 
     def to_dict(self):
         return dataclasses.asdict(self)
+
+    def with_absolute_paths(self):
+        """This config with its folders (`PATH_FIELDS`) absolute, as a run's record must be to read the same from
+        any working directory (`--flagfile=<model_dir>/flags.txt`)."""
+        paths = {}
+        for name in PATH_FIELDS:
+            value = getattr(self, name)
+            if value:
+                folder = ParentModel.split(value)[0] if name == "init_from" else value
+                paths[name] = os.path.abspath(folder) + value[len(folder):]  # init_from keeps its ":checkpoint"
+        return dataclasses.replace(self, **paths)

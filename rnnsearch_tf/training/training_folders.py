@@ -42,11 +42,9 @@ class TrainingFolders:
             if training_config.reset_optim == "keep_states":
                 self.parent.check_optimizer(training_config.optimizer)
         validated = [training_config.dev_split] if training_config.validate_every else []
+        if validated:
+            self._check_dev_split()
         self.data_dir.check_shards(["train"] + validated)
-        if validated and not self.data_dir.records(training_config.dev_split):  # its BLEU would fail the first one
-            raise ValueError(f"{self.data_dir.metadata_file}: the {training_config.dev_split} split has no pair to "
-                             "validate on: rebuild the data with --dev_source/--dev_target, or train with "
-                             "--validate_every=0")
         self.switch_data_dir = self._check_switch_data_dir()
         self._check_subword_sampling()
 
@@ -54,6 +52,17 @@ class TrainingFolders:
     def max_length(self):
         """The data's longest training sentence, in tokens without `</s>`."""
         return self.metadata["filters"]["max_length"]
+
+    def _check_dev_split(self):
+        """Raises ValueError unless the data has a `dev_split` with pairs to validate on (data built from training
+        files alone has none; an empty split's BLEU would fail the first validation)."""
+        split, splits = self.config.dev_split, self.metadata["splits"]
+        remedy = "rebuild the data with --dev_source/--dev_target, or train with --validate_every=0"
+        if split not in splits:
+            raise ValueError(f"--dev_split={split}: {self.data_dir.metadata_file} has no such split to validate on "
+                             f"(it has {sorted(splits)}): name one of them with --dev_split, {remedy}")
+        if not self.data_dir.records(split):
+            raise ValueError(f"{self.data_dir.metadata_file}: the {split} split has no pair to validate on: {remedy}")
 
     def _check_vocabulary_sizes(self):
         for side in ("source", "target"):
