@@ -11,6 +11,7 @@ holds `ExportDir.batching_parameters_file` for `--enable_batching --batching_par
 `data_pipeline/export_dir.py` names every file of the layout.
 """
 
+import os
 import shutil
 
 import numpy as np
@@ -29,8 +30,14 @@ def next_version(export_dir):
 
 
 def new_version(export_dir, version=None):
-    """`version` (default `next_version(export_dir)`), refused in one line if `export_dir` has it: a served
-    version is never overwritten."""
+    """`version` (default `next_version(export_dir)`), refused in one line if `export_dir` has it (a served
+    version is never overwritten), or if `export_dir`, or the folder above it that exists, is a file."""
+    folder = os.fspath(export_dir)
+    while not tf.io.gfile.exists(folder) and os.path.dirname(folder) not in ("", folder):
+        folder = os.path.dirname(folder)  # the nearest that exists: where the folders would be made
+    if tf.io.gfile.exists(folder) and not tf.io.gfile.isdir(folder):
+        where = folder if folder == os.fspath(export_dir) else f"{export_dir}: {folder}"
+        raise NotADirectoryError(f"{where} is a file, not a folder (an export folder holds versions)")
     version = next_version(export_dir) if version is None else version
     if version < 0:
         raise ValueError(f"version {version}: versions are integers from 0 (TF Serving's version folders)")
@@ -61,11 +68,12 @@ def export(translator, export_dir, version=None):
         shutil.rmtree(written.path)
     # A serving graph is never differentiated: the encoder's custom gradient is not saved with it.
     options = tf.saved_model.SaveOptions(experimental_custom_gradients=False)
-    tf.saved_model.save(translator, written.path, signatures=translator.serving_signatures(version), options=options)
+    signatures = translator.serving_signatures(version)
+    tf.saved_model.save(translator, written.path, signatures=signatures, options=options)
     written.write_settings(translator.recorded_settings(version))
     words = range(len(RESERVED_TOKENS), translator.model.config.source_vocab_size)[:4]  # any: the graph warms up
     sentences = warmup_sentences(translator)[: translator.maximum_batch_size]
-    write_warmup_requests(written.warmup_file, sentences, list(words))
+    write_warmup_requests(written.warmup_file, sentences, list(words), signatures)
     final_path = export_dir.version(version).path
     tf.io.gfile.rename(written.path, final_path)
     if not tf.io.gfile.exists(export_dir.batching_parameters_file):  # a file the user tuned is kept
@@ -83,12 +91,13 @@ def warmup_sentences(translator, words=12):
     return [sentence.decode("utf-8") for sentence in text.numpy()]
 
 
-def write_warmup_requests(path, sentences, source_ids):
-    """TF Serving's warm-up file: PredictionLog records of every signature that translates or scores, which a
-    server runs once before it answers clients: a signature's first call instantiates its graph (0.4-3 s for the
-    peer-size model), and two signature names of one method (`serving_default`, `translate`) are two graphs.
-    `translate` gets one sentence, then all of them in one batch; the others one sentence (`translate_ids` the
-    ids `source_ids`)."""
+def write_warmup_requests(path, sentences, source_ids, signature_names=None):
+    """TF Serving's warm-up file: PredictionLog records of every signature that translates or scores (of
+    `signature_names` only, where given: a sampling export has no `translate_constrained`), which a server runs
+    once before it answers clients: a signature's first call instantiates its graph (0.4-3 s for the peer-size
+    model), and two signature names of one method (`serving_default`, `translate`) are two graphs. `translate`
+    gets one sentence, then all of them in one batch; the others one sentence (`translate_ids` the ids
+    `source_ids`)."""
     one, every = np.array(sentences[:1], dtype=object), np.array(sentences, dtype=object)
     requests = [("translate", {"text": one}), ("translate", {"text": every}), ("serving_default", {"text": one}),
                 ("translate_prefix", {"text": one, "prefix": np.array([""], dtype=object)}),
@@ -97,6 +106,8 @@ def write_warmup_requests(path, sentences, source_ids):
                 ("score", {"source": one, "target": one})]
     with tf.io.TFRecordWriter(path) as writer:
         for signature_name, inputs in requests:
+            if signature_names is not None and signature_name not in signature_names:
+                continue
             request = predict_pb2.PredictRequest()
             request.model_spec.signature_name = signature_name
             for name, values in inputs.items():

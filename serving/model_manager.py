@@ -2,6 +2,7 @@
 Serving's `--file_system_poll_wait_seconds`)."""
 
 import threading
+import time
 
 from absl import logging
 
@@ -75,13 +76,16 @@ class ModelManager:
                     logging.error("looking at %s for new versions of %s failed: %s", model.base_path, model.name,
                                   error)
 
-    def close(self):
-        """Stops watching and unloads every version (after the requests that hold them)."""
+    def close(self, timeout=None):
+        """Stops watching and unloads every version after the requests that hold them, waiting for those at most
+        `timeout` seconds (None: as long as they take; a version being loaded by the watching thread is not
+        waited for past it either). Returns how many requests were still running at the end: a stopping
+        server abandons them (`rnnsearch serve`: a graph that is running cannot be cancelled)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         self._stopped.set()
         if self._thread is not None:
-            self._thread.join()
-        for model in self.models.values():
-            model.close()
+            self._thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        return sum(model.close(deadline) for model in self.models.values())
 
 
 def _nothing_served(model):

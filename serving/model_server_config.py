@@ -9,7 +9,8 @@
 
 Parsed by protobuf's text format into tensorflow-serving-api's own `ModelServerConfig`, so a file that
 `tensorflow_model_server` reads is read here the same way; what the local server cannot do (another
-platform, a `custom_model_config`, version labels) is refused in one line naming the field.
+platform, a `custom_model_config`, version labels, request logging's `logging_config`) is refused in one line
+naming the field, not ignored.
 """
 
 import os
@@ -68,6 +69,8 @@ def parse_model_config_list(text, path="<text>"):
             raise ValueError(f"{where}: model_platform must be {PLATFORM!r}, got {model.model_platform!r}")
         if model.version_labels:
             raise ValueError(f"{where}: version_labels are not served here; name versions by number")
+        if model.HasField("logging_config"):
+            raise ValueError(f"{where}: logging_config is not served here (requests are not logged); remove it")
         policy = model.model_version_policy
         if policy.WhichOneof("policy_choice") == "latest" and policy.latest.num_versions < 1:
             raise ValueError(f"{where}: model_version_policy.latest.num_versions must be at least 1")

@@ -11,6 +11,9 @@ reads the file exactly as `tensorflow_model_server` does, and names the line of 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, text_format
 
 from serving.metrics import PROMETHEUS_PATH
+from serving.page import Page
+
+API_PREFIX = "/v1/"  # TF Serving's REST API: /v1/models/<name>..., `serving.rest_app`
 
 
 def _monitoring_config_class():
@@ -46,18 +49,23 @@ def parse_monitoring_config(text, path="<text>"):
         raise ValueError(f"{path}: not a MonitoringConfig: {error}") from None
 
 
-def prometheus_path(config):
-    """Where a `MonitoringConfig` puts the Prometheus page: its path (TF Serving's default when empty), or
-    None when `prometheus_config.enable` is false."""
+def prometheus_path(config, path="<text>"):
+    """Where a `MonitoringConfig` (read from `path`) puts the Prometheus page: its path (TF Serving's default when
+    empty), or None when `prometheus_config.enable` is false. ValueError naming `path` for a path that is not
+    absolute, or that one of the server's own routes takes: the page's (`Page.serves`, e.g. "/") would answer
+    instead, and one under TF Serving's API (`/v1/`) would hide a model's status or predict."""
     if not config.prometheus_config.enable:
         return None
-    path = config.prometheus_config.path or PROMETHEUS_PATH
-    if not path.startswith("/"):
-        raise ValueError(f"prometheus_config.path must start with '/', got {path!r}")
-    return path
+    metrics_path = config.prometheus_config.path or PROMETHEUS_PATH
+    if not metrics_path.startswith("/"):
+        raise ValueError(f"{path}: prometheus_config.path must start with '/', got {metrics_path!r}")
+    if Page.serves(metrics_path) or metrics_path == API_PREFIX.rstrip("/") or metrics_path.startswith(API_PREFIX):
+        raise ValueError(f"{path}: prometheus_config.path {metrics_path!r} is a path of the server's own (the page "
+                         f"and {API_PREFIX}...); default: {PROMETHEUS_PATH!r}")
+    return metrics_path
 
 
 def read_monitoring_config(path):
     """`prometheus_path` of the MonitoringConfig text file at `path`."""
     with open(path, encoding="utf-8") as stream:
-        return prometheus_path(parse_monitoring_config(stream.read(), path))
+        return prometheus_path(parse_monitoring_config(stream.read(), path), path)

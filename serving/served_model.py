@@ -19,6 +19,7 @@ import collections
 import contextlib
 import os
 import threading
+import time
 
 from absl import logging
 from tensorflow_serving.apis import get_model_status_pb2
@@ -160,19 +161,31 @@ class ServedModel:
             self._status[version] = (State.AVAILABLE, "")
         logging.info("%s version %d is available (%d warm-up requests)", self.name, version, servable.warmup_requests)
 
-    def _unload(self, version):
-        """Stops giving out `version`, waits for the requests that hold it, then closes it."""
+    def _unload(self, version, deadline=None):
+        """Stops giving out `version`, waits for the requests that hold it, then closes it. With a `deadline`
+        (a `time.monotonic()` value) it waits no longer: requests still holding the version then keep it, unclosed
+        (a server stopping abandons them, `ModelManager.close`)."""
         with self._condition:
-            servable = self._available.pop(version)
+            servable = self._available.pop(version, None)
+            if servable is None:
+                return  # unloaded meanwhile by the other thread (a poll, or a server stopping)
             self._status[version] = (State.UNLOADING, "")
             while self._leases[version]:
-                self._condition.wait()
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    logging.warning("%s version %d: %d requests still running, left unfinished", self.name, version,
+                                    self._leases[version])
+                    return
+                self._condition.wait(left)
         servable.close()
         with self._condition:
             self._status[version] = (State.END, "")
         logging.info("%s version %d unloaded", self.name, version)
 
-    def close(self):
-        """Unloads every version (after their requests)."""
+    def close(self, deadline=None):
+        """Unloads every version after their requests, waiting for them until `deadline` at most (`_unload`);
+        returns how many requests still hold a version then (also one a poll is unloading)."""
         for version in self.available_versions():
-            self._unload(version)
+            self._unload(version, deadline)
+        with self._condition:
+            return sum(self._leases.values())

@@ -8,6 +8,7 @@ import pathlib
 import socket
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -93,3 +94,26 @@ def test_no_server_there_is_one_line_naming_the_address_and_the_output_file_is_k
     grpc_error = _client(f"--server=127.0.0.1:{port}", "--timeout=5", "the cat")
     assert grpc_error.returncode == 1 and grpc_error.stderr.startswith(f"error: 127.0.0.1:{port}: UNAVAILABLE: ")
     assert len(grpc_error.stderr.strip().splitlines()) == 1
+
+
+def test_a_port_that_is_not_http_a_model_name_no_rest_path_holds_and_no_timeout_are_one_line(tmp_path):
+    listener = socket.create_server(("127.0.0.1", 0))  # answers as a gRPC port does: HTTP/2 frames, not HTTP/1.1
+
+    def answer():
+        connection, _ = listener.accept()
+        with connection:
+            connection.recv(65536)
+            connection.sendall(b"\x00\x00\x06\x04\x00\x00\x00\x00\x00\x00\x03\x7f\xff\xff\xff")
+
+    threading.Thread(target=answer, daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    with listener:
+        not_http = _client(f"--rest_url={url}", "the cat")
+    assert not_http.returncode == 1 and not_http.stderr == (
+        f"error: {url}: no HTTP answer (BadStatusLine): is it the REST port, not the gRPC one?\n")
+    versioned = _client(f"--rest_url={url}", "--model_name=enfr/versions/1", "the cat")
+    assert versioned.returncode == 1 and versioned.stderr == (
+        "error: model name 'enfr/versions/1': a REST path holds no '/' or ':' in a model name\n")
+    no_time = _client(f"--rest_url={url}", "--timeout=0", "the cat")
+    assert no_time.returncode == 1 and no_time.stderr.startswith("error: flag --timeout=0.0: --timeout must be above 0")
+    assert len(no_time.stderr.splitlines()) == 1

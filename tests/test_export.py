@@ -136,6 +136,29 @@ def test_saved_model_cli_shows_the_search_settings(exported):
     assert "signature_def['translate_prefix']" in shown
 
 
+def test_a_sampling_export_has_no_constrained_signature_and_warms_up_its_own(exported, tmp_path):
+    """Sampling draws, it does not search: an export of a sampling translator is saved without
+    `translate_constrained` (and its warm-up requests), and its settings say it samples."""
+    translator = Translator.from_model_dir(exported[0], sampling=True, num_samples=2, beam_size=1,
+                                           maximum_source_length=12)
+    version_path = export.export(translator, str(tmp_path / "exports"))
+    loaded = ExportVersion(version_path).load()
+    assert sorted(loaded.signatures) == sorted(set(SIGNATURES) - {"translate_constrained"})
+    settings = loaded.signatures["settings"]()
+    assert (bool(settings["sampling"]), int(settings["num_samples"])) == (True, 2)
+    records = tf.data.TFRecordDataset(ExportVersion(version_path).warmup_file).as_numpy_iterator()
+    called = [prediction_log_pb2.PredictionLog.FromString(record).predict_log.request.model_spec.signature_name
+              for record in records]
+    assert sorted(set(called)) == sorted(set(loaded.signatures) - {"settings"})
+    outputs = loaded.signatures["translate"](text=tf.constant(SENTENCES))
+    assert outputs["nbest_translations"].shape == (len(SENTENCES), 2)
+    unconstrained = translator.translate_constrained(tf.constant(SENTENCES), tf.constant([[""]] * len(SENTENCES)))
+    assert_outputs_equal({key: value for key, value in unconstrained.items() if not key.startswith("constraints_")},
+                         translator.translate(tf.constant(SENTENCES)))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="sampling draws, it does not search"):
+        translator.translate_constrained(tf.constant(SENTENCES[:1]), tf.constant([["chat"]]))
+
+
 def test_next_version_is_one_more_than_the_newest(tmp_path):
     assert export.next_version(str(tmp_path / "missing")) == 1
     for name in ("1", "7", "9", "notes", ".incomplete-12"):
@@ -151,6 +174,21 @@ def test_next_version_is_one_more_than_the_newest(tmp_path):
         export.new_version(str(tmp_path), 7)
     with pytest.raises(ValueError, match="version -1: versions are integers from 0"):  # no server would load it
         export.new_version(str(tmp_path), -1)
+
+
+def test_an_export_folder_that_is_a_file_is_refused_in_one_line_before_the_model_is_read(tmp_path):
+    (tmp_path / "notes.txt").write_text("not a folder\n")
+    with pytest.raises(NotADirectoryError, match=f"^{tmp_path / 'notes.txt'} is a file, not a folder"):
+        export.new_version(str(tmp_path / "notes.txt"))
+    under_it = tmp_path / "notes.txt" / "a"
+    with pytest.raises(NotADirectoryError, match=f"^{under_it}: {tmp_path / 'notes.txt'} is a file"):
+        export.new_version(under_it)
+    refused = preimported.run(
+        [sys.executable, "-m", "rnnsearch_tf.cli.main", "export", f"--model_dir={tmp_path / 'no_model'}",
+         f"--export_dir={tmp_path / 'notes.txt'}"],
+        cwd=REPO_ROOT, capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=300)
+    assert refused.returncode == 1 and refused.stderr.strip().splitlines() == [
+        f"error: {tmp_path / 'notes.txt'} is a file, not a folder (an export folder holds versions)"]
 
 
 def _saved_model_ops(version_path):

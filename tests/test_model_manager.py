@@ -17,7 +17,7 @@ from serving.batching import BatchingParameters
 from serving.local_server import LocalServer
 from serving.model_manager import ModelManager
 from serving.request_status import ServableNotFound
-from serving.served_model import ServedModel
+from serving.served_model import ServedModel, State
 from helpers.versioned_exports import PROBES, copy_version, expected_translations, staged_versions
 
 
@@ -161,3 +161,20 @@ def test_eight_clients_see_two_switches_without_an_error(staged, expected, tmp_p
 @pytest.mark.large
 def test_thirty_two_clients_see_two_switches_without_an_error(staged, expected, tmp_path):
     _switch_twice_under_load(staged, expected, tmp_path / "rnnsearch", clients=32)
+
+
+def test_close_waits_for_requests_in_flight_at_most_its_timeout(staged, tmp_path):
+    """A stopping server (`rnnsearch serve`) gives the requests in flight a bounded time: a version that a request
+    still holds then is left to it, unclosed, and counted; the other models are unloaded."""
+    copy_version(staged, 1, tmp_path / "enfr")
+    copy_version(staged, 2, tmp_path / "fren")
+    manager = ModelManager([ServedModel("enfr", tmp_path / "enfr"), ServedModel("fren", tmp_path / "fren")], 0.2)
+    manager.start()
+    with manager.model("enfr").servable() as held:
+        started = time.monotonic()
+        assert manager.close(timeout=0.5) == 1
+        assert 0.5 <= time.monotonic() - started < 5
+        assert [(version, state) for version, state, _ in manager.model("enfr").version_status()] == [
+            (1, State.UNLOADING)]
+        assert [(version, state) for version, state, _ in manager.model("fren").version_status()] == [(2, State.END)]
+        assert held.predict("translate", {"text": np.array([b"dog"], object)})["translation"].shape == (1,)

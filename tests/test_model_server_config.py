@@ -47,6 +47,8 @@ def test_the_flags_make_the_same_config():
      "model_platform must be 'tensorflow', got 'pytorch'"),
     ("model_config_list { config { name: 'x' base_path: '/a' version_labels { key: 'stable' value: 1 } } }",
      "version_labels are not served here"),
+    ("model_config_list { config { name: 'x' base_path: '/a' logging_config { } } }",
+     r"m\.config: config 1 \(x\): logging_config is not served here \(requests are not logged\); remove it"),
     ("model_config_list { config { name: 'x' base_path: '/a' model_version_policy { latest { } } } }",
      "model_version_policy.latest.num_versions must be at least 1"),
     ("model_config_list { config { name: 'x' base_path: '/a' model_version_policy { specific { } } } }",

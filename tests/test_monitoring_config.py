@@ -1,5 +1,7 @@
 """serving/monitoring_config.py: TF Serving's MonitoringConfig text format, read by protobuf's parser."""
 
+import re
+
 import pytest
 
 from serving.metrics import PROMETHEUS_PATH
@@ -33,3 +35,20 @@ def test_a_mistake_is_named_with_its_file_and_line(text, reason):
 def test_a_path_must_be_absolute():
     with pytest.raises(ValueError, match="prometheus_config.path must start with '/', got 'metrics'"):
         prometheus_path(parse_monitoring_config('prometheus_config { enable: true path: "metrics" }'))
+
+
+@pytest.mark.parametrize("metrics_path, reason", [
+    ("metrics", "prometheus_config.path must start with '/', got 'metrics'"),
+    ("/", "prometheus_config.path '/' is a path of the server's own"),  # the page
+    ("/static/page.js", "prometheus_config.path '/static/page.js' is a path of the server's own"),
+    ("/v1/models/enfr", "prometheus_config.path '/v1/models/enfr' is a path of the server's own"),  # a model's status
+    ("/v1", "prometheus_config.path '/v1' is a path of the server's own"),
+])
+def test_a_path_that_is_not_absolute_or_is_the_servers_own_is_refused_naming_the_file(tmp_path, metrics_path,
+                                                                                        reason):
+    config = tmp_path / "monitoring.config"
+    config.write_text(f'prometheus_config {{ enable: true path: "{metrics_path}" }}\n')
+    with pytest.raises(ValueError, match=f"^{re.escape(str(config))}: {re.escape(reason)}"):
+        read_monitoring_config(config)
+    config.write_text('prometheus_config { enable: true path: "/v1metrics" }\n')
+    assert read_monitoring_config(config) == "/v1metrics"  # beside the API's paths: served

@@ -1,6 +1,6 @@
 """serving/rest_client.py: the requests RestClient sends are TF Serving's REST predict and metadata requests
-of what it is given (columnar, UTF-8 text or {"b64": ...}), its answers are NumPy arrays, and an HTTP error
-is a RuntimeError with the status and the server's message.
+of what it is given (columnar, UTF-8 text or {"b64": ...}, the model name quoted), its answers are NumPy arrays,
+an HTTP error is a RuntimeError with the status and the server's message, and no HTTP answer a ConnectionError.
 
 A recording HTTP server answering as TF Serving documents (none of our code) stands in here; RestClient
 against our server over a real export is tests/test_local_server.py and tests/test_servable.py.
@@ -9,6 +9,7 @@ against our server over a real export is tests/test_local_server.py and tests/te
 import base64
 import http.server
 import json
+import socket
 import threading
 
 import numpy as np
@@ -19,6 +20,7 @@ from serving.rest_client import RestClient
 ANSWERS = {  # signature_name -> (status, body) of the recording server; any other signature: its inputs echoed
     "refuse": (400, json.dumps({"error": "text must be a string vector"})),
     "crash": (500, "upstream <b>crashed</b>"),
+    "html": (200, "<html>a web server</html>"),
 }
 
 
@@ -105,3 +107,45 @@ def test_metadata_gets_the_models_metadata(client):
 def test_an_http_error_is_a_runtime_error_with_the_status_and_the_servers_message(client, signature_name, message):
     with pytest.raises(RuntimeError, match=f"^{message}$"):
         client.translate(["a"], signature_name=signature_name)
+
+
+def test_a_model_name_is_quoted_in_the_path_and_one_a_path_cannot_hold_is_refused(url):
+    RecordingHandler.requests.clear()
+    RestClient(url, "en fr", timeout=30).metadata()
+    assert RecordingHandler.requests[-1][:2] == ("GET", "/v1/models/en%20fr/metadata")
+    for name in ("enfr/versions/1", "enfr:predict"):  # would name a version or a method of model "enfr"
+        with pytest.raises(ValueError, match="a REST path holds no '/' or ':' in a model name"):
+            RestClient(url, name)
+
+
+@pytest.fixture
+def not_http():
+    """A port that answers every connection with bytes that are not HTTP/1.1 (a gRPC port's HTTP/2 frames)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def answer():
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            with connection:
+                connection.recv(65536)
+                connection.sendall(b"\x00\x00\x06\x04\x00\x00\x00\x00\x00\x00\x03\x7f\xff\xff\xff")
+                connection.shutdown(socket.SHUT_WR)
+                while connection.recv(65536):  # the rest of the request: a socket closed unread sends a reset
+                    pass
+
+    threading.Thread(target=answer, daemon=True).start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    listener.close()
+
+
+def test_no_http_answer_is_a_connection_error_and_another_json_a_runtime_error(url, not_http):
+    with pytest.raises(ConnectionError, match=r"^no HTTP answer \(BadStatusLine\): is it the REST port, not the gRPC"):
+        RestClient(not_http, "rnnsearch", timeout=30).translate(["a"])
+    silent = socket.create_server(("127.0.0.1", 0))  # accepts (the kernel's backlog), never answers
+    with silent, pytest.raises(ConnectionError, match=r"^no answer within 0.5 s$"):
+        RestClient(f"http://127.0.0.1:{silent.getsockname()[1]}", "rnnsearch", timeout=0.5).translate(["a"])
+    with pytest.raises(RuntimeError, match=r"^the answer is not JSON \(b'<html>.*is it TF Serving's REST port\?$"):
+        RestClient(url, "rnnsearch", timeout=30).translate(["a"], signature_name="html")

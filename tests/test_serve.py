@@ -2,10 +2,14 @@
 --model_config_file, each with its version policy, requests naming a version over gRPC and REST, the model
 status, the page's list of models and the metrics of --monitoring_config_file; and its one-line mistakes."""
 
+import http.client
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -17,7 +21,10 @@ import tensorflow as tf
 from tensorflow_serving.apis import get_model_status_pb2, model_service_pb2_grpc, predict_pb2, prediction_service_pb2_grpc
 
 from conftest import REPO_ROOT
+from data_pipeline.export_dir import ExportDir
+from serving.grpc_client import GrpcClient
 from helpers.model_server import MONITORING_CONFIG, free_port
+from helpers.serving_test_utils import exported_model
 from helpers.versioned_exports import PROBES, copy_version, expected_translations, staged_versions
 from helpers import preimported
 
@@ -155,3 +162,57 @@ def test_a_bad_config_file_is_named(tmp_path):
     assert refused.returncode == 1 and refused.stderr.strip().splitlines()[-1] == (
         f"error: rnnsearch: no version folder (an integer name holding saved_model.pb and variables/variables.index) "
         f"that the version policy serves in {empty}")
+
+
+def test_sigterm_gives_requests_in_flight_a_second_then_ends_the_server(tmp_path_factory, tmp_path):
+    """SIGTERM (`kill`, docker stop, Kubernetes) ends the server about a second later with status 0, also while
+    requests are still running: here a gRPC and a REST request that wait a minute in the batch queue (as a long
+    decode would run on), abandoned, not waited for (docker stop kills at 10 s)."""
+    _, export_dir, _ = exported_model(tmp_path_factory)
+    shutil.copytree(os.path.join(export_dir, "1"), tmp_path / "exports" / "1")
+    os.remove(ExportDir(tmp_path / "exports").version(1).warmup_file)  # its requests would wait in the queue too
+    (tmp_path / "batching.txt").write_text("max_batch_size { value: 64 }\nbatch_timeout_micros { value: 60000000 }\n")
+    grpc_port, rest_port = free_port(), free_port()
+    log = open(tmp_path / "serve.log", "w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rnnsearch_tf.cli.main", "serve", f"--model_base_path={tmp_path / 'exports'}",
+         f"--port={grpc_port}", f"--rest_api_port={rest_port}",
+         f"--batching_parameters_file={tmp_path / 'batching.txt'}"],
+        cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=log, text=True, env=_ENV)
+    outcomes = {}
+
+    def ask_grpc():
+        try:
+            GrpcClient(f"127.0.0.1:{grpc_port}", "rnnsearch", timeout=120).translate(["the cat"])
+            outcomes["grpc"] = "answered"
+        except grpc.RpcError as error:
+            outcomes["grpc"] = error.code()
+
+    def ask_rest():
+        try:
+            body = json.dumps({"signature_name": "translate", "instances": ["the dog"]}).encode()
+            urllib.request.urlopen(f"http://127.0.0.1:{rest_port}/v1/models/rnnsearch:predict", body, timeout=120)
+            outcomes["rest"] = "answered"
+        except (OSError, http.client.HTTPException) as error:
+            outcomes["rest"] = type(error).__name__
+
+    try:
+        assert process.stdout.readline().startswith("ready"), (tmp_path / "serve.log").read_text()[-3000:]
+        clients = [threading.Thread(target=ask) for ask in (ask_grpc, ask_rest)]
+        for client in clients:
+            client.start()
+        time.sleep(2)  # both requests wait in the queue
+        assert not outcomes
+        stopping = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+        assert time.monotonic() - stopping < 8
+        assert process.stdout.read().splitlines()[-1] == "stopped"
+        for client in clients:
+            client.join(timeout=30)
+    finally:
+        process.kill()
+        log.close()
+    assert outcomes["grpc"] in (grpc.StatusCode.CANCELLED, grpc.StatusCode.UNAVAILABLE)
+    assert outcomes["rest"] != "answered"
+    assert "2 requests still decoding after their second were abandoned" in (tmp_path / "serve.log").read_text()

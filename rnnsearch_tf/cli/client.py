@@ -16,7 +16,6 @@ server's rule); their line numbers are reported on stderr.
 
 import itertools
 import sys
-import urllib.error
 
 from absl import app, flags
 
@@ -31,7 +30,8 @@ _INPUT_FILE = flags.DEFINE_string("input_file", None, "Sentences to translate, o
                                   "else standard input).")
 _OUTPUT_FILE = flags.DEFINE_string("output_file", None, "Where translations go; default stdout.")
 _BATCH_SIZE = flags.DEFINE_integer("batch_size", 32, "Sentences per request.", lower_bound=1)
-_TIMEOUT = flags.DEFINE_float("timeout", 60.0, "Seconds per request.")
+_TIMEOUT = flags.DEFINE_float("timeout", 60.0, "Seconds per request, above 0.")
+flags.register_validator("timeout", lambda seconds: seconds > 0, "--timeout must be above 0 seconds")
 _WITH_SCORES = flags.DEFINE_boolean("with_scores", False, "Append a tab and the score to each line.")
 
 
@@ -88,9 +88,7 @@ def main(argv):
     rpc_errors = (sys.modules["grpc"].RpcError,) if "grpc" in sys.modules else ()  # with the gRPC client only
     try:
         truncated = _write(_answers(client, sentences), output_path)
-    except urllib.error.URLError as error:  # REST: nothing answers there
-        raise ConnectionError(f"{server}: {error.reason} (is a model server running there?)") from None
-    except RuntimeError as error:  # REST: the server refused the request (`RestClient`: its status and message)
+    except (ConnectionError, RuntimeError) as error:  # REST (`RestClient`): no HTTP answer, or a refusal
         raise ConnectionError(f"{server}: {error}") from None
     except rpc_errors as error:
         raise ConnectionError(f"{server}: {error.code().name}: {error.details()}") from None

@@ -4,6 +4,7 @@
     rnnsearch serve --model_config_file=models.config --monitoring_config_file=monitoring.config --rest_api_port=8501
 """
 
+import os
 import signal
 import sys
 
@@ -122,12 +123,23 @@ def main(argv):
     if server.rest_api_port:
         print(f"page: open http://{server.host}:{server.rest_api_port}/ in a browser", flush=True)
     # SIGTERM (`kill`, docker stop, Kubernetes) stops as Ctrl-C does: the ports close, requests in flight get a second
-    # to finish, exit status 0. A shell starts `serve &` with SIGINT ignored, so `kill -INT` alone would not stop it.
+    # to finish (`LocalServer.stop`), exit status 0. A shell starts `serve &` with SIGINT ignored, so `kill -INT` alone
+    # would not stop it.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    abandoned = 0
     try:
         server.wait()
     except KeyboardInterrupt:
+        for number in (signal.SIGINT, signal.SIGTERM):  # a second signal would end it in Python's exit, which waits
+            signal.signal(number, signal.SIG_IGN)       # for the gRPC pool's threads: stopping is bounded already
         logging.info("stopping: no new requests, a second for those in flight")
         server.stop()
-        models.close()
+        abandoned = models.close(timeout=0)  # their second was given at the ports
     print("stopped", flush=True)
+    if abandoned:
+        # A running graph cannot be cancelled, and Python would wait for its thread at exit (the gRPC pool's threads
+        # are joined then): the process ends here, not when the abandoned batches end (docker stop kills at 10 s).
+        logging.warning("%d requests still decoding after their second were abandoned", abandoned)
+        logging.flush()
+        sys.stderr.flush()
+        os._exit(0)

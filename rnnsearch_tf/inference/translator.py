@@ -190,6 +190,10 @@ class Translator(tf.Module):
         `serving_default` and `translate` (both the method `translate`), `translate_prefix`,
         `translate_constrained`, `translate_ids` and `score` (the methods of those names), and `settings`,
         which takes no input and returns `recorded_settings(version)` as tensors (`export_settings`). A new signature is added here.
+        With sampling there is no `translate_constrained`: sampling draws, it does not search, so it takes no
+        constraints (`SearchConfig.constrained_strategy`, as `rnnsearch translate --sampling` refuses them); a
+        constrained beam search instead would answer with another decoder than the `settings` record (and
+        another number of hypotheses), and the page hides its glossary for an export without the signature.
 
         Args:
             version: the version number of the export.
@@ -201,7 +205,7 @@ class Translator(tf.Module):
         """
         settings = self.recorded_settings(version)
         description = ", ".join(f"{name}={value}" for name, value in settings.items())
-        return {
+        signatures = {
             "serving_default": self.translate,
             "translate": self.translate,
             "translate_prefix": self.translate_prefix,
@@ -210,6 +214,9 @@ class Translator(tf.Module):
             "score": self.score,
             "settings": self.export_settings.get_concrete_function(description, version),
         }
+        if self.search_config.sampling:
+            del signatures["translate_constrained"]
+        return signatures
 
     @tf.function(autograph=False)
     def export_settings(self, description, version):
@@ -331,7 +338,8 @@ class Translator(tf.Module):
         that word, forced as in a prefix (a glossary's term of unknown words is searched so, and written over
         it: `Glossary.searched_as`). A sentence
         whose phrases cannot fit its length bound still gets its best translation, with the phrases it
-        lacks reported (`constraints_met`). Rows of "" give `translate`'s result, bit for bit.
+        lacks reported (`constraints_met`). Rows of "" give `translate`'s result, bit for bit. With sampling
+        (which draws, it does not search) every phrase must be skipped, else `InvalidArgumentError`.
 
         Args:
             text: tf.string `[batch]`, untokenized sentences in the source language.
@@ -353,6 +361,13 @@ class Translator(tf.Module):
         skipped = tf.reshape(tf.logical_not(known), tf.shape(constraints))  # [batch, c]
         dense = tf.where(known[:, None], phrase_ids.to_tensor(default_value=constants.PAD_ID), constants.PAD_ID)
         constraint_ids = tf.reshape(dense, tf.concat([tf.shape(constraints), [-1]], axis=0))  # [batch, c, len]
+        if self.search_config.sampling:  # traced when the translator is saved, though no signature of it
+            check = tf.debugging.assert_equal(tf.reduce_any(known), False,
+                                              message="sampling draws, it does not search: it takes no constraints")
+            with tf.control_dependencies([check]):
+                outputs = self._translate_text(tf.identity(text))[0]
+            outputs.update(constraints_met=tf.zeros_like(skipped), constraints_skipped=skipped)
+            return outputs
         outputs, result = self._translate_text(text, constraint_ids=constraint_ids)
         outputs.update(constraints_met=result["constraints_met"][:, 0] & tf.logical_not(skipped),
                        constraints_skipped=skipped)
