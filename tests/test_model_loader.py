@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 
 from rnnsearch_tf.inference.decoding_model import DecodingModel
-from rnnsearch_tf.inference.model_loader import decoding_model, load_model_dir
+from rnnsearch_tf.inference.model_loader import check_model_dir, decoding_model, load_model_dir
 from rnnsearch_tf.inference.shortlist import Shortlist
 from rnnsearch_tf.models.ensemble import Ensemble
 from rnnsearch_tf.models.model_dir import ModelDir
@@ -136,3 +136,14 @@ def test_a_checkpoint_of_another_model_is_named_with_the_model_it_does_not_fit(m
     foreign = ModelDir(other).checkpoint_path("latest")
     with pytest.raises(ValueError, match=rf"^{foreign} does not hold the weights of {model_dirs[0]}/model.json's model"):
         load_model_dir(model_dirs[0], foreign)
+
+
+def test_check_model_dir_names_a_mistake_of_any_member_before_weights_load(model_dirs, tmp_path):
+    joined = "+".join(str(path) for path in model_dirs)
+    directories, codecs = check_model_dir(joined)
+    assert [directory.path for directory in directories] == [str(path) for path in model_dirs]
+    assert [codec.language for codec in codecs] == ["en", "fr"]
+    with pytest.raises(FileNotFoundError, match=rf"no checkpoint in {model_dirs[0]}/averaged"):
+        check_model_dir(joined, "averaged")
+    with pytest.raises(ValueError, match="int4"):
+        check_model_dir(model_dirs[0], quantize="int4")

@@ -11,7 +11,7 @@ import tensorflow as tf
 from data_pipeline import constants, languages
 from data_pipeline.text_codec import counting_tokens
 from rnnsearch_tf.inference.batch_translator import DECODE_WORKERS, BatchTranslator
-from rnnsearch_tf.inference.model_loader import member_checkpoints
+from rnnsearch_tf.inference.model_loader import check_model_dir
 from rnnsearch_tf.inference.output_formats import word_view
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.evaluation.corpus_scores import bleu, corpus_scores
@@ -21,7 +21,6 @@ from rnnsearch_tf.models.model_dir import ModelDir
 from data_pipeline.progress_line import ProgressLine
 from rnnsearch_tf.utils.text_files import open_output
 from rnnsearch_tf.inference.unk_replacer import UnkReplacer
-from rnnsearch_tf.utils.quantization import check_quantization
 
 LENGTH_BINS = (10, 20, 30, 40, 50, 60)
 _TOKENIZE_BATCH = 1000
@@ -116,18 +115,10 @@ class Evaluator:
         self.function_cache = function_cache
 
     def check(self, model_dir, checkpoint="best"):
-        """Raises ValueError or FileNotFoundError in one line where `evaluate(model_dir, ..., checkpoint)` would
-        fail before decoding: `quantize` unknown, an ensemble's members trained on different data
-        (`ModelDir.check_same_data`), a model description missing, a checkpoint not found (`ModelDir.checkpoint_path`:
-        "averaged" where a member has none). Reads no weights, so that a command checks every model of a run before
-        it decodes any."""
-        check_quantization(self.quantize)
-        model_dirs = [ModelDir(path) for path in ModelDir.split(model_dir)]
-        for other in model_dirs[1:]:
-            model_dirs[0].check_same_data(other)
-        for directory, name in zip(model_dirs, member_checkpoints(checkpoint, len(model_dirs))):
-            directory.read_model_description()
-            directory.checkpoint_path(name)
+        """Raises ValueError or FileNotFoundError in one line where `evaluate(model_dir, ..., checkpoint)` would fail
+        before decoding (`model_loader.check_model_dir`, with this evaluator's `quantize`). Reads no weights, so
+        that a command checks every model of a run before it decodes any."""
+        check_model_dir(model_dir, checkpoint, self.quantize)
 
     def evaluate(self, model_dir, output_dir, checkpoint="best"):
         """Writes translations, heatmaps and `metrics.json` to `output_dir`; returns the metrics dict.

@@ -45,14 +45,10 @@ def load_model_dir(model_dir, checkpoint="best", precision=None, shortlist=None,
         quantize: one of `quantization.QUANTIZATIONS`: "int8" holds every matrix in int8 (`decoding_model`).
 
     Returns:
-        `LoadedModel`. `quantize` is checked, then the codecs are read, before any weights load, so that a bad value
-        or codec file is named at once.
+        `LoadedModel`. The model directories are checked and their codecs read (`check_model_dir`) before any
+        weights load, so that a bad value, codec file or checkpoint is named at once.
     """
-    check_quantization(quantize)
-    model_dirs = [ModelDir(path) for path in ModelDir.split(model_dir)]
-    for other in model_dirs[1:]:
-        model_dirs[0].check_same_data(other)
-    codecs = [model_dirs[0].codec(side) for side in ("source", "target")]
+    model_dirs, codecs = check_model_dir(model_dir, checkpoint, quantize)
     checkpoints = member_checkpoints(checkpoint, len(model_dirs))
     loaded = [directory.load_model(name, precision) for directory, name in zip(model_dirs, checkpoints)]
     models = [decoding_model(model, quantize) for model, _ in loaded]
@@ -62,6 +58,24 @@ def load_model_dir(model_dir, checkpoint="best", precision=None, shortlist=None,
         "+".join(path for _, path in loaded),
         _read_shortlist(model_dirs, shortlist),
     )
+
+
+def check_model_dir(model_dir, checkpoint="best", quantize="none"):
+    """(the `ModelDir`s of `model_dir`, their source and target codecs) for `load_model_dir`'s arguments, after
+    raising ValueError or FileNotFoundError in one line where `load_model_dir` would fail before reading weights,
+    in this order: `quantize` unknown, an ensemble's members trained on different data (`ModelDir.check_same_data`),
+    a codec file, a model description missing, a checkpoint not found (`member_checkpoints`,
+    `ModelDir.checkpoint_path`). Reads no weights, so that a command evaluating several models checks all before it
+    decodes any."""
+    check_quantization(quantize)
+    model_dirs = [ModelDir(path) for path in ModelDir.split(model_dir)]
+    for other in model_dirs[1:]:
+        model_dirs[0].check_same_data(other)
+    codecs = [model_dirs[0].codec(side) for side in ("source", "target")]
+    for directory, name in zip(model_dirs, member_checkpoints(checkpoint, len(model_dirs))):
+        directory.read_model_description()
+        directory.checkpoint_path(name)
+    return model_dirs, codecs
 
 
 def member_checkpoints(checkpoint, count):
