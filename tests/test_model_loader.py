@@ -134,7 +134,7 @@ def test_an_ensemble_takes_one_checkpoint_per_model_or_refuses_one_models_path(m
 def test_a_checkpoint_of_another_model_is_named_with_the_model_it_does_not_fit(model_dirs, tmp_path):
     other = write_model_dir(tmp_path / "other", model_name="rnnencdec")
     foreign = ModelDir(other).checkpoint_path("latest")
-    with pytest.raises(ValueError, match=rf"^{foreign} does not hold the weights of {model_dirs[0]}/model.json's model"):
+    with pytest.raises(ValueError, match=rf"^{foreign} does not hold the weights of {model_dirs[0]}/model.json's"):
         load_model_dir(model_dirs[0], foreign)
 
 

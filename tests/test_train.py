@@ -81,7 +81,8 @@ def test_flags_txt_writes_the_parent_and_the_data_to_switch_to_absolute(toy_data
         (("--embedding_dropout=1.5",), "error: ModelConfig.embedding_dropout must be a rate in [0, 1), got 1.5"),
         (("--cpu_replicas=-1",), "error: TrainingConfig.cpu_replicas must be at least 0 (0: unset), got -1"),
         (("--hidden_dim=sixteen",),
-         "error: flag --hidden_dim=sixteen: invalid literal for int() with base 10: 'sixteen' (--help lists the flags)"),
+         "error: flag --hidden_dim=sixteen: invalid literal for int() with base 10: 'sixteen' "
+         "(--help lists the flags)"),
     ],
     ids=["stray_argument", "data_not_built", "model_config_value", "training_config_value", "flag_type"],
 )

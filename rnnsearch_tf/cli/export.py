@@ -26,7 +26,8 @@ def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     search_flags.refuse_given(
-        [search_flags.BATCH_SIZE, search_flags.DECODE_WORKERS, search_flags.UNK_DICTIONARY, search_flags.FUNCTION_CACHE],
+        [search_flags.BATCH_SIZE, search_flags.DECODE_WORKERS, search_flags.UNK_DICTIONARY,
+         search_flags.FUNCTION_CACHE],
         "by export: they say how translate and evaluate decode a file, not what an export holds",
     )
     version = export.new_version(_EXPORT_DIR.value, _VERSION.value)  # refused before the model is built

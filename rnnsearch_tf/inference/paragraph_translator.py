@@ -54,8 +54,8 @@ class ParagraphTranslator:
             for the whole line: `translation` and `searched_translation` (the sentences' joined,
             `languages.join_sentences`), `score` (their sum: log-probabilities add across sentences),
             `source_tokens` and `tokens` (concatenated), `truncated` (any sentence cut), `unks_replaced`
-            (summed), `nbest` (the joined best only); no `alignment`, but `sentences`: the result of each sentence, with its
-            own `alignment` matrix (the `alignment` output format writes one per sentence).
+            (summed), `nbest` (the joined best only); no `alignment`, but `sentences`: the result of each
+            sentence, with its own `alignment` matrix (the `alignment` output format writes one per sentence).
         """
         flat = [sentence for sentences in split_lines for sentence in sentences]
         results = self.batch_translator.translate(flat, progress)
