@@ -29,6 +29,13 @@ class DataDir(VocabularyFolder):
         return self.file(METADATA_FILE)
 
     @staticmethod
+    def replaced_folder(path):
+        """`.NAME.replaced` beside the data directory `path`: where `rnnsearch build-data` moves an earlier build
+        while it renames the new one into place (a kill between the two renames leaves it there)."""
+        path = os.path.normpath(os.fspath(path))
+        return os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.replaced")
+
+    @staticmethod
     def shard_name(split, index, num_shards):
         """File name of shard `index` of `split`, e.g. "train-00003-of-00008.tfrecord.gz"."""
         return f"{split}-{index:05d}-of-{num_shards:05d}.tfrecord.gz"
@@ -78,9 +85,12 @@ class DataDir(VocabularyFolder):
     def read_metadata(self):
         """metadata.json as a dict; FileNotFoundError says how to build the directory."""
         if not os.path.exists(self.metadata_file):
+            replaced = self.replaced_folder(self.path)
+            left = (f" (a build-data killed while replacing it left the earlier build in {replaced}: move it back, "
+                    "or build again)") if os.path.isdir(replaced) else ""
             raise FileNotFoundError(
                 f"{self.metadata_file} is missing: --data_dir must be the --output_dir of "
-                "`rnnsearch build-data`"
+                f"`rnnsearch build-data`{left}"
             )
         with open(self.metadata_file, encoding="utf-8") as stream:
             return json.load(stream)

@@ -104,7 +104,9 @@ class DatasetBuilder:
         """Builds everything; returns the metadata dict also written to `metadata.json`.
 
         The folder is written beside `output_dir` (`.NAME.incomplete`) and renamed into place when
-        complete, so a build killed at any moment leaves an earlier `output_dir` as it was.
+        complete, so a build killed at any moment leaves an earlier `output_dir` as it was, or, killed between
+        the two renames that put the new one in its place, beside it (`DataDir.replaced_folder`, which a command
+        reading the missing folder names).
         """
         if "train" not in self.corpus.splits:
             raise ValueError(f"corpus {self.corpus.name} has no train split to learn vocabularies from")
@@ -545,7 +547,7 @@ def _check_replaceable(output_dir, inputs):
 
 def _replace_folder(new, final):
     """Puts the folder `new` in the place of `final` (a folder or nothing), each rename atomic."""
-    replaced = final.parent / f".{final.name}.replaced"
+    replaced = pathlib.Path(DataDir.replaced_folder(final))
     shutil.rmtree(replaced, ignore_errors=True)
     if final.exists():
         final.rename(replaced)

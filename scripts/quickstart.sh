@@ -82,7 +82,14 @@ say "5/7 serving $EXPORT_DIR on 127.0.0.1:$PORT (gRPC, the TensorFlow Serving AP
     > "$OUT/local_server.log" 2>&1 &
 SERVER_PID=$!
 trap 'kill $SERVER_PID 2>/dev/null || true' EXIT
-"$PY" -c "import grpc; grpc.channel_ready_future(grpc.insecure_channel('127.0.0.1:$PORT')).result(timeout=300)"
+READY_BY=$((SECONDS + 300))  # the server is ready when its gRPC port answers; a server that ended is not waited for
+until "$PY" -c "import grpc; grpc.channel_ready_future(grpc.insecure_channel('127.0.0.1:$PORT')).result(timeout=2)" \
+    2> /dev/null; do
+  if ! kill -0 "$SERVER_PID" 2> /dev/null || [ "$SECONDS" -ge "$READY_BY" ]; then
+    tail -n 3 "$OUT/local_server.log" >&2
+    false
+  fi
+done
 
 SENTENCES=$OUT/quickstart_sentences.en
 printf '%s\n' "A man is riding a bicycle down the street." "Two dogs are playing in the snow." \
@@ -113,7 +120,9 @@ import json, sys
 ours = next(iter(json.load(open(sys.argv[1]))["models"].values()))
 record = json.load(open(sys.argv[2]))
 readme = next(iter(record["models"].values()))
-print(f"this run: test_2016 BLEU {ours['bleu']:.2f} after {ours['training']['step']} updates")
+training = ours["training"]  # evaluate read the best checkpoint by dev BLEU, which may be before the last step
+print(f"this run: test_2016 BLEU {ours['bleu']:.2f} after {training.get('best_step', training['step'])} updates "
+      f"(its best checkpoint; {training['step']} in all)")
 print(f"README row: {readme['test_2016']['bleu']:.2f} after {readme['updates']} updates ({sys.argv[2]}, "
       f"{record['date']}, {record['cpu']['model']}); training stops after 8 minutes, so a slower machine "
       "does fewer updates")

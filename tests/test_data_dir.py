@@ -47,6 +47,16 @@ def test_read_metadata_round_trips_and_a_missing_file_says_how_to_build_it(data_
         DataDir(tmp_path / "other").read_metadata()
 
 
+def test_a_missing_folder_names_the_earlier_build_a_killed_build_data_left_beside_it(data_dir, tmp_path):
+    replaced = tmp_path / ".other.replaced"
+    assert DataDir.replaced_folder(tmp_path / "other") == str(replaced)
+    assert DataDir.replaced_folder(f"{tmp_path / 'other'}/") == str(replaced)
+    replaced.mkdir()
+    with pytest.raises(FileNotFoundError, match=rf"`rnnsearch build-data` \(a build-data killed while replacing it "
+                                                rf"left the earlier build in {replaced}: move it back, or build again\)"):
+        DataDir(tmp_path / "other").read_metadata()
+
+
 def test_test_splits_are_the_others_than_train_and_dev_in_order(data_dir, tmp_path):
     assert data_dir.test_splits() == []  # train only
     metadata = json.loads((tmp_path / "metadata.json").read_text())

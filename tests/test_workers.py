@@ -137,6 +137,21 @@ def _wait_for(path, processes, timeout=300):
 
 
 @pytest.mark.large
+def test_sigterm_ends_a_worker_at_once_and_the_other_in_one_line(toy_data, tmp_path):
+    """TensorFlow's coordination service sets a SIGTERM handler that only records the signal: a worker sent
+    SIGTERM (docker stop, Slurm) trained on to its last step. A worker cannot stop alone, so it ends at once."""
+    model_dir = tmp_path / "multi"
+    chief, worker = _two_workers(toy_data, model_dir, "--batch_size=32", "--train_steps=400", "--log_every=10",
+                                 "--checkpoint_every=10")
+    _wait_for(model_dir / "workers" / "1" / "checkpoints" / "ckpt-10.index", [chief, worker])
+    worker.send_signal(signal.SIGTERM)
+    worker.communicate(timeout=60)
+    assert worker.returncode == -signal.SIGTERM
+    _, stderr = chief.communicate(timeout=300)
+    assert chief.returncode == 1 and " of the cluster in TF_CONFIG was lost at step " in stderr, stderr[-3000:]
+
+
+@pytest.mark.large
 def test_a_killed_worker_stops_the_other_in_one_line_and_both_resume(toy_data, tmp_path):
     model_dir = tmp_path / "multi"
     flags = ["--batch_size=32", "--train_steps=400", "--log_every=10", "--checkpoint_every=10"]

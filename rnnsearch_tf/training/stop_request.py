@@ -42,6 +42,16 @@ class StopRequest:
             signal.signal(number, handler)
         self._previous = {}
 
+    @staticmethod
+    def restore_sigterm():
+        """Gives SIGTERM back its usual effect, the process ending at once, in a run that does not stop between
+        updates (a worker of several): TensorFlow's coordination service of a multi-worker run sets a handler of
+        its own that only records the signal, so a worker sent SIGTERM (`docker stop`, Slurm's `scancel`) trained
+        on until the SIGKILL that follows. Main thread only; a SIGTERM ignored when training starts stays so."""
+        main_thread = threading.current_thread() is threading.main_thread()
+        if main_thread and signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
     def _note(self, number, frame):
         if self.signal_name is not None:
             raise KeyboardInterrupt

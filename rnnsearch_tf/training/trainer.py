@@ -199,6 +199,8 @@ class Trainer:
         self._resume()
         if self.step == 0:
             self.summaries.write_hparams(self._hparams())
+        if self.workers.count > 1:
+            StopRequest.restore_sigterm()
         try:
             with StopRequest(enabled=self.workers.count == 1) as self.stop_request:
                 stop_reason = self._loop()
