@@ -85,3 +85,17 @@ def test_nothing_to_average_is_refused(tmp_path):
     with pytest.raises(ValueError, match="no checkpoint to average"):
         average_checkpoints(model_dir, [])
     assert not (tmp_path / "model" / "averaged").exists()
+
+
+def test_an_average_replaces_the_earlier_one_and_what_a_killed_save_left(tmp_path):
+    model_dir = ModelDir(write_model_dir(tmp_path / "model"))
+    saved = _saved_weights(model_dir, model_dir.checkpoint_dir, (5, 6))
+    average_checkpoints(model_dir, checkpoints_to_average(model_dir, "latest", count=2))
+    averaged = tmp_path / "model" / "averaged"
+    (averaged / "ckpt-5_temp").mkdir()  # as a killed save of an average of other checkpoints leaves it
+    path = average_checkpoints(model_dir, checkpoints_to_average(model_dir, "latest", count=1))
+    assert sorted(child.name for child in averaged.iterdir()) == ["checkpoint", "ckpt-6.data-00000-of-00001",
+                                                                  "ckpt-6.index"]
+    reader = tf.train.load_checkpoint(path)
+    name = next(name for name in reader.get_variable_to_shape_map() if name.startswith("model/"))
+    assert any(np.array_equal(reader.get_tensor(name), weights) for weights in saved[1])

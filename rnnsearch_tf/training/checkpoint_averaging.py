@@ -1,5 +1,7 @@
 """The average of several checkpoints of one training run, saved as a checkpoint of its own."""
 
+import shutil
+
 import keras
 import numpy as np
 import tensorflow as tf
@@ -26,7 +28,8 @@ def average_checkpoints(model_dir, checkpoint_paths):
 
     Every floating-point weight is averaged (Junczys-Dowmunt et al. 2016; OpenNMT's
     `average_models`); other model variables (dropout seeds) are those of the last checkpoint. Only the
-    model is saved: the averaged checkpoint translates, it does not resume training.
+    model is saved: the averaged checkpoint translates, it does not resume training. It replaces the folder's
+    earlier average, removed before it is written.
 
     Args:
         model_dir: a `ModelDir`.
@@ -47,5 +50,8 @@ def average_checkpoints(model_dir, checkpoint_paths):
     for total, variable in zip(totals, weights):
         variable.assign(total / len(checkpoint_paths))
     number = int(checkpoint_paths[-1].rsplit("-", 1)[-1])
+    # The earlier average goes first: TensorFlow rewrites a checkpoint of the same name in place, so a kill during
+    # that save left one that did not read; now it leaves none, which `translate` names, and no `*_temp*` folder.
+    shutil.rmtree(model_dir.averaged_checkpoint_dir, ignore_errors=True)
     manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model), model_dir.averaged_checkpoint_dir, 1)
     return manager.save(checkpoint_number=number)
