@@ -2,6 +2,7 @@
 the others); a bug keeps its traceback."""
 
 import pathlib
+import signal
 import sys
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from conftest import fresh_python
 from helpers import preimported
 from rnnsearch_tf.cli.errors import with_one_line_errors
+from rnnsearch_tf.training.stop_request import Interrupted
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -56,6 +58,13 @@ def test_a_bug_keeps_its_exception_and_an_interrupt_exits_130(capsys):
     with pytest.raises(SystemExit) as exit_request:
         with_one_line_errors(interrupted)(["prog"])
     assert exit_request.value.code == 130 and capsys.readouterr().err == "interrupted\n"
+
+    def second_sigterm(argv):
+        raise Interrupted(signal.SIGTERM)
+
+    with pytest.raises(SystemExit) as exit_request:
+        with_one_line_errors(second_sigterm)(["prog"])
+    assert exit_request.value.code == 143 and capsys.readouterr().err == "interrupted\n"
 
 
 def test_telling_a_user_error_from_a_bug_imports_nothing_heavy():

@@ -15,8 +15,9 @@ def test_the_first_signal_is_noted_and_the_second_interrupts(number):
     with StopRequest() as stop_request:
         os.kill(os.getpid(), number)
         assert stop_request.signal_name == signal.Signals(number).name
-        with pytest.raises(KeyboardInterrupt):
+        with pytest.raises(KeyboardInterrupt) as interrupt:
             os.kill(os.getpid(), number)
+        assert interrupt.value.signal_number == number  # the command's exit status: 128 + it
     assert signal.getsignal(number) is before
 
 

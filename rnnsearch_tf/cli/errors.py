@@ -6,6 +6,7 @@ diverged, a lost training worker); `--verbosity=1` (absl's flag) raises it with 
 Anything else is a bug and keeps its traceback.
 """
 
+import signal
 import sys
 
 from absl import app
@@ -27,14 +28,14 @@ def user_errors():
 
 def with_one_line_errors(main):
     """`main(argv)` for `absl.app.run`, a user error ending it in one `error: ...` line and exit code 1, an
-    interrupt in `interrupted` and exit code 130."""
+    interrupt in `interrupted` and exit code 130 (143 for a second SIGTERM in training)."""
 
     def main_with_one_line_errors(argv):
         try:
             return main(argv)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as interrupt:  # Ctrl-C, or a second signal in training (`StopRequest`: its number)
             print("interrupted", file=sys.stderr)
-            sys.exit(130)
+            sys.exit(128 + getattr(interrupt, "signal_number", signal.SIGINT))
         except user_errors() as error:
             if flags.FLAGS.verbosity > 0:
                 raise

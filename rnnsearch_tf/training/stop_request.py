@@ -8,13 +8,22 @@ from absl import logging
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
+class Interrupted(KeyboardInterrupt):
+    """A second signal during training, which stops it at once: `signal_number` gives the command its exit status
+    (128 + the number, as the first signal's stop: 130 for SIGINT, 143 for SIGTERM; `cli.errors`)."""
+
+    def __init__(self, signal_number):
+        super().__init__(signal.Signals(signal_number).name)
+        self.signal_number = signal_number
+
+
 class StopRequest:
     """While active (`with StopRequest():`), SIGINT and SIGTERM ask training to stop between two updates.
 
     The first signal is noted (`signal_name`) and the trainer, seeing it before its next update, stops and
     saves a checkpoint, as at any limit: the same command resumes exactly there, instead of losing the
     updates since the last checkpoint (the quickstart keeps one every 500). A second signal stops at once
-    (KeyboardInterrupt). As Marian's `--sigterm save-and-exit`, for Ctrl-C too. Signal handlers can only be
+    (`Interrupted`, a KeyboardInterrupt). As Marian's `--sigterm save-and-exit`, for Ctrl-C too. Signal handlers can only be
     set in the main thread, and a worker of several cannot stop alone (its collective ops would wait for
     the others): elsewhere, or with `enabled=False`, signals keep their usual effect. A signal ignored when
     training starts stays ignored (a shell starts `cmd &` with SIGINT ignored, so that Ctrl-C meant for the
@@ -54,7 +63,7 @@ class StopRequest:
 
     def _note(self, number, frame):
         if self.signal_name is not None:
-            raise KeyboardInterrupt
+            raise Interrupted(number)
         self.signal_name = signal.Signals(number).name
         logging.warning("%s: training stops after this update and saves a checkpoint (again: at once)",
                         self.signal_name)
