@@ -12,7 +12,7 @@ import shutil
 import numpy as np
 import tensorflow as tf
 
-from data_pipeline import constants, languages
+from data_pipeline import constants, corpus_registry, languages
 from data_pipeline import pair_reader
 from data_pipeline.build_config import BuildConfig
 from data_pipeline.copy_pairs import copied_words, copy_pairs
@@ -89,8 +89,10 @@ class DatasetBuilder:
         if shuffle_bucket_pairs < 1:
             raise ValueError(f"shuffle_bucket_pairs must be at least 1, got {shuffle_bucket_pairs}")
         if self.config.subwords is None and self.config.vocabulary_from is None:  # Moses words: refused first
-            for side in _SIDES:
-                languages.check_words_apart(getattr(corpus, f"{side}_language"), f"--{side}_language")
+            for side in _SIDES:  # a registered corpus's languages are its own, not the flags'
+                field = (f"corpus {corpus.name}'s {side} language" if corpus.name in corpus_registry.CORPORA
+                         else f"--{side}_language")
+                languages.check_words_apart(getattr(corpus, f"{side}_language"), field)
         self.corpus = corpus
         self.output_dir = pathlib.Path(output_dir).resolve()
         self.data_root = data_root

@@ -77,8 +77,8 @@ def test_bad_languages_are_refused_in_one_line_before_anything_is_read(tmp_path)
     assert result.returncode == 1 and "flag --source_language=zz: not a language code" in result.stderr
     result = _build("--corpus=tatoeba_zhen", f"--output_dir={tmp_path / 'zh'}")  # words for Chinese
     assert result.returncode == 1 and result.stderr.strip().splitlines()[-1] == (
-        "error: --source_language='zh': Chinese is written without spaces between words, so it has no Moses words: "
-        "build its data with --subwords=sentencepiece")
+        "error: corpus tatoeba_zhen's source language='zh': Chinese is written without spaces between words, so it "
+        "has no Moses words: build its data with --subwords=sentencepiece")
     result = _build("--corpus=multi30k_deen", "--source_language=en", f"--output_dir={tmp_path / 'de'}")
     assert result.returncode == 1 and ("--source_language=en but corpus multi30k_deen's is 'de'" in
                                        result.stderr.splitlines()[-1])
