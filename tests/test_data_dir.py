@@ -52,8 +52,9 @@ def test_a_missing_folder_names_the_earlier_build_a_killed_build_data_left_besid
     assert DataDir.replaced_folder(tmp_path / "other") == str(replaced)
     assert DataDir.replaced_folder(f"{tmp_path / 'other'}/") == str(replaced)
     replaced.mkdir()
-    with pytest.raises(FileNotFoundError, match=rf"`rnnsearch build-data` \(a build-data killed while replacing it "
-                                                rf"left the earlier build in {replaced}: move it back, or build again\)"):
+    with pytest.raises(FileNotFoundError, match=rf"`rnnsearch build-data` \(a build-data killed while replacing "
+                                                rf"it left the earlier build in {replaced}: move it back, or build "
+                                                r"again\)"):
         DataDir(tmp_path / "other").read_metadata()
 
 

@@ -23,8 +23,8 @@ class StopRequest:
     The first signal is noted (`signal_name`) and the trainer, seeing it before its next update, stops and
     saves a checkpoint, as at any limit: the same command resumes exactly there, instead of losing the
     updates since the last checkpoint (the quickstart keeps one every 500). A second signal stops at once
-    (`Interrupted`, a KeyboardInterrupt). As Marian's `--sigterm save-and-exit`, for Ctrl-C too. Signal handlers can only be
-    set in the main thread, and a worker of several cannot stop alone (its collective ops would wait for
+    (`Interrupted`, a KeyboardInterrupt). As Marian's `--sigterm save-and-exit`, for Ctrl-C too. Signal handlers
+    can only be set in the main thread, and a worker of several cannot stop alone (its collective ops would wait for
     the others): elsewhere, or with `enabled=False`, signals keep their usual effect. A signal ignored when
     training starts stays ignored (a shell starts `cmd &` with SIGINT ignored, so that Ctrl-C meant for the
     foreground leaves background jobs alone; Python keeps that too).
