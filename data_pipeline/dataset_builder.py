@@ -10,6 +10,7 @@ import pathlib
 import shutil
 
 import numpy as np
+from absl import logging
 import tensorflow as tf
 
 from data_pipeline import constants, corpus_registry, languages
@@ -117,7 +118,9 @@ class DatasetBuilder:
         _check_replaceable(self.output_dir, [path for parts in readers.values() for reader in parts
                                              for path in reader.paths])
         self._work_dir = self.output_dir.parent / f".{self.output_dir.name}.incomplete"
-        shutil.rmtree(self._work_dir, ignore_errors=True)
+        if self._work_dir.exists():
+            logging.warning("removing %s, left by a build that did not finish", self._work_dir)
+            shutil.rmtree(self._work_dir, ignore_errors=True)
         self._work_dir.mkdir(parents=True)
         self._codecs = self._make_codecs(readers["train"], copied)
         if self.config.copy_share and not self._codecs["source"].is_subword:

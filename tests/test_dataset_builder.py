@@ -159,7 +159,7 @@ def test_line_count_mismatch_names_both_files_before_any_work(tmp_path):
     assert not (tmp_path / "out").exists() and not (tmp_path / ".out.incomplete").exists()
 
 
-def test_an_output_dir_that_no_build_wrote_or_that_holds_an_input_is_refused_and_kept(tmp_path):
+def test_an_output_dir_that_no_build_wrote_or_that_holds_an_input_is_refused_and_kept(tmp_path, caplog):
     mine = tmp_path / "mine"
     mine.mkdir()
     train = (_write(mine / "train.en", ["the cat ."]), _write(mine / "train.fr", ["le chat ."]))
@@ -183,6 +183,11 @@ def test_an_output_dir_that_no_build_wrote_or_that_holds_an_input_is_refused_and
     for _ in range(2):  # an earlier build is replaced
         DatasetBuilder(outside, built, show_progress=False).build()
     assert (built / "metadata.json").exists()
+    (tmp_path / ".built.incomplete").mkdir()  # as a build killed before its end leaves it
+    with caplog.at_level("WARNING"):
+        DatasetBuilder(outside, built, show_progress=False).build()
+    assert f"removing {tmp_path / '.built.incomplete'}, left by a build that did not finish" in caplog.text
+    assert not (tmp_path / ".built.incomplete").exists()
 
 
 def test_a_bad_line_met_while_reading_is_raised_as_it_is_and_nothing_is_left(tmp_path):
