@@ -140,8 +140,9 @@ def test_a_checkpoint_of_another_model_is_named_with_the_model_it_does_not_fit(m
 
 def test_check_model_dir_names_a_mistake_of_any_member_before_weights_load(model_dirs, tmp_path):
     joined = "+".join(str(path) for path in model_dirs)
-    directories, codecs = check_model_dir(joined)
+    directories, codecs, paths = check_model_dir(joined)
     assert [directory.path for directory in directories] == [str(path) for path in model_dirs]
+    assert paths == [ModelDir(path).checkpoint_path("best") for path in model_dirs]
     assert [codec.language for codec in codecs] == ["en", "fr"]
     with pytest.raises(FileNotFoundError, match=rf"no checkpoint in {model_dirs[0]}/averaged"):
         check_model_dir(joined, "averaged")

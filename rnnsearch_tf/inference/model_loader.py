@@ -48,20 +48,20 @@ def load_model_dir(model_dir, checkpoint="best", precision=None, shortlist=None,
         `LoadedModel`. The model directories are checked and their codecs read (`check_model_dir`) before any
         weights load, so that a bad value, codec file or checkpoint is named at once.
     """
-    model_dirs, codecs = check_model_dir(model_dir, checkpoint, quantize)
-    checkpoints = member_checkpoints(checkpoint, len(model_dirs))
-    loaded = [directory.load_model(name, precision) for directory, name in zip(model_dirs, checkpoints)]
-    models = [decoding_model(model, quantize) for model, _ in loaded]
+    model_dirs, codecs, paths = check_model_dir(model_dir, checkpoint, quantize)
+    models = [decoding_model(directory.load_model(path, precision)[0], quantize)
+              for directory, path in zip(model_dirs, paths)]
     return LoadedModel(
         models[0] if len(models) == 1 else Ensemble(models),
         *codecs,
-        "+".join(path for _, path in loaded),
+        "+".join(paths),
         _read_shortlist(model_dirs, shortlist),
     )
 
 
 def check_model_dir(model_dir, checkpoint="best", quantize="none"):
-    """(the `ModelDir`s of `model_dir`, their source and target codecs) for `load_model_dir`'s arguments, after
+    """(the `ModelDir`s of `model_dir`, their source and target codecs, each model's checkpoint path resolved
+    once: "best" is the same file when its weights load) for `load_model_dir`'s arguments, after
     raising ValueError or FileNotFoundError in one line where `load_model_dir` would fail before reading weights,
     in this order: `quantize` unknown, an ensemble's members trained on different data (`ModelDir.check_same_data`),
     a codec file, a model description missing, a checkpoint not found (`member_checkpoints`,
@@ -72,10 +72,11 @@ def check_model_dir(model_dir, checkpoint="best", quantize="none"):
     for other in model_dirs[1:]:
         model_dirs[0].check_same_data(other)
     codecs = [model_dirs[0].codec(side) for side in ("source", "target")]
+    paths = []
     for directory, name in zip(model_dirs, member_checkpoints(checkpoint, len(model_dirs))):
         directory.read_model_description()
-        directory.checkpoint_path(name)
-    return model_dirs, codecs
+        paths.append(directory.checkpoint_path(name))
+    return model_dirs, codecs, paths
 
 
 def member_checkpoints(checkpoint, count):
