@@ -4,7 +4,7 @@ import pytest
 from absl import flags
 
 from rnnsearch_tf import ModelConfig
-from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags, field_helps
+from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags, field_helps, given_flags
 from rnnsearch_tf.training.training_config import TrainingConfig
 
 
@@ -31,3 +31,11 @@ def test_every_training_field_has_a_documented_flag():
         assert flag_values[name].help.endswith(helps[name])  # enum flags put their choices first
     assert flag_values["adadelta_epsilon"].help == flag_values["adadelta_rho"].help
     assert flag_values["data_dir"].default is None
+
+
+def test_given_flags_are_those_set_to_other_than_their_defaults():
+    flag_values = flags.FlagValues()
+    holders = define_config_flags(ModelConfig, skip=("source_vocab_size", "target_vocab_size"),
+                                  flag_values=flag_values)
+    flag_values(["test", "--hidden_dim=7", f"--embedding_dim={ModelConfig.embedding_dim}", "--initializer=xavier"])
+    assert given_flags(holders.values()) == ["--hidden_dim", "--initializer"]  # the default, given, passes

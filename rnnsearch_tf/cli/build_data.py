@@ -22,7 +22,7 @@ from data_pipeline.build_config import BuildConfig
 from data_pipeline.data_dir import DataDir
 from data_pipeline.dataset_builder import DatasetBuilder
 from rnnsearch_tf.cli import folder_flags, language_flags
-from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags
+from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags, given_flags
 
 _TEXT_FILES, _TATOEBA_FILE = "text_files", "tatoeba_file"
 _CORPUS = flags.DEFINE_string(
@@ -73,7 +73,7 @@ def check_flags_apply():
         "--subwords": [] if _BUILD_FLAGS["subwords"].value else [_BUILD_FLAGS[name] for name in _SUBWORD_OPTIONS],
     }
     for needed, holders in unread.items():
-        given = [f"--{holder.name}" for holder in holders if holder.value != holder.default]
+        given = given_flags(holders)
         if given:
             one = len(given) == 1
             raise ValueError(f"{', '.join(given)} {'is' if one else 'are'} only read with {needed}"

@@ -45,6 +45,12 @@ def define_config_flags(config_class, skip=(), flag_values=flags.FLAGS):
     return holders
 
 
+def given_flags(holders):
+    """The names ("--name") of those of `holders` (FlagHolders) set to other than their defaults: what a command
+    that would not read them refuses, rather than ignore (a flagfile listing every flag at its default passes)."""
+    return [f"--{holder.name}" for holder in holders if holder.value != holder.default]
+
+
 def config_from_flags(config_class, holders, **values):
     """`config_class` built from the flags' values, plus `values` for the fields without a flag."""
     return config_class(**{name: holder.value for name, holder in holders.items()}, **values)

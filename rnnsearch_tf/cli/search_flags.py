@@ -4,7 +4,7 @@ sentences per batch and batches at once, `<unk>` replacement, the weights' preci
 
 from absl import app, flags
 
-from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags
+from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags, given_flags
 from rnnsearch_tf.inference.batch_translator import DECODE_WORKERS as _DEFAULT_WORKERS
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.utils.function_cache import FunctionCache, default_directory
@@ -68,6 +68,6 @@ def refuse_with_saved_model():
 def refuse_given(holders, reason):
     """UsageError naming those of `holders` (FlagHolders) set to other than their defaults: flags this command
     would not read, refused rather than ignored; `reason` ends the message ("with --saved_model: ...")."""
-    given = [f"--{holder.name}" for holder in holders if holder.value != holder.default]
+    given = given_flags(holders)
     if given:
         raise app.UsageError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} not read {reason}")
