@@ -113,6 +113,7 @@ class Evaluator:
         self.precision = precision
         self.quantize = quantize
         self.function_cache = function_cache
+        self._source_lengths = {}  # language -> the sources' lengths: alike for every model, counted once
 
     def check(self, model_dir, checkpoint="best"):
         """Raises ValueError or FileNotFoundError in one line where `evaluate(model_dir, ..., checkpoint)` would fail
@@ -158,7 +159,10 @@ class Evaluator:
         if warning:
             print(warning, file=sys.stderr)
         source_unknown = _unknown_words(self.sources, codecs["source"])
-        source_lengths = _source_lengths(self.sources, codecs["source"].language)
+        language = codecs["source"].language
+        if language not in self._source_lengths:
+            self._source_lengths[language] = _source_lengths(self.sources, language)
+        source_lengths = self._source_lengths[language]
         _write_lines(os.path.join(output_dir, TRANSLATIONS_FILE), hypotheses)
         _write_lines(os.path.join(output_dir, UNK_REPLACED_FILE), replaced)
         no_unk_score, known = None, None
