@@ -12,8 +12,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, te
 
 from serving.metrics import PROMETHEUS_PATH
 from serving.page import Page
-
-API_PREFIX = "/v1/"  # TF Serving's REST API: /v1/models/<name>..., `serving.rest_app`
+from serving.rest_app import API_PREFIX
 
 
 def _monitoring_config_class():

@@ -34,7 +34,8 @@ from serving.model_service import model_status_json
 from serving.page import Page
 from serving.request_status import error_message, grpc_code, http_status, unknown_label
 
-_MODEL_PATH = re.compile(r"^/v1/models/([^/:]+)(?:/versions/(\d+)|/labels/([^/:]+))?(/metadata|:predict)?$")
+API_PREFIX = "/v1/"  # TF Serving's REST API: every path of it starts so
+_MODEL_PATH = re.compile(rf"^{API_PREFIX}models/([^/:]+)(?:/versions/(\d+)|/labels/([^/:]+))?(/metadata|:predict)?$")
 
 
 class RequestError(ValueError):
