@@ -32,7 +32,8 @@ class BuildConfig:
             --init_from`); its languages must be the corpus's; --vocabulary_size and the subword options are
             then unused, and the tokens outside the vocabularies are counted per split.
         joined_share: Share of the training records that are 2 to --max_joined_sentences consecutive training
-            pairs joined into one, within --max_length (long inputs for short-sentence corpora); 0: none.
+            pairs joined into one, within --max_length (long inputs for short-sentence corpora); 0: none. With
+            --copy_share, each share is of all the records (the two below 1 together).
         max_joined_sentences: Most training pairs joined into one (--joined_share).
         copy_share: Share of the training records that are copy pairs: training pairs that copy a name or
             number (the same word on both sides), that word made up anew on both sides, so that a subword model
@@ -67,6 +68,9 @@ class BuildConfig:
         for name, share in (("joined_share", self.joined_share), ("copy_share", self.copy_share)):
             if not 0 <= share < 1:
                 raise ValueError(f"{name} must be in [0, 1), got {share}")
+        if self.joined_share + self.copy_share >= 1:
+            raise ValueError(f"joined_share + copy_share must be below 1 (shares of the training records, the kept "
+                             f"pairs the rest), got {self.joined_share} + {self.copy_share}")
         if self.joined_share and self.max_joined_sentences < 2:
             raise ValueError(f"max_joined_sentences must be at least 2, got {self.max_joined_sentences}")
         if self.subwords not in (None, text_codec.SENTENCEPIECE):
@@ -78,3 +82,10 @@ class BuildConfig:
                              f"reserved tokens and 256 bytes are pieces), got {self.subword_vocabulary_size}")
         if self.vocabulary_from and (self.subwords or self.lowercase):
             raise ValueError("vocabulary_from copies a model's text codec: subwords and lowercase cannot be given too")
+
+    def added_records(self, kept):
+        """(joined pairs, copy pairs) to add to `kept` training pairs so that each is its share of all the records:
+        with R = kept / (1 - joined_share - copy_share) records, joined_share * R and copy_share * R, rounded. The
+        joined pairs are at most that many (fewer where few fit) and the copy pairs about that many."""
+        records = kept / (1 - self.joined_share - self.copy_share)
+        return round(self.joined_share * records), round(self.copy_share * records)

@@ -55,19 +55,20 @@ _TATOEBA_SPLITS = {"train": (40, 1000), "dev": (20, 40), "test": (0, 20)}
 _ENGLISH = "en"
 
 
-def tatoeba(tsv_file, source_language, target_language):
+def tatoeba(tsv_file, source_language, target_language, name=None):
     """A manythings.org Tatoeba file (`XXX-eng`: English, a tab, the other language, and in current downloads a
     tab and the attribution) read from `source_language` to `target_language`, one of which is English.
 
     Args:
         tsv_file: `CorpusFile` of the tab-separated pairs (the `.txt` in the zip a user downloads, or it gzipped).
         source_language, target_language: codes; the English one reads the first column, the other the second.
+        name: the corpus's name; default `tatoeba_<source><target>`, a registered corpus's.
     """
     if _ENGLISH not in (source_language, target_language) or source_language == target_language:
         raise ValueError(f"a Tatoeba file pairs English with one other language; got {source_language!r} -> "
                          f"{target_language!r} for {tsv_file.path}")
     columns = (0, 1) if source_language == _ENGLISH else (1, 0)
-    name = f"tatoeba_{source_language}{target_language}"
+    name = name or f"tatoeba_{source_language}{target_language}"
     splits = {split: (CorpusPart(source=tsv_file, tsv_columns=columns, hash_buckets=buckets),)
               for split, buckets in _TATOEBA_SPLITS.items()}
     return ParallelCorpus(name, source_language, target_language, splits)
@@ -181,6 +182,8 @@ def text_file_corpus(source_language, target_language, splits):
 
 def tatoeba_file_corpus(path, source_language, target_language):
     """A Tatoeba file a user downloaded from manythings.org (`deu.txt` of `deu-eng.zip`, plain or gzip), from
-    `source_language` to `target_language` (one of them "en"), split as the registered Tatoeba corpora."""
+    `source_language` to `target_language` (one of them "en"), split as the registered Tatoeba corpora. Named
+    "tatoeba_file", as the user names it (`build-data --corpus=tatoeba_file`), not after a registered corpus of
+    the same languages, which a message or metadata.json would then name."""
     return tatoeba(CorpusFile(str(pathlib.Path(path).resolve())), languages.check(source_language, "--source_language"),
-                   languages.check(target_language, "--target_language"))
+                   languages.check(target_language, "--target_language"), name="tatoeba_file")

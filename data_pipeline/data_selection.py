@@ -13,8 +13,13 @@ to unigrams, with each context's weight computed once, `_FittedWittenBell`, over
 grow, `_NgramCounts`) over the project's Moses tokens (characters for a language written without spaces:
 `counting_tokens`), lowercased. Both models of a language share one vocabulary: the words seen at least
 `unk_cutoff` times in the in-domain text and at least once in the general sample, every other word being
-`<UNK>`, so that the two entropies of a sentence count the same events. (NLTK's Kneser-Ney scores about 300
-times slower here, 0.1 s per sentence and model: 22 hours for the measured 190,636 pairs.)
+`<UNK>`, so that the two entropies of a sentence count the same events. Every word of that vocabulary is
+seen by both models but `<UNK>`, which a model's text may lack (every in-domain word clears `unk_cutoff` and is in
+the general sample): NLTK's Witten-Bell then gives an unknown word probability 0 at the unigram level, whose
+interpolation ends there, and a sentence holding one an infinite cross-entropy. Such a model counts `<UNK>` once
+(add-one for the one event it never saw: an unknown word costs what a word seen once does); a model whose text has
+`<UNK>` is NLTK's as it is. (NLTK's Kneser-Ney scores about 300 times slower here, 0.1 s per sentence and model:
+22 hours for the measured 190,636 pairs.)
 
 The general corpus is never held: it is read again for each pass (its words, the general sample, the scores,
 and `ranked_pairs` to write it best first), a batch of pairs at a time; what grows with it is a few numbers per
@@ -170,18 +175,26 @@ class DomainLanguageModels:
         self.general = self._fit(general_sample)
 
     def _fit(self, sentences):
+        """The Witten-Bell model of `sentences` over the shared vocabulary; `<UNK>` counted once if they hold no
+        word outside it (the module docstring: so that no sentence scores an infinite cross-entropy)."""
         model = InterpolatedLanguageModel(_FittedWittenBell, self.order, vocabulary=self.vocabulary,
                                           counter=_NgramCounts())
         model.fit(list(everygrams(list(pad_both_ends(sentence, n=self.order)), max_len=self.order))
                   for sentence in sentences)
+        unknown = self.vocabulary.unk_label
+        if not model.counts.unigrams[unknown]:
+            model.counts.unigrams[unknown] = 1
         return model
 
     def ngrams(self, sentence):
-        """The n-grams a model scores for a sentence (padded at both ends): one per token and one for `</s>`."""
+        """The n-grams a model scores for a sentence of n tokens, padded at both ends with order - 1 `<s>` and
+        order - 1 `</s>` (NLTK's `pad_both_ends`): n + order - 1 of them, one per token and order - 1 ending
+        in `</s>` (a bigram model: n + 1; a trigram model: n + 2, the last one `</s>` after `</s>`)."""
         return list(ngrams(pad_both_ends(sentence, n=self.order), self.order))
 
     def cross_entropies(self, sentence):
-        """(H_in, H_general): each model's cross-entropy of the sentence, in bits per word (`</s>` included)."""
+        """(H_in, H_general): each model's cross-entropy of the sentence, in bits per n-gram of `ngrams`: the mean
+        negative log2 probability of its n + order - 1 events, the `</s>` ones included."""
         sentence_ngrams = self.ngrams(sentence)
         return self.in_domain.entropy(sentence_ngrams), self.general.entropy(sentence_ngrams)
 

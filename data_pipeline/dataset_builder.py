@@ -109,7 +109,8 @@ class DatasetBuilder:
         The folder is written beside `output_dir` (`.NAME.incomplete`) and renamed into place when
         complete, so a build killed at any moment leaves an earlier `output_dir` as it was, or, killed between
         the two renames that put the new one in its place, beside it (`DataDir.replaced_folder`, which a command
-        reading the missing folder names).
+        reading the missing folder names). A build that fails (an error, Ctrl-C) removes its `.NAME.incomplete`,
+        which can hold a copy of the training text; one killed leaves it to the next build, which removes it.
         """
         if "train" not in self.corpus.splits:
             raise ValueError(f"corpus {self.corpus.name} has no train split to learn vocabularies from")
@@ -122,6 +123,16 @@ class DatasetBuilder:
             logging.warning("removing %s, left by a build that did not finish", self._work_dir)
             shutil.rmtree(self._work_dir, ignore_errors=True)
         self._work_dir.mkdir(parents=True)
+        try:
+            metadata = self._build(readers, copied)
+        except BaseException:
+            shutil.rmtree(self._work_dir, ignore_errors=True)
+            raise
+        _replace_folder(self._work_dir, self.output_dir)
+        return metadata
+
+    def _build(self, readers, copied):
+        """Writes the whole build in `_work_dir`; returns its metadata."""
         self._codecs = self._make_codecs(readers["train"], copied)
         if self.config.copy_share and not self._codecs["source"].is_subword:
             raise ValueError("copy_share needs a subword codec (--subwords): a word-level model reads a made-up "
@@ -139,8 +150,9 @@ class DatasetBuilder:
         vocabularies, ids = self._write_vocabularies(source_counts, target_counts, splits["train"]["kept"])
         if self.vocabulary_from:
             self._count_outside_vocabularies(vocabularies, ids, split_counts)
-        joined = self._append_joined_pairs(splits["train"]["kept"]) if self.config.joined_share else 0
-        copies = self._append_copy_pairs(readers["train"], splits["train"]["kept"]) if self.config.copy_share else 0
+        wanted_joined, wanted_copies = self.config.added_records(splits["train"]["kept"])
+        joined = self._append_joined_pairs(wanted_joined) if wanted_joined else 0
+        copies = self._append_copy_pairs(readers["train"], wanted_copies) if wanted_copies else 0
         for split, summary in splits.items():
             added = joined + copies if split == "train" else 0
             summary["shards"] = self._write_shards(split, ids, summary["kept"] + added)
@@ -150,7 +162,6 @@ class DatasetBuilder:
         metadata = self._metadata(splits, vocabularies, readers)
         with open(self._work_dir / constants.METADATA_FILE, "w") as out:
             json.dump(metadata, out, indent=2)
-        _replace_folder(self._work_dir, self.output_dir)
         return metadata
 
     def _make_codecs(self, train_readers, copied):
@@ -205,11 +216,15 @@ class DatasetBuilder:
         return [line.decode("utf-8") for line in text.numpy()]
 
     def _subword_options(self):
-        """The options the SentencePiece models were learned with, or None (words, or a copied codec)."""
+        """The options the SentencePiece models were learned with, and `pieces`: per side, how many its model
+        made (up to `vocabulary_size`, the size asked: `text_codec.learn_sentencepiece`); None for words or a
+        copied codec."""
         if not self.config.subwords:
             return None
         return {"kind": self.config.subwords, "model_type": self.config.subword_model,
                 "vocabulary_size": self.config.subword_vocabulary_size, "joint": self.config.joint_subwords,
+                "pieces": {side: len(text_codec.sentencepiece_pieces(codec.model_file))
+                           for side, codec in self._codecs.items()},
                 **text_codec.SENTENCEPIECE_OPTIONS}
 
     def _described_codecs(self):
@@ -454,20 +469,19 @@ class DatasetBuilder:
             os.remove(scratch.path)
         return shards
 
-    def _append_joined_pairs(self, kept):
-        """Appends `joined_share` of the train records, as joined pairs, to its token file; returns how many.
+    def _append_joined_pairs(self, count):
+        """Appends up to `count` joined pairs to the train split's token file; returns how many.
 
         `SentenceJoiner.sample_joined_pairs` draws them from the kept pairs, read by index from that file.
         """
-        count = round(self.config.joined_share * kept / (1 - self.config.joined_share))
         with TokenPairFile(self._scratch_file("train")) as pairs:
             joined = SentenceJoiner.sample_joined_pairs(
                 pairs, count, self.config.max_length, self.config.max_joined_sentences, self.config.seed
             )
             return pairs.append(pair_line(source, target) for source, target in joined)
 
-    def _append_copy_pairs(self, readers, kept):
-        """Appends `copy_share` of the train records, as copy pairs, to its token file; returns how many.
+    def _append_copy_pairs(self, readers, count):
+        """Appends about `count` copy pairs to the train split's token file; returns how many.
 
         The raw train split is read twice more by fresh readers: to count the pairs that copy a word, then
         to make the copy pairs from them (`copy_pairs`, seeded with `seed`), tokenized and filtered as
@@ -478,7 +492,6 @@ class DatasetBuilder:
                 pair_reader.PairReader(reader.part, reader.paths, reader.max_line_chars) for reader in readers)
 
         candidates = sum(1 for source, target in raw_pairs() if copied_words(source, target))
-        count = round(self.config.copy_share * kept / (1 - self.config.copy_share))
         made = copy_pairs(raw_pairs(), candidates, count, self.config.seed)
         with TokenPairFile(self._scratch_file("train")) as pairs:
             return pairs.append(pair_line(source, target) for _, (source, target) in self._tokenize(made)

@@ -50,10 +50,11 @@ class PairReader:
 
     Lines are decoded as UTF-8; invalid bytes become U+FFFD and are counted as `invalid_utf8_source` /
     `invalid_utf8_target` under `repaired`, a UTF-8 byte order mark opening a file is removed
-    (`utf8_bom_source` / `utf8_bom_target`); `repaired_lines` keeps the first line numbers of each. Pairs with an empty (or whitespace-only) side, or with a side
-    longer than `max_line_chars` characters, are dropped and counted under `dropped` by their first reason
-    (`empty_source`, `empty_target`, `source_line_too_long`, `target_line_too_long`). Nothing is lost silently:
-    `read == yielded + sum(dropped)`.
+    (`utf8_bom_source` / `utf8_bom_target`); `repaired_lines` keeps the first line numbers of each. Pairs with an
+    empty (or whitespace-only) side, or with a side longer than `max_line_chars` characters, are dropped and
+    counted under `dropped` by their first reason (`empty_source`, `empty_target`, `source_line_too_long`,
+    `target_line_too_long`), `dropped_lines` keeping the first line numbers of each. Nothing is lost silently:
+    `read == yielded + sum(dropped)`. `numbered()` gives each pair with the number of its line.
 
     Args:
         part: the `CorpusPart`.
@@ -80,6 +81,8 @@ class PairReader:
         self.dropped = collections.Counter()
         self.repaired = collections.Counter()
         self.repaired_lines = collections.defaultdict(list)
+        self.dropped_lines = collections.defaultdict(list)
+        self.lines = None  # lines of the part's file(s), once a pass has read them all
         if len(self.paths) == 2:
             source_lines, target_lines = count_lines(self.paths[0]), count_lines(self.paths[1])
             if source_lines != target_lines:
@@ -89,6 +92,12 @@ class PairReader:
                 )
 
     def __iter__(self):
+        return (pair for _, pair in self.numbered())
+
+    def numbered(self):
+        """Yields (line, (source, target)) for the pairs `iter` yields: `line` the number, from 1, of the line of
+        the part's file(s) the pair was read from (a TSV file's lines of other splits counted too)."""
+        number = 0
         for number, (key, source, target) in enumerate(self._raw_pairs(), start=1):
             if number == 1:
                 source, target = self._strip_bom(source, "source"), self._strip_bom(target, "target")
@@ -102,8 +111,10 @@ class PairReader:
             reason = self._drop_reason(source, "source") or self._drop_reason(target, "target")
             if reason:
                 self.dropped[reason] += 1
+                self._name_line(self.dropped_lines, reason, number)
             else:
-                yield source, target
+                yield number, (source, target)
+        self.lines = number
 
     def _raw_pairs(self):
         """(hash key, source bytes, target bytes) per line, without the line break; the key is a TSV line's
@@ -139,8 +150,14 @@ class PairReader:
 
     def _count_repair(self, reason, number):
         self.repaired[reason] += 1
-        if len(self.repaired_lines[reason]) < _LINES_NAMED:
-            self.repaired_lines[reason].append(f"{self.paths[0 if reason.endswith('source') else -1]}:{number}")
+        self._name_line(self.repaired_lines, reason, number)
+
+    def _name_line(self, lines, reason, number):
+        """Adds "file:number" to `lines[reason]` (the file of the side `reason` names) while it names fewer than
+        `_LINES_NAMED`, each once however many passes read it."""
+        named = f"{self.paths[0 if reason.endswith('source') else -1]}:{number}"
+        if len(lines[reason]) < _LINES_NAMED and named not in lines[reason]:
+            lines[reason].append(named)
 
     def _drop_reason(self, text, side):
         """Why a pair with this side must be dropped, or None to keep it (one reason per pair)."""
@@ -160,10 +177,13 @@ class SplitPairs:
 
     Args:
         readers: the `PairReader`s, in the order their pairs are read.
+        with_lines: yield (line, (source, target)), not the pairs alone: `line` the number of the pair's line in the
+            split's files read one after another (`PairReader.numbered`; a part's lines follow the parts' before it).
     """
 
-    def __init__(self, readers):
+    def __init__(self, readers, with_lines=False):
         self.readers = tuple(readers)
+        self.with_lines = with_lines
         self._last_pass = None
 
     @property
@@ -172,9 +192,15 @@ class SplitPairs:
         return [path for reader in self.readers for path in reader.paths]
 
     def __iter__(self):
+        return self._numbered_pairs() if self.with_lines else (pair for _, pair in self._numbered_pairs())
+
+    def _numbered_pairs(self):
         before = [(reader.read, collections.Counter(reader.dropped)) for reader in self.readers]
+        lines_before = 0
         for reader in self.readers:
-            yield from reader
+            for number, pair in reader.numbered():
+                yield lines_before + number, pair
+            lines_before += reader.lines
         self._last_pass = {
             "read": sum(reader.read - read for reader, (read, _) in zip(self.readers, before)),
             "dropped": dict(sum((reader.dropped - dropped for reader, (_, dropped) in zip(self.readers, before)),
@@ -182,8 +208,13 @@ class SplitPairs:
         }
 
     def summary(self):
-        """{"files", "read", "dropped"} of the last complete pass (None before one): the files as str, the
-        lines read and the pairs dropped by reason."""
+        """{"files", "read", "dropped", "dropped_lines"} of the last complete pass (None before one): the files as
+        str, the lines read, the pairs dropped by reason and the first lines of each ("file:line")."""
         if self._last_pass is None:
             return None
-        return {"files": [str(path) for path in self.paths], **self._last_pass}
+        dropped_lines = collections.defaultdict(list)
+        for reader in self.readers:
+            for reason, lines in reader.dropped_lines.items():
+                dropped_lines[reason] += lines
+        return {"files": [str(path) for path in self.paths], **self._last_pass,
+                "dropped_lines": dict(sorted(dropped_lines.items()))}

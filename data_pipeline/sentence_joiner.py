@@ -13,7 +13,7 @@ MAX_JOINED_SENTENCES = max(JOINED_SIZES)
 # Upper bounds of the source-length bins summarised (Moses tokens), as Figure 2 of Bahdanau et al. 2014.
 LENGTH_BINS = (10, 20, 30, 40, 50, 60)
 
-JoinedPair = collections.namedtuple("JoinedPair", ["source", "target", "first_line", "sentences"])
+JoinedPair = collections.namedtuple("JoinedPair", ["source", "target", "lines", "sentences"])
 
 
 class SentenceJoiner:
@@ -34,37 +34,48 @@ class SentenceJoiner:
     makes real long sentences hard, are not in it (docs/data.md, "Long sentences").
 
     Args:
-        sizes: the group sizes of `join`, each at least 1.
+        sizes: the group sizes of `join`, each at least 1, each once (`check_sizes`).
         source_language, target_language: the language codes of the sides (`languages.check`); None joins that
             side's sentences with a space.
     """
 
     def __init__(self, sizes=JOINED_SIZES, source_language=None, target_language=None):
-        sizes = tuple(sizes)
-        if not sizes or min(sizes) < 1:
-            raise ValueError(f"sizes must be sentence counts of at least 1, got {sizes}")
-        self.sizes = sizes
+        self.sizes = self.check_sizes(sizes)
         self.source_language = source_language
         self.target_language = target_language
 
+    @staticmethod
+    def check_sizes(sizes):
+        """`sizes` as a tuple, or ValueError where one is below 1 or given twice (its groups would be written
+        twice)."""
+        sizes = tuple(sizes)
+        if not sizes or min(sizes) < 1:
+            raise ValueError(f"sizes must be sentence counts of at least 1, got {sizes}")
+        repeated = sorted({size for size in sizes if sizes.count(size) > 1})
+        if repeated:
+            raise ValueError(f"size {repeated[0]} is given twice: each size's groups are written once")
+        return sizes
+
     def join(self, sources, targets):
         """The joined pairs of line-aligned `sources` and `targets` (lists of str): `JoinedPair`s with
-        `source`, `target`, `first_line` (1-based, of its first sentence) and `sentences`, size by size."""
+        `source`, `target`, `lines` (the 1-based lines of its sentences) and `sentences`, size by size."""
         if len(sources) != len(targets):
             raise ValueError(f"got {len(sources)} source sentences but {len(targets)} target sentences")
-        return list(self.joined(list(zip(sources, targets))))
+        return list(self.joined(list(enumerate(zip(sources, targets), start=1))))
 
-    def joined(self, pairs):
-        """Yields the `JoinedPair`s of `join`, in its order, from (source, target) `pairs`: an iterable that gives
-        the same pairs on every iteration (a list, or `pair_reader.SplitPairs`, which reads its files again), read
-        once per size holding one group at a time, so a split of any size is joined as it is read."""
+    def joined(self, numbered_pairs):
+        """Yields the `JoinedPair`s of `join`, in its order, from (line, (source, target)) `numbered_pairs`: an
+        iterable that gives the same pairs on every iteration (a list, or `pair_reader.SplitPairs` `with_lines`,
+        which reads its files again), read once per size holding one group at a time, so a split of any size is joined
+        as it is read. A group is consecutive pairs, its `lines` theirs (a line dropped before it, a gap)."""
         for size in self.sizes:
-            groups = zip(*[iter(pairs)] * size)  # consecutive groups of `size`; a last shorter one is left out
-            for number, group in enumerate(groups):
-                sources, targets = zip(*group)
+            groups = zip(*[iter(numbered_pairs)] * size)  # consecutive groups of `size`; a shorter last one left out
+            for group in groups:
+                lines, pairs = zip(*group)
+                sources, targets = zip(*pairs)
                 yield JoinedPair(languages.join_sentences([part.strip() for part in sources], self.source_language),
                                  languages.join_sentences([part.strip() for part in targets], self.target_language),
-                                 number * size + 1, size)
+                                 lines, size)
 
     @staticmethod
     def sample_joined_pairs(pairs, count, max_length, max_sentences, seed):

@@ -1,5 +1,6 @@
 """`rnnsearch build-data` on the real Multi30k, as users run it."""
 
+import gzip
 import json
 import os
 import re
@@ -93,6 +94,7 @@ def test_a_downloaded_tatoeba_file_builds_either_way(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     metadata = json.loads((tmp_path / "out/metadata.json").read_text())
     assert (metadata["source_language"], metadata["target_language"]) == ("de", "en")
+    assert metadata["corpus"] == "tatoeba_file"  # as the user named it, not a registered corpus's name
     test_sources = (tmp_path / "out" / metadata["splits"]["test"]["text_files"]["source"]).read_text().splitlines()
     assert test_sources and all(line.startswith("Hallo") for line in test_sources)
 
@@ -156,3 +158,60 @@ def test_a_subword_vocabulary_too_small_for_the_text_names_the_size_it_needs(tmp
     assert result.returncode == 1 and "Traceback" not in result.stderr and re.fullmatch(
         r"error: --subword_vocabulary_size=300 is too small for this text: its characters and the reserved, byte "
         r"and digit pieces need at least \d{3}", _last_line(result)), result.stderr[-2000:]
+
+
+def _build_in(folder, *args, environment=None):
+    """build-data run from the working folder `folder`, with `environment`'s variables added."""
+    variables = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT), **(environment or {}))
+    return preimported.run([sys.executable, "-m", "rnnsearch_tf.cli.main", "build-data", *args],
+                           capture_output=True, text=True, env=variables, cwd=folder, timeout=300)
+
+
+def test_flags_txt_builds_again_from_any_folder_its_paths_absolute_and_the_corpus_folder_named(tmp_path):
+    """Relative paths as typed and the corpus folder of $RNNSEARCH_DATA: flags.txt holds them absolute, and the
+    corpus folder as --data_dir, so that --flagfile=DIR/flags.txt builds the same from another folder."""
+    (tmp_path / "data" / "multi30k").mkdir(parents=True)
+    for split in ("train", "val", "test_2016_flickr", "test_2017_flickr"):
+        for language, word in (("en", "Dog"), ("fr", "Chien")):
+            with gzip.open(tmp_path / "data" / "multi30k" / f"{split}.{language}.gz", "wt", encoding="utf-8") as out:
+                out.writelines(f"{word} {i} runs .\n" for i in range(5))
+    (tmp_path / "work").mkdir()
+    (tmp_path / "empty").mkdir()
+    result = _build_in(tmp_path / "work", "--corpus=multi30k_enfr", "--num_shards=1", "--output_dir=built",
+                       environment={"RNNSEARCH_DATA": "../data"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    written = (tmp_path / "work/built/flags.txt").read_text(encoding="utf-8").splitlines()
+    assert f"--output_dir={tmp_path / 'work/built'}" in written and f"--data_dir={tmp_path / 'data'}" in written
+    assert "--corpus=multi30k_enfr" in written and not any(line.startswith("--test_") for line in written)
+    again = _build_in(REPO_ROOT, f"--flagfile={tmp_path / 'work/built/flags.txt'}",
+                      environment={"RNNSEARCH_DATA": str(tmp_path / "empty")})
+    assert again.returncode == 0, again.stderr[-2000:]
+    metadata = json.loads((tmp_path / "work/built/metadata.json").read_text())
+    assert metadata["inputs"][0]["path"] == str(tmp_path / "data/multi30k/train.en.gz")
+    (tmp_path / "work/t.en").write_text("Dog runs .\n", encoding="utf-8")
+    (tmp_path / "work/t.fr").write_text("Chien court .\n", encoding="utf-8")
+    result = _build_in(tmp_path / "work", "--corpus=text_files", "--source_language=en", "--target_language=fr",
+                       "--train_source=t.en", "--train_target=t.fr", "--num_shards=1", "--output_dir=mine")
+    assert result.returncode == 0, result.stderr[-2000:]
+    written = (tmp_path / "work/mine/flags.txt").read_text(encoding="utf-8").splitlines()
+    assert f"--train_source={tmp_path / 'work/t.en'}" in written and f"--output_dir={tmp_path / 'work/mine'}" in written
+    again = _build_in(REPO_ROOT, f"--flagfile={tmp_path / 'work/mine/flags.txt'}")
+    assert again.returncode == 0, again.stderr[-2000:]
+
+
+def test_text_files_without_training_files_and_an_output_folder_that_cannot_be_made_are_named(tmp_path):
+    (tmp_path / "d.en").write_text("Dog runs .\n", encoding="utf-8")
+    (tmp_path / "d.fr").write_text("Chien court .\n", encoding="utf-8")
+    result = _build("--corpus=text_files", "--source_language=en", "--target_language=fr",
+                    f"--dev_source={tmp_path / 'd.en'}", f"--dev_target={tmp_path / 'd.fr'}",
+                    f"--output_dir={tmp_path / 'out'}")
+    assert result.returncode == 1 and _last_line(result) == (
+        "error: --corpus=text_files needs --train_source and --train_target: the training text the vocabularies are "
+        "learned from")
+    if os.path.isdir("/proc/self"):  # Linux: no folder can be made in /proc, whoever asks
+        result = _build("--corpus=text_files", "--source_language=en", "--target_language=fr",
+                        f"--train_source={tmp_path / 'd.en'}", f"--train_target={tmp_path / 'd.fr'}",
+                        "--output_dir=/proc/x")
+        assert result.returncode == 1 and _last_line(result) == (
+            "error: --output_dir=/proc/x cannot be written: no folder can be made in /proc")
+    assert not (tmp_path / "out").exists()

@@ -50,3 +50,16 @@ def test_the_builder_takes_the_configs_fields_and_nothing_else(tmp_path):
     assert builder.config == BuildConfig(vocabulary_size=10, seed=7)
     with pytest.raises(TypeError, match="vocabulary"):
         DatasetBuilder(corpus, tmp_path / "out", vocabulary=10)
+
+
+def test_joined_and_copy_shares_are_each_a_share_of_all_the_records():
+    """--joined_share=0.5 --copy_share=0.25: of the 4 * kept records, half joined and a quarter copy pairs; two
+    shares that leave no room for the kept pairs are refused."""
+    config = BuildConfig(joined_share=0.5, copy_share=0.25)
+    joined, copies = config.added_records(1000)
+    assert (joined, copies) == (2000, 1000) and joined / (1000 + joined + copies) == 0.5
+    assert BuildConfig(joined_share=0.25).added_records(30) == (10, 0)
+    assert BuildConfig().added_records(30) == (0, 0)
+    with pytest.raises(ValueError, match=r"^joined_share \+ copy_share must be below 1 \(shares of the training "
+                                         r"records, the kept pairs the rest\), got 0.5 \+ 0.5$"):
+        BuildConfig(joined_share=0.5, copy_share=0.5)

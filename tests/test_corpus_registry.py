@@ -81,7 +81,8 @@ def test_a_users_tatoeba_file_pairs_english_with_its_other_column(tmp_path):
     path = _write(tmp_path / "deu.txt", [f"Hello {i}.\tHallo {i}.\tCC-BY 2.0 (France) Attribution: tatoeba.org #{i}"
                                          for i in range(3000)])
     corpus = corpus_registry.tatoeba_file_corpus(path, "de", "en")
-    assert (corpus.name, corpus.source_language, corpus.target_language) == ("tatoeba_deen", "de", "en")
+    assert (corpus.name, corpus.source_language, corpus.target_language) == ("tatoeba_file", "de", "en")
+    assert corpus_registry.tatoeba_file_corpus(path, "zh", "en").name == "tatoeba_file"  # not tatoeba_zhen's name
     read = {split: list(PairReader(part, [path], 1000)) for split, (part,) in corpus.splits.items()}
     assert sum(len(pairs) for pairs in read.values()) == 3000 and read["test"] and read["dev"]
     assert all(source.startswith("Hallo") and target.startswith("Hello") for source, target in read["train"])

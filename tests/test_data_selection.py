@@ -54,12 +54,14 @@ def _witten_bell_cross_entropy(training, vocabulary, sentence):
     """Bits per token (`</s>` included) of `sentence` under a bigram model of the `training` sentences (lists
     of tokens), every word outside `vocabulary` read as `<UNK>`, computed by hand from the counts: Witten-Bell
     interpolated with the unigram distribution, P(w | h) = (c(h w) + T(h) P(w)) / (c(h) + T(h)) with T(h) the
-    distinct words seen after h and P(w) = c(w) / N over the padded tokens; a context never seen gives P(w)."""
+    distinct words seen after h and P(w) = c(w) / N over the padded tokens; a context never seen gives P(w).
+    Training text without a word outside `vocabulary` counts `<UNK>` once (c(<UNK>) = 1, N one more)."""
     def padded(tokens):
         return ["<s>"] + [token if token in vocabulary else "<UNK>" for token in tokens] + ["</s>"]
 
     sentences = [padded(tokens) for tokens in training]
     unigrams = collections.Counter(token for tokens in sentences for token in tokens)
+    unigrams["<UNK>"] = unigrams["<UNK>"] or 1
     bigrams = collections.Counter(pair for tokens in sentences for pair in zip(tokens, tokens[1:]))
 
     def probability(context, word):
@@ -98,6 +100,47 @@ def test_the_difference_is_the_cross_entropy_difference_computed_from_the_counts
     np.testing.assert_allclose(scores.difference, expected, rtol=1e-9)
     assert expected[1] < 0 < expected[0] == expected[2]
     assert selection.ranking().tolist() == [1, 0, 2]
+
+
+def test_an_in_domain_text_without_unknown_words_still_gives_them_a_finite_cost():
+    """Every in-domain word clears --unk_cutoff and is in the general sample, so the in-domain model never saw
+    `<UNK>`: NLTK's Witten-Bell gave an unknown word probability 0 at the unigram level, and the pairs holding one
+    infinite cross-entropies (and a difference inf - inf). That model counts `<UNK>` once; the general one, whose
+    text has unknown words, is NLTK's as it is: both by hand, as above."""
+    in_domain = [("a dog runs .", "un chien court .")] * 2
+    general = [("the dog runs .", "le chien court ."), ("stocks fell sharply .", "les actions ont chuté ."),
+               ("a cat sits .", "un chat est assis ."), ("the market runs .", "le marché court ."),
+               ("A Dog Runs .", "Un Chien Court .")]
+    selection = DataSelection(in_domain, general, "en", "fr", side="both", order=2, unk_cutoff=2)
+    scores = selection.scores()
+    for values in (scores.difference, *scores.in_domain.values(), *scores.general.values()):
+        assert np.all(np.isfinite(values)), values
+    sample = [general[index] for index in sorted(selection.sample)]
+    for column, side in enumerate(("source", "target")):
+        in_domain_side, general_side = ([pair[column].lower().split() for pair in pairs]
+                                        for pairs in (in_domain, sample))
+        counts = collections.Counter(token for tokens in in_domain_side for token in tokens)
+        vocabulary = {token for token, count in counts.items() if count >= 2} & set(sum(general_side, []))
+        assert set(counts) <= vocabulary < set(sum(general_side, []))  # <UNK> in the general text only
+        for index, (source, target) in enumerate(general):
+            sentence = (source, target)[column].lower().split()
+            assert scores.in_domain[side][index] == pytest.approx(
+                _witten_bell_cross_entropy(in_domain_side, vocabulary, sentence))
+            assert scores.general[side][index] == pytest.approx(
+                _witten_bell_cross_entropy(general_side, vocabulary, sentence))
+
+
+def test_a_sentence_of_n_tokens_is_scored_as_n_plus_order_minus_one_ngrams():
+    """NLTK's `pad_both_ends` adds order - 1 `<s>` and order - 1 `</s>`: the cross-entropy is the mean over n +
+    order - 1 events, order - 1 of them predicting `</s>`."""
+    in_domain = [["a", "dog", "runs"], ["a", "cat", "runs"]]
+    for order in (1, 2, 3, 4):
+        models = DomainLanguageModels(in_domain, in_domain, order=order, unk_cutoff=1)
+        ngrams_scored = models.ngrams(["a", "dog", "runs"])
+        assert len(ngrams_scored) == 3 + order - 1
+        assert sum(gram[-1] == "</s>" for gram in ngrams_scored) == order - 1
+        probabilities = [models.in_domain.score(gram[-1], gram[:-1]) for gram in ngrams_scored]
+        assert models.cross_entropies(["a", "dog", "runs"])[0] == pytest.approx(-np.mean(np.log2(probabilities)))
 
 
 def test_per_word_entropy_is_the_mean_negative_log2_probability_of_a_fitted_nltk_model():

@@ -294,7 +294,7 @@ def test_a_dev_or_test_split_without_usable_pairs_is_refused_naming_its_files(tm
         with pytest.raises(ValueError, match=rf"^no usable {split} pair in {source}, {target}: "
                                              rf"{2 if reasons else 0} read{reasons}$"):
             DatasetBuilder(corpus, tmp_path / "out").build()
-        assert not (tmp_path / "out").exists()
+        assert not (tmp_path / "out").exists() and not (tmp_path / ".out.incomplete").exists()
         progress = capsys.readouterr().err
         assert f"[{split}] " in progress and "[train]" not in progress, progress
 
@@ -464,3 +464,58 @@ def test_text_with_tabs_and_line_separators_builds_with_subwords_cut_as_spaces(t
     expected = {(tuple(processor.encode(source) + [EOS_ID]), tuple(processor.encode(target) + [EOS_ID]))
                 for source, target in [("the cat sleeps .", "le chat dort ."), ("the dog runs .", "le chien court .")]}
     assert set(_records(tmp_path / "out" / metadata["splits"]["train"]["shards"][0]["file"])) == expected
+
+
+def test_a_build_that_fails_removes_its_incomplete_folder_and_the_training_text_in_it(tmp_path):
+    """SentencePiece refuses a vocabulary too small for the text after build-data wrote the training text for it
+    in `.NAME.incomplete`: the failed build removes that folder (nothing in it was put in place), and an earlier
+    build of the folder stays as it was."""
+    characters = [chr(0x4E00 + i) for i in range(100)]
+    lines = ["".join(characters[i:i + 10]) for i in range(0, 100, 10)] * 5
+    files = {"train": (_write(tmp_path / "t.zh", lines), _write(tmp_path / "t.en", [f"Line {i}." for i in lines]))}
+    corpus = corpus_registry.text_file_corpus("zh", "en", files)
+    DatasetBuilder(corpus, tmp_path / "out", subwords="sentencepiece", subword_vocabulary_size=600,
+                   show_progress=False).build()
+    earlier = {path.name: path.read_bytes() for path in (tmp_path / "out").iterdir()}
+    with pytest.raises(ValueError, match="--subword_vocabulary_size=300 is too small for this text"):
+        DatasetBuilder(corpus, tmp_path / "out", subwords="sentencepiece", subword_vocabulary_size=300,
+                       show_progress=False).build()
+    assert not (tmp_path / ".out.incomplete").exists()
+    assert {path.name: path.read_bytes() for path in (tmp_path / "out").iterdir()} == earlier
+
+
+def test_joined_and_copy_pairs_are_each_their_share_of_the_written_records(tmp_path):
+    """--joined_share=0.25 --copy_share=0.25 on 80 kept pairs: 160 records, 40 joined and 40 copy pairs, each a
+    quarter of what the shards hold (not a quarter of the kept pairs and the one kind, 27 each of 134)."""
+    files = {"train": (_write(tmp_path / "t.en", ["the cat sees Tom .", "the dog runs ."] * 40),
+                       _write(tmp_path / "t.fr", ["le chat voit Tom .", "le chien court ."] * 40))}
+    corpus = corpus_registry.text_file_corpus("en", "fr", files)
+    built = DatasetBuilder(corpus, tmp_path / "out", num_shards=1, show_progress=False, subwords="sentencepiece",
+                           subword_vocabulary_size=300, joined_share=0.25, copy_share=0.25).build()
+    train = built["splits"]["train"]
+    records = sum(shard["records"] for shard in train["shards"])
+    assert records == len(_records(tmp_path / "out" / train["shards"][0]["file"])) == 160
+    assert (train["kept"], train["joined"], train["copy_pairs"]) == (80, 40, 40)
+    assert train["joined"] / records == train["copy_pairs"] / records == 0.25
+
+
+def test_a_subword_build_records_the_pieces_its_models_made_beside_the_size_asked(tmp_path):
+    """SentencePiece learns with hard_vocab_limit=False: a text with fewer pieces to learn gets a smaller model.
+    metadata.json records the size asked and the pieces made."""
+    files = {"train": (_write(tmp_path / "t.en", ["the cat", "a dog"] * 50),
+                       _write(tmp_path / "t.fr", ["le chat", "un chien"] * 50))}
+    metadata = DatasetBuilder(corpus_registry.text_file_corpus("en", "fr", files), tmp_path / "out",
+                              show_progress=False, subwords="sentencepiece", subword_vocabulary_size=8000).build()
+    made = len(text_codec.sentencepiece_pieces(tmp_path / "out" / "spm.model"))
+    assert metadata["subwords"]["vocabulary_size"] == 8000 and made < 8000
+    assert metadata["subwords"]["pieces"] == {"source": made, "target": made}
+    assert metadata["vocabularies"]["source"]["size"] == made
+
+
+def test_a_users_tatoeba_file_is_named_as_the_user_named_it(tmp_path):
+    """--corpus=tatoeba_file with a Chinese file: the word-level refusal names --source_language, not a registered
+    corpus the user never named (tatoeba_zhen)."""
+    path = _write(tmp_path / "cmn.txt", ["Hi.\t嗨。"])
+    corpus = corpus_registry.tatoeba_file_corpus(path, "zh", "en")
+    with pytest.raises(ValueError, match=r"^--source_language='zh': Chinese is written without spaces"):
+        DatasetBuilder(corpus, tmp_path / "out")

@@ -101,3 +101,34 @@ def test_languages_other_than_the_registered_corpus_are_refused(tmp_path):
                   f"--output_dir={tmp_path / 'out'}")
     assert result.returncode == 1 and "error: --source_language=de but corpus multi30k_enfr's is 'en'" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_pairs_with_an_empty_side_are_dropped_named_and_lines_txt_keeps_the_input_lines(tmp_path):
+    """s.en's line 3 and t.fr's line 6 are empty: those pairs are dropped before the groups are cut, the printed
+    line and summary.json say how many and which lines, and lines.txt names the input files' own lines."""
+    (tmp_path / "s.en").write_text("One.\nTwo.\n\nFour.\nFive.\nSix.\nSeven.\n", encoding="utf-8")
+    (tmp_path / "t.fr").write_text("Un.\nDeux.\nTrois.\nQuatre.\nCinq.\n\nSept.\n", encoding="utf-8")
+    result = _run(f"--source={tmp_path / 's.en'}", f"--target={tmp_path / 't.fr'}", "--source_language=en",
+                  "--target_language=fr", "--sizes=1,2,3", f"--output_dir={tmp_path / 'out'}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert (tmp_path / "out/lines.txt").read_text().split() == [
+        "1-1", "2-2", "4-4", "5-5", "7-7", "1-2", "4-5", "1-2,4-4"]
+    assert (tmp_path / "out/source.txt").read_text(encoding="utf-8").splitlines()[-1] == "One. Two. Four."
+    summary = json.loads((tmp_path / "out/summary.json").read_text())
+    assert (summary["pairs_read"], summary["sentence_pairs"], summary["pairs"]) == (7, 5, 8)
+    assert summary["dropped"] == {"empty_source": 1, "empty_target": 1}
+    assert summary["dropped_lines"] == {"empty_source": [f"{tmp_path / 's.en'}:3"],
+                                        "empty_target": [f"{tmp_path / 't.fr'}:6"]}
+    assert result.stdout.strip().endswith(
+        f"; dropped 2 of 7 pairs read: empty_source 1 (first: {tmp_path / 's.en'}:3), empty_target 1 (first: "
+        f"{tmp_path / 't.fr'}:6)"), result.stdout
+
+
+def test_a_size_given_twice_is_refused_in_one_line(tmp_path):
+    (tmp_path / "s.en").write_text("One.\nTwo.\n", encoding="utf-8")
+    (tmp_path / "t.fr").write_text("Un.\nDeux.\n", encoding="utf-8")
+    result = _run(f"--source={tmp_path / 's.en'}", f"--target={tmp_path / 't.fr'}", "--source_language=en",
+                  "--target_language=fr", "--sizes=2,2", f"--output_dir={tmp_path / 'out'}")
+    assert result.returncode == 1 and result.stderr.strip().splitlines()[-1] == (
+        "error: --sizes=2,2: size 2 is given twice: each size's groups are written once (--help lists the flags)")
+    assert not (tmp_path / "out").exists()

@@ -137,3 +137,32 @@ def test_sha256_of_the_file_bytes(tmp_path):
     assert pair_reader.sha256(tmp_path / "empty") == (
         "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
     )
+
+
+def test_numbered_pairs_keep_their_file_lines_and_dropped_lines_are_named_once_per_reason(tmp_path):
+    sources = ["one", "", "three", "four", "five", "", "", "", "", "", "", "twelve"]
+    targets = ["un", "deux", "trois", " ", "cinq", "", "", "", "", "", "", "douze"]
+    reader, source, target = _reader(tmp_path, sources, targets)
+    expected = [(1, ("one", "un")), (3, ("three", "trois")), (5, ("five", "cinq")), (12, ("twelve", "douze"))]
+    assert list(reader.numbered()) == expected and reader.lines == 12
+    assert list(reader) == [pair for _, pair in expected]  # a second pass names no line twice
+    assert reader.dropped_lines == {"empty_source": [f"{source}:{number}" for number in (2, 6, 7, 8, 9)],
+                                    "empty_target": [f"{target}:4"]}
+    path = _write(tmp_path / "pairs.tsv", [f"sentence {i}\tphrase {i}" for i in range(40)])
+    low = _tsv_reader(path, hash_buckets=(0, 500))
+    assert [(number, pair) for number, pair in low.numbered()] == [
+        (number, (f"sentence {number - 1}", f"phrase {number - 1}")) for number in range(1, 41)
+        if int(hashlib.md5(f"sentence {number - 1}".encode()).hexdigest(), 16) % 1000 < 500]  # the file's lines
+
+
+def test_split_pairs_with_lines_count_the_lines_of_its_parts_one_after_another(tmp_path):
+    for part in ("first", "second"):
+        (tmp_path / part).mkdir()
+    first, first_source, _ = _reader(tmp_path / "first", ["a", "", "c"], ["A", "B", "C"])
+    second, _, second_target = _reader(tmp_path / "second", ["d", "e"], ["", "E"])
+    pairs = pair_reader.SplitPairs([first, second], with_lines=True)
+    assert list(pairs) == [(1, ("a", "A")), (3, ("c", "C")), (5, ("e", "E"))]
+    assert list(pair_reader.SplitPairs([first, second])) == [("a", "A"), ("c", "C"), ("e", "E")]
+    assert pairs.summary()["dropped"] == {"empty_source": 1, "empty_target": 1}
+    assert pairs.summary()["dropped_lines"] == {"empty_source": [f"{first_source}:2"],
+                                                "empty_target": [f"{second_target}:1"]}

@@ -4,9 +4,15 @@ import csv
 import gzip
 import itertools
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
+from conftest import REPO_ROOT
 from data_pipeline.data_selection import random_ranking
 from helpers.commands import run_command
 
@@ -174,3 +180,56 @@ def test_languages_other_than_a_registered_corpus_are_refused(tmp_path):
     assert result.returncode == 1 and result.stderr.strip().splitlines()[-1].startswith(
         "error: --source_language=en but corpus multi30k_deen's is 'de': leave the flag out")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_selection_killed_while_it_writes_leaves_the_previous_one_whole(tmp_path):
+    """The outputs are written under temporary names and renamed when all are written: a run killed (kill -9)
+    once it has started writing leaves the previous selection's files as they were, its record too."""
+    _write(tmp_path / "in.en", ["A dog runs in the park."] * 2)
+    _write(tmp_path / "in.fr", ["Un chien court dans le parc."] * 2)
+    _write(tmp_path / "general.en", [f"The bank {i} said the market would rise." for i in range(30_000)])
+    _write(tmp_path / "general.fr", [f"La banque {i} a dit que le marché monterait." for i in range(30_000)])
+    previous = {name: f"the previous selection's {name}\n" for name in ("train.en", "train.fr", "scores.tsv",
+                                                                         "selection.json")}
+    (tmp_path / "out").mkdir()
+    for name, text in previous.items():
+        (tmp_path / "out" / name).write_text(text, encoding="utf-8")
+    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
+    command = [sys.executable, "-m", "rnnsearch_tf.cli.main", "select-data", f"--in_domain_source={tmp_path / 'in.en'}",
+               f"--in_domain_target={tmp_path / 'in.fr'}", f"--general_source={tmp_path / 'general.en'}",
+               f"--general_target={tmp_path / 'general.fr'}", "--source_language=en", "--target_language=fr",
+               "--ranking=random", "--max_words=100000", f"--output_dir={tmp_path / 'out'}"]
+    process = subprocess.Popen(command, env=environment, cwd=REPO_ROOT, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        def writing():  # the writing pass has begun: under a temporary name, or (as before) in train.en itself
+            return ((tmp_path / "out/.train.en.incomplete").exists()
+                    or (tmp_path / "out/train.en").read_text(encoding="utf-8") != previous["train.en"])
+
+        deadline = time.monotonic() + 120
+        while not writing() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.002)
+        assert process.poll() is None, "the command ended before it was seen writing"
+        process.send_signal(signal.SIGKILL)
+    finally:
+        process.kill()
+        process.wait()
+    assert {name: (tmp_path / "out" / name).read_text(encoding="utf-8") for name in previous} == previous
+
+
+def test_scores_tsv_is_plain_tab_separated_text_with_the_sentences_as_read(tmp_path):
+    """A sentence with quotes is written as train.* holds it, not quoted and doubled as CSV writes it."""
+    mixed, _ = _corpora(tmp_path)
+    mixed[0] = ('"Quoted," he said.', 'Il a dit « oui » et "non".')
+    _write(tmp_path / "general.en", [source for source, _ in mixed])
+    _write(tmp_path / "general.fr", [target for _, target in mixed])
+    result = _run(*_files(tmp_path, "--max_words=1000", f"--output_dir={tmp_path / 'out'}"))
+    assert result.returncode == 0, result.stderr[-2000:]
+    rows = [line.split("\t") for line in (tmp_path / "out/scores.tsv").read_text(encoding="utf-8").splitlines()]
+    assert rows[0] == ["rank", "kept", "cross_entropy_difference", "h_in_source", "h_general_source", "h_in_target",
+                       "h_general_target", "source", "target"]
+    assert sorted(tuple(row[-2:]) for row in rows[1:]) == sorted(mixed) and {len(row) for row in rows} == {9}
+    english = (tmp_path / "out/train.en").read_text(encoding="utf-8").splitlines()
+    assert '"Quoted," he said.' in english
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == sorted(
+        ["train.en", "train.fr", "scores.tsv", "selection.json"])  # no temporary file left

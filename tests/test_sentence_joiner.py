@@ -12,9 +12,9 @@ TARGETS = [f"t{i} ." for i in range(1, 8)]
 
 def test_join_cuts_consecutive_groups_of_each_size_and_drops_a_short_last_group():
     joined = SentenceJoiner((2, 3)).join(SOURCES, TARGETS)
-    assert [(pair.source, pair.first_line, pair.sentences) for pair in joined] == [
-        ("s1 . s2 .", 1, 2), ("s3 . s4 .", 3, 2), ("s5 . s6 .", 5, 2),
-        ("s1 . s2 . s3 .", 1, 3), ("s4 . s5 . s6 .", 4, 3),
+    assert [(pair.source, pair.lines, pair.sentences) for pair in joined] == [
+        ("s1 . s2 .", (1, 2), 2), ("s3 . s4 .", (3, 4), 2), ("s5 . s6 .", (5, 6), 2),
+        ("s1 . s2 . s3 .", (1, 2, 3), 3), ("s4 . s5 . s6 .", (4, 5, 6), 3),
     ]
     assert [pair.target for pair in joined][:2] == ["t1 . t2 .", "t3 . t4 ."]
 
@@ -40,6 +40,8 @@ def test_bad_input_is_refused():
         SentenceJoiner().join(SOURCES, TARGETS[:-1])
     with pytest.raises(ValueError, match="at least 1"):
         SentenceJoiner((0, 2))
+    with pytest.raises(ValueError, match="^size 2 is given twice: each size's groups are written once$"):
+        SentenceJoiner((2, 3, 2))
     with pytest.raises(ValueError, match="max_sentences must be at least 2"):
         SentenceJoiner.sample_joined_pairs([([1], [2])] * 3, 5, 50, 1, seed=0)
 
@@ -77,9 +79,17 @@ def test_sampling_is_seeded_and_gives_fewer_pairs_when_few_fit():
 def test_joined_reads_the_pairs_as_it_joins_them():
     """`joined` takes the pairs as they come, a group at a time: an endless stream of pairs gives its first
     groups, and a list gives what `join` does, size by size."""
-    endless = ((f"s{number} .", f"t{number} .") for number in itertools.count(1))
+    endless = ((number, (f"s{number} .", f"t{number} .")) for number in itertools.count(1))
     first = list(itertools.islice(SentenceJoiner((3,)).joined(endless), 2))
-    assert [(pair.source, pair.target, pair.first_line, pair.sentences) for pair in first] == [
-        ("s1 . s2 . s3 .", "t1 . t2 . t3 .", 1, 3), ("s4 . s5 . s6 .", "t4 . t5 . t6 .", 4, 3)]
+    assert [(pair.source, pair.target, pair.lines, pair.sentences) for pair in first] == [
+        ("s1 . s2 . s3 .", "t1 . t2 . t3 .", (1, 2, 3), 3), ("s4 . s5 . s6 .", "t4 . t5 . t6 .", (4, 5, 6), 3)]
     joiner = SentenceJoiner((2, 3))
-    assert list(joiner.joined(list(zip(SOURCES, TARGETS)))) == joiner.join(SOURCES, TARGETS)
+    assert list(joiner.joined(list(enumerate(zip(SOURCES, TARGETS), start=1)))) == joiner.join(SOURCES, TARGETS)
+
+
+def test_a_group_keeps_the_lines_of_its_pairs_where_lines_were_dropped_before_it():
+    """The pairs of lines 1, 2, 4 and 5 (line 3 dropped as it was read) make groups of consecutive pairs, each
+    with its input lines."""
+    numbered = [(1, ("a", "A")), (2, ("b", "B")), (4, ("d", "D")), (5, ("e", "E"))]
+    assert [(pair.source, pair.lines) for pair in SentenceJoiner((3, 2)).joined(numbered)] == [
+        ("a b d", (1, 2, 4)), ("a b", (1, 2)), ("d e", (4, 5))]

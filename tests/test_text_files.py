@@ -1,10 +1,12 @@
 """rnnsearch_tf/utils/text_files.py: the lines the command-line tools read, and what they write."""
 
+import os
+
 import pytest
 
 from rnnsearch_tf.utils.text_files import (check_line_for_line, check_not_inputs, check_writable,
                                           check_writable_folder, each_line, input_name, line_numbers, numbered_lines,
-                                          open_output, read_lines)
+                                          open_output, read_lines, replaced_files)
 
 
 def test_lines_end_at_newline_only_and_bad_bytes_are_replaced(tmp_path):
@@ -96,3 +98,45 @@ def test_numbered_lines_name_the_line_that_is_not_utf8_and_skip_a_bom_only_when_
     path.write_bytes(b"chat\tcat\nl\xe9\tthe\n")
     with pytest.raises(LookupError, match=r"^line 2: not UTF-8 \(invalid continuation byte at byte 1\)$"):
         list(numbered_lines(path, lambda number, problem: LookupError(f"line {number}: {problem}")))
+
+
+def test_a_byte_order_mark_opening_the_input_is_skipped_as_build_data_skips_it(tmp_path):
+    path = tmp_path / "input.txt"
+    path.write_bytes(b"\xef\xbb\xbfHello, world.\n\xef\xbb\xbfsecond\n")
+    assert read_lines(str(path)) == ["Hello, world.", "\ufeffsecond"]  # only the mark opening the input
+    assert next(each_line(str(path))) == "Hello, world."
+
+
+def test_replaced_files_are_renamed_into_place_whole_or_left_as_they_were(tmp_path):
+    names = ["train.en", "scores.tsv", "selection.json"]
+    for name in names:
+        (tmp_path / name).write_text(f"old {name}", encoding="utf-8")
+    with pytest.raises(RuntimeError, match="failed while writing"):
+        with replaced_files(tmp_path, names) as paths:
+            assert [path.name for path in paths] == [f".{name}.incomplete" for name in names]
+            paths[0].write_text("half", encoding="utf-8")
+            raise RuntimeError("failed while writing")
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(names)  # no temporary file left
+    assert [(tmp_path / name).read_text(encoding="utf-8") for name in names] == [f"old {name}" for name in names]
+    with replaced_files(tmp_path, names) as paths:
+        for path, name in zip(paths, names):
+            path.write_text(f"new {name}", encoding="utf-8")
+        assert [(tmp_path / name).read_text(encoding="utf-8") for name in names] == [f"old {name}" for name in names]
+    assert [(tmp_path / name).read_text(encoding="utf-8") for name in names] == [f"new {name}" for name in names]
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(names)
+    with replaced_files(tmp_path / "made", names[:1]) as paths:  # a folder made for them
+        paths[0].write_text("made", encoding="utf-8")
+    assert (tmp_path / "made" / "train.en").read_text(encoding="utf-8") == "made"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_a_folder_where_nothing_can_be_made_is_refused_whoever_runs_the_command(tmp_path):
+    """/proc lets no folder be made in it, which its permission bits do not say to root: the check makes one."""
+    with pytest.raises(PermissionError, match=r"^--output_dir=/proc/x cannot be written: no folder can be made in "
+                                              r"/proc$"):
+        check_writable_folder("/proc/x", "--output_dir")
+    with pytest.raises(PermissionError, match="no folder can be made in /proc$"):  # a folder written beside it
+        check_writable_folder("/proc/x", "--output_dir", beside=True)
+    (tmp_path / "built").mkdir()
+    check_writable_folder(str(tmp_path / "built"), "--output_dir", beside=True)
+    assert [path.name for path in tmp_path.iterdir()] == ["built"]  # the folder made to try is gone

@@ -41,3 +41,20 @@ def test_a_batch_of_no_lines_is_refused_when_the_flags_are_parsed():
         )
         assert result.returncode == 1 and result.stdout == b""
         assert f"flag --batch_lines={value}: {value} is not a positive integer" in result.stderr.decode()
+
+
+def test_a_byte_order_mark_opening_the_input_is_no_token():
+    """Windows editors open UTF-8 text with one; it is skipped as build-data and translate skip it."""
+    assert _run(["--lang=en"], "\ufeffHello, world.\nSecond line.\n") == "Hello , world .\nSecond line .\n"
+
+
+def test_a_model_dir_that_is_neither_a_model_nor_a_data_directory_is_named_by_its_flag(tmp_path):
+    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
+    result = preimported.run(
+        [sys.executable, "-m", "rnnsearch_tf.cli.main", "tokenize", f"--model_dir={tmp_path / 'missing'}"],
+        input=b"a\n", capture_output=True, env=environment, cwd=REPO_ROOT,
+    )
+    assert result.returncode == 1 and result.stderr.decode().strip().splitlines()[-1] == (
+        f"error: --model_dir={tmp_path / 'missing'} is neither a model directory (no model.json) nor a data "
+        "directory (no metadata.json): give the --model_dir of `rnnsearch train` or the --output_dir of "
+        "`rnnsearch build-data`")

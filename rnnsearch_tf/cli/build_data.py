@@ -11,7 +11,7 @@ r"""Builds a corpus into vocabularies, TFRecord shards and metadata.json, once, 
 """
 
 import dataclasses
-import pathlib
+import os
 
 from absl import app
 from absl import flags
@@ -23,6 +23,7 @@ from data_pipeline.data_dir import DataDir
 from data_pipeline.dataset_builder import DatasetBuilder
 from rnnsearch_tf.cli import folder_flags, language_flags
 from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags, given_flags
+from rnnsearch_tf.utils.text_files import check_writable_folder
 
 _TEXT_FILES, _TATOEBA_FILE = "text_files", "tatoeba_file"
 _CORPUS = flags.DEFINE_string(
@@ -47,6 +48,11 @@ _SPLIT_FILES = {
 }
 _SUBWORD_OPTIONS = ("subword_model", "subword_vocabulary_size", "joint_subwords")  # read with --subwords only
 flags.mark_flag_as_required("corpus")
+_PATH_FLAGS = (_OUTPUT_DIR, _DATA_DIR, _TATOEBA, _BUILD_FLAGS["vocabulary_from"],
+               *(holder for pair in _SPLIT_FILES.values() for holder in pair))
+_PATH_FLAG_NAMES = {holder.name for holder in _PATH_FLAGS}
+_ALL_FLAGS = (_CORPUS, *_LANGUAGES, *_PATH_FLAGS, *(holder for name, holder in _BUILD_FLAGS.items()
+                                                    if name != "vocabulary_from"))
 
 
 def split_files():
@@ -86,7 +92,11 @@ def corpus_of_flags():
     check_flags_apply()
     if _CORPUS.value == _TEXT_FILES:
         languages = language_flags.required_languages(_LANGUAGES, f"--corpus={_TEXT_FILES}")
-        return corpus_registry.text_file_corpus(*languages, split_files())
+        files = split_files()
+        if "train" not in files:
+            raise ValueError(f"--corpus={_TEXT_FILES} needs --train_source and --train_target: the training text "
+                             "the vocabularies are learned from")
+        return corpus_registry.text_file_corpus(*languages, files)
     if _CORPUS.value == _TATOEBA_FILE:
         if _TATOEBA.value is None:
             raise ValueError(f"--corpus={_TATOEBA_FILE} needs --tatoeba_file")
@@ -101,12 +111,29 @@ def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     corpus = corpus_of_flags()
+    check_writable_folder(_OUTPUT_DIR.value, "--output_dir", beside=True)  # the build is written beside it
     data_root = data_files.data_root_from_environment(_DATA_DIR.value)
     builder = DatasetBuilder(corpus, _OUTPUT_DIR.value, data_root=data_root,
                              **dataclasses.asdict(config_from_flags(BuildConfig, _BUILD_FLAGS)))
     metadata = builder.build()
-    pathlib.Path(DataDir(_OUTPUT_DIR.value).flags_file).write_text(flags.FLAGS.flags_into_string())
+    write_flags(data_root)
     print(summary_line(metadata, _OUTPUT_DIR.value))
+
+
+def write_flags(data_root):
+    """Writes build-data's flags to `<output_dir>/flags.txt`, those set (every one with a default): the paths
+    absolute and --data_dir the corpus folder read (`data_root`, `$RNNSEARCH_DATA` where no --data_dir was given),
+    so that `--flagfile=<output_dir>/flags.txt` builds it again from any working directory, as a model directory's
+    flags.txt resumes training (`rnnsearch train`)."""
+    lines = []
+    for holder in _ALL_FLAGS:
+        value = str(data_root) if holder is _DATA_DIR and data_root else holder.value
+        if value is None:
+            continue
+        lines.append(f"--{holder.name}={os.path.abspath(value)}" if holder.name in _PATH_FLAG_NAMES
+                     else flags.FLAGS[holder.name].serialize())
+    with open(DataDir(_OUTPUT_DIR.value).flags_file, "w", encoding="utf-8") as stream:
+        stream.writelines(line + "\n" for line in lines)
 
 
 def summary_line(metadata, output_dir):

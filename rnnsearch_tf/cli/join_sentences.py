@@ -7,11 +7,13 @@ r"""Writes a long test set made of real sentences: consecutive pairs of a test s
 
 For each size k of `--sizes` (default 2,3,4,5) the pairs are cut into consecutive groups of k (lines
 1..k, k+1..2k, ...) and each group is joined into one pair, each side as its language writes sentences one
-after another (`SentenceJoiner`: a space, nothing after a Chinese or Japanese full stop). Writes `source.txt`
-and `target.txt` (for `rnnsearch evaluate --source --reference`), `lines.txt` (per joined pair: `FIRST-LAST` input
-lines, 1-based, as read after empty lines are dropped) and `summary.json` (inputs with sha256, pairs per size and
-per 10-token bin of source Moses tokens, or characters for a language written without spaces), and prints the
-bins. The same input and sizes give the same files.
+after another (`SentenceJoiner`: a space, nothing after a Chinese or Japanese full stop). A pair with an empty
+side is dropped before the pairs are grouped, and counted. Writes `source.txt` and `target.txt` (for `rnnsearch
+evaluate --source --reference`), `lines.txt` (per joined pair, the input lines of its sentences, 1-based, as
+`FIRST-LAST` runs joined by commas where a dropped line breaks one: `1-2,4-4`) and `summary.json` (inputs with
+sha256, lines read, pairs dropped by reason with their first lines, pairs per size and per 10-token bin of source
+Moses tokens, or characters for a language written without spaces), and prints the bins and the pairs dropped.
+The same input and sizes give the same files.
 The split is never held: it is read once to count its pairs, then once per size, joined and written a group at
 a time.
 """
@@ -48,12 +50,24 @@ _SOURCE_FILE, _TARGET_FILE, _LINES_FILE, _SUMMARY_FILE = "source.txt", "target.t
 
 
 def split_pairs(corpus, split, data_root):
-    """The (source, target) sentences of a corpus split, all its parts in order, as `pair_reader.SplitPairs`: read
-    from the files on each pass (once to count them, once per size), never held."""
+    """The (line, (source, target)) sentences of a corpus split, all its parts in order, as `pair_reader.SplitPairs`
+    `with_lines`: read from the files on each pass (once to count them, once per size), never held."""
     if split not in corpus.splits:
         raise ValueError(f"corpus {corpus.name} has no split {split!r}; it has {sorted(corpus.splits)}")
-    return pair_reader.SplitPairs(pair_reader.PairReader.of_part(part, data_root, _NO_LINE_LIMIT)
-                                  for part in corpus.splits[split])
+    return pair_reader.SplitPairs((pair_reader.PairReader.of_part(part, data_root, _NO_LINE_LIMIT)
+                                   for part in corpus.splits[split]), with_lines=True)
+
+
+def line_runs(lines):
+    """How lines.txt names the input lines of a joined pair: runs of consecutive lines as FIRST-LAST, joined by
+    commas ("1-2", "1-2,4-4" where line 3 was dropped)."""
+    runs = []
+    for line in lines:
+        if runs and line == runs[-1][1] + 1:
+            runs[-1][1] = line
+        else:
+            runs.append([line, line])
+    return ",".join(f"{first}-{last}" for first, last in runs)
 
 
 def length_bins(lengths):
@@ -79,7 +93,7 @@ def write_joined(joined, source_language, output_dir):
             per_size.update(pair.sentences for pair in batch)
             sources.writelines(pair.source + "\n" for pair in batch)
             targets.writelines(pair.target + "\n" for pair in batch)
-            lines.writelines(f"{pair.first_line}-{pair.first_line + pair.sentences - 1}\n" for pair in batch)
+            lines.writelines(line_runs(pair.lines) + "\n" for pair in batch)
     return per_size, per_length
 
 
@@ -105,18 +119,26 @@ def main(argv):
         sizes = [int(size) for size in _SIZES.value]
     except ValueError:
         raise app.UsageError(f"--sizes must be whole numbers, got {','.join(_SIZES.value)}") from None
+    try:
+        SentenceJoiner.check_sizes(sizes)
+    except ValueError as error:
+        raise app.UsageError(f"--sizes={','.join(_SIZES.value)}: {error}") from None
     check_writable_folder(_OUTPUT_DIR.value, "--output_dir")
     corpus, pairs = corpus_pairs()
     check_not_inputs(_OUTPUT_DIR.value, (_SOURCE_FILE, _TARGET_FILE, _LINES_FILE, _SUMMARY_FILE), pairs.paths,
                      "--output_dir")
     joiner = SentenceJoiner(sizes, corpus.source_language, corpus.target_language)
     sentence_pairs = sum(1 for _ in pairs)
+    read = pairs.summary()
     if sentence_pairs < min(sizes):
         raise ValueError(f"{sentence_pairs} sentence pairs read from {pairs.paths[0]}: too few for sizes {sizes}")
     output_dir = pathlib.Path(_OUTPUT_DIR.value)
     per_size, per_length = write_joined(joiner.joined(pairs), corpus.source_language, output_dir)
     summary = dict(
         inputs=[{"path": str(path), "sha256": pair_reader.sha256(path)} for path in pairs.paths],
+        pairs_read=read["read"],
+        dropped=read["dropped"],
+        dropped_lines=read["dropped_lines"],
         sentence_pairs=sentence_pairs,
         sizes=sizes,
         pairs=sum(per_size.values()),
@@ -126,4 +148,7 @@ def main(argv):
     )
     (output_dir / _SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     bins = ", ".join(f"{label}: {count}" for label, count in summary["pairs_per_source_length"].items())
-    print(f"wrote {summary['pairs']:,} pairs from {sentence_pairs:,} to {output_dir} (source tokens {bins})")
+    dropped = ", ".join(f"{reason} {count:,} (first: {', '.join(read['dropped_lines'][reason])})"
+                        for reason, count in sorted(read["dropped"].items()))
+    dropped = dropped and f"; dropped {sum(read['dropped'].values()):,} of {read['read']:,} pairs read: {dropped}"
+    print(f"wrote {summary['pairs']:,} pairs from {sentence_pairs:,} to {output_dir} (source tokens {bins}){dropped}")

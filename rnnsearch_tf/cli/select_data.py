@@ -11,15 +11,16 @@ language models per language (`data_pipeline.data_selection`), summed over both 
 paper's bilingual selection) or of the source side only, and keeps the best-ranked pairs up to `--max_words`
 words (Moses tokens of both sides; the paper kept 348M). `--ranking=random` keeps a random sample of the same
 kind instead, the baseline. Writes `train.<source language>` and `train.<target language>` (the kept pairs,
-line-aligned, best first), `scores.tsv` (every general pair, best first, with its score and cross-entropies)
-and `selection.json` (counts, options, timings).
+line-aligned, best first), `scores.tsv` (every general pair, best first, with its score and cross-entropies:
+plain tab-separated text, the sentences as `train.*` holds them, unquoted) and `selection.json` (counts, options,
+timings), each through a temporary name renamed when all are written (`text_files.replaced_files`), so that a
+run killed or failing leaves an earlier selection as it was.
 
 The general corpus is read from its files again for each pass and never held (a few numbers per pair are):
 its words, the pairs of the general sample the models learn from, the scores, then the outputs in ranking
 order through temporary files in `--output_dir` about the corpus's size (`data_selection.ranked_pairs`).
 """
 
-import csv
 import json
 import pathlib
 import time
@@ -29,7 +30,7 @@ from absl import app, flags
 from data_pipeline import corpus_registry, data_files, pair_reader
 from data_pipeline.data_selection import SIDES, DataSelection, keep_best, pair_words, random_ranking, ranked_pairs
 from rnnsearch_tf.cli import folder_flags, language_flags
-from rnnsearch_tf.utils.text_files import check_not_inputs, check_writable_folder
+from rnnsearch_tf.utils.text_files import check_not_inputs, check_writable_folder, replaced_files
 
 _CORPORA = {
     role: (
@@ -95,26 +96,26 @@ def output_files(languages):
     return [f"train.{languages[0]}", f"train.{languages[1]}", _SCORES_FILE, _SUMMARY_FILE]
 
 
-def write_outputs(output_dir, languages, general_pairs, ranking, kept, scores):
-    """The first `kept` pairs of `ranking` as `train.<language>` files, and `scores.tsv`: every pair, best first
-    (no scores for a random ranking); one pass over `general_pairs` puts them in that order (`ranked_pairs`)."""
-    output_dir.mkdir(parents=True, exist_ok=True)
-    source_file, target_file, scores_file, _ = output_files(languages)
-    with (open(output_dir / source_file, "w", encoding="utf-8", newline="\n") as sources,
-          open(output_dir / target_file, "w", encoding="utf-8", newline="\n") as targets,
-          open(output_dir / scores_file, "w", encoding="utf-8", newline="") as stream):
-        writer = csv.writer(stream, delimiter="\t", lineterminator="\n")
+def write_outputs(paths, general_pairs, ranking, kept, scores):
+    """The first `kept` pairs of `ranking` in the files `paths` (source, target), and every pair, best first, in the
+    file `paths[2]` (scores.tsv: tab-separated, unquoted; no scores for a random ranking); one pass over
+    `general_pairs` puts them in that order (`ranked_pairs`, its temporary files beside `paths`)."""
+    source_path, target_path, scores_path = paths
+    with (open(source_path, "w", encoding="utf-8", newline="\n") as sources,
+          open(target_path, "w", encoding="utf-8", newline="\n") as targets,
+          open(scores_path, "w", encoding="utf-8", newline="\n") as stream):
         terms = [] if scores is None else [
             f"{kind}_{side}" for side in scores.in_domain for kind in ("h_in", "h_general")]
-        writer.writerow(["rank", "kept", "cross_entropy_difference", *terms, "source", "target"])
-        for rank, (index, (source, target)) in enumerate(ranked_pairs(general_pairs, ranking, folder=output_dir)):
+        stream.write("\t".join(["rank", "kept", "cross_entropy_difference", *terms, "source", "target"]) + "\n")
+        pairs = ranked_pairs(general_pairs, ranking, folder=source_path.parent)
+        for rank, (index, (source, target)) in enumerate(pairs):
             if rank < kept:
                 sources.write(source + "\n")
                 targets.write(target + "\n")
             values = [] if scores is None else [f"{entropies[side][index]:.4f}" for side in scores.in_domain
                                                 for entropies in (scores.in_domain, scores.general)]
             difference = "" if scores is None else f"{scores.difference[index]:.4f}"
-            writer.writerow([rank + 1, int(rank < kept), difference, *values, source, target])
+            stream.write("\t".join([str(rank + 1), str(int(rank < kept)), difference, *values, source, target]) + "\n")
 
 
 def rank(in_domain_pairs, general_pairs, languages):
@@ -164,13 +165,14 @@ def main(argv):
     ranking, words, scores, timings = rank(in_domain_pairs, general_pairs, languages)
     kept = keep_best(ranking, words, _MAX_WORDS.value)
     output_dir = pathlib.Path(_OUTPUT_DIR.value)
-    write_outputs(output_dir, languages, general_pairs, ranking, len(kept), scores)
     summary = dict(
         ranking=_RANKING.value, side=_SIDE.value, order=_ORDER.value, unk_cutoff=_UNK_CUTOFF.value, seed=_SEED.value,
         max_words=_MAX_WORDS.value, in_domain=in_domain_reader.summary(), general=general_pairs.summary(),
         general_words=int(sum(words)), kept_pairs=len(kept), kept_words=int(sum(words[index] for index in kept)),
         timings=timings, files={language: str(output_dir / f"train.{language}") for language in languages},
     )
-    (output_dir / _SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    with replaced_files(output_dir, output_files(languages)) as paths:
+        write_outputs(paths[:3], general_pairs, ranking, len(kept), scores)
+        paths[3].write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     print(f"kept {len(kept):,} of {len(words):,} pairs ({summary['kept_words']:,} of "
           f"{summary['general_words']:,} words, by {_RANKING.value}) in {output_dir}")

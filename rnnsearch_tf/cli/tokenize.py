@@ -7,6 +7,7 @@ one at a time, as they are entered).
     rnnsearch tokenize --model_dir=M --side=target --detokenize < pieces.txt  # tokens back to text
 """
 
+import os
 import sys
 
 import tensorflow as tf
@@ -15,9 +16,11 @@ from absl import flags
 
 from data_pipeline import languages
 from data_pipeline.data_dir import DataDir
+from data_pipeline.line_batches import batched
 from data_pipeline.text_codec import TextCodec
 from rnnsearch_tf.cli import folder_flags
 from rnnsearch_tf.models.model_dir import ModelDir
+from rnnsearch_tf.utils.text_files import each_line
 
 _LANG = flags.DEFINE_string(
     "lang", None, "Language of the text, a code (e.g. de, cs, fr): Moses' word-level rules for it (sacremoses').")
@@ -35,8 +38,15 @@ def codec():
         raise app.UsageError("give exactly one of --lang and --model_dir")
     if _LANG.value:
         return TextCodec(languages.check(_LANG.value, "--lang"))
-    model_dir = ModelDir(_MODEL_DIR.value)
-    return (model_dir if model_dir.has_model() else DataDir(_MODEL_DIR.value)).codec(_SIDE.value)
+    model_dir, data_dir = ModelDir(_MODEL_DIR.value), DataDir(_MODEL_DIR.value)
+    if model_dir.has_model():
+        return model_dir.codec(_SIDE.value)
+    if not os.path.exists(data_dir.metadata_file):
+        raise FileNotFoundError(f"--model_dir={_MODEL_DIR.value} is neither a model directory (no "
+                                f"{os.path.basename(model_dir.model_file)}) nor a data directory (no "
+                                f"{os.path.basename(data_dir.metadata_file)}): give the --model_dir of `rnnsearch "
+                                "train` or the --output_dir of `rnnsearch build-data`")
+    return data_dir.codec(_SIDE.value)
 
 
 def main(argv):
@@ -44,7 +54,7 @@ def main(argv):
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     text_codec = codec()
     stdout = open(sys.stdout.fileno(), "wb", closefd=False)
-    for lines in _batches(open(sys.stdin.fileno(), "rb", closefd=False)):
+    for lines in _batches(each_line("-"), sys.stdin.isatty()):
         batch = tf.constant(lines)
         if _DETOKENIZE.value:
             output = text_codec.detokenize(tf.strings.split(batch)).numpy().tolist()
@@ -54,12 +64,7 @@ def main(argv):
         stdout.flush()
 
 
-def _batches(stdin):
-    """The input's lines in lists of --batch_lines; from a terminal, each line alone as it is typed."""
-    if stdin.isatty():
-        for line in stdin:
-            yield [line.rstrip(b"\r\n")]
-        return
-    lines = [line.rstrip(b"\r\n") for line in stdin]
-    for start in range(0, len(lines), _BATCH_LINES.value):
-        yield lines[start : start + _BATCH_LINES.value]
+def _batches(lines, at_terminal):
+    """The input's lines (`each_line`: as translate reads them, a byte order mark opening them skipped) in lists
+    of --batch_lines; from a terminal, each line alone as it is typed."""
+    return ([line] for line in lines) if at_terminal else batched(lines, _BATCH_LINES.value)

@@ -2,14 +2,18 @@
 
 import contextlib
 import os
+import pathlib
 import sys
+import tempfile
 
 
 def read_lines(path):
     """The lines of a UTF-8 file (or stdin for "-"), without their line ends.
 
     Lines end at "\\n" only (a "\\r" before it is dropped; Unicode line separators stay inside the line);
-    invalid UTF-8 bytes become U+FFFD, as `Translator` would make them.
+    invalid UTF-8 bytes become U+FFFD, as `Translator` would make them; a byte order mark opening the input is
+    skipped (Python's "utf-8-sig", as `numbered_lines(bom=True)` and build-data's `PairReader` do), so that it
+    reaches no tokenizer as a word.
     """
     return list(each_line(path))
 
@@ -17,9 +21,9 @@ def read_lines(path):
 def each_line(path):
     """`read_lines`' lines one at a time as they are read (a terminal's as they are typed)."""
     if path == "-":
-        stream = open(sys.stdin.fileno(), encoding="utf-8", errors="replace", newline="\n", closefd=False)
+        stream = open(sys.stdin.fileno(), encoding="utf-8-sig", errors="replace", newline="\n", closefd=False)
     else:
-        stream = open(path, encoding="utf-8", errors="replace", newline="\n")
+        stream = open(path, encoding="utf-8-sig", errors="replace", newline="\n")
     with stream:
         for line in stream:
             yield line.removesuffix("\n").removesuffix("\r")
@@ -68,16 +72,23 @@ def check_writable(path, flag):
         raise PermissionError(f"{flag}={path} cannot be written")
 
 
-def check_writable_folder(folder, flag):
+def check_writable_folder(folder, flag, beside=False):
     """Raises, naming `flag` and `folder`, where a command could not create the folder `folder` (parents
-    included) or write in it: `check_writable` for a command that writes a folder, called before its work."""
+    included) or write in it: `check_writable` for a command that writes a folder, called before its work. With
+    `beside`, the folder's parent is the one written (a command that writes the folder beside it and renames it
+    into place). Tried by making and removing an empty folder in the nearest folder of the path that exists: the
+    permission bits say nothing to root, nor of a folder such as /proc where no file can be made."""
     existing = os.path.abspath(folder)
+    if beside:
+        existing = os.path.dirname(existing)
     while not os.path.exists(existing):  # the nearest part of the path that exists
         existing = os.path.dirname(existing)
     if not os.path.isdir(existing):
         raise NotADirectoryError(f"{flag}={folder}: {existing} is a file, not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise PermissionError(f"{flag}={folder} cannot be written: {existing} is not writable")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".writable-", dir=existing))
+    except OSError:
+        raise PermissionError(f"{flag}={folder} cannot be written: no folder can be made in {existing}") from None
 
 
 def check_not_inputs(folder, file_names, inputs, flag):
@@ -90,6 +101,27 @@ def check_not_inputs(folder, file_names, inputs, flag):
             if os.path.exists(output) and os.path.samefile(output, path):
                 raise ValueError(f"{flag}={folder}: its {name} is the input {path}, which writing it would "
                                  "empty: give another folder")
+
+
+@contextlib.contextmanager
+def replaced_files(folder, names):
+    """Paths through which a command writes the files `names` of `folder` (created if missing) whole or not at all:
+    each `.NAME.incomplete`, renamed to NAME when the block ends, deleted where it raises. A command killed or
+    failing while it writes leaves the files of its previous run as they were. The last name is the record of the
+    others (a summary): it is removed before they are renamed and renamed after them, so that a record lies only
+    beside the files it describes (a kill between the renames leaves new files and no record)."""
+    folder = pathlib.Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    temporary = [folder / f".{name}.incomplete" for name in names]
+    try:
+        yield temporary
+    except BaseException:
+        for path in temporary:
+            path.unlink(missing_ok=True)
+        raise
+    (folder / names[-1]).unlink(missing_ok=True)
+    for path, name in zip(temporary, names):
+        os.replace(path, folder / name)
 
 
 @contextlib.contextmanager
