@@ -9,6 +9,7 @@ import pytest
 import tensorflow as tf
 
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.inference.glossary import Glossary
 from rnnsearch_tf.inference.unk_replacer import UnkReplacer
 from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES, exported_model
 from helpers.translation_test_data import INPUT, PREFIXES, translation_model_dir
@@ -251,3 +252,50 @@ def test_constraints_are_padded_per_batch_and_reported_per_sentence(batch_transl
         batch_translator.translate(INPUT, constraints=constraints[:-1])
     with pytest.raises(ValueError, match="give prefixes or constraints, not both"):
         batch_translator.translate(INPUT, prefixes=PREFIXES, constraints=constraints)
+
+
+def test_constraints_that_cannot_fit_the_length_bound_leave_the_free_translation(batch_translator, results):
+    """A phrase longer than every length bound is not met, and its line gets the translation it gets without
+    constraints (docs/translating.md: "the translation is the search's best without it"), not a hypothesis cut
+    off at the bound."""
+    bounds = [batch_translator.search_config.maximum_target_length(len(free["source_tokens"])) for free in results]
+    # The bound counts </s>; a phrase is cut to the longest bound's tokens, so the lines of that bound get none.
+    constraints = [[" ".join(["chien"] * bound)] if free["source_tokens"] and
+                   bound < batch_translator.maximum_target_length else [] for free, bound in zip(results, bounds)]
+    assert sum(map(len, constraints)) >= 4
+    constrained = batch_translator.translate(INPUT, constraints=constraints)
+    for result, free in zip(constrained, results, strict=True):
+        assert result["constraints_met"] == [False] * len(result["constraints_met"])
+        assert result["translation"] == free["translation"] and result["tokens"] == free["tokens"]
+        assert result["score"] == pytest.approx(free["score"], rel=1e-5)
+
+
+def test_unk_replacement_keeps_the_forced_prefix_as_given(model_dir):
+    """A prefix word outside the target vocabulary is forced as `<unk>`; `<unk>` replacement writes the user's word
+    back there (not the source word it attends to most) in every hypothesis, and reads the rest as usual."""
+    sentences, prefixes = ["The zyzzyva sees a cat.", "a big dog", "the cat"], ["le zyzzyva", "un Zyzzyva chien", ""]
+    searched = BatchTranslator.from_model_dir(model_dir, **SEARCH_OPTIONS).translate(sentences, prefixes=prefixes)
+    replacing = BatchTranslator.from_model_dir(model_dir, unk_replacer=UnkReplacer(), **SEARCH_OPTIONS)
+    replaced = replacing.translate(sentences, prefixes=prefixes)
+    for prefix, plain, result in zip(prefixes, searched, replaced, strict=True):
+        for plain_hypothesis, hypothesis in zip(plain["hypotheses"], result["hypotheses"], strict=True):
+            given = prefix.split()
+            assert plain_hypothesis["tokens"][: len(given)] == [word if word in ("le", "un", "chien") else "<unk>"
+                                                                for word in given]
+            assert hypothesis["tokens"] == given + plain_hypothesis["tokens"][len(given) :]
+            assert hypothesis["unks_replaced"] == sum(word not in ("le", "un", "chien") for word in given)
+        assert result["tokens"] == result["hypotheses"][0]["tokens"]
+        assert result["translation"].split() == result["tokens"] and result["nbest"][0][0] == result["translation"]
+
+
+def test_a_word_level_export_tells_the_target_words_outside_its_vocabulary(tmp_path_factory):
+    """The export carries its target vocabulary (assets/target_vocab.tsv): a glossary's term outside it is searched
+    as `<unk>` and written back, with `--saved_model` as with `--model_dir`."""
+    export_model_dir, export_dir, _ = exported_model(tmp_path_factory)
+    from_export = BatchTranslator.from_saved_model(export_dir)
+    direct = BatchTranslator.from_model_dir(export_model_dir, **SEARCH_OPTIONS)
+    assert from_export.target_codec.vocabulary.size == direct.target_codec.vocabulary.size
+    terms = Glossary([("dog", "toutou"), ("cat", "chat")], direct.source_codec)
+    constraints = terms.constraints(["the dog sees a cat"])
+    searched = [terms.searched_as(constraints, translator.target_codec) for translator in (from_export, direct)]
+    assert searched[0] == searched[1] == [["<unk>", "chat"]]

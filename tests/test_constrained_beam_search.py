@@ -235,14 +235,23 @@ def test_a_beam_wider_than_every_step_s_candidates_finds_the_best_constrained_hy
 
 
 def test_constraints_that_do_not_fit_the_length_bound_are_reported_not_dropped():
+    """A sentence whose phrases cannot fit its length bound gets its free translation, not the hypothesis the
+    banked search cut off at the bound, and the phrases reported unmet; the other sentence is searched under
+    its constraint."""
     model = HashModel(vocab_size=12, seed=2)
     state = model.initial_state(2, seed=3)
     constraint_ids = tf.constant([[[4, 5, 6], [7, 8, 0]], [[9, 0, 0], [0, 0, 0]]])  # 5 tokens; 1 token
-    result = numpy_result(ConstrainedBeamSearch(model.symbols_to_logits_fn, beam_size=4).search(
-        state, 4, constraint_ids=constraint_ids))
-    assert result["lengths"][0, 0] == 4  # a hypothesis still comes back, at the bound
-    assert not result["constraints_met"][0, 0].all()
-    assert result["constraints_met"][1, 0].all()
+    search = ConstrainedBeamSearch(model.symbols_to_logits_fn, beam_size=4)
+    result = numpy_result(search.search(state, 4, constraint_ids=constraint_ids))
+    cut = numpy_result(search.constrained_pass(state, 4, constraint_ids))
+    assert cut["lengths"][0, 0] == 4 and not cut["constraints_met"][0, 0].all()  # what the banked search ends with
+    free = numpy_result(BeamSearch(model.symbols_to_logits_fn, beam_size=4).search(state, 4))
+    assert hypotheses(result, 0) == hypotheses(free, 0) != hypotheses(cut, 0)
+    for name in ("lengths", "scores", "log_probs"):
+        np.testing.assert_array_equal(result[name][0], free[name][0], err_msg=name)
+    held = [contains(hypotheses(free, 0)[0][:-1], phrase) for phrase in constraint_ids[0].numpy().tolist()]
+    assert result["constraints_met"][0, 0].tolist() == held and not all(held)
+    assert result["constraints_met"][1, 0].all() and 9 in hypotheses(result, 1)[0]
 
 
 def free_and_unmet_constraints(free):

@@ -14,7 +14,7 @@ from helpers.toy_translation import write_corpus
 import numpy as np
 
 from rnnsearch_tf.inference.glossary import (Glossary, TermMatch, TerminologyFileError, constraint_report,
-                                             merge_constraints, read_constraints, read_glossary)
+                                             merge_constraints, read_constraints, read_glossary, searched_phrases)
 from rnnsearch_tf.inference.unk_replacer import UnkReplacer
 
 
@@ -106,6 +106,8 @@ def test_a_constraints_file_gives_each_lines_phrases(tmp_path):
     assert read_constraints(path) == [["chien noir", "chat"], [], ["maison"], ["vert"]]
     assert merge_constraints([["chien", "chat"], []], [["chat", "vert"], ["le"]]) == [["chien", "chat", "vert"], ["le"]]
     assert merge_constraints(None, [["chat"]]) == [["chat"]] and merge_constraints(None, None) is None
+    bom = _write(tmp_path / "bom.txt", "\ufeffchien noir\tchat\n")  # a byte-order mark, as Notepad writes
+    assert read_constraints(bom) == [["chien noir", "chat"]]
 
 
 def test_the_report_names_constraints_skipped_and_not_met_then_sums_up():
@@ -235,6 +237,32 @@ def test_a_term_of_unknown_words_only_is_searched_as_unks(tmp_path):
         ["<unk>", "voit", "zyzzyva"], ["toutou chaud", "<unk> <unk>"], []]  # "zyzzyva" is no term of the glossary
     assert glossary.searched_as(constraints, None) == constraints  # a subword model knows every word
     assert glossary.searched_as(constraints, TextCodec("fr")) == constraints  # no vocabulary: an export's rules
+
+
+def test_a_phrase_of_unknown_words_only_is_skipped_unless_a_glossary_term(tmp_path):
+    """The search forces the text `<unk>` (a glossary's term of unknown words is given so, then written back): a
+    constraints file's phrase made only of words outside the vocabulary, `<unk>` among them, is given as "" and
+    so skipped, as one of unknown words alone is; a phrase with a known word is searched as it is."""
+    words = [*constants.RESERVED_TOKENS, "le", "voit", "chien"]
+    codec = TextCodec("fr", _write(tmp_path / "fr.tsv", "".join(f"{word}\t1\n" for word in words)))
+    constraints = [["<unk>", "zyzzyva <unk>", "le <unk>", "toutou"], ["zyzzyva", "chien"], []]
+    glossary = Glossary([("dog", "toutou")], TextCodec("en"))
+    assert searched_phrases(constraints, codec, glossary) == [["", "", "le <unk>", "<unk>"], ["", "chien"], []]
+    assert searched_phrases(constraints, codec) == [["", "", "le <unk>", ""], ["", "chien"], []]
+    assert searched_phrases(constraints, None, glossary) == constraints  # a subword model knows every word
+    assert searched_phrases(constraints, TextCodec("fr")) == constraints  # no vocabulary to tell them
+
+
+def test_a_glossary_replacer_made_again_keeps_the_choice_of_copying_source_words():
+    """A line typed at a terminal makes the glossary's replacer anew from the one before: without --replace_unk
+    the `<unk>`s no term takes stay."""
+    glossary = Glossary([("dog", "toutou")], TextCodec("en"))
+    again = glossary.unk_replacer(TextCodec("fr"), glossary.unk_replacer(TextCodec("fr")))
+    assert not again.copy_source_words
+    no_term = (["le", "<unk>"], ["the", "Zyzzyva", "</s>"], np.eye(3)[:2])  # "Zyzzyva": no term of the glossary
+    assert glossary.unk_replacer(TextCodec("fr"), again).replace(*no_term)[0] == ["le", "<unk>"]
+    assert glossary.unk_replacer(TextCodec("fr"), UnkReplacer()).replace(*no_term)[0] == ["le", "Zyzzyva"]
+    assert glossary.unk_replacer(TextCodec("fr"), UnkReplacer()).copy_source_words
 
 
 def test_a_term_outside_a_word_vocabulary_is_written_over_the_unk_that_attends_to_its_source():

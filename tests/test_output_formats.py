@@ -70,6 +70,17 @@ def test_json_format_of_subwords_n_best_and_split_lines():
     assert record["sentences"][1]["token_probabilities"] == [0.5, 0.25, 0.125]
 
 
+def test_a_result_searched_over_a_shortlist_says_so():
+    """Its score and probabilities are over the shortlist's words: the json and alignment records say so."""
+    for output_format in ("json", "alignment"):
+        record = json.loads(output_formats.format_translation(0, dict(CONFIDENT, shortlist=True), output_format))
+        assert record["shortlist"] is True and list(record)[-1] == "shortlist"
+        assert "shortlist" not in json.loads(output_formats.format_translation(0, CONFIDENT, output_format))
+    line = json.loads(output_formats.format_translation(1, dict(RESULT, sentences=[dict(CONFIDENT, shortlist=True)]),
+                                                        "json"))
+    assert line["sentences"][0]["shortlist"] is True
+
+
 def test_alignment_format_adds_the_confidence_where_given():
     record = json.loads(output_formats.format_translation(3, CONFIDENT, "alignment"))
     assert record["token_probabilities"] == [0.5, 0.25, 0.125] and record["mean_log_prob"] == -1.3862944

@@ -11,7 +11,7 @@ import pytest
 from conftest import REPO_ROOT
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.phrase_table import (
-    BadPhraseTableLine, PhraseTableScorer, comparison_table, table_candidates,
+    BadPhraseTableLine, PhraseTableScorer, comparison_table, moses_text, table_candidates,
 )
 from helpers.serving_test_utils import write_model_dir
 from helpers import preimported
@@ -55,6 +55,8 @@ def expected_output(model_dir):
 class RecordingScorer:
     """A stand-in for BatchTranslator: log p = -(number of target words + 1), and a record of the calls."""
 
+    source_language, target_language = "en", "fr"
+
     def __init__(self, output):
         self.output = output
         self.calls = []
@@ -81,6 +83,23 @@ def test_only_the_model_scores_are_added(model_dir, expected_output, tmp_path):
     assert (tmp_path / "scored").read_bytes() == expected_output
     assert counts == dict(lines=7, scored=5, bad_lines=2, cut_lines=[])
     assert [message.split(": ")[0] for message in messages] == [f"{tmp_path / 'table'}:3", f"{tmp_path / 'table'}:6"]
+
+
+def test_phrases_are_read_as_moses_tokens(model_dir):
+    """A phrase table holds tokenizer.perl's escaped tokens: "l&apos; homme" is scored as the text "l'homme" the
+    model's codec tokenizes (`l'` `homme`, as translate writes it), not as `l & apos ; homme`."""
+    assert moses_text(["l&apos; homme", "a &amp;apos; &#124; &lt;b&gt; &#91;c&#93; &quot;d&quot;"], "fr") == [
+        "l'homme", 'a &apos; | <b> [c] "d"']
+    assert moses_text(["it &apos;s"], "en") + moses_text(["北京 欢迎 你"], "zh") + moses_text(["a &amp; b"], None) == [
+        "it's", "北京欢迎你", "a & b"]
+    output = io.BytesIO()
+    scorer = BatchTranslator.from_model_dir(model_dir)
+    PhraseTableScorer(scorer).score_lines(iter([b"the big dog ||| l&apos; homme &amp; le chien ||| 1\n"]), output)
+    expected = scorer.score(["the big dog"], ["l'homme & le chien"])[0]
+    assert expected["tokens"][:2] == ["l'", "homme"]
+    per_word = expected["log_prob"] / len(expected["tokens"])
+    scores = f"{expected['log_prob']:g} {per_word:g}"
+    assert output.getvalue().decode() == f"the big dog ||| l&apos; homme &amp; le chien ||| 1 {scores}\n"
 
 
 def test_scores_are_log_probabilities_per_pair_and_per_word(tmp_path):

@@ -175,3 +175,15 @@ def test_command_line_names_the_lines_it_cut_in_every_output_format(model_dir, t
                                             maximum_length_b=8).score(SENTENCES, TARGETS)
     assert [(score["source_truncated"], score["target_truncated"]) for score in scores] == [
         (True, False), (False, False), (False, False), (True, True)]
+
+
+def test_the_help_says_a_target_is_scored_over_the_whole_vocabulary(model_dir):
+    """score uses no shortlist: a json token is scored as itself, a word outside the vocabulary as `<unk>` (written
+    as given); its help (the command's docstring) says so."""
+    help_text = " ".join((REPO_ROOT / "rnnsearch_tf" / "cli" / "score.py").read_text(encoding="utf-8").split())
+    assert "outside the shortlist" not in help_text
+    assert "a word outside the vocabulary is scored as `<unk>`" in help_text
+    scorer = BatchTranslator.from_model_dir(model_dir)
+    unknown, known = scorer.score([SENTENCES[0]] * 2, ["la zyzzyva", "la <unk>"])
+    assert unknown["tokens"] == ["la", "zyzzyva", "</s>"] and known["tokens"] == ["la", "<unk>", "</s>"]
+    assert unknown["token_log_probs"] == known["token_log_probs"]

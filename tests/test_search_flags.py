@@ -115,6 +115,10 @@ def test_refuse_given_names_the_flags_set_and_passes_the_defaults(parsed):
     with flagsaver.as_parsed(length_normalization="gnmt"):
         with pytest.raises(app.UsageError, match=r"^--length_normalization is not read with --saved_model: its export"):
             search_flags.refuse_with_saved_model()
+    with flagsaver.as_parsed(function_cache=""):  # not a flag of rnnsearch export: not sent there
+        with pytest.raises(app.UsageError, match=r"^--function_cache is not read with --saved_model: an export's "
+                           r"search is traced already \(the cache keeps a model directory's traced search\)$"):
+            search_flags.refuse_with_saved_model()
 
 
 @pytest.mark.parametrize("command, args, message", [

@@ -11,8 +11,8 @@ import pytest
 import tensorflow as tf
 
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
-from rnnsearch_tf.inference.shortlist import Shortlist
-from rnnsearch_tf.models.model_dir import SHORTLIST_FILE
+from rnnsearch_tf.inference.shortlist import Shortlist, vocabulary_digest
+from rnnsearch_tf.models.model_dir import SHORTLIST_FILE, ModelDir
 from rnnsearch_tf.inference.translator import Translator
 from serving import export
 from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES, assert_outputs_equal, write_model_dir
@@ -68,11 +68,12 @@ def test_build_merges_counts_across_chunks():
 
 
 def test_save_and_load(tmp_path):
-    shortlist = Shortlist([[0, 0], [5, 6]], [4, 5, 6])
+    shortlist = Shortlist([[0, 0], [5, 6]], [4, 5, 6], vocabularies="ab12")
     shortlist.save(tmp_path / SHORTLIST_FILE)
     loaded = Shortlist.from_file(tmp_path / SHORTLIST_FILE)
     np.testing.assert_array_equal(loaded.candidates, shortlist.candidates)
     np.testing.assert_array_equal(loaded.frequent, shortlist.frequent)
+    assert loaded.vocabularies == "ab12"
     with np.load(tmp_path / SHORTLIST_FILE) as arrays:
         assert (arrays["per_source_word"], arrays["frequent_words"]) == (2, 3)
 
@@ -177,6 +178,10 @@ def test_a_translator_searches_over_a_model_directorys_shortlist_unless_told_not
     assert ensemble.shortlist is None and ensemble.settings()["shortlist"] is False
     text = tf.constant(SENTENCES)
     assert not np.array_equal(default.translate(text)["tokens"].numpy(), full.translate(text)["tokens"].numpy())
+    # Each result says whether its scores are over the shortlist (the output formats write it).
+    assert all(result["shortlist"] for result in BatchTranslator.from_model_dir(directory).translate(SENTENCES))
+    assert not any("shortlist" in result
+                   for result in BatchTranslator.from_model_dir(directory, shortlist=False).translate(SENTENCES))
 
 
 def test_a_shortlist_must_exist_and_fit(model_dir, tmp_path):
@@ -186,6 +191,30 @@ def test_a_shortlist_must_exist_and_fit(model_dir, tmp_path):
     Shortlist([[0]] * 3, [4]).save(other / SHORTLIST_FILE)
     with pytest.raises(ValueError, match="source words"):
         Translator.from_model_dir(other, shortlist=True)
+
+
+def test_a_shortlist_of_other_vocabularies_of_the_same_sizes_is_refused(model_dir, tmp_path):
+    """The ids of a shortlist built over another model's vocabularies would be other words: the file records a
+    digest of the vocabularies, and a model whose own differ refuses it in one line; a file that records none
+    (written before the digest) is read."""
+    directory = tmp_path / "model"
+    shutil.copytree(model_dir, directory)
+    model = ModelDir(directory)
+    candidates, frequent = _small_shortlist(directory)
+    digest = vocabulary_digest(model.codec("source"), model.codec("target"))
+    Shortlist(candidates, frequent, digest).save(directory / SHORTLIST_FILE)
+    assert Shortlist.from_file(directory / SHORTLIST_FILE).vocabularies == digest
+    assert Translator.from_model_dir(directory, **SEARCH_OPTIONS).shortlist.vocabularies == digest
+    words = model.target_vocabulary_file
+    lines = open(words, encoding="utf-8").read().splitlines()
+    with open(words, "w", encoding="utf-8") as stream:  # the same size, two words swapped
+        stream.write("\n".join(lines[:-2] + [lines[-1], lines[-2]]) + "\n")
+    message = f"{directory / SHORTLIST_FILE} was built over other vocabularies .*: rebuild it with `rnnsearch shortlist"
+    with pytest.raises(ValueError, match=message):
+        Translator.from_model_dir(directory, **SEARCH_OPTIONS)
+    Shortlist(candidates, frequent).save(directory / SHORTLIST_FILE)
+    assert Shortlist.from_file(directory / SHORTLIST_FILE).vocabularies is None
+    assert Translator.from_model_dir(directory, **SEARCH_OPTIONS).shortlist is not None
 
 
 @pytest.mark.large  # a fresh process, as test_export.py's (default) round trip without a shortlist
@@ -220,7 +249,6 @@ def test_the_command_counts_the_training_shards(tmp_path):
     from data_pipeline.data_dir import DataDir
     from helpers.toy_translation import build_toy_data
     from rnnsearch_tf import ModelConfig
-    from rnnsearch_tf.models.model_dir import ModelDir
 
     data_dir = DataDir(build_toy_data(tmp_path))
     sizes = [sum(1 for _ in open(path, encoding="utf-8"))
@@ -242,6 +270,7 @@ def test_the_command_counts_the_training_shards(tmp_path):
     np.testing.assert_array_equal(written.candidates, expected.candidates)
     np.testing.assert_array_equal(written.frequent, np.arange(4, 11))
     assert written.candidates.shape == (sizes[0], 3) and written.candidates[5:].any()
+    assert written.vocabularies == vocabulary_digest(model_dir.codec("source"), model_dir.codec("target"))
 
 
 # large: two fresh processes; the default suite has a translator search a model directory's shortlist unless told

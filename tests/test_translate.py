@@ -67,17 +67,53 @@ def test_lines_typed_at_a_terminal_are_translated_one_at_a_time(model_dir):
         "error: --prefix_file and --constraints_file pair their lines with the input's: give --input a file")
 
 
-def test_constraints_of_typed_lines_are_named_by_their_line_and_summed_up_where_they_are(model_dir):
+def test_constraints_of_typed_lines_are_named_by_their_line_and_summed_up_where_they_are(model_dir, tmp_path):
     """A line typed at a terminal is translated alone: a constraint's message names its place in the input, and
     the summary follows a line with constraints only, as the other warnings of a typed line follow it only where
-    they apply ("42", a number --verbatim keeps, is outside the target vocabulary: skipped)."""
+    they apply (a glossary's term too long for the line's length bound is not met; "42", a number --verbatim
+    keeps, is outside the target vocabulary: searched as <unk> and written back, as a glossary's term is)."""
+    long_term = " ".join(["chien"] * 40)
+    (tmp_path / "terms.tsv").write_text(f"dog\t{long_term}\n", encoding="utf-8")
     environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
-    command = [sys.executable, "-m", "rnnsearch_tf.translate", f"--model_dir={model_dir}", "--verbatim", *_options()]
-    answers, stderr, returncode = typed(command, ["the cat", "a dog", "the dog sees 42"], environment, REPO_ROOT)
+    command = [sys.executable, "-m", "rnnsearch_tf.translate", f"--model_dir={model_dir}", "--verbatim",
+               f"--terminology={tmp_path / 'terms.tsv'}", *_options()]
+    answers, stderr, returncode = typed(command, ["the cat", "the dog sees a cat", "a house 42"], environment,
+                                        REPO_ROOT)
     assert returncode == 0 and len(answers) == 3, stderr
     messages = [line for line in stderr.splitlines() if "constraint" in line]
-    assert messages == ["line 3: constraint '42' skipped: none of its words is in the target vocabulary",
-                        "constraints: 1 on 1 of 1 lines: 0 met, 0 not met, 1 skipped"], stderr
+    assert messages == [f"line 2: constraint '{long_term}' not met: the translation ended without it (a line's "
+                        "constraints must fit its length bound, --maximum_length_a and --maximum_length_b)",
+                        "constraints: 1 on 1 of 1 lines: 0 met, 1 not met, 0 skipped",
+                        "constraints: 1 on 1 of 1 lines: 1 met, 0 not met, 0 skipped"], stderr
+    assert long_term not in answers[1] and "42" in answers[2].split()
+
+
+def test_verbatim_names_outside_a_word_vocabulary_are_forced_as_unk_and_written_back(model_dir, tmp_path):
+    """A word-level model cannot write a name it does not know: --verbatim searches it as <unk> and writes it
+    there, as a glossary entry `Name<TAB>Name` does; --replace_unk replaces the other <unk>s as before."""
+    (tmp_path / "input.txt").write_text("the cat sees Kenwixmosk\nthe dog sees a Trondheim house\n", encoding="utf-8")
+    (tmp_path / "terms.tsv").write_text("Kenwixmosk\tKenwixmosk\nTrondheim\tTrondheim\n", encoding="utf-8")
+    common = [f"--model_dir={model_dir}", f"--input={tmp_path / 'input.txt'}", "--noprogress", "--replace_unk",
+              *_options()]
+    verbatim, stderr = _run([*common, "--verbatim"])
+    glossary, _ = _run([*common, f"--terminology={tmp_path / 'terms.tsv'}"])
+    assert verbatim == glossary, stderr
+    assert "Kenwixmosk" in verbatim.splitlines()[0] and "Trondheim" in verbatim.splitlines()[1]
+    assert "constraints: 2 on 2 of 2 lines: 2 met, 0 not met, 0 skipped" in stderr
+
+
+def test_a_prefix_cut_or_given_for_an_empty_line_is_named(model_dir, tmp_path):
+    """A forced prefix longer than the longest translation is cut, and one for an empty input line has nothing
+    to start: stderr names both, as it names the lines cut to --maximum_source_length."""
+    (tmp_path / "input.txt").write_text("the cat\n\na dog\n", encoding="utf-8")
+    (tmp_path / "prefixes.txt").write_text("le\nla\n" + " ".join(["chat"] * 100) + "\n", encoding="utf-8")
+    stdout, stderr = _run([f"--model_dir={model_dir}", f"--input={tmp_path / 'input.txt'}", "--noprogress",
+                           f"--prefix_file={tmp_path / 'prefixes.txt'}", *_options()])
+    longest = BatchTranslator.from_model_dir(model_dir, **SEARCH_OPTIONS).maximum_target_length - 1
+    assert stdout.splitlines()[2].split() == ["chat"] * longest
+    assert (f"--prefix_file lines cut to their first {longest} target tokens (the longest translation, "
+            "--maximum_length_a * --maximum_source_length + --maximum_length_b, less its </s>): line 3") in stderr
+    assert "--prefix_file lines not used, their input line being empty: line 2" in stderr
 
 
 def test_command_line_file_to_file_alignment(model_dir, tmp_path):

@@ -48,6 +48,8 @@ def test_dictionary_entry_wins_over_copy(tmp_path):
     tokens, replaced = replacer.replace(TARGET, SOURCE, ALIGNMENT)
     assert tokens == ["M.", "zyzzyva du Brésil", "aime", "Quetzalcoatl", "</s>"]
     assert replaced == 2
+    path.write_text("\ufeffZyzzyva\tzyzzyva du Brésil\n", encoding="utf-8")  # a byte-order mark, as Notepad writes
+    assert UnkReplacer.from_file(path).dictionary == {"Zyzzyva": "zyzzyva du Brésil"}
 
 
 def test_nothing_to_replace_and_empty_source():

@@ -40,7 +40,8 @@ def define_saved_model(flag_values=flags.FLAGS):
     """The --saved_model FlagHolder: an export of `rnnsearch export`, read instead of --model_dir."""
     return flags.DEFINE_string(
         "saved_model", None, "Instead of --model_dir: an export of `rnnsearch export` (base path or version folder); "
-        "its search options are those fixed at export, the search flags here are ignored.", flag_values=flag_values,
+        "its search options are those fixed at export: the search flags, --checkpoint, --precision, --quantize and "
+        "--function_cache are refused with it.", flag_values=flag_values,
     )
 
 

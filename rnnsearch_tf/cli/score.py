@@ -6,19 +6,20 @@ r"""Scores sentence pairs with log p(y | x), or rescores a Moses n-best list wit
 
 Scoring (`--target`): one line per pair, `--output_format=sentence` gives log p(y | x) (natural log, the
 `</s>` included), `json` gives `{"log_prob", "tokens", "token_log_probs", "source_truncated",
-"target_truncated"}` with the target's Moses tokens (one outside the shortlist is scored as `<unk>`) and
-the log-probability of each (Cho et al. 2014 scored phrase pairs exactly so). Rescoring (`--nbest`):
-each hypothesis of line i is scored against source line i; the feature `log_prob= X` is appended and the
-total becomes `total + weight * X`; each list is sorted again by the new total. Output is the rescored
-n-best list, every feature value and a Moses word alignment (a fifth field) kept; `--best_output` also gets
-the new 1-best translation of every source line (an empty line where the list has no entry). A malformed
-n-best line is named with its file and number before the model loads; `--output_format=json` is refused
-with `--nbest` (its output is the n-best list). A source of more than `--maximum_source_length` tokens, or a
+"target_truncated"}` with the target's tokens (a word outside the vocabulary is scored as `<unk>`; no shortlist:
+log p(y | x) is over the whole vocabulary) and the log-probability of each (Cho et al. 2014 scored phrase pairs
+exactly so). Rescoring (`--nbest`): each hypothesis of line i is scored against source line i; the feature
+`log_prob= X` is appended and the total becomes `total + weight * X`; each list is sorted again by the new total.
+Output is the rescored n-best list, every feature value and a Moses word alignment (a fifth field) kept;
+`--best_output` also gets the new 1-best translation of every source line (an empty line where the list has no
+entry). A malformed n-best line is named with its file and number before the model loads; `--output_format=json`
+is refused with `--nbest` (its output is the n-best list). A source of more than `--maximum_source_length` tokens, or a
 target of more than the longest translation searched (`maximum_length_a * maximum_source_length +
 maximum_length_b`, less its `</s>`), is scored from its first tokens, and the lines cut are named on stderr.
 
-Phrase-table scoring (`--phrase_table`, Cho et al. 2014, Section 4.1): a Moses phrase table (plain or gzip)
-is written to `--output` (gzip if it ends in `.gz`) with log p(target | source) and its value per target
+Phrase-table scoring (`--phrase_table`, Cho et al. 2014, Section 4.1): a Moses phrase table (plain or gzip; its
+phrases Moses tokens, escaped as tokenizer.perl writes them, read back as text: `phrase_table.moses_text`) is
+written to `--output` (gzip if it ends in `.gz`) with log p(target | source) and its value per target
 token (`</s>` included) appended to each pair's scores, everything else unchanged
 (`inference.phrase_table.PhraseTableScorer`), `--lines_per_chunk` lines at a time. A line of fewer than
 three fields is named on stderr with its number and, by default (`--on_bad_line=pass`), written unchanged,
@@ -47,7 +48,7 @@ from rnnsearch_tf.cli import folder_flags, search_flags
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.output_formats import nbest_line, parse_nbest_lines
 from rnnsearch_tf.inference.phrase_table import (
-    LINES_PER_CHUNK, ON_BAD_LINE, PhraseTableScorer, comparison_table, table_candidates,
+    LINES_PER_CHUNK, ON_BAD_LINE, PhraseTableScorer, comparison_table, moses_text, table_candidates,
 )
 from data_pipeline.progress_line import ProgressLine
 from rnnsearch_tf.utils.function_cache import run_graphs_without_grappler
@@ -127,11 +128,13 @@ def _phrase_table_top(scorer, k):
     phrases = list(dict.fromkeys(line.strip() for line in read_lines(_SOURCE.value) if line.strip()))
     candidates = table_candidates(_PHRASE_TABLE.value, phrases, _TABLE_SCORE.value)
     pairs = [(phrase, target) for phrase in phrases for target, _ in candidates[phrase]]
-    scores = scorer.score([phrase for phrase, _ in pairs], [target for _, target in pairs]) if pairs else []
+    sources = moses_text([phrase for phrase, _ in pairs], scorer.source_language)  # the table's Moses tokens
+    targets = moses_text([target for _, target in pairs], scorer.target_language)
+    scores = scorer.score(sources, targets) if pairs else []
     by_model = collections.defaultdict(list)
     for (phrase, target), score in zip(pairs, scores):
         by_model[phrase].append((target, score["log_prob"]))
-    generated = scorer.translate(phrases)
+    generated = scorer.translate(moses_text(phrases, scorer.source_language))
     with open_output(_OUTPUT.value) as output:
         for phrase, result in zip(phrases, generated):
             output.write(comparison_table(phrase, k, candidates[phrase], by_model[phrase], result["nbest"][:k]))

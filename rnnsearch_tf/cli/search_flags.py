@@ -60,9 +60,12 @@ def search_config():
 
 def refuse_with_saved_model():
     """UsageError naming the flags given that are read from a model directory only: an export (`--saved_model`)
-    fixed its checkpoint, precision, weights and search when it was made and has no traced-function cache."""
-    refuse_given([CHECKPOINT, PRECISION, QUANTIZE, FUNCTION_CACHE, *_SEARCH_FLAGS.values()],
+    fixed its checkpoint, precision, weights and search when it was made (`rnnsearch export` takes them), and is
+    traced already (no command, export included, reads --function_cache for it)."""
+    refuse_given([CHECKPOINT, PRECISION, QUANTIZE, *_SEARCH_FLAGS.values()],
                  "with --saved_model: its export fixed them (give them to rnnsearch export, or use --model_dir)")
+    refuse_given([FUNCTION_CACHE], "with --saved_model: an export's search is traced already (the cache keeps a "
+                 "model directory's traced search)")
 
 
 def refuse_given(holders, reason):

@@ -5,7 +5,8 @@
 
 For each source word, the `--per_source_word` target words of highest Dice coefficient with it over the
 sentence pairs of the training shards, and the `--frequent` most frequent target words
-(`rnnsearch_tf.inference.shortlist.Shortlist`), written to `<model_dir>/shortlist.npz`.
+(`rnnsearch_tf.inference.shortlist.Shortlist`), written to `<model_dir>/shortlist.npz` with a digest of the
+model's vocabularies (`vocabulary_digest`): a command refuses the file beside other vocabularies.
 """
 
 from absl import app, flags
@@ -13,7 +14,7 @@ from absl import app, flags
 from data_pipeline import shard_files
 from data_pipeline.data_dir import DataDir
 from rnnsearch_tf.cli import folder_flags
-from rnnsearch_tf.inference.shortlist import FREQUENT_WORDS, PER_SOURCE_WORD, Shortlist
+from rnnsearch_tf.inference.shortlist import FREQUENT_WORDS, PER_SOURCE_WORD, Shortlist, vocabulary_digest
 from rnnsearch_tf.models.model_dir import ModelDir
 
 _MODEL_DIR = folder_flags.define_model_dir(required=True)
@@ -43,6 +44,7 @@ def main(argv):
     shortlist = Shortlist.build(
         pairs, config["source_vocab_size"], config["target_vocab_size"], _PER_SOURCE_WORD.value, _FREQUENT.value
     )
+    shortlist.vocabularies = vocabulary_digest(model_dir.codec("source"), model_dir.codec("target"))
     path = model_dir.shortlist_file
     shortlist.save(path)
     print(f"wrote {path}: {shortlist.per_source_word} target words per source word, {len(shortlist.frequent)} frequent")

@@ -42,7 +42,8 @@ _SAVED_MODEL = folder_flags.define_saved_model()
 _INPUT = flags.DEFINE_string("input", "-", 'Source sentences, one per line ("-": stdin).')
 _PREFIX_FILE = flags.DEFINE_string(
     "prefix_file", None, "Target-language text each translation must start with, one line per input line (an "
-    "empty line: no prefix); words outside the target vocabulary are forced, and output, as <unk>."
+    "empty line: no prefix); words outside the target vocabulary are forced, and output, as <unk> (written back as "
+    "given with --replace_unk)."
 )
 _TERMINOLOGY = flags.DEFINE_string(
     "terminology", None, "A glossary of UTF-8 'source term<TAB>target term' lines (# comments): a term whose source "
@@ -109,24 +110,35 @@ def _check_constraint_flags():
 
 def _constraints(translator, sentences, explicit, terminology):
     """Each line's target phrases (None without constraint flags): --constraints_file's, then the terms of
-    --terminology (its `(entries, origins)`) found in the line by the model's source codec; and the `Glossary`
-    (None without --terminology), whose terms outside a word vocabulary the translator's `<unk>` replacement
-    writes."""
+    --terminology (its `(entries, origins)`) found in the line by the model's source codec, then --verbatim's;
+    and the `Glossary` (None without --terminology, or --verbatim with a word-level target), whose terms outside
+    a word vocabulary the search is given as `<unk>`s and the translator's `<unk>` replacement writes: with a
+    word-level target --verbatim's names are its terms too, each its own translation, so that a name outside
+    the vocabulary is forced as `<unk>` and written back, as a glossary entry `Name<TAB>Name` is."""
     if terminology is None:
         return None, None
     if translator.search_config.sampling:
         raise app.UsageError("--terminology, --constraints_file and --verbatim constrain beam search, not --sampling")
-    found = terms = None
+    entries, origins = terminology
+    found = verbatim = terms = None
     if _TERMINOLOGY.value is not None:
-        entries, origins = terminology
-        terms = glossary.Glossary(entries, _source_codec(translator), _TERMINOLOGY_IGNORE_CASE.value, origins)
-        found = terms.constraints(sentences)
-        if translator.target_codec is not None:  # a word-level target: a term outside it is searched as <unk>
-            translator.unk_replacer = terms.unk_replacer(translator.target_codec, translator.unk_replacer)
-    verbatim = None
+        found = _glossary(translator, entries, origins).constraints(sentences)
     if _VERBATIM.value:  # a first word is judged by the model's vocabulary: from --model_dir, not an export
         verbatim = verbatim_terms_of(sentences, translator.source_codec)
+        if translator.target_codec is not None:  # a word-level target: its names as the glossary's terms of themselves
+            names = list(dict.fromkeys(term for line in verbatim for term in line))
+            entries = entries + [(name, name) for name in names]
+            origins = origins + [f"--verbatim term {name!r}" for name in names]
+    if entries:
+        terms = _glossary(translator, entries, origins)
+        if translator.target_codec is not None:  # a word-level target: a term outside it is searched as <unk>
+            translator.unk_replacer = terms.unk_replacer(translator.target_codec, translator.unk_replacer)
     return glossary.merge_constraints(explicit, found, verbatim), terms
+
+
+def _glossary(translator, entries, origins):
+    """The `Glossary` of `(source term, target term)` entries named by `origins`, matched as --terminology says."""
+    return glossary.Glossary(entries, _source_codec(translator), _TERMINOLOGY_IGNORE_CASE.value, origins)
 
 
 def _source_codec(translator):
@@ -229,14 +241,31 @@ def _translate_lines(translator, sentences, prefixes, explicit_constraints, term
     else:
         constraints, terms = _constraints(translator, sentences, explicit_constraints, terminology)
         progress = ProgressLine("translated", len(sentences)) if show_progress and sentences else None
-        searched = constraints if terms is None else terms.searched_as(constraints, translator.target_codec)
+        searched = None if constraints is None else glossary.searched_phrases(constraints, translator.target_codec,
+                                                                             terms)
         results = translator.translate(sentences, progress, prefixes, searched)
         if terms is not None:
             terms.capitalise_sentence_starts(sentences, results)
     messages = list(_warnings(translator, sentences, results, before))
+    if prefixes is not None:
+        messages += _prefix_warnings(translator, prefixes, results, before)
     if terminology is not None and (not typed or any(constraints)):
         messages += glossary.constraint_report(constraints, results, before)
     return results, messages
+
+
+def _prefix_warnings(translator, prefixes, results, before=0):
+    """What stderr says of --prefix_file's lines that were not forced whole: cut to the longest translation, or
+    given for an empty input line (which has no translation to start)."""
+    cut = [before + index + 1 for index, result in enumerate(results) if result.get("prefix_truncated")]
+    if cut:
+        yield (f"--prefix_file lines cut to their first {translator.maximum_target_length - 1} target tokens (the "
+               "longest translation, --maximum_length_a * --maximum_source_length + --maximum_length_b, less its "
+               f"</s>): {line_numbers(cut)}")
+    unused = [before + index + 1 for index, (prefix, result) in enumerate(zip(prefixes, results))
+              if prefix.strip() and not result["source_tokens"]]
+    if unused:
+        yield f"--prefix_file lines not used, their input line being empty: {line_numbers(unused)}"
 
 
 def _warnings(translator, sentences, results, before=0):

@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from data_pipeline import constants
 from data_pipeline.export_dir import ExportDir, ExportSettings, ExportVersion
+from data_pipeline.text_codec import TextCodec
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.inference.translator import Translator
 from rnnsearch_tf.models.model_dir import ModelDir
@@ -86,18 +87,23 @@ class BatchTranslator:
         self.target_language = settings.get("target_language")
         # The model's source `TextCodec`, vocabulary included: a Translator's own; None for a SavedModel.
         self.source_codec = module.source_codec if isinstance(module, Translator) else None
-        self.target_codec = self._target_codec(module, settings)
+        self.target_codec = self._target_codec(module, settings, loaded_from)
         self.unk_replacer = unk_replacer if self.target_codec is not None else None
 
     @staticmethod
-    def _target_codec(module, settings):
+    def _target_codec(module, settings, loaded_from):
         """The target `TextCodec` where it has `<unk>`, whose detokenization `<unk>` replacement needs (a
         Translator's own; for a SavedModel, a word-level one when its settings say so, as every export
-        older than codecs); None for a subword codec (its export tokenizes and detokenizes by itself)."""
+        older than codecs, with the vocabulary of its assets where the version folder `loaded_from` has one,
+        so that a glossary tells the words outside it as with the model directory: `Glossary.searched_as`);
+        None for a subword codec (its export tokenizes and detokenizes by itself)."""
         if isinstance(module, Translator):
             codec = module.target_codec
         elif ExportSettings(settings).codec_is_moses("target"):
             codec = ExportSettings(settings).moses_codec("target")
+            vocabulary_file = ExportVersion(loaded_from).asset(constants.TARGET_VOCABULARY_FILE) if loaded_from else ""
+            if vocabulary_file and tf.io.gfile.exists(vocabulary_file):
+                codec = TextCodec(codec.language, vocabulary_file, lowercase=codec.lowercase)
         else:
             codec = None
         return codec if codec is not None and codec.has_unknown else None
@@ -179,6 +185,9 @@ class BatchTranslator:
               make (`Translator.translate`'s word view; `output_formats.word_view` gives the words of any result),
               and `word_probabilities` (each word's pieces' probabilities multiplied, then `</s>`'s).
             - `unks_replaced`: int, `<unk>`s replaced (0 without an `unk_replacer`).
+            - `shortlist`: True where the search ran over a vocabulary shortlist (`SearchConfig.shortlist`): the
+              scores and probabilities are then the model's renormalised over the shortlist's words, not over
+              the whole vocabulary (`score` gives those); absent otherwise.
             - `nbest`: list of `(translation, score)`, best first, `num_hypotheses` items: the beam's
               translations, each after `<unk>` replacement (`nbest[0]` is `(translation, score)`); from
               an export older than `nbest_tokens`, as searched.
@@ -187,18 +196,22 @@ class BatchTranslator:
               `mean_log_prob` of that hypothesis
               (as above; not from an export older than `nbest_tokens`).
             - with `prefixes`, `alternatives`: list of `(word, log_prob)`, the most probable next words
-              after the prefix, best first (`Translator.translate_prefix`).
+              after the prefix, best first (`Translator.translate_prefix`), and `prefix_truncated`: bool, whether
+              the prefix was cut to `maximum_target_length - 1` tokens (False from an export older than it).
             - with `constraints`, `constraints_met` and `constraints_skipped`: lists of bool, one per
               constraint of the sentence, whether the best translation contains it, and whether it was not
               searched for (made of target words outside the vocabulary only: `<unk>`s).
         """
         translate_batch = self._batch_function(sentences, prefixes, constraints)
+        prefix_tokens = self._prefix_tokens(prefixes)
         results, done = [None] * len(sentences), 0
         for batch, outputs in self._in_flight(self._batches(sentences), translate_batch):
-            batch_results = [self._translation(outputs, row) for row in range(len(batch))]
+            batch_results = [self._translation(outputs, row, prefix_tokens[index]) for row, index in enumerate(batch)]
             if self.unk_replacer is not None:
                 self._detokenize_replaced(batch_results)
             for row, (index, result) in enumerate(zip(batch, batch_results)):
+                if self.search_config.shortlist:
+                    result["shortlist"] = True
                 if constraints is not None:
                     count = len(constraints[index])
                     result["constraints_met"] = outputs["constraints_met"][row, :count].tolist()
@@ -208,6 +221,14 @@ class BatchTranslator:
             if progress is not None:
                 progress(done)
         return results
+
+    def _prefix_tokens(self, prefixes):
+        """Each prefix's tokens as the search forced them (`TextCodec.tokenize_prefix`; lists of str), where `<unk>`
+        replacement must keep them; else none for any sentence."""
+        if not prefixes or self.unk_replacer is None:
+            return collections.defaultdict(tuple)
+        tokens = self.target_codec.tokenize_prefix(tf.constant(prefixes, tf.string)).to_list()
+        return [[token.decode("utf-8") for token in row] for row in tokens]
 
     def _batch_function(self, sentences, prefixes, constraints):
         """`batch -> outputs` (NumPy) of `translate`, of `translate_prefix` with `prefixes`, of
@@ -324,18 +345,20 @@ class BatchTranslator:
         order = sorted(range(len(sentences)), key=lambda index: -lengths[index])
         return [order[start : start + self.batch_size] for start in range(0, len(order), self.batch_size)]
 
-    def _translation(self, outputs, row):
-        """One sentence's result (see `translate`) from the batch outputs of `Translator.translate`."""
+    def _translation(self, outputs, row, prefix_tokens=()):
+        """One sentence's result (see `translate`) from the batch outputs of `Translator.translate`; the tokens of
+        its forced prefix (`_prefix_tokens`) are kept by `<unk>` replacement."""
         source_tokens = _until_padding(outputs["source_tokens"][row])  # words, then </s>
         translation = outputs["translation"][row].decode("utf-8")
         best = self._hypothesis(
             translation, outputs["score"][row], outputs["tokens"][row], outputs["alignment"][row], source_tokens,
-            *_confidence(outputs, row, "token_probabilities", "mean_log_prob"),
+            *_confidence(outputs, row, "token_probabilities", "mean_log_prob"), prefix_tokens=prefix_tokens,
         )
         hypotheses = None
         if "nbest_tokens" in outputs:
             hypotheses = [
-                self._hypothesis(text.decode("utf-8"), score, tokens, alignment, source_tokens, *confidence)
+                self._hypothesis(text.decode("utf-8"), score, tokens, alignment, source_tokens, *confidence,
+                                 prefix_tokens=prefix_tokens)
                 for text, score, tokens, alignment, confidence in zip(
                     outputs["nbest_translations"][row], outputs["nbest_scores"][row],
                     outputs["nbest_tokens"][row], outputs["nbest_alignment"][row],
@@ -370,6 +393,7 @@ class BatchTranslator:
             if "word_probabilities" in outputs:
                 result["word_probabilities"] = outputs["word_probabilities"][row][: len(words)].tolist()
         if "alternatives" in outputs:
+            result["prefix_truncated"] = "prefix_truncated" in outputs and bool(outputs["prefix_truncated"][row])
             result["alternatives"] = [
                 (word.decode("utf-8"), float(log_prob))
                 for word, log_prob in zip(outputs["alternatives"][row], outputs["alternative_scores"][row])
@@ -378,16 +402,22 @@ class BatchTranslator:
         return result
 
     def _hypothesis(self, translation, score, tokens, alignment, source_tokens, token_probabilities=None,
-                    mean_log_prob=None):
+                    mean_log_prob=None, prefix_tokens=()):
         """`translation`, `score`, `tokens`, `alignment`, `unks_replaced`, and where given
         `token_probabilities` and `mean_log_prob`, of one hypothesis (see `translate`; the translation is
-        detokenized again by `_detokenize_replaced`) from its row of the outputs."""
+        detokenized again by `_detokenize_replaced`) from its row of the outputs. The user's `prefix_tokens`
+        (the forced start of the hypothesis) are kept as given: a word of them searched as `<unk>` is written
+        back, as a glossary's term is (`Glossary.unk_replacer`), and `<unk>` replacement reads the rest."""
         target_tokens = _until_padding(tokens)  # words, then </s> (unless cut)
         alignment = alignment[: len(target_tokens), : len(source_tokens)]
         words = target_tokens[:-1] if target_tokens[-1:] == [constants.EOS_TOKEN] else target_tokens
         unks_replaced = 0
         if self.unk_replacer is not None:
-            words, unks_replaced = self.unk_replacer.replace(words, source_tokens, alignment)
+            forced = min(len(prefix_tokens), len(words))
+            rest, unks_replaced = self.unk_replacer.replace(words[forced:], source_tokens, alignment[forced:])
+            kept = [given if word == constants.UNK_TOKEN else word for word, given in zip(words, prefix_tokens)]
+            unks_replaced += sum(word != given for word, given in zip(words, kept))
+            words = kept + rest
         hypothesis = dict(translation=translation, score=float(score), tokens=words, alignment=alignment,
                           unks_replaced=unks_replaced)
         if token_probabilities is not None:

@@ -159,8 +159,9 @@ class Glossary:
 
         Args:
             constraints: list of lists of str, each line's phrases (`constraints`, merged with others').
-            target_codec: the model's target `TextCodec`, or None (a subword model); one without a vocabulary (a
-                word-level export's Moses rules) cannot tell unknown words: the phrases are returned as given.
+            target_codec: the model's target `TextCodec`, or None (a subword model); a word-level export's has the
+                vocabulary of its assets (`BatchTranslator`); one without a vocabulary cannot tell unknown words:
+                the phrases are returned as given.
         """
         targets = list(dict.fromkeys(target for _, target in self.entries))
         if not targets or target_codec is None or not target_codec.has_unknown or target_codec.vocabulary is None:
@@ -179,7 +180,8 @@ class Glossary:
         Args:
             target_codec: the model's word-level target `TextCodec` (its tokenization only: a word-level
                 export's Moses rules do).
-            replacer: the `UnkReplacer` of `--replace_unk`, or None.
+            replacer: the `UnkReplacer` of `--replace_unk`, or None (or one this method made, whose own choice
+                is kept: a line typed at a terminal gets the glossary replacer of its own terms).
         """
         targets = list(dict.fromkeys(target for _, target in self.entries))
         tokens = target_codec.tokenize_prefix(tf.constant(targets, tf.string)).to_list() if targets else []
@@ -190,7 +192,8 @@ class Glossary:
                     for match in self._source_matches(source_words)]
 
         dictionary = None if replacer is None else replacer.dictionary
-        return UnkReplacer(dictionary, placements, copy_source_words=replacer is not None)
+        copy_source_words = replacer is not None and replacer.copy_source_words
+        return UnkReplacer(dictionary, placements, copy_source_words=copy_source_words)
 
     def _source_matches(self, source_words):
         """The `TermMatch`es of a translation's source tokens (list of str, the source codec's), matched as a
@@ -320,6 +323,24 @@ def merge_constraints(*per_line):
     if not given:
         return None
     return [list(dict.fromkeys(phrase for lines in line for phrase in lines)) for line in zip(*given)]
+
+
+def searched_phrases(constraints, target_codec, terms=None):
+    """Each line's phrases (`merge_constraints`) as the search is given them: the target terms of the `Glossary`
+    `terms` made of words outside a word-level target vocabulary as `<unk>`s (`Glossary.searched_as`, which
+    `unk_replacer` writes over), and every other phrase made only of such words, the text `<unk>` among them, as
+    "": skipped (`Translator.translate_constrained` forces the text `<unk>`, which only a glossary's term means).
+    Unchanged with a subword `target_codec` (None) or one without a vocabulary (an export older than its assets).
+    """
+    searched = constraints if terms is None else terms.searched_as(constraints, target_codec)
+    if target_codec is None or not target_codec.has_unknown or target_codec.vocabulary is None:
+        return searched
+    own = list(dict.fromkeys(phrase for line, searched_line in zip(constraints, searched)
+                             for phrase, given in zip(line, searched_line) if phrase == given))
+    ids = target_codec.lookup(target_codec.tokenize_prefix(tf.constant(own, tf.string))).to_list() if own else []
+    unknown = {phrase for phrase, row in zip(own, ids) if all(token == constants.UNK_ID for token in row)}
+    return [["" if phrase == given and phrase in unknown else given for phrase, given in zip(line, searched_line)]
+            for line, searched_line in zip(constraints, searched)]
 
 
 def constraint_report(constraints, results, before=0, most=20):

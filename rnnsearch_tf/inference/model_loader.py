@@ -3,8 +3,10 @@
 import dataclasses
 import os
 
+from absl import logging
+
 from rnnsearch_tf.inference.decoding_model import DecodingModel
-from rnnsearch_tf.inference.shortlist import Shortlist
+from rnnsearch_tf.inference.shortlist import Shortlist, vocabulary_digest
 from rnnsearch_tf.models.ensemble import Ensemble
 from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.utils.precision import DECODING_POLICIES
@@ -55,7 +57,7 @@ def load_model_dir(model_dir, checkpoint="best", precision=None, shortlist=None,
         models[0] if len(models) == 1 else Ensemble(models),
         *codecs,
         "+".join(paths),
-        _read_shortlist(model_dirs, shortlist),
+        _read_shortlist(model_dirs, shortlist, codecs),
     )
 
 
@@ -106,17 +108,24 @@ def decoding_model(model, quantize="none"):
     return DecodingModel(model, quantize)
 
 
-def _read_shortlist(model_dirs, wanted):
-    """The first directory's `Shortlist` where `wanted` (`load_model_dir`'s `shortlist`), else None."""
+def _read_shortlist(model_dirs, wanted, codecs):
+    """The first directory's `Shortlist` where `wanted` (`load_model_dir`'s `shortlist`), else None. ValueError
+    where it was built over other vocabularies than `codecs` (source, target: its ids would be other words); one
+    written before shortlists recorded theirs is used with a warning."""
     model_dir = model_dirs[0]
     if wanted is None:  # the one default of every command
         wanted = len(model_dirs) == 1 and os.path.exists(model_dir.shortlist_file)
     if not wanted:
         return None
+    rebuild = f"`rnnsearch shortlist --model_dir={model_dir.path}`"
     try:
-        return Shortlist.from_file(model_dir.shortlist_file)
+        shortlist = Shortlist.from_file(model_dir.shortlist_file)
     except FileNotFoundError:
-        raise FileNotFoundError(
-            f"--shortlist needs {model_dir.shortlist_file}: build it with "
-            f"`rnnsearch shortlist --model_dir={model_dir.path}`"
-        ) from None
+        raise FileNotFoundError(f"--shortlist needs {model_dir.shortlist_file}: build it with {rebuild}") from None
+    if shortlist.vocabularies is None:
+        logging.warning("%s does not record the vocabularies it was built over: rebuild it with %s",
+                        model_dir.shortlist_file, rebuild)
+    elif shortlist.vocabularies != vocabulary_digest(*codecs):
+        raise ValueError(f"{model_dir.shortlist_file} was built over other vocabularies than the model's "
+                         f"(its source and target codec files): rebuild it with {rebuild}")
+    return shortlist

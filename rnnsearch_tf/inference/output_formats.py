@@ -25,7 +25,9 @@
   Where the translator gives them (`Translator.translate`'s confidence outputs; not an export older than
   them), each record and each `nbest` item also has `token_probabilities` (one per target token, then
   `</s>`'s) and `mean_log_prob`, and with a subword codec `word_probabilities` (one per target word, then
-  `</s>`'s): the `json` format and alignments.
+  `</s>`'s): the `json` format and alignments. A record (a sentence's, of a split line) searched over a vocabulary
+  shortlist ends with `shortlist: true` (in the `json` format too): its score and probabilities are then the
+  model's renormalised over the shortlist's words (`--noshortlist`, or `rnnsearch score`, give the model's own).
 - `json`: one JSON object per input line, the word-level confidence without alignments: `index`,
   `translation`, `score`, `mean_log_prob` (the mean of the token log-probabilities, `</s>` included),
   `tokens` (the target tokens, `</s>` included, as `score --output_format=json`), `token_probabilities`
@@ -81,6 +83,7 @@ def alignment_record(index, result):
         **_confidence(result),
         truncated=result["truncated"],
         unks_replaced=result["unks_replaced"],
+        **_over_shortlist(result),
     )
     if split:
         sentences = result["sentences"]
@@ -102,7 +105,8 @@ def confidence_record(index, result):
     if "sentences" in result:  # a line translated sentence by sentence: one record per sentence inside
         sentences = [confidence_record(number, sentence) for number, sentence in enumerate(result["sentences"])]
         return dict(record, truncated=result["truncated"], unks_replaced=result["unks_replaced"], sentences=sentences)
-    record.update(_token_confidence(result), truncated=result["truncated"], unks_replaced=result["unks_replaced"])
+    record.update(_token_confidence(result), truncated=result["truncated"], unks_replaced=result["unks_replaced"],
+                  **_over_shortlist(result))
     if "word_probabilities" in result:
         words = result["words"] + [constants.EOS_TOKEN] * (len(result["word_probabilities"]) - len(result["words"]))
         record.update(words=words, word_probabilities=_rounded(result["word_probabilities"]))
@@ -110,6 +114,12 @@ def confidence_record(index, result):
         record["nbest"] = [dict(translation=hypothesis["translation"], score=hypothesis["score"],
                                 **_token_confidence(hypothesis)) for hypothesis in result["hypotheses"]]
     return record
+
+
+def _over_shortlist(result):
+    """`{"shortlist": True}` where the result was searched over a vocabulary shortlist (its scores and
+    probabilities renormalised over it), else nothing."""
+    return {"shortlist": True} if result.get("shortlist") else {}
 
 
 def _token_confidence(hypothesis):

@@ -7,6 +7,10 @@ does the scoring: it reads a Moses phrase table, `source ||| target ||| scores |
 appended to the third field: log p(target | source) and that divided by the number of target tokens
 scored (`</s>` included), a per-word score that does not favour short phrases. Every other byte of a
 line stays as it was (the other fields, the `|||` separators and their spacing, the line end).
+
+A phrase table's phrases are Moses tokens, escaped as `tokenizer.perl` writes them (`l&apos; homme`);
+`moses_text` makes them the raw text every target the model scores is (`BatchTranslator.score`, as `score
+--target` and `--nbest` give it), so that the model's codec reads them as it reads a translation.
 """
 
 import contextlib
@@ -14,11 +18,37 @@ import gzip
 import math
 import sys
 
+import tensorflow as tf
+
+from data_pipeline import languages
+from data_pipeline.text_codec import TextCodec
 from data_pipeline.pair_reader import open_binary
 
 FIELD_SEPARATOR = b"|||"
+# tokenizer.perl's escapes, undone in this order (`&amp;` last: "&amp;apos;" is the text "&apos;").
+MOSES_ESCAPES = (("&#124;", "|"), ("&lt;", "<"), ("&gt;", ">"), ("&apos;", "'"), ("&quot;", '"'), ("&#91;", "["),
+                 ("&#93;", "]"), ("&amp;", "&"))
 ON_BAD_LINE = ("pass", "stop")
 LINES_PER_CHUNK = 10_000
+
+
+def moses_text(phrases, language):
+    """The raw text of phrases of Moses tokens (list of str, `tokenizer.perl`'s output, escaped): unescaped
+    (`MOSES_ESCAPES`) and joined as the Moses detokenizer of `language` joins them ("l&apos; homme" -> "l'homme"),
+    or without spaces in a language written without them; only unescaped when `language` is None (an export
+    older than its `source_language`). The model's codec then tokenizes the text as it does any target: a
+    word-level model gets the same tokens back, a subword model the pieces of the words."""
+    tokens = []
+    for phrase in phrases:
+        for escaped, character in MOSES_ESCAPES:
+            phrase = phrase.replace(escaped, character)
+        tokens.append(phrase.split())
+    if language is None or not tokens:
+        return [" ".join(phrase) for phrase in tokens]
+    if not languages.writes_words_apart(language):
+        return ["".join(phrase) for phrase in tokens]
+    text = TextCodec(language).detokenize(tf.ragged.constant(tokens, dtype=tf.string, row_splits_dtype=tf.int64))
+    return [line.decode("utf-8") for line in text.numpy()]
 
 
 class BadPhraseTableLine(ValueError):
@@ -33,16 +63,17 @@ class PhraseTableScorer:
     similar length) and the chunk is written before the next is read, so a table of any size passes in
     the memory of one chunk.
 
-    A pair's phrases are the first two fields, stripped of surrounding spaces and decoded as UTF-8
-    (invalid bytes as U+FFFD, for scoring only). The two new scores are written with 6 significant
+    A pair's phrases are the first two fields, stripped of surrounding spaces, decoded as UTF-8 (invalid bytes
+    as U+FFFD, for scoring only) and read as Moses tokens (`moses_text`, in the scorer's `source_language` and
+    `target_language`). The two new scores are written with 6 significant
     digits (`%g`, as Moses writes its scores) after the last score of the third field, one space
     before each; the spaces around the field stay. With `probabilities`, exp of each is written instead:
     Moses' decoder takes the log of every phrase-table score, so it then sees log p(target | source).
 
     Args:
-        scorer: an object with `score(sources, targets)` -> list of dicts with `log_prob` (float), `tokens`
-            (the target tokens scored, `</s>` included), `source_truncated` and `target_truncated`: a
-            `BatchTranslator`.
+        scorer: an object with `source_language`, `target_language` and `score(sources, targets)` -> list of
+            dicts with `log_prob` (float), `tokens` (the target tokens scored, `</s>` included),
+            `source_truncated` and `target_truncated`: a `BatchTranslator`.
         lines_per_chunk: lines read, scored and written at a time.
         on_bad_line: what to do with a line of fewer than three fields: `"pass"` writes it unchanged
             (unscored) and reports it, `"stop"` raises `BadPhraseTableLine` naming it.
@@ -113,9 +144,9 @@ class PhraseTableScorer:
                 continue
             pairs[number] = (fields, line_end)
         numbers = list(pairs)
-        scores = self.scorer.score(
-            [_phrase(pairs[number][0][0]) for number in numbers], [_phrase(pairs[number][0][1]) for number in numbers]
-        )
+        sources, targets = (moses_text([_phrase(pairs[number][0][side]) for number in numbers], language)
+                            for side, language in enumerate((self.scorer.source_language, self.scorer.target_language)))
+        scores = self.scorer.score(sources, targets)
         scores = dict(zip(numbers, scores))
         for number, line in chunk:
             if number not in scores:

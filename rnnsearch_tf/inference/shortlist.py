@@ -1,9 +1,12 @@
 """A vocabulary shortlist for decoding: the target words a batch's translations may use."""
 
+import hashlib
+
 import numpy as np
 import tensorflow as tf
 
 from data_pipeline import constants
+from data_pipeline.pair_reader import sha256
 # K and N by default: measured on three Multi30k En->Fr models in docs/translating.md ("A vocabulary shortlist"):
 # the largest BLEU loss of the two trained longest 0.15, 1.3-1.6x the whole vocabulary's speed (10, 300: up to 0.63).
 PER_SOURCE_WORD = 30
@@ -28,15 +31,19 @@ class Shortlist:
         candidates: int `[source_vocab_size, K]`, row s the K target ids most associated with source id s,
             best first, padded with `PAD_ID` where fewer co-occur (rows of the reserved ids: `PAD_ID`).
         frequent: int `[N]`, the N most frequent target ids.
+        vocabularies: the `vocabulary_digest` of the codecs whose ids it holds (`rnnsearch shortlist` records it,
+            `model_loader` refuses a shortlist of other vocabularies); None where not known (a file written before
+            it was recorded).
 
     Example:
     >>> shortlist = Shortlist.from_file("models/rnnsearch50/shortlist.npz")
     >>> shortlist.candidate_ids(tf.constant([[17, 5, 2]]))  # int32 [V'], 0, 1, 2, 3 first
     """
 
-    def __init__(self, candidates, frequent):
+    def __init__(self, candidates, frequent, vocabularies=None):
         self.candidates = np.asarray(candidates, np.int32)
         self.frequent = np.asarray(frequent, np.int32)
+        self.vocabularies = vocabularies
         if self.candidates.ndim != 2 or self.frequent.ndim != 1:
             raise ValueError(
                 f"a shortlist has candidates [source_vocab, K] and frequent [N], got shapes "
@@ -103,10 +110,13 @@ class Shortlist:
     def from_file(cls, path):
         """The shortlist `save` wrote."""
         with np.load(path) as arrays:
-            return cls(arrays["candidates"], arrays["frequent"])
+            vocabularies = str(arrays["vocabularies"]) if "vocabularies" in arrays else None
+            return cls(arrays["candidates"], arrays["frequent"], vocabularies)
 
     def save(self, path):
-        """Writes `candidates`, `frequent` and the parameters K (`per_source_word`) and N (`frequent_words`)."""
+        """Writes `candidates`, `frequent`, the parameters K (`per_source_word`) and N (`frequent_words`), and
+        `vocabularies` where known."""
+        known = {} if self.vocabularies is None else dict(vocabularies=np.str_(self.vocabularies))
         with open(path, "wb") as file:
             np.savez(
                 file,
@@ -114,6 +124,7 @@ class Shortlist:
                 frequent=self.frequent,
                 per_source_word=np.int32(self.per_source_word),
                 frequent_words=np.int32(len(self.frequent)),
+                **known,
             )
 
     def candidate_ids(self, source_ids, extra_ids=None):
@@ -132,6 +143,13 @@ class Shortlist:
             parts.append(tf.reshape(tf.cast(extra_ids, tf.int32), [-1]))
         unique_ids, _ = tf.unique(tf.concat(parts, axis=0))
         return tf.sort(unique_ids)  # [V']
+
+
+def vocabulary_digest(source_codec, target_codec):
+    """What identifies the vocabularies a shortlist's ids are of: a sha256 of the sha256s of the two `TextCodec`s'
+    files (vocabularies, and SentencePiece models), source first."""
+    files = [sha256(path) for codec in (source_codec, target_codec) for path in codec.files]
+    return hashlib.sha256(" ".join(files).encode()).hexdigest()
 
 
 def _merged_counts(codes, counts, chunk):

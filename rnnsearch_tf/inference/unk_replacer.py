@@ -66,11 +66,12 @@ class UnkReplacer:
 
         Later columns (e.g. a probability) are ignored; the first line of a source word wins, so a
         lexical table sorted by descending probability gives each word its most probable translation.
-        Blank lines are skipped. A line that is not UTF-8, or has no target text, raises `ValueError`
-        naming the file and the line.
+        Blank lines are skipped, and a byte-order mark at the start (as every input file of translate and score).
+        A line that is not UTF-8, or has no target text, raises `ValueError` naming the file and the line.
         """
         dictionary = {}
-        for number, line in numbered_lines(path, lambda number, problem: ValueError(f"{path}:{number}: {problem}")):
+        error = lambda number, problem: ValueError(f"{path}:{number}: {problem}")  # noqa: E731
+        for number, line in numbered_lines(path, error, bom=True):
             if not line.strip():
                 continue
             fields = line.split("\t")

@@ -3,7 +3,7 @@
 `rnnsearch translate --verbatim` makes each a constraint of its line (`Translator.translate_constrained`), so
 that a subword model copies an invented name or a number it would otherwise rewrite ("Dreyth" -> "Volo",
 "193" -> "39": docs/results.md, words or subwords). A word-level model cannot output a word outside its
-vocabulary: such a constraint is made of `<unk>` only and skipped; `--replace_unk` copies it instead.
+vocabulary: translate searches such a term as `<unk>` and writes it back, as a glossary's term of itself.
 
 A capitalised word is a name by its form alone; with the model's source codec (`verbatim_terms_of`), only when
 the model finds it rare (`rare_words`: outside a word-level vocabulary, or cut into 3 subword pieces or more) as

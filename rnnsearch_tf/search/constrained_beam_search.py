@@ -212,8 +212,10 @@ class ConstrainedBeamSearch(BeamSearch):
     them: no constraints, or constraints the translation meets anyway, change nothing. The other sentences
     alone (their rows of the state, lengths and constraints gathered) are searched under constraints, the
     words of the free pass's best hypothesis their floor, and their results scattered back into the free ones
-    (`_scattered`). `constrained_pass` runs the search under constraints alone, on every sentence and
-    without a floor: what a test compares with `BeamSearch`.
+    (`_scattered`) where the best constrained hypothesis holds every phrase: one that could not fit them in the
+    sentence's length bound was cut off there, and the free translation is kept, its phrases reported unmet.
+    `constrained_pass` runs the search under constraints alone, on every sentence and without a floor: what a
+    test compares with `BeamSearch`.
 
     With `word_continuations` (bool `[vocab]`: subword pieces that continue the word before them), a phrase
     must end a word: after its last token such a piece is impossible ("Dreyth" is not met by "Dreythme").
@@ -255,7 +257,11 @@ class ConstrainedBeamSearch(BeamSearch):
         def constrained():
             floors = tf.gather(word_counts(free["ids"][:, 0], free["lengths"][:, 0], self.word_continuations), unmet)
             searched = self._constrained_search(initial_state, maximum_lengths, constraint_ids, unmet, floors)
-            return _scattered(free, searched, unmet)
+            # A sentence whose best constrained hypothesis still lacks a phrase (they did not fit its length
+            # bound) keeps its free result: a hypothesis the search ended unmet at its bound is cut off.
+            kept = tf.reduce_all(searched["constraints_met"][:, 0], axis=1)  # [unmet]
+            searched = {name: tf.boolean_mask(value, kept) for name, value in searched.items()}
+            return _scattered(free, searched, tf.boolean_mask(unmet, kept))
 
         return tf.cond(tf.size(unmet) > 0, constrained, lambda: dict(free))
 
