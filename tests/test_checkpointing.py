@@ -10,7 +10,7 @@ import tensorflow as tf
 from helpers.model_test_utils import randomize_weights, small_config
 from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.models.rnn_search import RNNSearch
-from rnnsearch_tf.training.checkpointing import Checkpointing, saved_object_names
+from rnnsearch_tf.training.checkpointing import Checkpointing, InputPipelineMismatchError, saved_object_names
 
 
 def run_state(seed):
@@ -92,6 +92,42 @@ def test_no_readable_checkpoint_is_an_error_that_says_what_to_do(tmp_path):
     model, step = run_state(seed=99)
     with pytest.raises(RuntimeError, match="no checkpoint in .*checkpoints reads; move the folder away"):
         checkpointing(tmp_path, model, step).restore()
+
+
+def test_a_data_iterator_of_another_input_pipeline_is_named_not_taken_for_a_write_cut_short(tmp_path, caplog):
+    # Batches of 2, then the same numbers shuffled first: TensorFlow reads an iterator's state only into a dataset
+    # of the transformations that saved it.
+    model, step = run_state(seed=4)
+    batches = iter(tf.data.Dataset.range(10).batch(2))
+    saving = Checkpointing(ModelDir(tmp_path), 5, 1, model=model, step=step, iterator=batches)
+    for number in (2, 4):
+        next(batches)
+        saving.save(number)
+    model, step = run_state(seed=99)
+    shuffled = iter(tf.data.Dataset.range(10).shuffle(10, seed=1).batch(2))
+    resuming = Checkpointing(ModelDir(tmp_path), 5, 1, model=model, step=step, iterator=shuffled)
+    with caplog.at_level(logging.WARNING), pytest.raises(InputPipelineMismatchError) as refusal:
+        resuming.restore()
+    assert str(refusal.value).startswith(f"{tmp_path / 'checkpoints' / 'ckpt-4'}: everything in it reads but its "
+                                         "data iterator, which is of another input pipeline than this run's "
+                                         "(Failed to restore dataset iterator from checkpoint: Iterator::")
+    assert "does not read" not in caplog.text  # not a write cut short: ckpt-2 is not tried
+    # A checkpoint cut short whose iterator also fails is still one that does not read.
+    index = tmp_path / "checkpoints" / "ckpt-4.index"
+    index.write_bytes(index.read_bytes()[:20])
+    with pytest.raises(InputPipelineMismatchError, match="ckpt-2: everything in it reads"):
+        resuming.restore()
+
+
+def test_the_newest_finite_checkpoint_is_the_newest_without_a_non_finite_value(tmp_path):
+    model, step = run_state(seed=3)
+    run = checkpointing(tmp_path, model, step)
+    assert run.newest_finite_checkpoint() is None
+    run.save(2)
+    weight = model.trainable_variables[5]
+    weight.assign(tf.tensor_scatter_nd_update(weight, [[0] * len(weight.shape)], [np.nan]))  # one value of one weight
+    run.save(4)
+    assert run.newest_finite_checkpoint() == str(tmp_path / "checkpoints" / "ckpt-2")
 
 
 def test_restore_removes_what_an_unfinished_save_left(tmp_path, caplog):

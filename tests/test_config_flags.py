@@ -29,7 +29,8 @@ def test_every_training_field_has_a_documented_flag():
     for name, holder in holders.items():
         assert name in helps, f"TrainingConfig's docstring does not document {name}"
         assert flag_values[name].help.endswith(helps[name])  # enum flags put their choices first
-    assert flag_values["adadelta_epsilon"].help == flag_values["adadelta_rho"].help
+    assert flag_values["adadelta_epsilon"].help.startswith("ε of Adadelta")  # a continued entry, whole
+    assert flag_values["adadelta_rho"].help.endswith("in [0, 1).")
     assert flag_values["data_dir"].default is None
 
 

@@ -48,7 +48,14 @@ def test_init_from_names_a_checkpoint_best_by_default(parent):
     assert ParentModel.split("runs/m:averaged") == ("runs/m", "averaged")
     latest = ParentModel(f"{model_dir}:latest")
     assert latest.checkpoint_path.endswith("checkpoints/ckpt-4") and latest.step == 4
-    assert ParentModel(str(model_dir)).checkpoint_path == latest.checkpoint_path  # no best/ without validation
+    best = ParentModel(str(model_dir))
+    assert best.checkpoint_path == latest.checkpoint_path  # no best/ without validation, and the record says so
+    assert best.record() == dict(latest.record(), checkpoint="latest", requested="best")
+    # A child resumes with the --init_from it started with (even once the parent has a best checkpoint).
+    assert best.named_in(best.record()) and latest.named_in(latest.record())
+    assert not latest.named_in(best.record()) and not best.named_in(latest.record())
+    best_before = {name: value for name, value in best.record().items() if name != "requested"}
+    assert best.named_in(dict(best_before, checkpoint="best"))  # a child recorded before the record said so
     averaged = ParentModel(f"{model_dir}:averaged")
     assert averaged.checkpoint_path.endswith("averaged/ckpt-4")
     assert averaged.record() == {"model_dir": str(model_dir), "checkpoint": "averaged",
@@ -76,6 +83,16 @@ def test_an_averaged_checkpoint_has_no_optimizer_state_to_keep(parent):
     optimizer.build(child.trainable_variables)
     with pytest.raises(ValueError, match=r"averaged/ckpt-4 holds no optimizer state .*use :best or :latest"):
         ParentModel(f"{model_dir}:averaged").restore(child, optimizer)
+
+
+def test_keeping_the_optimizer_state_of_an_averaged_checkpoint_is_refused_before_anything_is_written(parent,
+                                                                                                     tmp_path):
+    data_dir, model_dir = parent
+    config = TrainingConfig(data_dir=str(data_dir), model_dir=str(tmp_path / "child"), optimizer="adam",
+                            init_from=f"{model_dir}:averaged", reset_optim="keep_states", validate_every=0)
+    with pytest.raises(ValueError, match=r"averaged/ckpt-4 holds no optimizer state .*use :best or :latest"):
+        Trainer.create(model_config(data_dir), config, search_config=SearchConfig(beam_size=2))
+    assert not (tmp_path / "child").exists()
 
 
 def test_a_different_architecture_or_model_is_refused_naming_the_field(parent):

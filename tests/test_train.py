@@ -83,8 +83,12 @@ def test_flags_txt_writes_the_parent_and_the_data_to_switch_to_absolute(toy_data
         (("--hidden_dim=sixteen",),
          "error: flag --hidden_dim=sixteen: invalid literal for int() with base 10: 'sixteen' "
          "(--help lists the flags)"),
+        (("--clip_norm=-1",), "error: TrainingConfig.clip_norm must be at least 0, got -1.0"),
+        # A model in training has no vocabulary shortlist: `--shortlist` is translate's.
+        (("--shortlist",), "error: Unknown command line flag 'shortlist' (--help lists the flags)"),
     ],
-    ids=["stray_argument", "data_not_built", "model_config_value", "training_config_value", "flag_type"],
+    ids=["stray_argument", "data_not_built", "model_config_value", "training_config_value", "flag_type",
+         "negative_clip_norm", "shortlist"],
 )
 def test_a_mistake_is_one_line_and_leaves_no_model_directory(toy_data, tmp_path, args, message):
     empty = tmp_path / "empty"
@@ -126,4 +130,26 @@ def test_a_refused_run_leaves_the_model_directorys_flags_as_they_were(toy_data, 
     assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused.stderr[-3000:]
     errors = [line for line in refused.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "holds a different model" in errors[0], errors
+    assert (model_dir / "flags.txt").read_bytes() == flags_before
+
+
+def test_a_resumed_run_keeps_token_count_batching_as_it_was_and_one_at_its_limit_keeps_flags_txt(toy_data, tmp_path):
+    model_dir = tmp_path / "model"
+    first = _train(f"--data_dir={toy_data}", f"--model_dir={model_dir}", *TINY_MODEL, *QUICK_RUN, "--train_steps=2")
+    assert first.returncode == 0, first.stderr[-3000:]
+    flags_before = (model_dir / "flags.txt").read_bytes()
+    # The checkpoints hold the position of fixed batches, which token-count batches cannot read.
+    refused = _train(f"--flagfile={model_dir / 'flags.txt'}", "--train_steps=3", "--max_tokens=600")
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused.stderr[-3000:]
+    errors = [line for line in refused.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [
+        f"error: --max_tokens=600: {model_dir} was trained without --max_tokens ({model_dir / 'flags.txt'}), and its "
+        "checkpoints hold the data position of that input pipeline, which one with --max_tokens=600 cannot read: "
+        "resume without --max_tokens (its value may change, not whether it is set), or continue the weights in a new "
+        f"--model_dir with --init_from={model_dir}:latest --reset_optim=keep_states"]
+    assert (model_dir / "flags.txt").read_bytes() == flags_before
+    # At its limit already, a run makes no update: flags.txt keeps the flags of the updates made.
+    again = _train(f"--flagfile={model_dir / 'flags.txt'}", "--train_steps=2", "--keep_checkpoints=3")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert json.loads(again.stdout)["step"] == 2
     assert (model_dir / "flags.txt").read_bytes() == flags_before

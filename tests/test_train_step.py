@@ -48,7 +48,7 @@ def test_jit_compiled_update_with_length_buckets_equals_plain_update(model_class
         np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-6)
 
 
-@pytest.mark.parametrize("clip_norm", [1e-3, 1e9])
+@pytest.mark.parametrize("clip_norm", [1e-3, 1e9, 0.0])  # 0: no clipping
 def test_update_is_the_per_token_gradient_clipped_to_clip_norm(clip_norm):
     keras.utils.set_random_seed(7)
     model = RNNSearch(CONFIG)
@@ -56,9 +56,9 @@ def test_update_is_the_per_token_gradient_clipped_to_clip_norm(clip_norm):
     before = [variable.numpy() for variable in model.trainable_variables]
     with tf.GradientTape() as tape:
         _, loss_sum = training_loss(model, BATCH["source_ids"], BATCH["target_ids"])
-    expected, norm = tf.clip_by_global_norm(
-        [tf.convert_to_tensor(g) / 11 for g in tape.gradient(loss_sum, model.trainable_variables)], clip_norm
-    )  # 11 target tokens
+    per_token = [tf.convert_to_tensor(g) / 11 for g in tape.gradient(loss_sum, model.trainable_variables)]  # 11 tokens
+    expected, norm = tf.clip_by_global_norm(per_token, clip_norm) if clip_norm else (per_token,
+                                                                                     tf.linalg.global_norm(per_token))
     optimizer = keras.optimizers.SGD(learning_rate=1.0)
     optimizer.build(model.trainable_variables)
     statistics = make_train_step(model, optimizer, lambda: BATCH, tf.distribute.get_strategy(), clip_norm)()

@@ -22,7 +22,7 @@ from rnnsearch_tf import ModelConfig
 from rnnsearch_tf import TrainingDivergedError
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.models.model_dir import ModelDir
-from rnnsearch_tf.training import training_budget
+from rnnsearch_tf.training import training_budget, training_statistics
 from rnnsearch_tf.training.trainer import Trainer
 from rnnsearch_tf.training.training_config import TrainingConfig
 from helpers.shard_test_data import checkpoint_bytes
@@ -278,9 +278,24 @@ def test_two_cpu_replicas_match_one_replica(toy_data, tmp_path):
 
 def test_nonfinite_updates_are_skipped_then_training_stops_clearly(toy_data, tmp_path):
     config = training_config(toy_data, tmp_path / "diverge", learning_rate=float("inf"), max_nonfinite_steps=3)
-    with pytest.raises(TrainingDivergedError, match="3 updates in a row had a non-finite loss"):
+    # The first update (finite loss and gradient) makes the weights non-finite, the next 3 are skipped.
+    message = (rf"^3 updates in a row had a non-finite loss or gradient \(step 4\); no checkpoint in "
+               rf"{tmp_path / 'diverge' / 'checkpoints'} holds finite weights\. Lower --learning_rate")
+    with pytest.raises(TrainingDivergedError, match=message):
         make_trainer(model_config(toy_data), config).train()
-    assert (tmp_path / "diverge" / "checkpoints" / "ckpt-4.index").exists()  # 1 bad update, then 3 skipped
+    assert not (tmp_path / "diverge" / "checkpoints" / "ckpt-4.index").exists()  # non-finite weights are not saved
+
+
+def test_a_diverged_run_names_the_newest_checkpoint_whose_weights_are_finite(toy_data, tmp_path):
+    config = training_config(toy_data, tmp_path / "run", train_steps=2, checkpoint_every=1)
+    make_trainer(model_config(toy_data), config).train()
+    # Update 3 has a finite loss and gradient and makes weights non-finite (ckpt-3 holds them); 4 and 5 are skipped.
+    diverging = dataclasses.replace(config, train_steps=20, learning_rate=float("inf"), max_nonfinite_steps=2)
+    with pytest.raises(TrainingDivergedError, match=r"\(step 5\); the last finite weights are in "
+                                                    rf"{tmp_path / 'run' / 'checkpoints' / 'ckpt-2'}\. Lower"):
+        make_trainer(model_config(toy_data), diverging).train()
+    assert not any(np.isfinite(value).all() for value in checkpoint_weights(tmp_path / "run" / "checkpoints" /
+                                                                              "ckpt-3").values())
 
 
 def test_misconfiguration_is_reported_before_training(toy_data, tmp_path):
@@ -292,6 +307,51 @@ def test_misconfiguration_is_reported_before_training(toy_data, tmp_path):
     make_trainer(model_config(toy_data), training_config(toy_data, tmp_path / "c", train_steps=1)).train()
     with pytest.raises(ValueError, match="holds a different model"):
         make_trainer(model_config(toy_data, hidden_dim=40), training_config(toy_data, tmp_path / "c")).train()
+
+
+def test_a_run_refused_by_its_validation_search_writes_nothing(toy_data, tmp_path):
+    with pytest.raises(ValueError, match="SearchConfig.shortlist needs a Shortlist"):
+        Trainer.create(model_config(toy_data), training_config(toy_data, tmp_path / "model", validate_every=2),
+                       search_config=SearchConfig(beam_size=3, shortlist=True))
+    assert not (tmp_path / "model").exists()
+
+
+def test_a_resumed_run_whose_input_pipeline_reads_no_data_iterator_of_its_checkpoints_says_so(toy_data, tmp_path):
+    # Without flags.txt (`rnnsearch train` refuses it before: tests/test_train.py) the checkpoint says it.
+    config = training_config(toy_data, tmp_path / "run", train_steps=2, checkpoint_every=1)
+    make_trainer(model_config(toy_data), config).train()
+    with pytest.raises(ValueError, match=rf"^{tmp_path / 'run' / 'checkpoints' / 'ckpt-2'}: everything in it reads but "
+                                         r"its data iterator, .*: --max_tokens and --subword_sampling_alpha cannot be "
+                                         r"turned on or off within a run \(this run: --max_tokens=600, "
+                                         r"--subword_sampling_alpha=0\); resume with the run's own"):
+        make_trainer(model_config(toy_data), dataclasses.replace(config, train_steps=3, max_tokens=600)).train()
+
+
+def test_the_rates_leave_out_the_time_of_validations(toy_data, tmp_path, monkeypatch):
+    # An hour passes during each validation (the clock of the console line and its scalars).
+    class Clock:
+        offset = 0.0
+
+        def time(self):
+            return time.time() + self.offset
+
+    clock = Clock()
+    monkeypatch.setattr(training_statistics, "time", clock)
+    config = training_config(toy_data, tmp_path / "run", train_steps=4, log_every=4, validate_every=2,
+                             dev_bleu_sentences=4)
+    trainer = make_trainer(model_config(toy_data), config)
+    validate = trainer.validator
+
+    def slow_validator():
+        clock.offset += 3600
+        return validate()
+
+    trainer.validator = slow_validator
+    trainer.train()
+    accumulator = event_accumulator.EventAccumulator(str(tmp_path / "run" / "train"), size_guidance={"tensors": 0})
+    accumulator.Reload()
+    [event] = accumulator.Tensors("updates_per_second")
+    assert event.step == 4 and float(tf.make_ndarray(event.tensor_proto)) > 4 / 3600 * 10  # not 4 updates an hour
 
 
 def test_a_run_stopped_by_patience_stops_again_at_once_when_run_again(toy_data, tmp_path):
@@ -509,6 +569,20 @@ def test_after_the_switch_the_best_checkpoint_is_judged_afresh(toy_data, joined_
     assert summary["best_step"] == 6 and summary["best_checkpoint"].endswith("ckpt-6")
     state = json.loads((tmp_path / "switched" / "training_state.json").read_text())
     assert [entry["step"] for entry in state["history"]] == [2, 4, 6, 8] and state["best_step"] == 6
+
+
+def test_a_switch_holds_when_a_resumed_run_raises_the_budget(toy_data, joined_data, tmp_path):
+    # Update 2 of 2 reads the joined data (half the budget spent); resumed with train_steps=5, updates 3-5 read
+    # it too, though less than half of 5 updates was spent before update 3.
+    config = training_config(toy_data, tmp_path / "switched", train_steps=2, checkpoint_every=2,
+                             switch_data_dir=str(joined_data), switch_at=0.5)
+    make_trainer(model_config(toy_data), config).train()
+    resumed = make_trainer(model_config(toy_data), dataclasses.replace(config, train_steps=5))
+    read = []
+    for index, update in enumerate(resumed.train_steps):
+        resumed.train_steps[index] = lambda update=update, index=index: read.append(index) or update()
+    assert resumed.train()["step"] == 5
+    assert read == [1, 1, 1]  # the iterator of switch_data_dir
 
 
 def test_switch_data_dir_cannot_be_added_to_or_removed_from_a_run(toy_data, joined_data, tmp_path):

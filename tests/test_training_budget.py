@@ -56,6 +56,16 @@ def test_the_switch_share_and_the_eta_take_the_nearer_limit(clock):
     assert budget.remaining_seconds(seconds_per_update=1000.0) == 1800.0
 
 
+def test_the_eta_of_max_epochs_counts_the_pairs_an_update_reads(clock):
+    budget = TrainingBudget(train_steps=1000, max_epochs=1.0, max_hours=None, training_pairs=100)
+    budget.start_clock()
+    for _ in range(2):
+        budget.add_update(sentences=10)
+    assert budget.remaining_seconds(seconds_per_update=3.0) == pytest.approx(8 * 3.0)  # 80 pairs left, 10 an update
+    budget.add_update(sentences=80)
+    assert budget.remaining_seconds(seconds_per_update=3.0) == 0.0  # the epoch is read
+
+
 def test_a_resumed_run_goes_on_spending_from_the_checkpointed_values(clock, tmp_path):
     first = TrainingBudget(train_steps=10, max_epochs=None, max_hours=1.0, training_pairs=100)
     first.start_clock()

@@ -13,6 +13,7 @@ from data_pipeline.text_codec import TextCodec
 from rnnsearch_tf import ModelConfig
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.search_config import SearchConfig
+from rnnsearch_tf.models.rnn_enc_dec import RNNEncDec
 from rnnsearch_tf.models.rnn_search import RNNSearch
 from rnnsearch_tf.training.validator import Validator
 from helpers.model_test_utils import randomize_weights
@@ -44,6 +45,16 @@ def test_bleu_samples_and_cut_sentences_are_those_of_the_translations(validator)
     assert [image[:8] for image in result["attention_images"]] == [b"\x89PNG\r\n\x1a\n"] * 2
     lengths = [len(tokens) for tokens in TextCodec("en").tokenize(tf.constant(validator.sources)).to_list()]
     assert 0 < result["truncated_sentences"] == sum(length > MAXIMUM_SOURCE_LENGTH for length in lengths) < 40
+
+
+def test_a_model_without_attention_has_samples_and_no_attention_images(toy_data):
+    vocabulary_sizes = [len((toy_data / f"{side}_vocab.tsv").read_text().splitlines()) for side in ("source", "target")]
+    model = RNNEncDec(ModelConfig(source_vocab_size=vocabulary_sizes[0], target_vocab_size=vocabulary_sizes[1],
+                                  embedding_dim=8, hidden_dim=12, maxout_dim=6))
+    randomize_weights(model, stddev=0.3)
+    result = Validator(model, str(toy_data), "dev", batch_size=16, search_config=SearchConfig(beam_size=2),
+                       bleu_sentences=4, attention_sentences=2)()
+    assert len(result["samples"]) == 2 and result["attention_images"] == []
 
 
 def test_nll_per_sentence_is_the_models_own(validator):

@@ -57,13 +57,10 @@ def config_from_flags(config_class, holders, **values):
 
 
 def field_helps(config_class):
-    """`{field name: help text}` from the `Args:` section of the class docstring.
-
-    An entry is `name: text` (or `name_a, name_b: text` for several fields), continued on more deeply
-    indented lines.
-    """
+    """`{field name: help text}` from the `Args:` section of the class docstring: an entry is `name: text`,
+    continued on more deeply indented lines."""
     lines = (config_class.__doc__ or "").splitlines()
-    helps, names, indent, in_args = {}, [], None, False
+    helps, name, indent, in_args = {}, None, None, False
     for line in lines:
         stripped = line.strip()
         if stripped == "Args:":
@@ -72,15 +69,13 @@ def field_helps(config_class):
         if not in_args or not stripped:
             continue
         line_indent = len(line) - len(line.lstrip())
-        entry = re.match(r"^([a-z_][a-z0-9_]*(?:, [a-z_][a-z0-9_]*)*): (.*)$", stripped)
+        entry = re.match(r"^([a-z_][a-z0-9_]*): (.*)$", stripped)
         if entry and (indent is None or line_indent <= indent):
             indent = line_indent
-            names = entry.group(1).split(", ")
-            for name in names:
-                helps[name] = entry.group(2)
+            name = entry.group(1)
+            helps[name] = entry.group(2)
         elif indent is not None and line_indent > indent:
-            for name in names:
-                helps[name] += " " + stripped
+            helps[name] += " " + stripped
         else:
             break
     return helps

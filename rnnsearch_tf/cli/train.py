@@ -5,7 +5,7 @@
 Flags after --flagfile override it. Relative paths, in flags and in flagfiles (including a nested
 --flagfile), are relative to the working directory, as absl reads them. The resolved flags are written to
 <model_dir>/flags.txt with absolute folders, so `--flagfile=<model_dir>/flags.txt` reproduces (or resumes) the run
-from any working directory. Several GPUs are used through
+from any working directory; a run refused, or already at its limit, leaves it as it was. Several GPUs are used through
 MirroredStrategy; several machines through MultiWorkerMirroredStrategy when TF_CONFIG names them.
 """
 
@@ -31,10 +31,12 @@ from rnnsearch_tf.utils.precision import bfloat16_speedup, dtype_policy
 # sizes come from the data directory.
 _MODEL_FLAGS = define_config_flags(ModelConfig, skip=("source_vocab_size", "target_vocab_size"))
 _TRAINING_FLAGS = define_config_flags(TrainingConfig)
-# The search of the validation translations (dev BLEU).
+# The search of the validation translations (dev BLEU); a model in training has no vocabulary shortlist yet
+# (`rnnsearch shortlist` builds one from a trained model directory).
 _SEARCH_FLAGS = define_config_flags(
     SearchConfig,
-    skip=("num_hypotheses", "forbid_unk", "sampling", "num_samples", "sampling_temperature", "sampling_seed"),
+    skip=("num_hypotheses", "forbid_unk", "sampling", "num_samples", "sampling_temperature", "sampling_seed",
+          "shortlist"),
 )
 _ALL_FLAGS = [*_MODEL_FLAGS.values(), *_TRAINING_FLAGS.values(), *_SEARCH_FLAGS.values()]
 
@@ -62,17 +64,17 @@ def main(argv):
                      dtype_policy("auto"), bfloat16_speedup())
     search_config = config_from_flags(SearchConfig, _SEARCH_FLAGS)
     trainer = Trainer.create(model_config, training_config, strategy, search_config)  # checks, then writes
-    _write_flags(training_config)
-    summary = trainer.train()
+    summary = trainer.train(before_first_update=lambda: _write_flags(training_config))
     print(json.dumps(summary, indent=2))
     if summary["signal"]:  # stopped early, its checkpoint saved: the exit status of the signal, for scripts
         sys.exit(128 + signal.Signals[summary["signal"]])
 
 
 def _write_flags(training_config):
-    """Writes the resolved flags to `<model_dir>/flags.txt`, once `Trainer.create` has accepted them: a
-    refused run leaves the model directory's flags as they were (or no model directory). Its folders are
-    absolute (`TrainingConfig.with_absolute_paths`), so that the file resumes the run from any working directory."""
+    """Writes the resolved flags to `<model_dir>/flags.txt`, once the trainer has accepted them and resumed, before
+    its first update: a refused run, or one at its limit already (no update), leaves the model directory's flags as
+    they were (or no model directory). Its folders are absolute (`TrainingConfig.with_absolute_paths`), so that the
+    file resumes the run from any working directory."""
     absolute = training_config.with_absolute_paths()
     lines = [f"--{holder.name}={getattr(absolute, holder.name)}" if holder.name in PATH_FIELDS
              else flags.FLAGS[holder.name].serialize() for holder in _ALL_FLAGS if holder.value is not None]

@@ -2,8 +2,10 @@
 
 import glob
 import os
+import re
 import shutil
 
+import numpy as np
 import tensorflow as tf
 from absl import logging
 
@@ -17,7 +19,9 @@ class Checkpointing:
 
     `restore` makes a killed run resumable: it removes the `*_temp*` folders a save leaves when it is
     killed before its rename, and when the newest checkpoint does not read (a write cut short) it
-    resumes from the one before it, saying so.
+    resumes from the one before it, saying so. A checkpoint whose objects read but whose data iterator does not
+    fit this run's (a `tf.data.Iterator` of a dataset of another structure) is no write cut short: `restore` raises
+    `InputPipelineMismatchError` instead.
 
     Args:
         model_dir: the `ModelDir` whose `checkpoint_dir` and `best_checkpoint_dir` receive the checkpoints.
@@ -39,6 +43,7 @@ class Checkpointing:
         self.model_dir = model_dir
         self.keep_checkpoints = keep_checkpoints
         self.keep_best_checkpoints = keep_best_checkpoints
+        self.objects = objects
         self.checkpoint = tf.train.Checkpoint(**objects)
         self.latest = tf.train.CheckpointManager(self.checkpoint, model_dir.checkpoint_dir, keep_checkpoints)
         self.best = tf.train.CheckpointManager(self.checkpoint, model_dir.best_checkpoint_dir, keep_best_checkpoints)
@@ -80,12 +85,14 @@ class Checkpointing:
 
     def restore(self):
         """Removes unfinished saves, then restores the newest checkpoint that reads; returns its path, or
-        None when there is none (a new run). Raises RuntimeError when checkpoints exist but none reads."""
+        None when there is none (a new run). Raises RuntimeError when checkpoints exist but none reads, and
+        `InputPipelineMismatchError` when the newest one reads but for its data iterators."""
         self._remove_unfinished_saves()
         for path in reversed(self.latest.checkpoints):
             try:
                 self.checkpoint.restore(path).assert_existing_objects_matched()
             except (tf.errors.OpError, ValueError, AssertionError, IndexError) as error:  # IndexError: data cut short
+                self._raise_if_only_the_iterators_differ(path, error)
                 logging.warning("%s does not read (%s); trying the checkpoint before it", path, str(error)[:300])
                 continue
             if path != self.latest_checkpoint:
@@ -109,12 +116,48 @@ class Checkpointing:
             "move every worker's model directory away to start afresh"
         )
 
+    def newest_finite_checkpoint(self):
+        """The newest of the kept checkpoints whose floating-point values (weights, optimizer slots, run state) are
+        all finite, or None: a diverged run's last checkpoints may hold an update that made weights non-finite."""
+        for path in reversed(self.latest.checkpoints):
+            if is_finite(path):
+                return path
+        return None
+
+    def _raise_if_only_the_iterators_differ(self, path, error):
+        """Raises `InputPipelineMismatchError` when `error`, of restoring `path`, is TensorFlow's refusal of a
+        dataset of another structure than the one saved and every other object of the checkpoint reads."""
+        refusal = re.search(r"Failed to restore dataset iterator from checkpoint: [^ ]*[^. ]", str(error))
+        if not isinstance(error, tf.errors.NotFoundError) or refusal is None:
+            return
+        others = {name: value for name, value in self.objects.items() if not isinstance(value, tf.data.Iterator)}
+        try:
+            tf.train.Checkpoint(**others).read(path).expect_partial().assert_existing_objects_matched()
+        except (tf.errors.OpError, ValueError, AssertionError, IndexError):
+            return
+        raise InputPipelineMismatchError(
+            f"{path}: everything in it reads but its data iterator, which is of another input pipeline than this "
+            f"run's ({refusal.group(0)})"
+        )
+
     def _remove_unfinished_saves(self):
         """A save writes `ckpt-N_temp*/` and renames it when complete; a kill in between leaves it behind."""
         for directory in (self.model_dir.checkpoint_dir, self.model_dir.best_checkpoint_dir):
             for leftover in glob.glob(os.path.join(directory, "*_temp*")):
                 logging.warning("removing %s, left by a checkpoint save that did not finish", leftover)
                 shutil.rmtree(leftover, ignore_errors=True)
+
+
+class InputPipelineMismatchError(ValueError):
+    """A checkpoint reads but for its data iterator: the run that saved it built its dataset of other
+    transformations (`tf.data` restores an iterator only into a dataset of the same structure)."""
+
+
+def is_finite(path):
+    """Whether every floating-point value in the checkpoint `path` is finite."""
+    reader = tf.train.load_checkpoint(path)
+    return all(np.isfinite(reader.get_tensor(name)).all()
+               for name, dtype in reader.get_variable_to_dtype_map().items() if dtype.is_floating)
 
 
 def is_of_step(path, step):

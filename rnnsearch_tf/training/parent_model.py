@@ -34,20 +34,24 @@ class ParentModel:
     parent = ParentModel("work_dirs/multi30k:best")
     parent.check_fits("rnnsearch", model.config, DataDir("work_dirs/data/tatoeba_from_multi30k"))
     parent.restore(model)  # optimizer=... too for reset_optim="keep_states"
-    parent.record()        # {"model_dir", "checkpoint", "checkpoint_path", "step"}
+    parent.record()        # {"model_dir", "checkpoint" (the one used), "checkpoint_path", "step"}
     ```
     """
 
     def __init__(self, init_from):
         self.init_from = init_from
-        path, self.checkpoint = self.split(init_from)
+        path, self.requested = self.split(init_from)
         self.model_dir = ModelDir(os.path.abspath(path))
         if not self.model_dir.has_model():
             raise FileNotFoundError(
                 f"init_from={init_from}: {self.model_dir.model_file} is missing: "
                 "it must name a model directory written by training"
             )
-        self.checkpoint_path = self.model_dir.checkpoint_path(self.checkpoint)
+        self.checkpoint_path = self.model_dir.checkpoint_path(self.requested)
+        # The checkpoint used: "best" is "latest" in a parent not validated yet (`ModelDir.checkpoint_path`).
+        in_best = os.path.dirname(os.path.normpath(self.checkpoint_path)) == os.path.normpath(
+            self.model_dir.best_checkpoint_dir)
+        self.checkpoint = "latest" if self.requested == "best" and not in_best else self.requested
         self.step = int(self.checkpoint_path.rsplit("-", 1)[-1])  # ckpt-N is saved after update N
 
     @staticmethod
@@ -84,10 +88,18 @@ class ParentModel:
                 f"--vocabulary_from={self.model_dir.path}` so that the word ids are the parent's"
             )
 
-    def check_optimizer(self, optimizer_name):
-        """Raises ValueError when the parent's record (`ModelDir.recorded_training_setting`) names another
-        optimizer than `optimizer_name` (`TrainingConfig.optimizer`): its state, a list of slots, would be read
-        by position into this run's (`reset_optim="keep_states"`). A parent recorded without one is not checked."""
+    def named_in(self, recorded):
+        """Whether `recorded` (a child's parent.json) names this parent: the same model directory and checkpoint
+        name asked for, even if the parent's checkpoint has moved on since."""
+        asked = recorded.get("requested", recorded.get("checkpoint"))
+        return recorded.get("model_dir") == self.model_dir.path and asked == self.requested
+
+    def check_optimizer_state(self, optimizer_name):
+        """Raises ValueError unless the parent's checkpoint holds an optimizer state (an averaged one holds none)
+        of the optimizer `optimizer_name` (`TrainingConfig.optimizer`) by the parent's record
+        (`ModelDir.recorded_training_setting`): its state, a list of slots, would be read by position into this
+        run's (`reset_optim="keep_states"`). A parent recorded without an optimizer is not checked for it."""
+        self._check_holds_optimizer_state()
         recorded = self.model_dir.recorded_training_setting("optimizer")
         if recorded is not None and recorded != optimizer_name:
             raise ValueError(
@@ -103,11 +115,7 @@ class ParentModel:
         tf.train.Checkpoint(model=model).read(self.checkpoint_path).expect_partial().assert_existing_objects_matched()
         if optimizer is None:
             return
-        if "optimizer" not in saved_object_names(self.checkpoint_path):
-            raise ValueError(
-                f"init_from={self.init_from}: {self.checkpoint_path} holds no optimizer state (an averaged "
-                "checkpoint holds only the model): use :best or :latest, or reset_optim=all"
-            )
+        self._check_holds_optimizer_state()
         try:
             tf.train.Checkpoint(optimizer=optimizer).read(self.checkpoint_path).expect_partial() \
                 .assert_existing_objects_matched()
@@ -118,7 +126,16 @@ class ParentModel:
                 f"{str(error)[:200]}"
             ) from error
 
+    def _check_holds_optimizer_state(self):
+        if "optimizer" not in saved_object_names(self.checkpoint_path):
+            raise ValueError(
+                f"init_from={self.init_from}: {self.checkpoint_path} holds no optimizer state (an averaged "
+                "checkpoint holds only the model): use :best or :latest, or reset_optim=all"
+            )
+
     def record(self):
-        """What the child's model directory records of its parent (`parent.json`)."""
+        """What the child's model directory records of its parent (`parent.json`): the checkpoint used, and the
+        one asked for (`requested`) where that differs ("best" in a parent not validated yet)."""
         return {"model_dir": self.model_dir.path, "checkpoint": self.checkpoint,
+                **({"requested": self.requested} if self.requested != self.checkpoint else {}),
                 "checkpoint_path": os.path.abspath(self.checkpoint_path), "step": self.step}

@@ -25,7 +25,7 @@ def make_train_step(
         next_batch: callable returning this worker's minibatch, a dict of int `(batch, len)`
             `source_ids` and `target_ids` (traced once: `lambda: next(iterator)`).
         strategy: the `tf.distribute.Strategy` of the model.
-        clip_norm: the global gradient norm is rescaled to at most this.
+        clip_norm: the global gradient norm is rescaled to at most this; 0: no clipping.
         local_replicas: replicas of this worker (default: all replicas in sync).
         jit_compile: compile each replica's forward and backward pass with XLA. Its source and target
             ids are first right-padded with `PAD_ID` to a multiple of `jit_length_multiple` tokens, so
@@ -76,7 +76,7 @@ def make_train_step(
         gradient_norm = tf.linalg.global_norm(summed) / denominator  # of the loss per token (or sentence)
         finite = tf.logical_and(tf.math.is_finite(nll_sum), tf.math.is_finite(gradient_norm))
         # The division by the denominator and tf.clip_by_global_norm's rescaling in one multiplication.
-        scale = clip_norm * tf.minimum(1.0 / gradient_norm, 1.0 / clip_norm) / denominator
+        scale = (clip_norm * tf.minimum(1.0 / gradient_norm, 1.0 / clip_norm) if clip_norm else 1.0) / denominator
         clipped = [g * scale for g in summed]
 
         def apply():

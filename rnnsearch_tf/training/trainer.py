@@ -8,7 +8,7 @@ from absl import logging
 
 from data_pipeline.training_input import TrainingInput
 from rnnsearch_tf.models.model_dir import MODEL_CLASSES
-from rnnsearch_tf.training.checkpointing import Checkpointing
+from rnnsearch_tf.training.checkpointing import Checkpointing, InputPipelineMismatchError
 from rnnsearch_tf.training.early_stopping import EarlyStopping
 from rnnsearch_tf.training.fused_optimizers import FusedAdadelta, FusedAdam
 from rnnsearch_tf.training.learning_rate_schedule import LearningRateSchedule
@@ -16,6 +16,7 @@ from rnnsearch_tf.training.stop_request import StopRequest
 from rnnsearch_tf.training.summaries import TrainingSummaries
 from rnnsearch_tf.training.train_step import make_train_step
 from rnnsearch_tf.training.training_budget import TrainingBudget
+from rnnsearch_tf.training.training_config import INPUT_PIPELINE_SWITCHES
 from rnnsearch_tf.training.training_diverged_error import TrainingDivergedError
 from rnnsearch_tf.training.training_folders import TrainingFolders
 from rnnsearch_tf.training.training_statistics import TrainingStatistics
@@ -43,13 +44,15 @@ class Trainer:
     checkpoint is written twice. At start-up, leftovers of an interrupted save are removed, and when the
     newest checkpoint does not read, training resumes from the one before it, saying so.
 
-    The constructor checks the data directory and the model directory and writes a new model directory's
-    description (`TrainingFolders`, which also refuses a resumed run's other `optimizer` or `select_by`), and
-    creates the parts (refusing a `switch_data_dir` added to or removed from a run); `train()` resumes and runs
-    the loop, which a run stopped by `patience` ends at once.
+    The constructor checks the data directory and the model directory (`TrainingFolders`, which also refuses a
+    resumed run's other `optimizer` or `select_by`, or `max_tokens` or `subword_sampling_alpha` turned on or off),
+    creates the parts (refusing a `switch_data_dir` added to or removed from a run; the validation's search), and
+    only then writes a new model directory's description, so that a refused run writes nothing; `train()` resumes
+    and runs the loop, which a run stopped by `patience` ends at once.
 
     With `switch_data_dir`, updates read that data directory's training pairs (its own iterator, also
-    checkpointed) once `switch_at` of the budget is spent; the model, optimizer, schedule and validation go
+    checkpointed) once `switch_at` of the budget is spent, and go on reading them when a resumed run raises the
+    budget (the switch is checkpointed and one-way); the model, optimizer, schedule and validation go
     on as they were, but the best checkpoint is judged afresh (`EarlyStopping.restart`): the run is for
     a model that has read both.
 
@@ -81,7 +84,6 @@ class Trainer:
         self.search_config = search_config
         self.workers = Workers(strategy)
         self.folders = TrainingFolders(training_config, model.config, self.workers.index)
-        self.folders.prepare_model_dir()
         self.early_stopping = EarlyStopping(training_config.patience, training_config.decay_patience,
                                             training_config.learning_rate_decay, training_config.select_by)
         self.budget = TrainingBudget(training_config.train_steps, training_config.max_epochs,
@@ -96,7 +98,8 @@ class Trainer:
         self.checkpointing = self._make_checkpointing(iterators)
         self._check_same_switch_data_dir()
         self.train_steps = [self._make_train_step(iterator) for iterator in iterators]
-        self.validator = self._make_validator()
+        self.validator = self._make_validator()  # checks the dev split's text and the search
+        self.folders.prepare_model_dir()  # every check passed: a new model directory is written from here on
         self.summaries = TrainingSummaries(self.folders.model_dir, model, self.folders.is_chief)
         self.stop_request = StopRequest(enabled=False)  # `train` listens for SIGINT and SIGTERM
 
@@ -194,9 +197,13 @@ class Trainer:
             attention_sentences=self.config.attention_sentences,
         )
 
-    def train(self):
-        """Runs until `train_steps`, `max_epochs`, `max_hours` or early stopping; returns a summary dict."""
+    def train(self, before_first_update=None):
+        """Runs until `train_steps`, `max_epochs`, `max_hours` or early stopping; returns a summary dict.
+        `before_first_update()`, where given, is called once the run has resumed, if an update will run (`rnnsearch
+        train` then writes flags.txt: a run already at its limit leaves the record of the updates made as it was)."""
         self._resume()
+        if before_first_update and self._limit_reached() is None:
+            before_first_update()
         if self.step == 0:
             self.summaries.write_hparams(self._hparams())
         if self.workers.count > 1:
@@ -229,7 +236,16 @@ class Trainer:
 
     def _resume(self):
         """Restores the newest checkpoint (the same step on every worker), or a parent's weights."""
-        resumed_from = self._same_step_on_every_worker(self.checkpointing.restore())
+        try:
+            resumed_from = self.checkpointing.restore()
+        except InputPipelineMismatchError as error:
+            settings = ", ".join(f"--{name}={getattr(self.config, name) or 0}" for name in INPUT_PIPELINE_SWITCHES)
+            raise ValueError(
+                f"{error}: {' and '.join(f'--{name}' for name in INPUT_PIPELINE_SWITCHES)} cannot be turned on or off "
+                f"within a run (this run: {settings}); resume with the run's own, or continue its weights in a new "
+                f"--model_dir with --init_from={self.folders.model_dir.path}:latest --reset_optim=keep_states"
+            ) from None
+        resumed_from = self._same_step_on_every_worker(resumed_from)
         if resumed_from is not None:
             logging.info("Resumed from %s at step %d", resumed_from, self.step)
         elif self.folders.parent:
@@ -285,11 +301,13 @@ class Trainer:
         return result
 
     def _switched(self):
-        """Whether updates now read `switch_data_dir`: once `switch_at` of `train_steps` or of `max_hours`
-        is spent (the limit that ends training comes first to its share too). With several workers only
-        the steps count: every worker must switch at the same update, and each keeps its own clock."""
-        return (self.folders.switch_data_dir is not None
-                and self.budget.spent(self.config.switch_at, self.workers.count == 1))
+        """Whether updates now read `switch_data_dir`: once they did (`has_switched`, checkpointed: a resumed run
+        with a larger budget goes on with them), or once `switch_at` of `train_steps` or of `max_hours` is spent
+        (the limit that ends training comes first to its share too). With several workers only the steps count:
+        every worker must switch at the same update, and each keeps its own clock."""
+        if self.folders.switch_data_dir is None:
+            return False
+        return bool(self.has_switched) or self.budget.spent(self.config.switch_at, self.workers.count == 1)
 
     def _after_update(self, statistics):
         """Logging, validation and checkpointing due after a finite update; returns a stop reason or None."""
@@ -301,10 +319,11 @@ class Trainer:
                            self.budget.remaining_seconds(statistics.seconds_per_update()),
                            self._learning_rate(self.optimizer.iterations - 1))
         final_validation = is_last and not self.stop_request.signal_name  # a signal asks for a quick stop
-        if self.validator and (step % config.validate_every == 0 or final_validation):
-            return self._validate(train_nll)
-        if step % config.checkpoint_every == 0:
-            self.checkpointing.save(step)
+        with statistics.left_out():  # the rates are of updates only
+            if self.validator and (step % config.validate_every == 0 or final_validation):
+                return self._validate(train_nll)
+            if step % config.checkpoint_every == 0:
+                self.checkpointing.save(step)
         return None
 
     def _skip_nonfinite(self, result, in_row):
@@ -314,11 +333,16 @@ class Trainer:
         )
         self.summaries.write_nonfinite_updates(self.step, in_row)
         if in_row >= self.config.max_nonfinite_steps:
-            self.checkpointing.save(self.step)
+            # Updates skipped leave the weights as the last update made them, which may have been finite in its
+            # loss and gradient and still made weights non-finite (a learning rate too large): saved only if finite.
+            if all(bool(tf.reduce_all(tf.math.is_finite(weight))) for weight in self.model.trainable_variables):
+                self.checkpointing.save(self.step)
+            finite = self.checkpointing.newest_finite_checkpoint()
             raise TrainingDivergedError(
                 f"{in_row} updates in a row had a non-finite loss or gradient (step {self.step}); "
-                f"the last finite weights are in {self.checkpointing.latest_checkpoint}. Lower --learning_rate or "
-                "--clip_norm, or check the data"
+                + (f"the last finite weights are in {finite}" if finite else
+                   f"no checkpoint in {self.folders.worker_dir.checkpoint_dir} holds finite weights")
+                + ". Lower --learning_rate or --clip_norm, or check the data"
             )
 
     def _limit_reached(self):

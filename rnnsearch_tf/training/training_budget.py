@@ -83,8 +83,13 @@ class TrainingBudget:
         return count_hours and self.max_hours is not None and self.seconds >= share * self.max_hours * 3600
 
     def remaining_seconds(self, seconds_per_update):
-        """Seconds until the budget is spent at `seconds_per_update` (the console's ETA)."""
-        remaining = (self.train_steps - self.step) * seconds_per_update
+        """Seconds until the budget is spent at `seconds_per_update` (the console's ETA): the nearest of the limits,
+        `max_epochs` at the training pairs per update read so far."""
+        updates = self.train_steps - self.step
+        if self.max_epochs is not None and self.step:
+            pairs_per_update = int(self.variables["sentences_seen"]) / self.step
+            updates = min(updates, (self.max_epochs - self.epoch) * self.training_pairs / pairs_per_update)
+        remaining = max(updates, 0.0) * seconds_per_update
         if self.max_hours is not None:
             remaining = min(remaining, max(self.max_hours * 3600 - self.seconds, 0.0))
         return remaining

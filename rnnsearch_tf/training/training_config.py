@@ -15,6 +15,10 @@ LOSS_NORMALIZATIONS = ("tokens", "sentences")
 # Optional fields whose 0 means None: no limit, all dev sentences, no early stopping, no token-count batching, the
 # default strategy (`zero_means_unset`).
 UNSET_AT_ZERO = ("max_epochs", "max_hours", "max_tokens", "dev_bleu_sentences", "patience", "cpu_replicas")
+# The fields whose being set or not changes the structure of the training input pipeline (`TrainingInput`: token-count
+# batching, a map that samples subwords): a checkpoint's data iterator reads only into a pipeline of its own structure,
+# so a resumed run keeps them on or off (their values may change).
+INPUT_PIPELINE_SWITCHES = ("max_tokens", "subword_sampling_alpha")
 # The fields that name folders (`init_from`: a model directory, then an optional ":best", ":latest" or ":averaged").
 PATH_FIELDS = ("data_dir", "model_dir", "switch_data_dir", "init_from")
 
@@ -38,27 +42,32 @@ class TrainingConfig:
         max_tokens: token-count batching instead of fixed batches (0 or unset: the paper's batching).
         seed: seed of shuffling and initialisation.
         optimizer: "adadelta" (the paper's) or "adam".
-        learning_rate: 1.0 for Adadelta (Zeiler 2012 has none; Keras scales the update by it).
-        adadelta_rho, adadelta_epsilon: ρ = 0.95, ε = 1e-6.
-        clip_norm: the L2 norm of the whole gradient is rescaled to at most this (1.0).
+        learning_rate: 1.0 for Adadelta (Zeiler 2012 has none; Keras scales the update by it); 0 leaves the weights
+            as they are (a run that only reads, e.g. to check a parent's weights); negative is refused.
+        adadelta_rho: ρ of Adadelta, the decay of its running averages of squared gradients and updates (0.95),
+            in [0, 1).
+        adadelta_epsilon: ε of Adadelta, added under its square roots (1e-6), more than 0.
+        clip_norm: the L2 norm of the whole gradient is rescaled to at most this (1.0); 0: no clipping (Marian's and
+            OpenNMT-py's 0).
         label_smoothing: ε of label smoothing in the training loss (0: the paper's plain NLL).
         loss_normalization: the summed loss of a minibatch is divided by its target "tokens" (default)
             or its "sentences" (OpenNMT-py's default).
         warmup_steps: updates over which the learning rate rises linearly to `learning_rate` (0: none).
         learning_rate_decay: factor applied to the learning rate after `decay_patience` validations
-            without a better dev BLEU (1.0: constant rate, the paper).
+            without a better --select_by score (1.0: constant rate, the paper).
         decay_patience: validations without improvement before each decay.
         log_every: updates between console lines and training scalars.
         checkpoint_every: updates between checkpoints.
         keep_checkpoints: last checkpoints kept (the best ones are kept apart).
-        keep_best_checkpoints: checkpoints kept in best/, each better on dev BLEU than those before
+        keep_best_checkpoints: checkpoints kept in best/, each better on the --select_by score than those before
             (more than one to average them, `rnnsearch_tf.average_checkpoints --source=best`).
         validate_every: updates between validations (dev NLL and dev BLEU); 0 disables them.
         dev_split: split of data_dir used for validation.
         dev_bleu_sentences: dev sentences decoded for BLEU (0 or unset: all of them).
-        patience: validations without a better dev BLEU before training stops (0 or unset: never).
+        patience: validations without a better --select_by score before training stops (0 or unset: never).
         max_nonfinite_steps: consecutive non-finite losses or gradients before training stops.
-        attention_sentences: fixed dev sentences whose attention and translation go to TensorBoard.
+        attention_sentences: fixed dev sentences whose attention (RNNsearch only) and translation go to
+            TensorBoard.
         cpu_replicas: split the CPU into this many logical devices, one replica each (tests, and
             checking multi-replica behaviour without GPUs); 0 or unset uses all local GPUs, or the CPU.
         jit_compile: compile the forward and backward pass with XLA: one compilation per length bucket,
@@ -138,7 +147,12 @@ class TrainingConfig:
         check_at_least(self, 1, ("train_steps", "batch_size", "sort_window", "log_every", "checkpoint_every",
                                  "keep_checkpoints", "max_nonfinite_steps", "jit_length_multiple", "decay_patience",
                                  "keep_best_checkpoints"))
-        check_at_least(self, 0, ("validate_every", "warmup_steps"))
+        check_at_least(self, 0, ("validate_every", "warmup_steps", "attention_sentences", "learning_rate",
+                                 "clip_norm"))
+        if not 0 <= self.adadelta_rho < 1:
+            raise ValueError(f"TrainingConfig.adadelta_rho must be in [0, 1), got {self.adadelta_rho}")
+        if not self.adadelta_epsilon > 0:
+            raise ValueError(f"TrainingConfig.adadelta_epsilon must be more than 0, got {self.adadelta_epsilon}")
         if not 0 <= self.label_smoothing < 1:
             raise ValueError(f"TrainingConfig.label_smoothing must be in [0, 1), got {self.label_smoothing}")
         if not 0 <= self.subword_sampling_alpha <= 1:

@@ -1,11 +1,13 @@
 """The folders a training run reads and writes, checked before anything is written."""
 
+import glob
 import os
 
 from data_pipeline import text_codec
 from data_pipeline.data_dir import DataDir
 from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.training.parent_model import ParentModel
+from rnnsearch_tf.training.training_config import INPUT_PIPELINE_SWITCHES
 
 
 class TrainingFolders:
@@ -14,7 +16,8 @@ class TrainingFolders:
     Construction checks what can be checked without writing: the data's vocabularies have the model's
     sizes, the training (and dev) shards read, a parent model fits (`ParentModel.check_fits`), a
     `switch_data_dir` has the same vocabularies. `prepare_model_dir` then checks a model directory that
-    training started in before (the same model, vocabularies and parent) or describes a new one.
+    training started in before (the same model, vocabularies and parent; the optimizer, selection metric and input
+    pipeline recorded of it) or describes a new one.
 
     Every worker of a multi-worker run saves checkpoints (saving is collective); only the chief's go to
     `model_dir`, the others' to `ModelDir.worker_dir`.
@@ -40,7 +43,7 @@ class TrainingFolders:
         if self.parent:
             self.parent.check_fits(training_config.model, model_config, self.data_dir)
             if training_config.reset_optim == "keep_states":
-                self.parent.check_optimizer(training_config.optimizer)
+                self.parent.check_optimizer_state(training_config.optimizer)
         validated = [training_config.dev_split] if training_config.validate_every else []
         if validated:
             self._check_dev_split()
@@ -115,6 +118,7 @@ class TrainingFolders:
         if self.model_dir.has_model():
             self._check_same_parent(parent)
             self._check_recorded_settings()
+            self._check_same_input_pipeline()
             self.model_dir.check_model(self.config.model, self.model_config)
             self.model_dir.check_vocabularies(self.data_dir)
             return
@@ -140,15 +144,38 @@ class TrainingFolders:
                     "--model_dir (--init_from=... --reset_optim=all keeps the weights)"
                 )
 
+    def _check_same_input_pipeline(self):
+        """Raises ValueError when a resumed run turns `max_tokens` or `subword_sampling_alpha` on or off
+        (`INPUT_PIPELINE_SWITCHES`) against the run's flags.txt (written by `rnnsearch train` once a run is
+        accepted) while it has checkpoints: their data iterator reads only into an input pipeline of the same
+        structure. Their values may change. A run without flags.txt is checked when it resumes
+        (`Checkpointing.restore`)."""
+        checkpoints = glob.glob(os.path.join(self.worker_dir.checkpoint_dir, "ckpt-*.index"))
+        if not checkpoints or not os.path.exists(self.model_dir.flags_file):
+            return
+        with open(self.model_dir.flags_file, encoding="utf-8") as lines:
+            recorded = dict(line.strip()[2:].split("=", 1) for line in lines if line.startswith("--") and "=" in line)
+        for name in INPUT_PIPELINE_SWITCHES:
+            value, before = getattr(self.config, name), recorded.get(name)
+            if bool(value) == bool(before and float(before)):
+                continue
+            was, now = (f"with --{name}={before}" if not value else f"without --{name}",
+                        f"with --{name}={value}" if value else f"without --{name}")
+            raise ValueError(
+                f"--{name}={value or 0}: {self.model_dir.path} was trained {was} ({self.model_dir.flags_file}), and "
+                f"its checkpoints hold the data position of that input pipeline, which one {now} cannot read: resume "
+                f"{was} (its value may change, not whether it is set), or continue the weights in a new --model_dir "
+                f"with --init_from={self.model_dir.path}:latest --reset_optim=keep_states"
+            )
+
     def _check_same_parent(self, parent):
         """Raises ValueError when `init_from` names a parent that the existing model directory did not
         start from: `init_from` starts a new model directory, it does not overwrite one. The same parent
-        directory and checkpoint name resume the child, even if the parent's checkpoint has moved on since."""
+        directory and checkpoint name resume the child (`ParentModel.named_in`)."""
         if parent is None:
             return
         recorded = self.model_dir.read_parent()
-        same = ("model_dir", "checkpoint")
-        if recorded is None or any(recorded.get(key) != parent[key] for key in same):
+        if recorded is None or not self.parent.named_in(recorded):
             raise ValueError(
                 f"init_from={self.config.init_from}: {self.model_dir.path} already holds a model"
                 + (f" started from {recorded['checkpoint_path']}" if recorded else " not started from it")

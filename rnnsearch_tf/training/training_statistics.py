@@ -1,5 +1,6 @@
 """The statistics of the updates between two console lines, logged to the console and TensorBoard."""
 
+import contextlib
 import time
 
 import tensorflow as tf
@@ -29,6 +30,16 @@ class TrainingStatistics:
         self.target_tokens += float(result["target_tokens"])
         self.sentences += float(result["sentences"])
         self.gradient_norm_sum += float(result["gradient_norm"])
+
+    @contextlib.contextmanager
+    def left_out(self):
+        """Leaves the time of the `with` block (a validation, a checkpoint's save) out of the window's: the rates and
+        the ETA's seconds per update are of updates."""
+        started = time.time()
+        try:
+            yield
+        finally:
+            self.started += time.time() - started
 
     def loss(self):
         """NLL per target token."""

@@ -25,7 +25,7 @@ class Validator:
       sacreBLEU against the raw references (`{split}.target.txt`), BLEU with the tokenizer sacreBLEU gives the
       target codec's language (`corpus_scores.bleu`);
     - for the first `attention_sentences` sentences, source / reference / translation and the attention
-      matrix α (Bahdanau et al. 2014, Figure 3) as PNG bytes.
+      matrix α (Bahdanau et al. 2014, Figure 3) as PNG bytes; none for a model without attention (RNNencdec).
 
     The split's shards are not checksummed here: the trainer checks every shard at start-up
     (`DataDir.check_shards`).
@@ -95,6 +95,8 @@ class Validator:
         samples, images = [], []
         for source, reference, result in list(zip(self.sources, self.references, results))[: self.attention_sentences]:
             samples.append((source, reference, result["translation"]))
+            if not self.model.uses_attention:
+                continue
             source_words, words, alignment = word_view(result)  # alignment [len(words) + 1, len(source_words) + 1]
             buffer = io.BytesIO()
             plot_alignment(
