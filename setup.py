@@ -36,6 +36,6 @@ setuptools.setup(
         # import-linter keeps the packages layered (tests/test_architecture.py); pytest-xdist runs test files on
         # every core; selenium drives headless Chromium through the translation page (tests/test_page.py); the
         # ja and ko tokenizers are tested with a Japanese and a Korean target (tests/test_corpus_scores.py).
-        "test": ["pytest>=8", "pytest-xdist>=3.5", "import-linter>=2.1", "selenium>=4.20", "sacrebleu[ja,ko]>=2.4,<3"],
+        "test": ["pytest>=8", "pytest-xdist>=3.8", "import-linter>=2.1", "selenium>=4.20", "sacrebleu[ja,ko]>=2.4,<3"],
     },
 )

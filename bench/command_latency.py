@@ -1,7 +1,7 @@
 r"""Whole commands as a user waits for them: ours beside the peer's, one sentence and a test set.
 
     RNNSEARCH_DATA=../shared/data python -m bench.command_latency --workdir=work_dirs/peer_comparison \
-        > bench/results/command_latency.json
+        --output=bench/results/command_latency.json
 
 `--workdir` is a `bench.peer_comparison` workdir: `peer/` (the peer's trained model and its report) and
 `ours/` (our model directory at the peer's size). Each case is a whole process, from its start to its
@@ -24,7 +24,6 @@ each figure is the median, with every round and the peak resident memory in the 
 Prints one JSON object with the provenance of this checkout and machine.
 """
 
-import json
 import os
 import pathlib
 import shutil
@@ -37,7 +36,8 @@ import time
 from absl import app, flags
 
 from bench.peer import PEER_VENV, peer_environment, peer_translate_argv, read_peer_report
-from bench.provenance import provenance
+from bench.bench_flags import define_named_list
+from bench.provenance import provenance, run_report
 from bench.served_model import ServedModel
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -52,7 +52,7 @@ _CLIENT = flags.DEFINE_boolean("client", True, "Also time the REST client agains
 _SHORTLIST = flags.DEFINE_boolean(
     "shortlist", False, "Also time our translate with --shortlist (run `rnnsearch shortlist` on ours/ first)."
 )
-_VARIANTS = flags.DEFINE_list(
+_VARIANTS = define_named_list(
     "variants", [], "NAME=FLAG[+FLAG...] entries: our two translate cases again with these flags as `ours_NAME`, "
     "e.g. bf16=--precision=mixed_bfloat16+--shortlist,int8=--quantize=int8+--shortlist."
 )
@@ -94,7 +94,7 @@ def cases(workdir, report, scratch):
             "ours": ([*ours, "--noshortlist", f"--input={data_dir / 'test.source.txt'}"], None),
         },
     }
-    variants = dict(entry.split("=", 1) for entry in _VARIANTS.value)
+    variants = dict(_VARIANTS.value)
     if _SHORTLIST.value:
         variants["shortlist"] = "--shortlist"
     for case in plan.values():
@@ -166,8 +166,8 @@ def main(argv):
             for system in [name for name in results[case] if name.startswith("ours")]:
                 results[case][f"ratio_{system}_over_peer"] = round(
                     results[case][system]["wall_s"] / results[case]["peer"]["wall_s"], 2)
-    print(json.dumps(dict(provenance=provenance(), rounds=_ROUNDS.value, cases=results), indent=2))
+    return dict(provenance=provenance(), rounds=_ROUNDS.value, cases=results)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_report(main)

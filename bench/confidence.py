@@ -20,16 +20,18 @@ import numpy as np
 import sacrebleu
 from absl import app, flags
 
+from bench.bench_flags import register_check
 from bench.confidence_measures import auc, labelled_tokens
-from bench.provenance import emit, provenance
+from bench.provenance import provenance, run_report
 from data_pipeline import corpus_registry, data_files, pair_reader
 from rnnsearch_tf.cli import search_flags
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.models.model_dir import ModelDir
 
 _MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory written by training.", required=True)
-_CORPUS = flags.DEFINE_string("corpus", "multi30k_enfr", "Registered corpus whose test split is translated.")
-_OUTPUT = flags.DEFINE_string("output", None, "Also write the JSON here.")
+register_check(_MODEL_DIR, lambda path: ModelDir(path).read_data_info())
+_CORPUS = flags.DEFINE_enum("corpus", "multi30k_enfr", sorted(corpus_registry.CORPORA),
+                            "Registered corpus whose test split is translated.")
 
 
 def main(argv):
@@ -61,8 +63,8 @@ def main(argv):
         sentences_mean_log_prob_auc=round(auc([result["mean_log_prob"] for result in results],
                                               sentence_bleu > np.median(sentence_bleu)), 4),
     )
-    emit(report, _OUTPUT.value)
+    return report
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_report(main)

@@ -2,9 +2,9 @@ r"""Lexically constrained decoding (Post & Vilar 2018) with constraints drawn fr
 glossary; prints JSON.
 
     flock /tmp/cpu.lock env RNNSEARCH_DATA=../shared/data .venv/bin/python -m bench.constraints \
-        --model_dir=work_dirs/sw/models/m30k_word --beam_size=5 > bench/results/constraints.json
+        --model_dir=work_dirs/sw/models/m30k_word --beam_size=5 --output=bench/results/constraints.json
     RNNSEARCH_DATA=../shared/data .venv/bin/python -m bench.constraints --model_dir=work_dirs/glossary_words \
-        --glossary=unusual --sentences=500 --beam_size=5 > bench/results/constraints_glossary_words.json
+        --glossary=unusual --sentences=500 --beam_size=5 --output=bench/results/constraints_glossary_words.json
 
 (Run it with -m from the repository root: as a script, this file would shadow the package.)
 
@@ -39,7 +39,6 @@ sentence's start by their first letter's other case (the two kinds a glossary as
 case-sensitive matching missed the second, the first was skipped).
 """
 
-import json
 import statistics
 import time
 
@@ -48,7 +47,7 @@ import sacrebleu
 import tensorflow as tf
 from absl import app, flags
 
-from bench.provenance import provenance
+from bench.provenance import provenance, run_report
 from bench.rare_words import found_verbatim, probe_sentences
 from bench.reference_phrases import reference_phrases
 from data_pipeline import constants
@@ -170,7 +169,7 @@ def main(argv):
         report["settings"][GLOSSARY]["terms"] = _term_shares(glossary, translator, sources, outputs)
     else:
         report["names"] = _names(translator)
-    print(json.dumps(report, indent=2, ensure_ascii=False))
+    return report
 
 
 def _length_ratio(free, constrained, constraints):
@@ -283,4 +282,4 @@ def _time_settings(translator, sources, settings, glossary=None):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_report(main)

@@ -9,7 +9,6 @@ shards), tokenizer throughput, and tf.data throughput (batches/s of the paper's 
 and of token-count batches) over the built train shards.
 """
 
-import json
 import os
 import pathlib
 import tempfile
@@ -19,14 +18,15 @@ import tensorflow as tf
 from absl import app
 from absl import flags
 
-from bench.provenance import provenance
+from bench.provenance import provenance, run_report
 from data_pipeline import DatasetBuilder
 from data_pipeline.text_codec import TextCodec
 from data_pipeline import TrainingInput
 from data_pipeline import corpus_registry
 from data_pipeline import data_files
 
-_CORPUS = flags.DEFINE_string("corpus", "multi30k_enfr", "Registered corpus to build and read.")
+_CORPUS = flags.DEFINE_enum("corpus", "multi30k_enfr", sorted(corpus_registry.CORPORA),
+                            "Registered corpus to build and read.")
 _VOCABULARY_SIZE = flags.DEFINE_integer("vocabulary_size", 10000, "Most frequent words kept per language.")
 _MAX_LENGTH = flags.DEFINE_integer("max_length", 50, "Length filter.")
 _BATCHES = flags.DEFINE_integer("batches", 2000, "Batches read per tf.data measurement.")
@@ -83,8 +83,8 @@ def main(argv):
                 TrainingInput(pattern, max_tokens=_MAX_TOKENS.value)(), _BATCHES.value
             ),
         }
-    print(json.dumps(report, indent=2))
+    return report
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_report(main)

@@ -1,6 +1,6 @@
 """The paper's data selection against a random sample of the same size, on what we have; prints JSON.
 
-    RNNSEARCH_DATA=../shared/data .venv/bin/python -m bench.data_selection > bench/results/data_selection.json
+    RNNSEARCH_DATA=../shared/data .venv/bin/python -m bench.data_selection --output=bench/results/data_selection.json
 
 In domain: the first `IN_DOMAIN_PAIRS` pairs of Multi30k's train split (captions). General: all of Tatoeba,
 the WMT news test sets 2012-2014 and the other Multi30k train pairs (held-out captions), shuffled together
@@ -24,7 +24,7 @@ import time
 import sacrebleu
 from absl import app, flags
 
-from bench.provenance import provenance
+from bench.provenance import provenance, run_report
 from data_pipeline import corpus_registry, data_files, pair_reader
 from data_pipeline.data_dir import DataDir
 from rnnsearch_tf.models.model_dir import ModelDir
@@ -143,7 +143,7 @@ def main(argv):
             "training": _training(model_dir),
             "test_2016_bleu": test_bleu(data_dir, model_dir)}
         print(json.dumps(report["runs"][ranking]), file=sys.stderr, flush=True)
-    print(json.dumps(report, indent=2))
+    return report
 
 
 def _training(model_dir):
@@ -162,4 +162,4 @@ def _in_domain_words(work_dir):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_report(main)

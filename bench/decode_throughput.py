@@ -24,7 +24,6 @@ runs to the maximum length `2 * source_length + 10`: report the model's training
 
 import dataclasses
 import gzip
-import json
 import os
 import time
 
@@ -33,7 +32,7 @@ import tensorflow as tf
 from absl import app
 from absl import flags
 
-from bench.provenance import provenance
+from bench.provenance import provenance, run_report
 from data_pipeline import data_files
 from data_pipeline.export_dir import VARIABLES_INDEX_FILE, ExportVersion
 from rnnsearch_tf.cli import folder_flags, search_flags
@@ -147,8 +146,8 @@ def main(argv):
                 )
                 for mode in ("checkpoint", "checkpoint_one_sentence_at_a_time")
             }
-    print(json.dumps(report, indent=2))
+    return report
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_report(main)

@@ -16,13 +16,15 @@ import pathlib
 
 from absl import app, flags
 
-from bench.provenance import provenance
+from bench.bench_flags import define_named_list, evaluate_output_folder
+from bench.provenance import provenance, run_report
 from data_pipeline.data_dir import DataDir
+from rnnsearch_tf.evaluation.evaluator import METRICS_FILE
 from rnnsearch_tf.models.model_dir import ModelDir
 
-_EVAL_DIRS = flags.DEFINE_list("eval_dirs", None, "TEST_SET:EVALUATE_OUTPUT_DIR pairs.", required=True)
+_EVAL_DIRS = define_named_list("eval_dirs", None, "TEST_SET:EVALUATE_OUTPUT_DIR pairs.", separator=":",
+                               value_name="EVALUATE_OUTPUT_DIR", check=evaluate_output_folder, required=True)
 _DATA_DIR = flags.DEFINE_string("data_dir", None, "The new data, built with --vocabulary_from (its outside counts).")
-_OUTPUT = flags.DEFINE_string("output", None, "JSON file to write.", required=True)
 
 
 def model_row(metrics):
@@ -45,9 +47,8 @@ def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     models = {}
-    for entry in _EVAL_DIRS.value:
-        test_set, folder = entry.split(":", 1)
-        evaluated = json.loads((pathlib.Path(folder) / "metrics.json").read_text(encoding="utf-8"))
+    for test_set, folder in _EVAL_DIRS.value:
+        evaluated = json.loads((pathlib.Path(folder) / METRICS_FILE).read_text(encoding="utf-8"))
         for name, metrics in evaluated["models"].items():
             row = models.setdefault(name, model_row(metrics))
             row.setdefault("bleu", {})[test_set] = {
@@ -62,10 +63,8 @@ def main(argv):
         vocabularies = DataDir(_DATA_DIR.value).read_metadata()["vocabularies"]
         report["new_data"] = {"data_dir": _DATA_DIR.value, "vocabulary_from": vocabularies["source"].get("from"),
                               "outside_vocabulary": {side: vocabularies[side].get("outside") for side in vocabularies}}
-    pathlib.Path(_OUTPUT.value).parent.mkdir(parents=True, exist_ok=True)
-    pathlib.Path(_OUTPUT.value).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(report, indent=2))
+    return report
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_report(main)

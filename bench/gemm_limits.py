@@ -30,7 +30,7 @@ from absl import flags
 
 from bench.matmul_timing import repeats_for, seconds_per_call, timed_loop
 from bench.model_sizes import PRESETS, matmul_flops
-from bench.provenance import cpu, emit, provenance
+from bench.provenance import cpu, provenance, run_report
 
 # The CPU features that decide which GEMM kernels oneDNN can pick: /proc/cpuinfo's name of each.
 GEMM_FLAGS = {"AVX2": "avx2", "AVX512-VNNI": "avx512_vnni", "AVX512-BF16": "avx512_bf16", "AMX-BF16": "amx_bf16",
@@ -216,9 +216,9 @@ def main(argv):
     for shape in _SHAPES.value:
         if len(shape.split("x")) != 3 or not all(size.isdigit() for size in shape.split("x")):
             raise app.UsageError(f"--shapes: {shape!r} is not MxKxN")
-    emit(report(_SHAPES.value, _TIMING_ROUNDS.value, _SECONDS_PER_SAMPLE.value, _STEP_SENTENCES.value,
-                _STEP_BEAM_SIZE.value))
+    return report(_SHAPES.value, _TIMING_ROUNDS.value, _SECONDS_PER_SAMPLE.value, _STEP_SENTENCES.value,
+                  _STEP_BEAM_SIZE.value)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_report(main)

@@ -28,20 +28,28 @@ import pathlib
 
 from absl import app, flags
 
+from bench.bench_flags import define_named_list
 from bench.pair_scores import scores
-from bench.provenance import emit, provenance
+from bench.provenance import provenance, run_report
 from data_pipeline.data_dir import DataDir
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.utils.text_files import read_lines
 
-_MODELS = flags.DEFINE_list("models", [], "NAME=MODEL_DIR entries.")
-_PEERS = flags.DEFINE_list("peers", [], "NAME=TARGET_LANGUAGE:WORKDIR entries of the peer's multi30k.sh runs "
-                           "(test_2016 only).")
+
+def _peer_run(value):
+    """A check of `--peers`' values: TARGET_LANGUAGE:WORKDIR."""
+    language, colon, workdir = value.partition(":")
+    if not (language and colon and workdir):
+        raise ValueError(f"{value!r} is not TARGET_LANGUAGE:WORKDIR")
+
+
+_MODELS = define_named_list("models", [], "NAME=MODEL_DIR entries.", value_name="MODEL_DIR")
+_PEERS = define_named_list("peers", [], "NAME=TARGET_LANGUAGE:WORKDIR entries of the peer's multi30k.sh runs "
+                           "(test_2016 only).", value_name="TARGET_LANGUAGE:WORKDIR", check=_peer_run)
 _CHECKPOINT = flags.DEFINE_string("checkpoint", "best", "Checkpoint of every model.")
 _BATCH_SIZE = flags.DEFINE_integer("batch_size", 64, "Sentences decoded together.")
-_OUTPUT = flags.DEFINE_string("output", None, "Also write the JSON here.")
 
 
 def _training(model_dir):
@@ -91,13 +99,13 @@ def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     report = {"provenance": provenance(), "checkpoint": _CHECKPOINT.value, "models": {}, "peers": {}}
-    for name, path in (entry.split("=", 1) for entry in _MODELS.value):
+    for name, path in _MODELS.value:
         report["models"][name] = evaluate_model(path)
-    for name, value in (entry.split("=", 1) for entry in _PEERS.value):
-        language, workdir = value.split(":", 1)
+    for name, value in _PEERS.value:
+        language, _, workdir = value.partition(":")
         report["peers"][name] = evaluate_peer(workdir, language)
-    emit(report, _OUTPUT.value)
+    return report
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_report(main)

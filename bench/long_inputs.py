@@ -21,12 +21,13 @@ BLEU is sacrebleu's corpus BLEU of the detokenized output against the joined raw
 import gzip
 import json
 import os
+import sys
 import time
 
 import sacrebleu
 from absl import app, flags
 
-from bench.provenance import emit, provenance
+from bench.provenance import provenance, run_report
 from data_pipeline import data_files
 from data_pipeline.sentence_joiner import SentenceJoiner
 from rnnsearch_tf.cli import search_flags
@@ -36,7 +37,6 @@ from rnnsearch_tf.inference.paragraph_translator import ParagraphTranslator
 _MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory written by training.", required=True)
 _TEST_SET = flags.DEFINE_string("test_set", "multi30k/test_2016_flickr", "Files <data root>/<name>.{en,fr}.gz.")
 _SIZES = flags.DEFINE_list("sizes", ["1", "2", "3", "4", "5", "7"], "Sentences joined per line.")
-_OUTPUT = flags.DEFINE_string("output", None, "Also write the JSON here.")
 
 
 def _read(name, language):
@@ -100,9 +100,9 @@ def main(argv):
                     [" ".join(single[pair.first_line - 1 : pair.first_line - 1 + size]) for pair in joined], references
                 ))
         report["sizes"][str(size)] = entry
-        print(json.dumps({str(size): entry}), flush=True)
-    emit(report, _OUTPUT.value)
+        print(json.dumps({str(size): entry}), file=sys.stderr, flush=True)  # progress; the report is stdout's
+    return report
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_report(main)

@@ -27,7 +27,7 @@ import sys
 import sacrebleu
 from absl import app, flags
 
-from bench.provenance import REPO_ROOT, provenance
+from bench.provenance import REPO_ROOT, provenance, run_report
 from rnnsearch_tf.utils.text_files import read_lines
 
 RNNSEARCH = [sys.executable, "-m", "rnnsearch_tf.cli.main"]
@@ -38,7 +38,6 @@ _MODEL_DIRS = flags.DEFINE_list("model_dirs", None, "Model directories; each nam
 _WORKDIR = flags.DEFINE_string("workdir", "work_dirs/long_sentences", "Where the joined test set and evaluation go.")
 _CHECKPOINT = flags.DEFINE_string("checkpoint", "latest", "Checkpoint of every model (equal updates: latest).")
 _SEARCH = flags.DEFINE_list("search", ["--beam_size=5"], "Search flags given to `rnnsearch evaluate`.")
-_OUTPUT = flags.DEFINE_string("output", None, "Also write the JSON here.")
 
 
 def run(*arguments):
@@ -110,7 +109,7 @@ def main(argv):
             joined_four=subset_bleu(hypotheses, references, sizes, 4),
             truncated_sentences=values.get("truncated_sentences"),
         )
-    report = dict(
+    return dict(
         provenance=provenance(),
         test_set="multi30k test_2016, lines of 1 to 5 consecutive pairs (rnnsearch join-sentences --sizes=1,2,3,4,5)",
         source_length="Moses tokens of the source line",
@@ -119,11 +118,7 @@ def main(argv):
         models=models,
         comparisons=comparisons(models),
     )
-    text = json.dumps(report, indent=2)
-    print(text)
-    if _OUTPUT.value:
-        pathlib.Path(_OUTPUT.value).write_text(text + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_report(main)

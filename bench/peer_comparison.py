@@ -41,7 +41,7 @@ from tensorboard.backend.event_processing import event_accumulator
 # --precision (ours, in training and decoding) is train_throughput's flag, defined once per process.
 from bench.peer import PEER, decode_peer, read_peer_report
 from bench.matmul_timing import seconds_per_product
-from bench.provenance import cpu_summary, provenance
+from bench.provenance import cpu_summary, provenance, run_report
 from bench.model_sizes import PRESETS, forward_matmuls, matmul_flops
 from bench.train_throughput import _PRECISION
 from data_pipeline import data_files
@@ -190,9 +190,9 @@ def flops_per_target_token(matmuls, batch=80, target_length=16):
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-    if _DECODE.value:
+    if _DECODE.value:  # a helper process of decoding_rounds, which reads this one line: no report of its own
         print(json.dumps(decode(_DECODE.value, _DATA_DIR.value, _DECODE_WORKERS.value, _EARLY_STOPPING.value)))
-        return
+        return None
     steps = _UPDATES.value
     if steps < 2 * _LOG_EVERY.value:
         raise app.UsageError(f"--updates={steps} leaves no statistics window after the warm-up window of --log_every="
@@ -237,8 +237,8 @@ def main(argv):
     report["ratios_ours_over_peer"]["train_flop_per_s"] = round(
         ours["train_tgt_tok_per_s"] * our_flops / (peer["train_tgt_tok_per_s"] * peer_flops), 2
     )
-    print(json.dumps(report, indent=2))
+    return report
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_report(main)

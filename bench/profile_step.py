@@ -1,6 +1,6 @@
 """Where one training update and one decoding step spend their time, op by op, at the peer's size. Prints JSON.
 
-    python -m bench.profile_step --peer > bench/results/profile_CPU.json   # both steps, ours and the peer's
+    python -m bench.profile_step --peer --output=bench/results/profile_CPU.json   # both steps, ours and the peer's
     python -m bench.profile_step --step=decode                     # TensorFlow's profile of one beam-5 search
     python -m bench.profile_step --step=train --ops_by_name --top_ops=40   # which matmul, which loop
 
@@ -86,7 +86,7 @@ from bench.gemm_limits import (
 from bench.matmul_timing import limit_seconds
 from bench.model_sizes import PRESETS, forward_matmuls, matmul_flops
 from bench.peer import PEER_VENV
-from bench.provenance import REPO_ROOT, emit, provenance
+from bench.provenance import REPO_ROOT, provenance, run_report
 from data_pipeline.constants import EOS_ID
 from rnnsearch_tf.inference.decoding_model import reading_stored_weights
 from rnnsearch_tf.inference.model_loader import decoding_model
@@ -420,8 +420,8 @@ def main(argv):
     if unknown or not _STEP.value:
         raise app.UsageError(f"--step: {unknown or 'nothing'}; choose from {sorted(CATEGORIES)}")
     report = {step: step_report(step, dict(PRESETS[_MODEL_SIZE.value])) for step in _STEP.value}
-    emit(dict(report, provenance=provenance()))
+    return dict(report, provenance=provenance())
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_report(main)

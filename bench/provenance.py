@@ -1,14 +1,24 @@
-"""What a benchmark result was measured on: the commit, the date, the CPU and its flags.
+"""What a benchmark result was measured on (the commit, the date, the CPU and its flags, the command line), and
+how a bench writes it.
 
-Every bench writes `provenance()` into its JSON, so a results file says which code and which machine
-its numbers belong to (machines of one kind differ by 2x in speed; a ratio counts only within one sitting).
+Every bench writes `provenance()` into its JSON, so a results file says which code, which machine and which command
+made its numbers (machines of one kind differ by 2x in speed; a ratio counts only within one sitting). Every bench
+runs as a command through `run_report`: its report printed, and written to `--output` only once the bench has
+succeeded.
 """
 
 import datetime
 import json
 import os
 import pathlib
+import shlex
 import subprocess
+import sys
+
+from absl import app
+from absl import flags as absl_flags  # `flags` here are the CPU's
+
+from rnnsearch_tf.cli.errors import parse_flags, with_one_line_errors
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 # The CPU features that decide which kernels TensorFlow and PyTorch run.
@@ -58,8 +68,15 @@ def cpu_kind(model=None, flags=None):
     return f"{family}_{matmuls}"
 
 
+def command_line():
+    """`python -m MODULE FLAGS...` of this process (`sys.argv`): how a bench's file was made."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    program = ["python", "-m", spec.name] if spec and spec.name else sys.argv[:1]
+    return shlex.join([*program, *sys.argv[1:]])
+
+
 def provenance():
-    """{"commit", "dirty", "date", "cpu", "cpu_flags", "cores"} of this checkout and machine, now."""
+    """{"commit", "dirty", "date", "cpu", "cpu_flags", "cores", "command"} of this checkout, machine and process."""
     model, flags = cpu()
     return dict(
         commit=_git("rev-parse", "HEAD").strip() or "unknown",
@@ -68,6 +85,7 @@ def provenance():
         cpu=model,
         cpu_flags=flags,
         cores=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        command=command_line(),
     )
 
 
@@ -78,3 +96,20 @@ def emit(report, output=None):
     if output:
         pathlib.Path(output).parent.mkdir(parents=True, exist_ok=True)
         pathlib.Path(output).write_text(text + "\n", encoding="utf-8")
+
+
+def run_report(main):
+    """Runs a bench's `main(argv)`, which returns its JSON report, as the command (`absl.app.run`): the report is
+    printed and, with `--output=FILE`, written there only once `main` has returned, so a failing bench leaves the
+    file as it was (a shell's `> FILE` would have emptied it first). A bad flag or input ends it in one `error: ...`
+    line (`rnnsearch_tf.cli.errors`); a `main` that returns None (a helper mode whose caller reads its stdout)
+    writes nothing."""
+    output = absl_flags.DEFINE_string(
+        "output", None, "Also write the JSON report to this file, once the bench has succeeded (it is always printed).")
+
+    def main_and_emit(argv):
+        report = main(argv)
+        if report is not None:
+            emit(report, output.value)
+
+    app.run(with_one_line_errors(main_and_emit), flags_parser=parse_flags)

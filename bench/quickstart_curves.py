@@ -1,7 +1,7 @@
 r"""The quickstart recipe's learning curves: dev and test_2016 BLEU against updates and minutes, per trial; prints JSON.
 
     python -m bench.quickstart_curves --trials=baseline=work_dirs/t0,dropout_0.1=work_dirs/t1,... \
-        --baseline=baseline --test_set=test_2016 > bench/results/quickstart_curves.json
+        --baseline=baseline --test_set=test_2016 --output=bench/results/quickstart_curves.json
 
 (Run it with -m from the repository root: as a script, this file would shadow the package.)
 
@@ -23,13 +23,15 @@ from absl import app, flags
 from tensorboard.backend.event_processing import event_accumulator
 import tensorflow as tf
 
-from bench.provenance import provenance
+from bench.bench_flags import define_named_list
+from bench.provenance import provenance, run_report
 from rnnsearch_tf.models.model_dir import ModelDir
 
-_TRIALS = flags.DEFINE_list("trials", None, "NAME=MODEL_DIR of each trial, in the order to report.", required=True)
+_TRIALS = define_named_list("trials", None, "NAME=MODEL_DIR of each trial, in the order to report.",
+                            value_name="MODEL_DIR", required=True)
 _BASELINE = flags.DEFINE_string("baseline", None, "The trial the others' settings are told against.", required=True)
 _TEST_SET = flags.DEFINE_string("test_set", "test_2016", "Name of the test set in eval_<name>/ folders.")
-_UPDATE_TIMES = flags.DEFINE_list(
+_UPDATE_TIMES = define_named_list(
     "update_times", [], "NAME=FILE,...: bench.train_throughput JSON files (one preset each), timed in one sitting "
     "on a machine with nothing else running; their median step seconds are reported as updates/min per NAME.")
 
@@ -89,10 +91,10 @@ def trial(model_dir, baseline_flags, test_set):
 
 
 def _update_times(entries):
-    """{NAME: {batch_size, median_step_seconds, updates_per_minute}}; NAME repeated: one round each."""
+    """{NAME: {batch_size, median_step_seconds, updates_per_minute}} of [(NAME, FILE)]; NAME repeated: one round
+    each."""
     times = {}
-    for entry in entries:
-        name, path = entry.split("=", 1)
+    for name, path in entries:
         report = json.loads(pathlib.Path(path).read_text())
         times.setdefault(name, []).append(report)
     return {
@@ -106,8 +108,11 @@ def _update_times(entries):
 
 
 def main(argv):
-    del argv
-    trials = dict(entry.split("=", 1) for entry in _TRIALS.value)
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    trials = dict(_TRIALS.value)
+    if _BASELINE.value not in trials:
+        raise app.UsageError(f"--baseline={_BASELINE.value} is none of the --trials: {', '.join(trials)}")
     baseline_flags = _flags(pathlib.Path(trials[_BASELINE.value]))
     report = {
         "baseline": _BASELINE.value,
@@ -117,8 +122,8 @@ def main(argv):
         "update_times": _update_times(_UPDATE_TIMES.value),
         "provenance": provenance(),
     }
-    print(json.dumps(report, indent=2))
+    return report
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_report(main)

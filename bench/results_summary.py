@@ -14,10 +14,12 @@ import time
 
 from absl import app, flags
 
-from bench.provenance import cpu_summary, provenance
+from bench.bench_flags import define_named_list, evaluate_output_folder
+from bench.provenance import cpu_summary, provenance, run_report
+from rnnsearch_tf.evaluation.evaluator import METRICS_FILE
 
-_EVAL_DIRS = flags.DEFINE_list("eval_dirs", None, "TEST_SET:EVALUATE_OUTPUT_DIR pairs (required).")
-_OUTPUT = flags.DEFINE_string("output", None, "JSON file to write (required).")
+_EVAL_DIRS = define_named_list("eval_dirs", None, "TEST_SET:EVALUATE_OUTPUT_DIR pairs (required).", separator=":",
+                               value_name="EVALUATE_OUTPUT_DIR", check=evaluate_output_folder)
 _COMMAND = flags.DEFINE_string("command", "", "How the models were trained and evaluated, for the record.")
 
 
@@ -50,22 +52,20 @@ def summarize_eval_dirs(eval_dirs):
     """{test set name: `evaluate` output folder} -> {model name: its training and each test set's scores}."""
     models = {}
     for test_set, folder in eval_dirs.items():
-        evaluated = json.loads((pathlib.Path(folder) / "metrics.json").read_text())
+        evaluated = json.loads((pathlib.Path(folder) / METRICS_FILE).read_text())
         for name, metrics in evaluated["models"].items():
             models.setdefault(name, summarize(metrics))[test_set] = test_set_scores(metrics)
     return models
 
 
 def main(argv):
-    del argv
-    models = summarize_eval_dirs(dict(entry.split(":", 1) for entry in _EVAL_DIRS.value))
-    report = {"date": time.strftime("%Y-%m-%d"), "cpu": cpu_summary(), "command": _COMMAND.value, "models": models,
-              "provenance": provenance()}
-    pathlib.Path(_OUTPUT.value).parent.mkdir(parents=True, exist_ok=True)
-    pathlib.Path(_OUTPUT.value).write_text(json.dumps(report, indent=2) + "\n")
-    print(json.dumps(report, indent=2))
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    models = summarize_eval_dirs(dict(_EVAL_DIRS.value))
+    return {"date": time.strftime("%Y-%m-%d"), "cpu": cpu_summary(), "command": _COMMAND.value, "models": models,
+            "provenance": provenance()}
 
 
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["eval_dirs", "output"])  # here, not at import: tests import the module
-    app.run(main)
+    flags.mark_flags_as_required(["eval_dirs"])  # here, not at import: tests import the module
+    run_report(main)

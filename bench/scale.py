@@ -42,7 +42,7 @@ import numpy as np
 from absl import app
 from absl import flags
 
-from bench.provenance import REPO_ROOT, provenance
+from bench.provenance import REPO_ROOT, provenance, run_report
 from data_pipeline import corpus_registry
 from data_pipeline import data_files
 from data_pipeline import pair_reader
@@ -50,7 +50,6 @@ from data_pipeline.data_dir import DataDir
 
 _SIZES = flags.DEFINE_list("sizes", ["1000000", "3000000", "10000000"], "Corpus sizes in pairs.")
 _WORK_DIR = flags.DEFINE_string("work_dir", str(REPO_ROOT / "work_dirs" / "scale"), "Folder for corpora and builds.")
-_OUTPUT = flags.DEFINE_string("output", None, "JSON file to write (also printed); e.g. bench/results/scale.json.")
 _SEED = flags.DEFINE_integer("seed", 20141, "Seed of the recombination of real pairs.")
 _VOCABULARY_SIZE = flags.DEFINE_integer("vocabulary_size", 30000, "build-data --vocabulary_size (the paper's).")
 _NUM_SHARDS = flags.DEFINE_integer("num_shards", 8, "build-data --num_shards.")
@@ -222,11 +221,8 @@ def main(argv):
         seconds_per_million_pairs=[round(row["seconds"] / row["pairs"] * 1e6, 1) for row in rows])
     if _COMMAND.value == "build-data":
         report["model"] = model_sentences_per_s()
-    text = json.dumps(report, indent=2, ensure_ascii=False)
-    if _OUTPUT.value:
-        pathlib.Path(_OUTPUT.value).write_text(text + "\n")
-    print(text)
+    return report
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_report(main)

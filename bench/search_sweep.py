@@ -4,23 +4,25 @@
 
 Translates the `--split` of the data directory (raw text, `DataDir.text_file`) with every combination of
 `--beam_sizes`, `--length_normalizations` (`gnmt:ALPHA` for the GNMT penalty with that exponent) and
-`--maximum_length_as`, and prints one JSON object: the BLEU and seconds of each setting, best first.
+`--maximum_length_as`, and prints one JSON object (also written to `--output`): the BLEU and seconds of each
+setting, best first.
 """
 
 import itertools
-import json
 import time
 
 import sacrebleu
 from absl import app, flags
 
-from bench.provenance import provenance
+from bench.bench_flags import register_check
+from bench.provenance import provenance, run_report
 from data_pipeline.data_dir import DataDir
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.utils.text_files import read_lines
 
 _MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory (or an ensemble, a+b).", required=True)
 _DATA_DIR = flags.DEFINE_string("data_dir", None, "Its built data directory.", required=True)
+register_check(_DATA_DIR, lambda path: DataDir(path).read_metadata())
 _SPLIT = flags.DEFINE_string("split", "dev", "Split whose raw text is translated.")
 _CHECKPOINT = flags.DEFINE_string("checkpoint", "best", '"best", "latest", "averaged" or a path.')
 _BEAM_SIZES = flags.DEFINE_list("beam_sizes", ["5"], "Beam sizes.")
@@ -51,9 +53,9 @@ def main(argv):
         bleu = sacrebleu.corpus_bleu(hypotheses, [references]).score
         results.append(dict(options, bleu=round(bleu, 2), seconds=round(seconds, 1)))
     results.sort(key=lambda result: -result["bleu"])
-    print(json.dumps({"provenance": provenance(), "model_dir": _MODEL_DIR.value, "split": _SPLIT.value, "sentences": len(sources),
-                      "results": results}, indent=2))
+    return {"provenance": provenance(), "model_dir": _MODEL_DIR.value, "split": _SPLIT.value, "sentences": len(sources),
+            "results": results}
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_report(main)

@@ -2,7 +2,7 @@ r"""The local server as its clients see it: first request, one client, 32 concur
 without batching, beside the offline decoding rate of the same export.
 
     RNNSEARCH_DATA=../shared/data python -m bench.serving_load --export_dir=work_dirs/peer_comparison/ours_export \
-        > bench/results/serving_load.json
+        --output=bench/results/serving_load.json
 
 For each server setting (`rnnsearch serve` as a user starts it: warm-up replayed; batching off, or
 `--enable_batching` with the export's `batching_parameters.txt` (what users get: batches of at most 16),
@@ -57,7 +57,7 @@ import time
 
 from absl import app, flags
 
-from bench.provenance import provenance
+from bench.provenance import provenance, run_report
 from bench.served_model import MONITORING_CONFIG, ServedModel
 from data_pipeline.export_dir import ExportDir
 
@@ -328,8 +328,8 @@ def main(argv):
     report.update(poll_wait_seconds=_POLL_WAIT_SECONDS.value, switch_after_seconds=_SWITCH_AFTER_SECONDS.value,
                   load_average_at_end=_load_average())
     report.update({name: _medians(results) for name, results in rounds.items()})
-    print(json.dumps(report, indent=2))
+    return report
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_report(main)

@@ -21,7 +21,6 @@ our decoders gets its sentences/s over the peer's median (`over_peer`). Give our
 """
 
 import dataclasses
-import json
 import os
 import pathlib
 import statistics
@@ -31,8 +30,9 @@ import sacrebleu
 import tensorflow as tf
 from absl import app, flags
 
+from bench.bench_flags import define_named_list
 from bench.peer import decode_peer, read_peer_report
-from bench.provenance import provenance
+from bench.provenance import provenance, run_report
 from data_pipeline.data_dir import DataDir
 from rnnsearch_tf.cli import search_flags
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
@@ -42,7 +42,8 @@ from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.utils.text_files import read_lines
 
 _MODEL_DIR = flags.DEFINE_string("model_dir", None, "Model directory written by training.", required=True)
-_SHORTLISTS = flags.DEFINE_list("shortlists", [], "name=path of shortlist.npz files to compare with the full vocabulary.")
+_SHORTLISTS = define_named_list("shortlists", [], "NAME=FILE of shortlist.npz files to compare with the whole "
+                                "vocabulary.", value_name="FILE")
 _SPLITS = flags.DEFINE_list("splits", ["test", "test2017"], "Splits of the model's data directory to translate.")
 _ROUNDS = flags.DEFINE_integer("rounds", 3, "Timed rounds per decoder and split.", lower_bound=1)
 _PEER_WORKDIR = flags.DEFINE_string(
@@ -68,8 +69,7 @@ def main(argv):
     base = Translator.from_model_dir(_MODEL_DIR.value, search_flags.CHECKPOINT.value,  # the whole vocabulary
                                      search_config=dataclasses.replace(search_flags.search_config(), shortlist=False))
     translators = {"full vocabulary": base}
-    for entry in _SHORTLISTS.value:
-        name, path = entry.split("=", 1)
+    for name, path in _SHORTLISTS.value:
         translators[name] = Translator(
             base.model, base.source_codec, base.target_codec, dataclasses.replace(base.search_config, shortlist=True), shortlist=Shortlist.from_file(path),
         )
@@ -117,8 +117,8 @@ def main(argv):
                     results[name]["sentences_per_s"] / results["full vocabulary"]["sentences_per_s"], 2
                 )
                 results[name]["bleu_change"] = round(results[name]["bleu"] - results["full vocabulary"]["bleu"], 2)
-    print(json.dumps(report, indent=2))
+    return report
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_report(main)

@@ -35,6 +35,7 @@ from absl import app, flags
 
 from bench.peer import PEER, PEER_VENV
 from bench.provenance import cpu_kind
+from rnnsearch_tf.cli.errors import parse_flags, with_one_line_errors
 from data_pipeline.constants import METADATA_FILE
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -162,4 +163,4 @@ if __name__ == "__main__":
     _COMMAND_ROUNDS = flags.DEFINE_integer("command_rounds", 5, "Rounds of every whole command.", lower_bound=1)
     _PROFILE_CALLS = flags.DEFINE_integer("profile_calls", None,
                                           "Timed calls of a profiled step (the bench's default).")
-    app.run(main)
+    app.run(with_one_line_errors(main), flags_parser=parse_flags)

@@ -15,7 +15,9 @@ import pathlib
 
 from absl import app, flags
 
+from bench.bench_flags import register_check
 from bench.provenance import cpu_kind
+from rnnsearch_tf.cli.errors import parse_flags, with_one_line_errors
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 # Issue 62's targets: training and decoding rates over the peer's, whole commands' times over the peer's.
@@ -235,4 +237,5 @@ if __name__ == "__main__":
     _RESULTS_DIR = flags.DEFINE_string("results_dir", "bench/results", "Where the results files are.")
     _WRITE = flags.DEFINE_string("write", None, "Replace the tables of this kind in this page (docs/performance.md): "
                                  "each table whose header line is the one printed here.")
-    app.run(main)
+    register_check(_WRITE, lambda path: pathlib.Path(path).read_text(encoding="utf-8"))
+    app.run(with_one_line_errors(main), flags_parser=parse_flags)

@@ -2,24 +2,24 @@ r"""Subword sampling against fixed pieces, trained alike: the updates reached an
 
     RNNSEARCH_DATA=../shared/data .venv/bin/python -m bench.subword_sampling \
         --models=dropout0.1=work_dirs/sampling/m30k_bpe8k_dropout0.1,fixed=work_dirs/sampling/m30k_bpe8k_fixed \
-        --checkpoint=best --beam_size=5 > bench/results/subword_sampling.json
+        --checkpoint=best --beam_size=5 --output=bench/results/subword_sampling.json
 
 (Run it with -m from the repository root: as a script, this file would shadow the package.)
 
 Per model directory (each trained with `rnnsearch train --flagfile=configs/quickstart.flags` on the same
-SentencePiece data, with or without `--subword_sampling_alpha`, work_dirs/sampling/campaign.sh): the
+SentencePiece data, with or without `--subword_sampling_alpha`, one after the other): the
 `subword_sampling_alpha` of its flags.txt, its training (updates, epochs, hours, best dev BLEU from
 training_state.json, with the dev BLEU of each validation), and sacrebleu BLEU and chrF of every test split of
 its data directory (`{split}.source.txt` translated with `BatchTranslator` at `--checkpoint`, and with
 `--equal_updates_checkpoint` also at that checkpoint of every model).
 """
 
-import json
 
 import sacrebleu
 from absl import app, flags
 
-from bench.provenance import provenance
+from bench.bench_flags import define_named_list
+from bench.provenance import provenance, run_report
 from bench.training_flags import sampling_alpha
 from data_pipeline.data_dir import DataDir
 from rnnsearch_tf.cli import search_flags
@@ -27,7 +27,8 @@ from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.utils.text_files import read_lines
 
-_MODELS = flags.DEFINE_list("models", None, "name=model_dir of each model compared.", required=True)
+_MODELS = define_named_list("models", None, "NAME=MODEL_DIR of each model compared.",
+                            value_name="MODEL_DIR", required=True)
 _SPLITS = flags.DEFINE_list("splits", None, "Test splits of each model's data directory (default: those it has "
                             "besides train and dev).")
 _EQUAL_UPDATES = flags.DEFINE_string(
@@ -60,7 +61,7 @@ def main(argv):
     config = search_flags.search_config()
     report = {"provenance": provenance(), "checkpoint": search_flags.CHECKPOINT.value, "search": config.to_dict(),
               "runs": {}}
-    for name, path in (entry.split("=", 1) for entry in _MODELS.value):
+    for name, path in _MODELS.value:
         model_dir = ModelDir(path)
         data_dir = DataDir(model_dir.read_data_info()["data_dir"])
         splits = _SPLITS.value or data_dir.test_splits()
@@ -75,8 +76,8 @@ def main(argv):
                                                         search_config=config)
             report["runs"][name]["equal_updates"] = {"checkpoint": at_updates.loaded_from,
                                                      "scores": _scores(at_updates, data_dir, splits)}
-    print(json.dumps(report, indent=2, ensure_ascii=False))
+    return report
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_report(main)

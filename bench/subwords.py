@@ -2,7 +2,7 @@ r"""Word-level against subword models trained alike: BLEU, decoding speed, size 
 
     RNNSEARCH_DATA=../shared/data .venv/bin/python -m bench.subwords \
         --models=words=work_dirs/sw/models/m30k_word,bpe8k=work_dirs/sw/models/m30k_bpe8k \
-        --checkpoint=best --beam_size=5 > bench/results/subwords.json
+        --checkpoint=best --beam_size=5 --output=bench/results/subwords_multi30k.json
 
 (Run it with -m from the repository root: as a script, this file would shadow the package.)
 
@@ -18,7 +18,6 @@ deterministic), translated; the share of names and of numbers found verbatim in 
 subwords that spell any word).
 """
 
-import json
 import statistics
 import time
 
@@ -26,7 +25,8 @@ import numpy as np
 import sacrebleu
 from absl import app, flags
 
-from bench.provenance import provenance
+from bench.bench_flags import define_named_list
+from bench.provenance import provenance, run_report
 from bench.rare_words import found_verbatim, probe_sentences
 from bench.seed_groups import parse_groups, summarize_groups
 from bench.training_flags import training_seed
@@ -37,7 +37,8 @@ from rnnsearch_tf.inference.unk_replacer import UnkReplacer
 from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.utils.text_files import read_lines
 
-_MODELS = flags.DEFINE_list("models", None, "name=model_dir of each model compared.", required=True)
+_MODELS = define_named_list("models", None, "NAME=MODEL_DIR of each model compared.",
+                            value_name="MODEL_DIR", required=True)
 _SPLITS = flags.DEFINE_list("splits", None, "Test splits of each model's data directory (default: those it has "
                             "besides train and dev).")
 _ROUNDS = flags.DEFINE_integer("rounds", 3, "Timed decoding rounds per model.", lower_bound=1)
@@ -91,7 +92,7 @@ def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     config = search_flags.search_config()
-    models = dict(entry.split("=", 1) for entry in _MODELS.value)
+    models = dict(_MODELS.value)
     try:  # before minutes of decoding: a typo fails at once
         groups = parse_groups(_GROUPS.value or [], models)
     except ValueError as error:
@@ -125,7 +126,7 @@ def main(argv):
     _time_decoding(report, translators, models)
     if groups:
         report["groups"] = summarize_groups(report["models"], groups)
-    print(json.dumps(report, indent=2, ensure_ascii=False))
+    return report
 
 
 def _time_decoding(report, translators, models):
@@ -146,4 +147,4 @@ def _time_decoding(report, translators, models):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_report(main)

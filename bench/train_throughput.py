@@ -36,7 +36,7 @@ from absl import flags
 
 from bench.matmul_timing import products_seconds, row_products
 from bench.model_sizes import PRESETS, forward_matmuls
-from bench.provenance import provenance
+from bench.provenance import provenance, run_report
 from data_pipeline.constants import EOS_ID
 from rnnsearch_tf.models.model_config import ModelConfig
 from rnnsearch_tf.models.rnn_search import RNNSearch
@@ -169,18 +169,17 @@ def main(argv):
     if len(names) == 1:
         report = benchmark(names[0])
         report.update(cpu_cores=os.cpu_count(), provenance=provenance())
-        print(json.dumps(report, indent=2))
-        return
+        return report
     reports = []
     for name in names:  # a fresh process per preset, so each peak RSS is that preset's own
-        arguments = [arg for arg in sys.argv[1:] if not arg.startswith("--preset")]
+        arguments = [arg for arg in sys.argv[1:] if not arg.startswith(("--preset", "--output"))]  # its report only
         output = subprocess.run(
             [sys.executable, "-m", "bench.train_throughput", f"--preset={name}", *arguments],
             check=True, capture_output=True, text=True,
         ).stdout
         reports.append(json.loads(output))
-    print(json.dumps(reports, indent=2))
+    return reports
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_report(main)

@@ -1,6 +1,6 @@
 """Training on one machine as one process, as one process of two CPU replicas, and as two worker processes.
 
-    python -m bench.two_workers --data_dir=work_dirs/data/multi30k > bench/results/two_workers.json
+    python -m bench.two_workers --data_dir=work_dirs/data/multi30k --output=bench/results/two_workers.json
 
 (`scripts/quickstart.sh` builds work_dirs/data/multi30k; run it with -m from the repository root.)
 
@@ -25,7 +25,7 @@ import time
 from absl import app
 from absl import flags
 
-from bench.provenance import REPO_ROOT, provenance
+from bench.provenance import REPO_ROOT, provenance, run_report
 from bench.served_model import free_port
 
 _DATA_DIR = flags.DEFINE_string("data_dir", "work_dirs/data/multi30k", "A built Multi30k data directory.")
@@ -64,7 +64,8 @@ def _run(name, folder, extra=(), workers=1):
 
 
 def main(argv):
-    del argv
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     with tempfile.TemporaryDirectory() as folder:
         runs = {
             "one_process": _run("one_process", folder),
@@ -72,11 +73,11 @@ def main(argv):
             "two_worker_processes": _run("workers", folder, workers=2),
         }
     single = runs["one_process"]["sentences_per_second"]
-    for run in runs.values():
-        run["rate_against_one_process"] = round(run["sentences_per_second"] / single, 2)
-    print(json.dumps({"provenance": provenance(), "data_dir": _DATA_DIR.value, "steps": _STEPS.value,
-                      "model": "configs/quickstart.flags (batch 96)", "runs": runs}, indent=2))
+    for result in runs.values():
+        result["rate_against_one_process"] = round(result["sentences_per_second"] / single, 2)
+    return {"provenance": provenance(), "data_dir": _DATA_DIR.value, "steps": _STEPS.value,
+            "model": "configs/quickstart.flags (batch 96)", "runs": runs}
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_report(main)

@@ -3,7 +3,7 @@ r"""Names and numbers kept verbatim by constraints (`translate --verbatim`): the
 
     RNNSEARCH_DATA=../shared/data .venv/bin/python -m bench.verbatim \
         --models=words=work_dirs/sw/models/m30k_word,bpe8k=work_dirs/sw/models/m30k_bpe8k \
-        --checkpoint=best --beam_size=5 > bench/results/verbatim.json
+        --checkpoint=best --beam_size=5 --output=bench/results/verbatim.json
 
 Per model: the probe's share of names and of numbers found verbatim in the translation (word-level models
 with `<unk>` replaced, as in `bench.subwords`), BLEU and chrF of each test split, and the seconds each
@@ -12,13 +12,13 @@ source codec, as `translate --verbatim --model_dir` does) as its constraints; th
 share of the test lines that have any, and of their constraints met.
 """
 
-import json
 import time
 
 import sacrebleu
-from absl import app, flags
+from absl import app
 
-from bench.provenance import provenance
+from bench.bench_flags import define_named_list
+from bench.provenance import provenance, run_report
 from bench.rare_words import found_verbatim, probe_sentences
 from data_pipeline.data_dir import DataDir
 from rnnsearch_tf.cli import search_flags
@@ -28,7 +28,7 @@ from rnnsearch_tf.inference.verbatim_terms import verbatim_terms_of
 from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.utils.text_files import read_lines
 
-_MODELS = flags.DEFINE_list("models", None, "name=model_dir of each model.", required=True)
+_MODELS = define_named_list("models", None, "NAME=MODEL_DIR of each model.", value_name="MODEL_DIR", required=True)
 
 
 def _translate(translator, sentences, verbatim):
@@ -69,7 +69,7 @@ def main(argv):
     config = search_flags.search_config()
     report = {"provenance": provenance(), "checkpoint": search_flags.CHECKPOINT.value, "search": config.to_dict(),
               "models": {}}
-    for name, path in (entry.split("=", 1) for entry in _MODELS.value):
+    for name, path in _MODELS.value:
         translator = BatchTranslator.from_model_dir(path, search_flags.CHECKPOINT.value, search_flags.BATCH_SIZE.value,
                                                     UnkReplacer(), search_config=config)
         data_dir = DataDir(ModelDir(path).read_data_info()["data_dir"])
@@ -81,8 +81,8 @@ def main(argv):
                       **{split: _test_split(translator, data_dir, split, verbatim) for split in splits}}
                for mode, verbatim in (("free", None), ("verbatim", ModelDir(path).codec("source")))},
         }
-    print(json.dumps(report, indent=2, ensure_ascii=False))
+    return report
 
 
 if __name__ == "__main__":
-    app.run(main)
+    run_report(main)

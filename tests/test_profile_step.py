@@ -109,16 +109,17 @@ def test_each_more_decoding_step_adds_one_beam_step_of_matmuls():
     assert profile_step.update_flops(TINY) == 3 * matmul_flops(forward_matmuls(TINY))
 
 
-def _main_report(capsys, **overrides):
-    """The JSON `main` prints at `PRESETS["tiny"]`, each step called once, each product timed once, briefly."""
+def _main_report(**overrides):
+    """The report `main` returns (as JSON, as `bench.provenance.run_report` prints and writes it) at
+    `PRESETS["tiny"]`, each step called once, each product timed once, briefly."""
     flags.FLAGS.mark_as_parsed()
     try:
         with flagsaver.flagsaver(model_size="tiny", warmup_calls=1, timed_calls=1, profiled_calls=1, timing_rounds=1,
                                  seconds_per_sample=0.0001, **overrides):
-            profile_step.main(["profile_step"])
+            report = profile_step.main(["profile_step"])
     finally:
         flags.FLAGS.unparse_flags()
-    return json.loads(capsys.readouterr().out)
+    return json.loads(json.dumps(report))
 
 
 def _check_categories(report, step):
@@ -133,8 +134,8 @@ def _check_categories(report, step):
         matmul["wall_gflop_per_s"] / matmul["limit_gflop_per_s"], rel=0.01, abs=0.002)
 
 
-def test_the_update_report_has_its_fields_and_its_matmul_flops(capsys):
-    report = _main_report(capsys, step=["train"])
+def test_the_update_report_has_its_fields_and_its_matmul_flops():
+    report = _main_report(step=["train"])
     assert set(report) == {"train", "provenance"} and set(report["train"]) == {"ours"}
     ours = report["train"]["ours"]
     assert (ours["system"], ours["step"], ours["per"], ours["sizes"]) == ("ours", "train", "update", PRESETS["tiny"])
@@ -143,8 +144,8 @@ def test_the_update_report_has_its_fields_and_its_matmul_flops(capsys):
     assert len(report["provenance"]["commit"]) == 40
 
 
-def test_the_decode_report_has_its_fields_and_its_matmul_flops(capsys):
-    ours = _main_report(capsys, step=["decode"], decoding_steps=3, step_beam_size=2)["decode"]["ours"]
+def test_the_decode_report_has_its_fields_and_its_matmul_flops():
+    ours = _main_report(step=["decode"], decoding_steps=3, step_beam_size=2)["decode"]["ours"]
     assert (ours["per"], ours["decoding_steps"], ours["beam_size"]) == ("decoding step", 3, 2)
     _check_categories(ours, "decode")
     searched = matmul_flops(profile_step.search_matmuls(PRESETS["tiny"], beam_size=2, decoding_steps=3))
@@ -155,7 +156,7 @@ def test_the_decode_report_has_its_fields_and_its_matmul_flops(capsys):
 
 
 
-def test_a_bf16_search_multiplies_bf16_weights_and_reports_its_precision(capsys):
+def test_a_bf16_search_multiplies_bf16_weights_and_reports_its_precision():
     steps = 3
     search = profile_step.make_search(TINY, beam_size=2, decoding_steps=steps, precision="mixed_bfloat16")
     assert search().numpy().tolist() == [[steps]] * TINY["batch_size"]
@@ -166,7 +167,7 @@ def test_a_bf16_search_multiplies_bf16_weights_and_reports_its_precision(capsys)
     assert step_matmuls and {operation.get_attr("T") for operation in step_matmuls} == {tf.bfloat16}
     weights = [operation for operation in graph.get_operations() if operation.type == "ReadVariableOp"]
     assert weights and {operation.outputs[0].dtype for operation in weights} == {tf.bfloat16}  # read as stored
-    ours = _main_report(capsys, step=["decode"], decoding_steps=steps, step_beam_size=2,
+    ours = _main_report(step=["decode"], decoding_steps=steps, step_beam_size=2,
                         step_precision="mixed_bfloat16")["decode"]["ours"]
     assert ours["precision"] == "mixed_bfloat16"
     _check_categories(ours, "decode")

@@ -434,3 +434,121 @@ def test_gemm_limit_rows_show_the_bench_json(path):
         values = ["×".join(map(str, shape["shape"])), f"{speeds['float32']:.1f}",
                   f"{speeds['bfloat16']:.1f} ({shape['speedup_over_float32']['bfloat16']:.2f}x)"]
         assert _row_with(*values, rows=PERFORMANCE_ROWS), f"{path.name}: no row shows {values}"
+
+
+BENCH_README = ROOT / "bench" / "README.md"
+
+
+def test_the_bench_page_names_every_results_file():
+    """bench/README.md's index says which bench writes each file of bench/results/, by its exact name."""
+    text = BENCH_README.read_text(encoding="utf-8")
+    unnamed = [path.name for path in RESULTS if not re.search(rf"(?<![\w.-]){re.escape(path.name)}", text)]
+    assert unnamed == [], f"bench/README.md names no bench for {unnamed}"
+
+
+def test_the_bench_page_names_every_field_provenance_writes():
+    from bench.provenance import provenance
+
+    text = BENCH_README.read_text(encoding="utf-8")
+    assert [key for key in provenance() if f"`{key}`" not in text] == []
+
+
+def test_no_bench_command_is_shown_writing_a_results_file_through_the_shell():
+    """`> bench/results/X.json` empties X before the bench runs: a failing bench would leave it empty. The benches
+    write `--output=X` once they have succeeded."""
+    pages = [BENCH_README, ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+             *sorted((ROOT / "bench").glob("*.py"))]
+    redirected = [f"{page.relative_to(ROOT)}: {line.strip()}" for page in pages
+                  for line in page.read_text(encoding="utf-8").splitlines() if re.search(r">\s*bench/results/", line)]
+    assert redirected == []
+
+
+def test_the_default_shortlists_bleu_loss_in_prose_is_the_bench_jsons():
+    """The README and docs/performance.md tell the default shortlist's loss as shortlist_sizes_*.json measured it:
+    the two models trained longest, and the lightly trained quickstart model on test_2016 at every size."""
+    from rnnsearch_tf.inference.shortlist import FREQUENT_WORDS, PER_SOURCE_WORD
+
+    default = f"k{PER_SOURCE_WORD}n{FREQUENT_WORDS}"
+
+    def splits(model):
+        return _load(ROOT / "bench" / "results" / f"shortlist_sizes_{model}.json")["splits"]
+
+    longest = max(-split[default]["bleu_change"] for model in ("multi30k_rnnsearch", "peer_size")
+                  for split in splits(model).values())
+    quickstart = [-result["bleu_change"] for name, result in splits("quickstart")["test"].items()
+                  if name != "full vocabulary"]
+    lightly = f"{min(quickstart):.2f}-{max(quickstart):.2f} lower on test_2016"
+    readme = " ".join(README.read_text(encoding="utf-8").split())
+    assert f"at most {longest:.2f} BLEU lower on the two models trained longest, {lightly} with the lightly" in readme
+    performance = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    assert f"at most {longest:.2f} BLEU lower on the two trained longest, {lightly} on the lightly" in performance
+
+
+def test_setup_asks_for_the_pytest_xdist_that_scripts_test_sh_runs():
+    """`--no-loadscope-reorder` came with pytest-xdist 3.8 (its changelog); 3.5-3.7 stop at "unrecognized
+    arguments"."""
+    minimum = re.search(r'"pytest-xdist>=([\d.]+)"', (ROOT / "setup.py").read_text(encoding="utf-8"))[1]
+    if "--no-loadscope-reorder" in (ROOT / "scripts" / "test.sh").read_text(encoding="utf-8"):
+        assert tuple(int(part) for part in minimum.split(".")) >= (3, 8), minimum
+
+
+RESULTS_PAGE = ROOT / "docs" / "results.md"
+
+
+def test_the_results_page_lists_as_not_run_no_pair_that_language_pairs_holds():
+    import pycountry
+
+    not_run = [line for line in RESULTS_PAGE.read_text(encoding="utf-8").splitlines() if "Not run yet" in line]
+    for name, model in _load(ROOT / "bench" / "results" / "language_pairs.json")["models"].items():
+        pair = " -> ".join(pycountry.languages.get(alpha_2=model[f"{side}_language"]).name
+                           for side in ("source", "target"))
+        recipe = "49-minute" if "49min" in name else "quickstart"
+        assert not [line for line in not_run if pair in line and recipe in line], f"{name} was run: {not_run}"
+
+
+def test_the_results_page_gives_the_dates_and_machines_of_the_files_it_shows():
+    text = RESULTS_PAGE.read_text(encoding="utf-8")
+    files = [path for path in RESULTS if re.search(rf"(?<![\w.-]){re.escape(path.name)}", text)]
+    dates = sorted(_load(path)["provenance"]["date"][:10] for path in files)
+    cpus = {_load(path)["provenance"]["cpu"] for path in files}
+    opening = text.split("\n\n")[1]
+    assert f"Measured {dates[0]} to {dates[-1]}" in opening
+    assert all(family in opening for family in ("EPYC", "Xeon") if any(family in cpu for cpu in cpus))
+
+
+def test_the_quickstarts_updates_in_eight_minutes_are_the_bench_jsons():
+    """docs/training.md's range of the quickstart's 8 minutes on Multi30k En->Fr words, on EPYC-BF16."""
+    results = ROOT / "bench" / "results"
+    updates = [model["updates"] for model in _load(results / "quickstart.json")["models"].values()]
+    updates += [model["training"]["updates"] for model in _load(results / "subwords_multi30k.json")["models"].values()
+                if model["codec"] == "moses"]
+    text = " ".join((ROOT / "docs" / "training.md").read_text(encoding="utf-8").split())
+    assert f"and {min(updates):,}-{max(updates):,} on Multi30k En→Fr words" in text
+
+
+def test_every_commit_quoted_beside_a_results_file_is_its_provenances():
+    """"`bench/results/X.json` (..., commit C, ...)": C is the commit the file's provenance names."""
+    wrong = []
+    for page in PAGES:
+        for match in re.finditer(r"`(?:bench/results/)?([\w-]+\.json)`\s*\(([^()]*)\)", page.read_text(encoding="utf-8")):
+            commit = re.search(r"commit ([0-9a-f]{7,40})", match[2])
+            path = ROOT / "bench" / "results" / match[1]
+            if commit and path.exists() and not _load(path)["provenance"]["commit"].startswith(commit[1]):
+                wrong.append(f"{page.name}: {match[1]} commit {commit[1]}")
+    assert wrong == []
+
+
+@pytest.mark.parametrize("path", _of_kind("peer_run"), ids=_ids)
+def test_the_peers_own_run_row_tells_training_from_decoding(path):
+    peer = _load(path)["peer"]
+    values = [f"training {peer['train_tgt_tok_per_s']:,.1f} target tokens/s, {peer['train_sents_per_s']} sentences/s",
+              f"decoding {peer['translate_sents_per_s']} sentences/s"]
+    assert [row for row in TABLE_ROWS if all(any(value in cell for cell in row) for value in values)], values
+
+
+def test_the_verbatim_time_ratio_in_prose_is_the_bench_jsons():
+    ratios = [model["verbatim"][split]["seconds"] / model["free"][split]["seconds"]
+              for model in _load(ROOT / "bench" / "results" / "verbatim.json")["models"].values()
+              for split in model["free"] if split != "probe"]
+    text = " ".join(RESULTS_PAGE.read_text(encoding="utf-8").split())
+    assert f"({min(ratios):.2f}-{max(ratios):.2f}x the time of the whole test set here)" in text
