@@ -22,7 +22,8 @@ def test_a_named_list_keeps_its_pairs_in_order_and_parts_each_at_its_first_separ
     holder = define_named_list("variants", [], "help", flag_values=flag_values)
     flag_values(["bench", "--variants=bf16=--precision=mixed_bfloat16+--shortlist,batch=a,batch=b"])
     assert holder.value == [("bf16", "--precision=mixed_bfloat16+--shortlist"), ("batch", "a"), ("batch", "b")]
-    assert flag_values["variants"].serialize() == "--variants=bf16=--precision=mixed_bfloat16+--shortlist,batch=a,batch=b"
+    assert flag_values["variants"].serialize() == (
+        "--variants=bf16=--precision=mixed_bfloat16+--shortlist,batch=a,batch=b")
 
 
 def test_a_named_list_parts_at_its_own_separator():

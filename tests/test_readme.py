@@ -530,7 +530,8 @@ def test_every_commit_quoted_beside_a_results_file_is_its_provenances():
     """"`bench/results/X.json` (..., commit C, ...)": C is the commit the file's provenance names."""
     wrong = []
     for page in PAGES:
-        for match in re.finditer(r"`(?:bench/results/)?([\w-]+\.json)`\s*\(([^()]*)\)", page.read_text(encoding="utf-8")):
+        quoted = re.finditer(r"`(?:bench/results/)?([\w-]+\.json)`\s*\(([^()]*)\)", page.read_text(encoding="utf-8"))
+        for match in quoted:
             commit = re.search(r"commit ([0-9a-f]{7,40})", match[2])
             path = ROOT / "bench" / "results" / match[1]
             if commit and path.exists() and not _load(path)["provenance"]["commit"].startswith(commit[1]):
