@@ -184,21 +184,17 @@ def test_max_epochs_stops_once_that_share_of_the_training_pairs_is_seen(toy_data
     assert state["history"][-1]["epoch"] == pytest.approx(summary["step"] * 32 / pairs)
 
 
-def test_a_budget_used_up_by_a_validation_stops_at_the_validated_step(toy_data, tmp_path, monkeypatch):
-    # The quickstart's 8 minutes ran out during the validation at step 1000; it then made update 1001 and
-    # validated it too. An hour passes during each validation here (the clock of the training budget).
+def hour_long_validations(trainer, module, monkeypatch):
+    """Each validation of `trainer` takes an hour by the clock `module` reads as `module.time`."""
+
     class Clock:
         offset = 0.0
 
         def time(self):
             return time.time() + self.offset
 
-    clock = Clock()
-    monkeypatch.setattr(training_budget, "time", clock)
-    config = training_config(toy_data, tmp_path / "timed", train_steps=10_000, max_hours=0.5, validate_every=2,
-                             dev_bleu_sentences=8)
-    trainer = make_trainer(model_config(toy_data), config)
-    validate = trainer.validator
+    clock, validate = Clock(), trainer.validator
+    monkeypatch.setattr(module, "time", clock)
 
     def slow_validator():
         result = validate()
@@ -206,6 +202,15 @@ def test_a_budget_used_up_by_a_validation_stops_at_the_validated_step(toy_data, 
         return result
 
     trainer.validator = slow_validator
+
+
+def test_a_budget_used_up_by_a_validation_stops_at_the_validated_step(toy_data, tmp_path, monkeypatch):
+    # The quickstart's 8 minutes ran out during the validation at step 1000; it then made update 1001 and
+    # validated it too. An hour passes during each validation here (the clock of the training budget).
+    config = training_config(toy_data, tmp_path / "timed", train_steps=10_000, max_hours=0.5, validate_every=2,
+                             dev_bleu_sentences=8)
+    trainer = make_trainer(model_config(toy_data), config)
+    hour_long_validations(trainer, training_budget, monkeypatch)
     summary = trainer.train()
     assert summary["stop_reason"] == "reached max_hours=0.5" and summary["step"] == 2
     state = json.loads((tmp_path / "timed" / "training_state.json").read_text())
@@ -329,24 +334,10 @@ def test_a_resumed_run_whose_input_pipeline_reads_no_data_iterator_of_its_checkp
 
 def test_the_rates_leave_out_the_time_of_validations(toy_data, tmp_path, monkeypatch):
     # An hour passes during each validation (the clock of the console line and its scalars).
-    class Clock:
-        offset = 0.0
-
-        def time(self):
-            return time.time() + self.offset
-
-    clock = Clock()
-    monkeypatch.setattr(training_statistics, "time", clock)
     config = training_config(toy_data, tmp_path / "run", train_steps=4, log_every=4, validate_every=2,
                              dev_bleu_sentences=4)
     trainer = make_trainer(model_config(toy_data), config)
-    validate = trainer.validator
-
-    def slow_validator():
-        clock.offset += 3600
-        return validate()
-
-    trainer.validator = slow_validator
+    hour_long_validations(trainer, training_statistics, monkeypatch)
     trainer.train()
     accumulator = event_accumulator.EventAccumulator(str(tmp_path / "run" / "train"), size_guidance={"tensors": 0})
     accumulator.Reload()
