@@ -97,7 +97,7 @@ def main(argv):
             )
             if single is not None:
                 entry["single_joined"] = dict(bleu=_bleu(
-                    [" ".join(single[pair.first_line - 1 : pair.first_line - 1 + size]) for pair in joined], references
+                    [" ".join(single[line - 1] for line in pair.lines) for pair in joined], references
                 ))
         report["sizes"][str(size)] = entry
         print(json.dumps({str(size): entry}), file=sys.stderr, flush=True)  # progress; the report is stdout's

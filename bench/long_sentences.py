@@ -28,6 +28,7 @@ import sacrebleu
 from absl import app, flags
 
 from bench.provenance import REPO_ROOT, provenance, run_report
+from data_pipeline.sentence_joiner import run_lines
 from rnnsearch_tf.utils.text_files import read_lines
 
 RNNSEARCH = [sys.executable, "-m", "rnnsearch_tf.cli.main"]
@@ -53,12 +54,8 @@ def subset_bleu(hypotheses, references, sizes, size):
 
 
 def line_sizes(lines_file):
-    """Sentences per joined line from `lines.txt` (`FIRST-LAST`, 1-based)."""
-    sizes = []
-    for line in read_lines(lines_file):
-        first, last = (int(number) for number in line.split("-"))
-        sizes.append(last - first + 1)
-    return sizes
+    """Sentences per joined line from `lines.txt` (`sentence_joiner.run_lines`)."""
+    return [len(run_lines(line)) for line in read_lines(lines_file)]
 
 
 def comparisons(models):

@@ -159,6 +159,20 @@ def benchmark(name):
     }
 
 
+def _child_arguments(argv):
+    """`argv` without --preset and --output (`--output=FILE` or `--output FILE`): a preset's process prints its
+    report only, for this one to gather."""
+    arguments, skip_value = [], False
+    for argument in argv:
+        if skip_value:
+            skip_value = False
+        elif argument in ("--preset", "--output"):
+            skip_value = True
+        elif not argument.startswith(("--preset=", "--output=")):
+            arguments.append(argument)
+    return arguments
+
+
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
@@ -172,7 +186,7 @@ def main(argv):
         return report
     reports = []
     for name in names:  # a fresh process per preset, so each peak RSS is that preset's own
-        arguments = [arg for arg in sys.argv[1:] if not arg.startswith(("--preset", "--output"))]  # its report only
+        arguments = _child_arguments(sys.argv[1:])
         output = subprocess.run(
             [sys.executable, "-m", "bench.train_throughput", f"--preset={name}", *arguments],
             check=True, capture_output=True, text=True,

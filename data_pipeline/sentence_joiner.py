@@ -16,6 +16,27 @@ LENGTH_BINS = (10, 20, 30, 40, 50, 60)
 JoinedPair = collections.namedtuple("JoinedPair", ["source", "target", "lines", "sentences"])
 
 
+def line_runs(lines):
+    """How `rnnsearch join-sentences`' lines.txt names the input lines of a joined pair (`JoinedPair.lines`): runs
+    of consecutive lines as FIRST-LAST, joined by commas ("1-2", "1-2,4-4" where line 3 was dropped)."""
+    runs = []
+    for line in lines:
+        if runs and line == runs[-1][1] + 1:
+            runs[-1][1] = line
+        else:
+            runs.append([line, line])
+    return ",".join(f"{first}-{last}" for first, last in runs)
+
+
+def run_lines(text):
+    """The input lines a line of lines.txt names (`line_runs`' text -> tuple of int)."""
+    lines = []
+    for run in text.split(","):
+        first, last = (int(number) for number in run.split("-"))
+        lines.extend(range(first, last + 1))
+    return tuple(lines)
+
+
 class SentenceJoiner:
     """Joins consecutive sentence pairs into one pair, each side as its language writes sentences one after another
     (`languages.join_sentences`: a space, nothing after a Chinese or Japanese sentence's full stop).

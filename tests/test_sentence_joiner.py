@@ -4,7 +4,7 @@ import itertools
 
 import pytest
 
-from data_pipeline.sentence_joiner import SentenceJoiner
+from data_pipeline.sentence_joiner import SentenceJoiner, line_runs, run_lines
 
 SOURCES = [f"s{i} ." for i in range(1, 8)]  # 7 pairs
 TARGETS = [f"t{i} ." for i in range(1, 8)]
@@ -83,8 +83,6 @@ def test_joined_reads_the_pairs_as_it_joins_them():
     first = list(itertools.islice(SentenceJoiner((3,)).joined(endless), 2))
     assert [(pair.source, pair.target, pair.lines, pair.sentences) for pair in first] == [
         ("s1 . s2 . s3 .", "t1 . t2 . t3 .", (1, 2, 3), 3), ("s4 . s5 . s6 .", "t4 . t5 . t6 .", (4, 5, 6), 3)]
-    joiner = SentenceJoiner((2, 3))
-    assert list(joiner.joined(list(enumerate(zip(SOURCES, TARGETS), start=1)))) == joiner.join(SOURCES, TARGETS)
 
 
 def test_a_group_keeps_the_lines_of_its_pairs_where_lines_were_dropped_before_it():
@@ -93,3 +91,10 @@ def test_a_group_keeps_the_lines_of_its_pairs_where_lines_were_dropped_before_it
     numbered = [(1, ("a", "A")), (2, ("b", "B")), (4, ("d", "D")), (5, ("e", "E"))]
     assert [(pair.source, pair.lines) for pair in SentenceJoiner((3, 2)).joined(numbered)] == [
         ("a b d", (1, 2, 4)), ("a b", (1, 2)), ("d e", (4, 5))]
+
+
+def test_lines_txt_runs_name_the_lines_of_a_pair_and_read_back():
+    assert [line_runs(lines) for lines in ((1, 2), (1, 2, 4), (7,), (3, 4, 5, 9, 10))] == [
+        "1-2", "1-2,4-4", "7-7", "3-5,9-10"]
+    for lines in ((1, 2), (1, 2, 4), (7,), (3, 4, 5, 9, 10)):
+        assert run_lines(line_runs(lines)) == lines

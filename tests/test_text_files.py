@@ -140,3 +140,6 @@ def test_a_folder_where_nothing_can_be_made_is_refused_whoever_runs_the_command(
     (tmp_path / "built").mkdir()
     check_writable_folder(str(tmp_path / "built"), "--output_dir", beside=True)
     assert [path.name for path in tmp_path.iterdir()] == ["built"]  # the folder made to try is gone
+    (tmp_path / "link").symlink_to("/proc/x")  # written through the link, beside its target
+    with pytest.raises(PermissionError, match="no folder can be made in /proc$"):
+        check_writable_folder(str(tmp_path / "link"), "--output_dir", beside=True)

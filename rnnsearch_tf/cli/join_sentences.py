@@ -29,7 +29,7 @@ from absl import flags
 from data_pipeline import corpus_registry
 from data_pipeline import data_files
 from data_pipeline import pair_reader
-from data_pipeline.sentence_joiner import JOINED_SIZES, LENGTH_BINS, SentenceJoiner
+from data_pipeline.sentence_joiner import JOINED_SIZES, LENGTH_BINS, SentenceJoiner, line_runs
 from data_pipeline import languages
 from data_pipeline.line_batches import batched
 from data_pipeline.text_codec import counting_tokens
@@ -56,18 +56,6 @@ def split_pairs(corpus, split, data_root):
         raise ValueError(f"corpus {corpus.name} has no split {split!r}; it has {sorted(corpus.splits)}")
     return pair_reader.SplitPairs((pair_reader.PairReader.of_part(part, data_root, _NO_LINE_LIMIT)
                                    for part in corpus.splits[split]), with_lines=True)
-
-
-def line_runs(lines):
-    """How lines.txt names the input lines of a joined pair: runs of consecutive lines as FIRST-LAST, joined by
-    commas ("1-2", "1-2,4-4" where line 3 was dropped)."""
-    runs = []
-    for line in lines:
-        if runs and line == runs[-1][1] + 1:
-            runs[-1][1] = line
-        else:
-            runs.append([line, line])
-    return ",".join(f"{first}-{last}" for first, last in runs)
 
 
 def length_bins(lengths):

@@ -14,7 +14,8 @@ kind instead, the baseline. Writes `train.<source language>` and `train.<target 
 line-aligned, best first), `scores.tsv` (every general pair, best first, with its score and cross-entropies:
 plain tab-separated text, the sentences as `train.*` holds them, unquoted) and `selection.json` (counts, options,
 timings), each through a temporary name renamed when all are written (`text_files.replaced_files`), so that a
-run killed or failing leaves an earlier selection as it was.
+run killed or failing leaves an earlier selection as it was (but for a kill between the renames, which leaves no
+selection.json).
 
 The general corpus is read from its files again for each pass and never held (a few numbers per pair are):
 its words, the pairs of the general sample the models learn from, the scores, then the outputs in ranking

@@ -43,7 +43,7 @@ _INPUT = flags.DEFINE_string("input", "-", 'Source sentences, one per line ("-":
 _PREFIX_FILE = flags.DEFINE_string(
     "prefix_file", None, "Target-language text each translation must start with, one line per input line (an "
     "empty line: no prefix); words outside the target vocabulary are forced, and output, as <unk> (written back as "
-    "given with --replace_unk)."
+    "given with --replace_unk, lower-cased by a --lowercase model)."
 )
 _TERMINOLOGY = flags.DEFINE_string(
     "terminology", None, "A glossary of UTF-8 'source term<TAB>target term' lines (# comments): a term whose source "

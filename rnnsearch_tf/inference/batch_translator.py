@@ -405,9 +405,10 @@ class BatchTranslator:
                     mean_log_prob=None, prefix_tokens=()):
         """`translation`, `score`, `tokens`, `alignment`, `unks_replaced`, and where given
         `token_probabilities` and `mean_log_prob`, of one hypothesis (see `translate`; the translation is
-        detokenized again by `_detokenize_replaced`) from its row of the outputs. The user's `prefix_tokens`
-        (the forced start of the hypothesis) are kept as given: a word of them searched as `<unk>` is written
-        back, as a glossary's term is (`Glossary.unk_replacer`), and `<unk>` replacement reads the rest."""
+        detokenized again by `_detokenize_replaced`) from its row of the outputs. The user's `prefix_tokens` (the
+        forced start of the hypothesis, as the codec tokenized them: lower-cased by a lowercasing codec) are kept: a
+        word of them searched as `<unk>` is written back, as a glossary's term is (`Glossary.unk_replacer`), and
+        `<unk>` replacement reads the rest."""
         target_tokens = _until_padding(tokens)  # words, then </s> (unless cut)
         alignment = alignment[: len(target_tokens), : len(source_tokens)]
         words = target_tokens[:-1] if target_tokens[-1:] == [constants.EOS_TOKEN] else target_tokens

@@ -92,7 +92,8 @@ class TrainingConfig:
             start (docs/data.md, "Long sentences"). Validation stays on `data_dir`.
         switch_at: the share of the budget after which updates read `switch_data_dir`: of `train_steps`
             or of `max_hours` (training time, validations included), whichever is spent first; with
-            several workers (TF_CONFIG) of `train_steps` only, so that they switch at the same update.
+            several workers (TF_CONFIG) of `train_steps` only, so that they switch at the same update. The switch is
+            checkpointed and one-way: a resumed run with a larger budget goes on reading `switch_data_dir`.
         subword_sampling_alpha: SentencePiece's subword regularisation (Kudo 2018) on a SentencePiece data
             directory: each training pair is cut into pieces sampled anew every time it is read (unigram
             models: the smoothing alpha, e.g. 0.1; BPE models: BPE-dropout's probability of dropping a merge,

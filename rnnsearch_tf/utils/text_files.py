@@ -78,7 +78,7 @@ def check_writable_folder(folder, flag, beside=False):
     `beside`, the folder's parent is the one written (a command that writes the folder beside it and renames it
     into place). Tried by making and removing an empty folder in the nearest folder of the path that exists: the
     permission bits say nothing to root, nor of a folder such as /proc where no file can be made."""
-    existing = os.path.abspath(folder)
+    existing = os.path.realpath(folder)  # where a command's `Path.resolve()` writes, through links
     if beside:
         existing = os.path.dirname(existing)
     while not os.path.exists(existing):  # the nearest part of the path that exists
@@ -109,19 +109,20 @@ def replaced_files(folder, names):
     each `.NAME.incomplete`, renamed to NAME when the block ends, deleted where it raises. A command killed or
     failing while it writes leaves the files of its previous run as they were. The last name is the record of the
     others (a summary): it is removed before they are renamed and renamed after them, so that a record lies only
-    beside the files it describes (a kill between the renames leaves new files and no record)."""
+    beside the files it describes. Several renames are not one: a kill in the instant between two leaves some files
+    new and some old, and no record, which is how a reader tells a folder to make again."""
     folder = pathlib.Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     temporary = [folder / f".{name}.incomplete" for name in names]
     try:
         yield temporary
+        (folder / names[-1]).unlink(missing_ok=True)
+        for path, name in zip(temporary, names):
+            os.replace(path, folder / name)
     except BaseException:
         for path in temporary:
             path.unlink(missing_ok=True)
         raise
-    (folder / names[-1]).unlink(missing_ok=True)
-    for path, name in zip(temporary, names):
-        os.replace(path, folder / name)
 
 
 @contextlib.contextmanager
