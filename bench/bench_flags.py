@@ -83,3 +83,17 @@ def evaluate_output_folder(folder):
 
     if not (pathlib.Path(folder) / METRICS_FILE).is_file():
         raise ValueError(f"{folder} has no {METRICS_FILE}: not an `rnnsearch evaluate --output_dir` folder")
+
+
+def without_flags(argv, names):
+    """`argv` (command-line arguments) without the flags `names`, spelled `--NAME=VALUE` or `--NAME VALUE`: what a
+    bench passes on to a process of its own that must not get them (`bench.train_throughput`'s per preset)."""
+    arguments, skip_value = [], False
+    for argument in argv:
+        if skip_value:
+            skip_value = False
+        elif argument in {f"--{name}" for name in names}:
+            skip_value = True
+        elif not argument.startswith(tuple(f"--{name}=" for name in names)):
+            arguments.append(argument)
+    return arguments

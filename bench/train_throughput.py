@@ -34,6 +34,7 @@ import tensorflow as tf
 from absl import app
 from absl import flags
 
+from bench.bench_flags import without_flags
 from bench.matmul_timing import products_seconds, row_products
 from bench.model_sizes import PRESETS, forward_matmuls
 from bench.provenance import provenance, run_report
@@ -159,20 +160,6 @@ def benchmark(name):
     }
 
 
-def _child_arguments(argv):
-    """`argv` without --preset and --output (`--output=FILE` or `--output FILE`): a preset's process prints its
-    report only, for this one to gather."""
-    arguments, skip_value = [], False
-    for argument in argv:
-        if skip_value:
-            skip_value = False
-        elif argument in ("--preset", "--output"):
-            skip_value = True
-        elif not argument.startswith(("--preset=", "--output=")):
-            arguments.append(argument)
-    return arguments
-
-
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
@@ -186,7 +173,7 @@ def main(argv):
         return report
     reports = []
     for name in names:  # a fresh process per preset, so each peak RSS is that preset's own
-        arguments = _child_arguments(sys.argv[1:])
+        arguments = without_flags(sys.argv[1:], ("preset", "output"))  # a preset's process prints its report only
         output = subprocess.run(
             [sys.executable, "-m", "bench.train_throughput", f"--preset={name}", *arguments],
             check=True, capture_output=True, text=True,

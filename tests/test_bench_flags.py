@@ -8,7 +8,8 @@ import sys
 import pytest
 from absl import flags
 
-from bench.bench_flags import NamedListParser, define_named_list, evaluate_output_folder, register_check
+from bench.bench_flags import (NamedListParser, define_named_list, evaluate_output_folder, register_check,
+                               without_flags)
 from bench.provenance import REPO_ROOT
 from rnnsearch_tf.evaluation.evaluator import METRICS_FILE
 
@@ -90,3 +91,9 @@ def test_a_bad_flag_of_a_bench_is_one_error_line_naming_the_flag(module, flag, a
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-3000:]
     assert len(errors) == 1 and errors[0].startswith(f"error: flag --{flag}="), result.stderr[-3000:]
+
+
+def test_without_flags_drops_them_in_either_spelling_and_keeps_the_rest():
+    argv = ["--preset=a,b", "--steps=5", "--output", "out.json", "--preset", "c", "--output=x.json", "--nojit",
+            "--outputs=kept"]
+    assert without_flags(argv, ("preset", "output")) == ["--steps=5", "--nojit", "--outputs=kept"]
