@@ -273,14 +273,15 @@ def counting_tokens(text, language):
     language models): tf.string `[batch]` -> tf.RaggedTensor `[batch, None]` of Moses words, or for a language
     written without spaces (`languages.writes_words_apart`) its characters other than spaces."""
     if languages.writes_words_apart(language):
-        return _word_codec(language).tokenize(text)
+        return word_codec(language).tokenize(text)
     characters = tf.strings.unicode_split(valid_utf8(text), "UTF-8")  # [batch, None]
     return tf.ragged.boolean_mask(characters, tf.logical_not(tf.strings.regex_full_match(characters, r"\s")))
 
 
 @functools.lru_cache(maxsize=None)
-def _word_codec(language):
-    """The word-level codec `counting_tokens` cuts `language` with, made once (callers loop over batches)."""
+def word_codec(language):
+    """The word-level (Moses) codec of `language` without a vocabulary, made once per language: what
+    `counting_tokens` cuts text with and `phrase_table.moses_text` joins tokens with (callers loop over batches)."""
     return TextCodec(language)
 
 

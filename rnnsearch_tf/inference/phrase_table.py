@@ -21,7 +21,7 @@ import sys
 import tensorflow as tf
 
 from data_pipeline import languages
-from data_pipeline.text_codec import TextCodec
+from data_pipeline.text_codec import word_codec
 from data_pipeline.pair_reader import open_binary
 
 FIELD_SEPARATOR = b"|||"
@@ -47,7 +47,7 @@ def moses_text(phrases, language):
         return [" ".join(phrase) for phrase in tokens]
     if not languages.writes_words_apart(language):
         return ["".join(phrase) for phrase in tokens]
-    text = TextCodec(language).detokenize(tf.ragged.constant(tokens, dtype=tf.string, row_splits_dtype=tf.int64))
+    text = word_codec(language).detokenize(tf.ragged.constant(tokens, dtype=tf.string, row_splits_dtype=tf.int64))
     return [line.decode("utf-8") for line in text.numpy()]
 
 
