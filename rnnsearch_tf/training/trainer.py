@@ -182,7 +182,7 @@ class Trainer:
                              f"resume with the --switch_data_dir of {self.folders.model_dir.flags_file}")
         raise ValueError(f"--switch_data_dir={self.config.switch_data_dir}: {path} started without "
                          "--switch_data_dir, which cannot be added to a run; resume without it, or train on that "
-                         f"data in a new --model_dir with --init_from={path}:latest --reset_optim=keep_states")
+                         f"data in {self.folders.new_model_dir_from_latest()}")
 
     def _make_validator(self):
         if not self.config.validate_every:
@@ -242,8 +242,8 @@ class Trainer:
             settings = ", ".join(f"--{name}={getattr(self.config, name) or 0}" for name in INPUT_PIPELINE_SWITCHES)
             raise ValueError(
                 f"{error}: {' and '.join(f'--{name}' for name in INPUT_PIPELINE_SWITCHES)} cannot be turned on or off "
-                f"within a run (this run: {settings}); resume with the run's own, or continue its weights in a new "
-                f"--model_dir with --init_from={self.folders.model_dir.path}:latest --reset_optim=keep_states"
+                f"within a run (this run: {settings}); resume with the run's own, or continue its weights in "
+                f"{self.folders.new_model_dir_from_latest()}"
             ) from None
         resumed_from = self._same_step_on_every_worker(resumed_from)
         if resumed_from is not None:

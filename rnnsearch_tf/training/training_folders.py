@@ -144,6 +144,11 @@ class TrainingFolders:
                     "--model_dir (--init_from=... --reset_optim=all keeps the weights)"
                 )
 
+    def new_model_dir_from_latest(self):
+        """The remedy for a setting a run cannot change (its checkpoints would not read): where and how to go on
+        from its weights instead."""
+        return f"a new --model_dir with --init_from={self.model_dir.path}:latest --reset_optim=keep_states"
+
     def _check_same_input_pipeline(self):
         """Raises ValueError when a resumed run turns `max_tokens` or `subword_sampling_alpha` on or off
         (`INPUT_PIPELINE_SWITCHES`) against the run's flags.txt (written by `rnnsearch train` once a run is
@@ -164,8 +169,8 @@ class TrainingFolders:
             raise ValueError(
                 f"--{name}={value or 0}: {self.model_dir.path} was trained {was} ({self.model_dir.flags_file}), and "
                 f"its checkpoints hold the data position of that input pipeline, which one {now} cannot read: resume "
-                f"{was} (its value may change, not whether it is set), or continue the weights in a new --model_dir "
-                f"with --init_from={self.model_dir.path}:latest --reset_optim=keep_states"
+                f"{was} (its value may change, not whether it is set), or continue the weights in "
+                f"{self.new_model_dir_from_latest()}"
             )
 
     def _check_same_parent(self, parent):
