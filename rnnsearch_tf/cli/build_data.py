@@ -22,7 +22,7 @@ from data_pipeline.build_config import BuildConfig
 from data_pipeline.data_dir import DataDir
 from data_pipeline.dataset_builder import DatasetBuilder
 from rnnsearch_tf.cli import folder_flags, language_flags
-from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags, given_flags
+from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags, given_flags, write_flagfile
 from rnnsearch_tf.utils.text_files import check_writable_folder
 
 _TEXT_FILES, _TATOEBA_FILE = "text_files", "tatoeba_file"
@@ -50,7 +50,6 @@ _SUBWORD_OPTIONS = ("subword_model", "subword_vocabulary_size", "joint_subwords"
 flags.mark_flag_as_required("corpus")
 _PATH_FLAGS = (_OUTPUT_DIR, _DATA_DIR, _TATOEBA, _BUILD_FLAGS["vocabulary_from"],
                *(holder for pair in _SPLIT_FILES.values() for holder in pair))
-_PATH_FLAG_NAMES = {holder.name for holder in _PATH_FLAGS}
 _ALL_FLAGS = (_CORPUS, *_LANGUAGES, *_PATH_FLAGS, *(holder for name, holder in _BUILD_FLAGS.items()
                                                     if name != "vocabulary_from"))
 
@@ -125,15 +124,10 @@ def write_flags(data_root):
     absolute and --data_dir the corpus folder read (`data_root`, `$RNNSEARCH_DATA` where no --data_dir was given),
     so that `--flagfile=<output_dir>/flags.txt` builds it again from any working directory, as a model directory's
     flags.txt resumes training (`rnnsearch train`)."""
-    lines = []
-    for holder in _ALL_FLAGS:
-        value = str(data_root) if holder is _DATA_DIR and data_root else holder.value
-        if value is None:
-            continue
-        lines.append(f"--{holder.name}={os.path.abspath(value)}" if holder.name in _PATH_FLAG_NAMES
-                     else flags.FLAGS[holder.name].serialize())
-    with open(DataDir(_OUTPUT_DIR.value).flags_file, "w", encoding="utf-8") as stream:
-        stream.writelines(line + "\n" for line in lines)
+    paths = {holder.name: os.path.abspath(holder.value) for holder in _PATH_FLAGS if holder.value is not None}
+    if data_root:
+        paths[_DATA_DIR.name] = os.path.abspath(data_root)
+    write_flagfile(DataDir(_OUTPUT_DIR.value).flags_file, _ALL_FLAGS, paths)
 
 
 def summary_line(metadata, output_dir):

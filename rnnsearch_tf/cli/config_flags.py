@@ -51,6 +51,16 @@ def given_flags(holders):
     return [f"--{holder.name}" for holder in holders if holder.value != holder.default]
 
 
+def write_flagfile(path, holders, values):
+    """Writes those of `holders` (FlagHolders) with a value to `path` as a flagfile, one `--name=value` a line,
+    `values` ({name: value}) replacing a flag's own (or setting one left unset): the absolute paths a command's
+    record holds, so that `--flagfile=path` reads the same from any working directory."""
+    lines = [f"--{holder.name}={values[holder.name]}" if values.get(holder.name) is not None else holder.serialize()
+             for holder in holders if values.get(holder.name) is not None or holder.value is not None]
+    with open(path, "w", encoding="utf-8") as stream:
+        stream.writelines(line + "\n" for line in lines)
+
+
 def config_from_flags(config_class, holders, **values):
     """`config_class` built from the flags' values, plus `values` for the fields without a flag."""
     return config_class(**{name: holder.value for name, holder in holders.items()}, **values)

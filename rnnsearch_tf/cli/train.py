@@ -14,11 +14,10 @@ import signal
 import sys
 
 from absl import app
-from absl import flags
 from absl import logging
 
 from data_pipeline.data_dir import DataDir
-from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags
+from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags, write_flagfile
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.models.model_config import ModelConfig
@@ -76,7 +75,5 @@ def _write_flags(training_config):
     they were (or no model directory). Its folders are absolute (`TrainingConfig.with_absolute_paths`), so that the
     file resumes the run from any working directory."""
     absolute = training_config.with_absolute_paths()
-    lines = [f"--{holder.name}={getattr(absolute, holder.name)}" if holder.name in PATH_FIELDS
-             else flags.FLAGS[holder.name].serialize() for holder in _ALL_FLAGS if holder.value is not None]
-    with open(ModelDir(training_config.model_dir).flags_file, "w", encoding="utf-8") as stream:
-        stream.writelines(line + "\n" for line in lines)
+    write_flagfile(ModelDir(training_config.model_dir).flags_file, _ALL_FLAGS,
+                   {name: getattr(absolute, name) for name in PATH_FIELDS})
