@@ -1,5 +1,6 @@
 """Reads the sentence pairs of a corpus part, repairing or dropping bad lines and counting each case."""
 
+import codecs
 import collections
 import contextlib
 import gzip
@@ -10,7 +11,6 @@ import zlib
 from data_pipeline import data_files
 
 _GZIP_MAGIC = b"\x1f\x8b"
-_UTF8_BOM = b"\xef\xbb\xbf"
 _LINES_NAMED = 5  # first line numbers of each repair kept for the metadata
 
 
@@ -101,7 +101,7 @@ class PairReader:
         for number, (key, source, target) in enumerate(self._raw_pairs(), start=1):
             if number == 1:
                 source, target = self._strip_bom(source, "source"), self._strip_bom(target, "target")
-                key = key.removeprefix(_UTF8_BOM)
+                key = key.removeprefix(codecs.BOM_UTF8)
             if self.part.hash_buckets is not None:
                 low, high = self.part.hash_buckets
                 if not low <= int(hashlib.md5(key).hexdigest(), 16) % 1000 < high:
@@ -136,10 +136,10 @@ class PairReader:
                 yield columns[0], columns[source_column], columns[target_column]
 
     def _strip_bom(self, line, side):
-        if not line.startswith(_UTF8_BOM):
+        if not line.startswith(codecs.BOM_UTF8):
             return line
         self._count_repair(f"utf8_bom_{side}", 1)
-        return line[len(_UTF8_BOM) :]
+        return line[len(codecs.BOM_UTF8) :]
 
     def _decode(self, line, side, number):
         try:

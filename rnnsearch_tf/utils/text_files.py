@@ -20,11 +20,9 @@ def read_lines(path):
 
 def each_line(path):
     """`read_lines`' lines one at a time as they are read (a terminal's as they are typed)."""
-    if path == "-":
-        stream = open(sys.stdin.fileno(), encoding="utf-8-sig", errors="replace", newline="\n", closefd=False)
-    else:
-        stream = open(path, encoding="utf-8-sig", errors="replace", newline="\n")
-    with stream:
+    stdin = path == "-"
+    with open(sys.stdin.fileno() if stdin else path, encoding="utf-8-sig", errors="replace", newline="\n",
+              closefd=not stdin) as stream:
         for line in stream:
             yield line.removesuffix("\n").removesuffix("\r")
 
