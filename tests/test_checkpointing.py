@@ -3,6 +3,7 @@ before it, unfinished saves are removed, no step is saved twice, and earlier che
 
 import logging
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -128,6 +129,21 @@ def test_the_newest_finite_checkpoint_is_the_newest_without_a_non_finite_value(t
     weight.assign(tf.tensor_scatter_nd_update(weight, [[0] * len(weight.shape)], [np.nan]))  # one value of one weight
     run.save(4)
     assert run.newest_finite_checkpoint() == str(tmp_path / "checkpoints" / "ckpt-2")
+
+
+def test_values_in_memory_are_judged_finite_as_their_checkpoint_is_read_optimizer_slots_too(tmp_path):
+    model, step = run_state(seed=3)
+    optimizer = keras.optimizers.Adam()
+    optimizer.build(model.trainable_variables)
+    run = Checkpointing(ModelDir(tmp_path), 5, 2, model=model, step=step, optimizer=optimizer)
+    assert run.holds_finite_values()
+    run.save(2)
+    slot = optimizer.variables[-1]  # a moment of the last weight: the weights themselves stay finite
+    slot.assign(tf.fill(slot.shape, np.inf))
+    assert all(np.isfinite(weight.numpy()).all() for weight in model.weights)
+    assert not run.holds_finite_values()
+    run.save(4)
+    assert run.newest_finite_checkpoint() == str(tmp_path / "checkpoints" / "ckpt-2")  # the same judgement
 
 
 def test_restore_removes_what_an_unfinished_save_left(tmp_path, caplog):

@@ -5,6 +5,7 @@ import os
 import re
 import shutil
 
+import keras
 import numpy as np
 import tensorflow as tf
 from absl import logging
@@ -116,6 +117,13 @@ class Checkpointing:
             "move every worker's model directory away to start afresh"
         )
 
+    def holds_finite_values(self):
+        """Whether every floating-point variable the checkpoints save (`is_finite`'s set, read in memory) is finite
+        now: a save it allows is one `newest_finite_checkpoint` can name."""
+        variables = [trackable for trackable in tf.train.TrackableView(self.checkpoint).descendants()
+                     if isinstance(trackable, (tf.Variable, keras.Variable))]
+        return _all_finite((variable.dtype, variable.numpy()) for variable in variables)
+
     def newest_finite_checkpoint(self):
         """The newest of the kept checkpoints whose floating-point values (weights, optimizer slots, run state) are
         all finite, or None: a diverged run's last checkpoints may hold an update that made weights non-finite."""
@@ -156,8 +164,13 @@ class InputPipelineMismatchError(ValueError):
 def is_finite(path):
     """Whether every floating-point value in the checkpoint `path` is finite."""
     reader = tf.train.load_checkpoint(path)
-    return all(np.isfinite(reader.get_tensor(name)).all()
-               for name, dtype in reader.get_variable_to_dtype_map().items() if dtype.is_floating)
+    return _all_finite((dtype, reader.get_tensor(name)) for name, dtype in reader.get_variable_to_dtype_map().items()
+                       if dtype.is_floating)  # first: a data iterator's state (a variant) has no array
+
+
+def _all_finite(values):
+    """Whether every value of a floating-point type among `values` ((dtype, array) pairs) is finite."""
+    return all(np.isfinite(array).all() for dtype, array in values if tf.as_dtype(dtype).is_floating)
 
 
 def is_of_step(path, step):

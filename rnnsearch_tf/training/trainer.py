@@ -335,7 +335,7 @@ class Trainer:
         if in_row >= self.config.max_nonfinite_steps:
             # Updates skipped leave the weights as the last update made them, which may have been finite in its
             # loss and gradient and still made weights non-finite (a learning rate too large): saved only if finite.
-            if all(bool(tf.reduce_all(tf.math.is_finite(weight))) for weight in self.model.trainable_variables):
+            if self.checkpointing.holds_finite_values():
                 self.checkpointing.save(self.step)
             finite = self.checkpointing.newest_finite_checkpoint()
             raise TrainingDivergedError(
