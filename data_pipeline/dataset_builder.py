@@ -216,15 +216,13 @@ class DatasetBuilder:
         return [line.decode("utf-8") for line in text.numpy()]
 
     def _subword_options(self):
-        """The options the SentencePiece models were learned with, and `pieces`: per side, how many its model
-        made (up to `vocabulary_size`, the size asked: `text_codec.learn_sentencepiece`); None for words or a
-        copied codec."""
+        """The options the SentencePiece models were learned with (`vocabulary_size` the most pieces asked: each
+        model's own count is its vocabulary's `size`, `text_codec.learn_sentencepiece`); None for words or a copied
+        codec."""
         if not self.config.subwords:
             return None
         return {"kind": self.config.subwords, "model_type": self.config.subword_model,
                 "vocabulary_size": self.config.subword_vocabulary_size, "joint": self.config.joint_subwords,
-                "pieces": {side: len(text_codec.sentencepiece_pieces(codec.model_file))
-                           for side, codec in self._codecs.items()},
                 **text_codec.SENTENCEPIECE_OPTIONS}
 
     def _described_codecs(self):
