@@ -3,9 +3,10 @@
 A language is data, not code: an ISO 639-1 code ("de"), or the ISO 639-3 code of a language that has no
 two-letter one ("yue"), checked against pycountry's copy of the ISO 639-3 table. What a language changes is
 asked of the library that keeps it: Moses' word rules of sacremoses (`moses_tokenizer.MosesRules`), the BLEU
-tokenizer of sacreBLEU (`bleu_tokenizer`). The one fact no library holds is `WITHOUT_SPACES`. A variety that
-ISO 639-3 names after a language with a two-letter code ("Chinese, Mandarin": cmn) follows that language's rules
-(`base_language`).
+tokenizer of sacreBLEU (`bleu_tokenizer`; its character tokenizer for a script without spaces it has none for).
+The one fact no library holds is `WITHOUT_SPACES`. A variety that ISO 639-3 names after a language with a
+two-letter code ("Chinese, Mandarin": cmn) follows that language's rules (`base_language`), and agrees with it
+where two codes must (`same_language`).
 
 What pycountry says of a code is asked once per pycountry version and kept in the user's cache (`user_cache`):
 reading its table builds an object for each of its 7,923 languages, about 0.14 s of every command that reads a
@@ -21,10 +22,11 @@ from data_pipeline.user_cache import answer_file, kept_answer
 # Languages written without spaces between words, whose Moses "words" would be whole clauses; Korean puts
 # spaces between eojeol (a word with its particles), too many distinct forms for a word vocabulary. Their
 # text is cut by SentencePiece (`build-data --subwords=sentencepiece`) and scored with sacreBLEU's own
-# tokenizer for them. Their varieties follow them (`base_language`: yue, cmn, wuu, nan, hak ... as zh).
+# tokenizer for them, or its character tokenizer where it has none (`bleu_tokenizer`). Their varieties follow
+# them (`base_language`: yue, cmn, wuu, nan, hak ... as zh).
 WITHOUT_SPACES = frozenset({"zh", "ja", "ko", "th", "lo", "km", "my", "bo", "dz"})
 EXAMPLES = "en, de, fr, cs, zh, ja"
-FACTS = {"name", "two_letter", "variety_of"}  # what is kept of a code (`_asked`)
+FACTS = {"name", "written_as", "variety_of"}  # what is kept of a code (`_asked`)
 
 
 @functools.lru_cache(maxsize=None)
@@ -38,16 +40,19 @@ def _facts(code):
 
 
 def _asked(code):
-    """{"name": the English name of the language `code` is the code people write for, else None; "two_letter": the
-    ISO 639-1 code of a three-letter `code` that has one ("deu" -> "de"), else None; "variety_of": the ISO 639-1
+    """{"name": the English name of the language `code` is the code people write for, else None; "written_as": the
+    code people write for the language a three-letter `code` names otherwise, its ISO 639-1 code ("deu" -> "de",
+    and for an ISO 639-2/B code that of its language: "ger" -> "de"), else None; "variety_of": the ISO 639-1
     code of the language whose variety ISO 639-3's inverted name makes a three-letter `code` ("Chinese, Mandarin"
     for cmn -> "zh", "Arabic, Egyptian" for arz -> "ar"), else None}, asked of pycountry."""
     if not isinstance(code, str) or len(code) not in (2, 3):
-        return dict(name=None, two_letter=None, variety_of=None)
+        return dict(name=None, written_as=None, variety_of=None)
     import pycountry
 
     three_letter = pycountry.languages.get(alpha_3=code) if len(code) == 3 else None
+    bibliographic = pycountry.languages.get(bibliographic=code) if len(code) == 3 and not three_letter else None
     two_letter = getattr(three_letter, "alpha_2", None)
+    written_as = two_letter or getattr(bibliographic, "alpha_2", getattr(bibliographic, "alpha_3", None))
     entry = None
     if code.isascii() and code.islower() and two_letter is None:  # "deu" is written "de": it names no language
         entry = three_letter if len(code) == 3 else pycountry.languages.get(alpha_2=code)
@@ -56,18 +61,32 @@ def _asked(code):
     if comma:
         named = pycountry.languages.get(name=head) or pycountry.languages.get(name=f"{head} (macrolanguage)")
         variety_of = getattr(named, "alpha_2", None)
-    return dict(name=entry.name.removesuffix(" (macrolanguage)") if entry is not None else None, two_letter=two_letter,
+    return dict(name=entry.name.removesuffix(" (macrolanguage)") if entry is not None else None, written_as=written_as,
                 variety_of=variety_of)
 
 
 def why_not(code):
-    """None when `code` names a language, else the reason in words (for a flag's validator)."""
-    facts = _facts(code)
-    if facts["name"] is not None:
+    """None when `code` names a language, else the reason in words (for a flag's validator), with the code to write
+    where one is plain (`suggested_code`)."""
+    if _facts(code)["name"] is not None:
         return None
-    hint = f" (write {facts['two_letter']!r})" if facts["two_letter"] is not None else ""
+    suggestion = suggested_code(code)
+    hint = f" (write {suggestion!r})" if suggestion is not None else ""
     return (f"not a language code{hint}: give an ISO 639-1 code, or ISO 639-3 for a language without one, "
             f"e.g. {EXAMPLES}")
+
+
+def suggested_code(value):
+    """The code to write for `value`, a value that names no language, where one is plain, else None: a tag's first
+    subtag, lower-cased ("zh-CN", "zh_Hans", "pt-BR", "sr-Latn", "DE" -> "zh", "pt", "sr", "de"), or the code
+    written for a three-letter one ("deu" -> "de", and ISO 639-2/B "ger", "fre", "cze", "chi" -> "de", "fr", "cs",
+    "zh"). A hint for the one error line, never taken in its place: a region or script is not recorded anywhere.
+    A subtag is asked of pycountry without the user's cache: a file is kept for the values commands are given."""
+    if not isinstance(value, str):
+        return None
+    subtag = re.split("[-_]", value.strip(), maxsplit=1)[0].lower()
+    facts = _facts(value) if subtag == value else _asked(subtag)
+    return subtag if facts["name"] is not None else facts["written_as"]
 
 
 def check(code, field="language"):
@@ -99,6 +118,16 @@ def base_language(code):
     for a variety that ISO 639-3 names after a language with a two-letter code that language's ("cmn", "yue",
     "wuu", "nan", "hak" and every other "Chinese, ..." -> "zh"), so that no variety needs a list of its own."""
     return _facts(check(code))["variety_of"] or code
+
+
+def same_language(first, second):
+    """Whether codes `first` and `second` name one language where two codes must agree (a corpus and a flag, a
+    copied vocabulary and a corpus, two models): equal, or of one `base_language` ("cmn" and "zh"), as a variety
+    follows its language's rules everywhere else. A value that names no language (None, an older folder's field)
+    agrees only with itself."""
+    if first == second:
+        return True
+    return why_not(first) is None and why_not(second) is None and base_language(first) == base_language(second)
 
 
 def writes_words_apart(code):
@@ -138,7 +167,11 @@ def check_words_apart(code, field="language"):
 
 def bleu_tokenizer(code):
     """The tokenizer sacreBLEU's BLEU uses for target language `code`: its own choice for `base_language(code)`
-    ("zh" for every Chinese variety, "ja-mecab", "ko-mecab"), 13a for the rest."""
+    ("zh" for every Chinese variety, "ja-mecab", "ko-mecab"); else "char" (sacreBLEU's built-in character
+    tokenizer) for a language written without spaces (`WITHOUT_SPACES`: Thai, Lao, Khmer, Burmese, Tibetan,
+    Dzongkha), whose sentence 13a would take for one word, so that BLEU were an exact sentence match; 13a for the
+    rest. (sacreBLEU's flores101/flores200 would segment them too, but download a SentencePiece model.)"""
     import sacrebleu
 
-    return sacrebleu.BLEU._TOKENIZER_MAP.get(base_language(code), sacrebleu.BLEU.TOKENIZER_DEFAULT)
+    own = sacrebleu.BLEU._TOKENIZER_MAP.get(base_language(code))
+    return own or (sacrebleu.BLEU.TOKENIZER_DEFAULT if writes_words_apart(code) else "char")

@@ -4,7 +4,8 @@ sacremoses bundles mosesdecoder's `scripts/share/nonbreaking_prefixes/nonbreakin
 for about 40 languages and, like tokenizer.perl, takes the English list for a language without one. A word in
 the first set keeps a following period attached ("Mr." stays one token); a word in the second keeps it only
 before a number ("No. 5"). The tokenizer (`MosesTokenizer`) and the sentence splitter (`SentenceSplitter`)
-both ask here, so they agree.
+both ask here, so they agree. A language's prefixes are its `languages.base_language`'s ("ekk", Standard Estonian,
+has Estonian's: `sacremoses_answers.asked_as`).
 """
 
 import functools
@@ -21,7 +22,7 @@ def prefixes(language):
 
 
 def has_own_list(language):
-    """Whether sacremoses has a prefix file for `language` (else `prefixes` are the English ones)."""
+    """Whether sacremoses has a prefix file for `language`'s base language (else `prefixes` are the English ones)."""
     from sacremoses.corpus import NonbreakingPrefixes
 
-    return language in NonbreakingPrefixes().available_langs.values()
+    return sacremoses_answers.asked_as(language) in NonbreakingPrefixes().available_langs.values()

@@ -2,6 +2,10 @@
 (`user_cache`): importing sacremoses compiles its regular expressions, about half a second of every command that
 tokenizes words or splits sentences, which then reads a small JSON file instead.
 
+A language's answers are its `languages.base_language`'s: sacremoses knows Moses' two-letter codes ("et"), so an
+ISO 639-3 code of a variety ("ekk", Standard Estonian) is asked as the language it follows, the same language
+sacreBLEU scores it as (`languages.bleu_tokenizer`), not as English, sacremoses' fallback.
+
 The answers (`answers(language)`), as JSON values:
 - `nonbreaking`, `numeric_only`: its nonbreaking prefixes (`nonbreaking_prefixes`), the words without their period.
 - `apostrophe_probe`: its tokens of `APOSTROPHE_PROBE` (which of tokenizer.perl's apostrophe rules it applies).
@@ -12,6 +16,7 @@ The answers (`answers(language)`), as JSON values:
 
 import functools
 
+from data_pipeline import languages
 from data_pipeline.user_cache import answer_file, kept_answer
 
 APOSTROPHE_PROBE = "l'a it's"
@@ -29,10 +34,17 @@ FIELDS = ("nonbreaking", "numeric_only", "apostrophe_probe", *DETOKENIZER_PROBES
 
 @functools.lru_cache(maxsize=None)
 def answers(language):
-    """The answers of the module doc for `language` (a dict of `FIELDS`): read from `cache_file(language)`, else
-    asked of sacremoses and written there (a cache that cannot be written is asked again next time)."""
-    return kept_answer(cache_file(language), lambda: _asked(language),
+    """The answers of the module doc for `language` (a dict of `FIELDS`), those of its base language (`asked_as`):
+    read from `cache_file`, else asked of sacremoses and written there (a cache that cannot be written is asked
+    again next time)."""
+    asked = asked_as(language)
+    return kept_answer(cache_file(asked), lambda: _asked(asked),
                        lambda found: isinstance(found, dict) and set(found) == set(FIELDS))
+
+
+def asked_as(language):
+    """The code sacremoses is asked about for `language` (checked): `languages.base_language` ("ekk" -> "et")."""
+    return languages.base_language(language)
 
 
 def cache_file(language):

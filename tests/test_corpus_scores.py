@@ -1,10 +1,19 @@
 """corpus_scores: BLEU, chrF, chrF++ and TER as sacreBLEU defines them for the target language, with their
 signatures."""
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 import sacrebleu
+from sacrebleu.tokenizers.tokenizer_char import TokenizerChar
 
-from rnnsearch_tf.evaluation.corpus_scores import METRICS, bleu, corpus_scores
+from conftest import REPO_ROOT
+from data_pipeline import languages
+from helpers import preimported
+from rnnsearch_tf.evaluation.corpus_scores import METRICS, bleu, corpus_scores, scorers
 
 REFERENCES = ["the cat sat on the mat", "a dog runs in the park"]
 # Chinese is written without spaces: 13a sees one "word" per sentence (and its full stop).
@@ -46,7 +55,7 @@ def test_a_chinese_target_is_scored_with_sacrebleus_chinese_tokenizer():
 
 @pytest.mark.parametrize("language, tokenizer, asian", [
     ("ja", "tok:ja-mecab", "asian:yes"), ("ko", "tok:ko-mecab", "asian:yes"), ("de", "tok:13a", "asian:no"),
-    ("cs", "tok:13a", "asian:no"), ("th", "tok:13a", "asian:no"),  # Thai: sacreBLEU has no tokenizer of its own
+    ("cs", "tok:13a", "asian:no"), ("th", "tok:char", "asian:no"),  # Thai: sacreBLEU's characters (no own one)
 ])
 def test_every_signature_names_the_tokenizer_sacrebleu_gives_the_target_language(language, tokenizer, asian):
     _, signatures = corpus_scores(["Ein Hund läuft."], ["Der Hund läuft."], ["bleu", "ter"], target_language=language)
@@ -102,3 +111,77 @@ def test_a_lowercasing_model_is_scored_case_insensitively_and_its_signatures_say
     assert "case:lc" in signatures["bleu"] and "case:lc" in signatures["chrf"] and "case:lc" in signatures["ter"]
     assert bleu("en", sentence=True, lowercase=True).sentence_score(translations[0], references).score == pytest.approx(
         100.0)
+
+
+# Thai written without spaces between words (a space ends a clause): one near-perfect translation, one exact.
+THAI_REFERENCES = ["ฉันชอบกินข้าวผัดกับไข่ดาวมาก", "วันนี้อากาศดีมาก"]
+THAI_TRANSLATIONS = ["ฉันชอบกินข้าวผัดกับไข่ดาว", "วันนี้อากาศดีมาก"]
+
+
+@pytest.mark.parametrize("language", sorted(
+    code for code in languages.WITHOUT_SPACES if code not in sacrebleu.BLEU._TOKENIZER_MAP))
+def test_a_language_without_spaces_and_without_a_sacrebleu_tokenizer_is_scored_on_characters(language):
+    """Thai, Lao, Khmer, Burmese, Tibetan, Dzongkha: 13a took each sentence for one word, so that BLEU was an
+    exact sentence match and TER 100 for a near-perfect translation; dev BLEU then picked checkpoints by it."""
+    scores, signatures = corpus_scores(THAI_TRANSLATIONS, THAI_REFERENCES, target_language=language)
+    assert "tok:char" in signatures["bleu"] and "tok:char" in signatures["ter"]
+    characters = TokenizerChar()
+    assert scores["bleu"] == pytest.approx(
+        sacrebleu.BLEU(tokenize="char").corpus_score(THAI_TRANSLATIONS, [THAI_REFERENCES]).score)
+    assert scores["ter"] == pytest.approx(sacrebleu.TER().corpus_score(
+        [characters(text) for text in THAI_TRANSLATIONS], [[characters(text) for text in THAI_REFERENCES]]).score)
+    as_words = sacrebleu.BLEU().corpus_score(THAI_TRANSLATIONS, [THAI_REFERENCES]).score  # 13a, the old choice
+    as_words_ter = sacrebleu.TER().corpus_score(THAI_TRANSLATIONS, [THAI_REFERENCES]).score
+    assert as_words_ter == 50.0 and scores["ter"] < 10  # one sentence of two wrong, not a few characters
+    assert scores["bleu"] > 80 > as_words
+
+
+def _without_mecab(tmp_path):
+    """The environment of a process in which `import MeCab` fails, as where the `ja` extra is not installed."""
+    shadow = tmp_path / "shadow" / "MeCab"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text('raise ImportError("No module named MeCab")\n', encoding="utf-8")
+    return dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=f"{shadow.parent}{os.pathsep}{REPO_ROOT}")
+
+
+def test_a_japanese_target_without_mecab_is_one_line_naming_the_extra(tmp_path):
+    script = ("from rnnsearch_tf.evaluation.corpus_scores import scorers\n"
+              "try:\n    scorers('ja')\nexcept ValueError as error:\n    print(error)\n")
+    result = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, env=_without_mecab(tmp_path),
+                            capture_output=True, text=True, timeout=120)
+    assert result.stdout == ("target language 'ja': BLEU's tokenizer ja-mecab needs packages that are not installed: "
+                             "pip install -e '.[ja]' (docs/data.md)\n")
+    assert "ja" in _extras()  # the extra it names is the package's
+    assert set(scorers("ja")) == set(METRICS)  # where MeCab is installed
+
+
+def _extras():
+    from importlib.metadata import metadata
+
+    return metadata("rnnsearch-tf").get_all("Provides-Extra")
+
+
+def test_train_and_evaluate_stop_before_any_work_without_mecab(tmp_path):
+    """A Japanese target's scorer is made before a model folder is written (train) or a test set decoded
+    (evaluate): before, train left a half-written model folder and evaluate failed after decoding everything."""
+    environment = _without_mecab(tmp_path)
+    data_dir, model_dir = tmp_path / "data", tmp_path / "model"
+    data_dir.mkdir()
+    vocabulary = {"size": 10}
+    (data_dir / "metadata.json").write_text(json.dumps(dict(
+        source_language="en", target_language="ja", vocabularies=dict(source=vocabulary, target=vocabulary))))
+    model_dir.mkdir()
+    (model_dir / "data.json").write_text(json.dumps(dict(source_language="en", target_language="ja")))
+    (tmp_path / "test.en").write_text("Hello.\n")
+    (tmp_path / "test.ja").write_text("こんにちは。\n")
+    expected = "error: target language 'ja': BLEU's tokenizer ja-mecab needs packages that are not installed: "
+    commands = {
+        "train": (f"--data_dir={data_dir}", f"--model_dir={tmp_path / 'trained'}", "--train_steps=1"),
+        "evaluate": (f"--model_dir={model_dir}", f"--source={tmp_path / 'test.en'}",
+                     f"--reference={tmp_path / 'test.ja'}", f"--output_dir={tmp_path / 'evaluation'}"),
+    }
+    for command, flags in commands.items():
+        result = preimported.run([sys.executable, "-m", "rnnsearch_tf.cli.main", command, *flags], cwd=REPO_ROOT,
+                                 env=environment, capture_output=True, text=True, timeout=300)
+        assert result.returncode == 1 and result.stderr.strip().splitlines()[-1].startswith(expected), result.stderr
+    assert not (tmp_path / "trained").exists() and not (tmp_path / "evaluation").exists()

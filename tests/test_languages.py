@@ -16,7 +16,7 @@ def test_codes_and_their_names(code, name):
     assert languages.name(code) == name
 
 
-@pytest.mark.parametrize("code", ["xx", "english", "EN", "", "e", "zzz", None, "de-DE"])
+@pytest.mark.parametrize("code", ["xx", "english", "", "e", "zzz", None])
 def test_a_code_that_names_no_language_is_refused_in_one_line_naming_the_field(code):
     with pytest.raises(ValueError, match=rf"^--source_language={code!r} is not a language code: .*e\.g\. en, de") as error:
         languages.check(code, "--source_language")
@@ -26,6 +26,30 @@ def test_a_code_that_names_no_language_is_refused_in_one_line_naming_the_field(c
 def test_a_three_letter_code_of_a_language_with_a_two_letter_one_says_which():
     with pytest.raises(ValueError, match=r"'deu' is not a language code \(write 'de'\)"):
         languages.check("deu")
+
+
+@pytest.mark.parametrize("tag, code", [
+    ("zh-CN", "zh"), ("zh_Hans", "zh"), ("pt-BR", "pt"), ("sr-Latn", "sr"), ("DE", "de"), ("EN", "en"),
+    ("de-DE", "de"), ("en_GB", "en"), ("cmn-Hans-CN", "cmn"),  # a tag's language subtag, lower-cased
+    ("ger", "de"), ("fre", "fr"), ("cze", "cs"), ("chi", "zh"), ("GER", "de"), ("deu-DE", "de"),  # ISO 639-2/B, /T
+])
+def test_a_tag_people_type_is_refused_with_the_code_to_write(tag, code):
+    """Tags as locales and other tools write them name no code here (a region or script is recorded nowhere), but
+    the one error line says what to write instead; that code is itself accepted."""
+    with pytest.raises(ValueError, match=rf"^--target_language={tag!r} is not a language code \(write {code!r}\): "
+                                         r"give an ISO 639-1 code, .*e\.g\. en, de") as error:
+        languages.check(tag, "--target_language")
+    assert "\n" not in str(error.value) and languages.check(code) == code
+
+
+@pytest.mark.parametrize("first, second, same", [
+    ("zh", "cmn", True), ("cmn", "zh", True), ("yue", "zh", True), ("ekk", "et", True), ("de", "de", True),
+    ("de", "en", False), ("zh", "ja", False), (None, None, True), (None, "zh", False), ("xx", "zh", False),
+])
+def test_codes_agree_by_their_base_language(first, second, same):
+    """Where two codes must agree (a corpus and a flag, a copied vocabulary and a corpus), a variety is its
+    language, as it is for its rules: the docs' "cmn follows zh"."""
+    assert languages.same_language(first, second) is same
 
 
 @pytest.mark.parametrize("code, apart", [("en", True), ("de", True), ("cs", True), ("ru", True), ("zh", False),
@@ -43,7 +67,9 @@ def test_which_languages_have_moses_words(code, apart):
 
 @pytest.mark.parametrize("code, tokenizer", [("zh", "zh"), ("ja", "ja-mecab"), ("ko", "ko-mecab"), ("de", "13a"),
                                              ("en", "13a"), ("cs", "13a"), ("cmn", "zh"), ("yue", "zh"),
-                                             ("wuu", "zh"), ("nan", "zh"), ("hak", "zh"), ("arz", "13a")])
+                                             ("wuu", "zh"), ("nan", "zh"), ("hak", "zh"), ("arz", "13a"),
+                                             ("th", "char"), ("lo", "char"), ("km", "char"), ("my", "char"),
+                                             ("bo", "char"), ("dz", "char")])
 def test_bleu_tokenizer_is_sacrebleus_choice_for_the_target(code, tokenizer):
     assert languages.bleu_tokenizer(code) == tokenizer
 
@@ -99,7 +125,7 @@ def test_what_pycountry_says_is_kept_in_the_user_cache_and_read_back_the_same(ca
     files = sorted(cache_home.rglob("*.json"))
     assert [path.name for path in files] == sorted(f"{code}.json" for code in codes)
     assert json.loads((files[0].parent / "deu.json").read_text(encoding="utf-8")) == {
-        "name": None, "two_letter": "de", "variety_of": None}
+        "name": None, "written_as": "de", "variety_of": None}
     languages._facts.cache_clear()
     assert [(languages.why_not(code), languages.name_or_code(code)) for code in codes] == asked  # read back
     (files[0].parent / "de.json").write_text('{"name": "Deutsch"}', encoding="utf-8")  # a broken file is asked again

@@ -64,3 +64,18 @@ def test_a_language_without_a_file_takes_the_english_list_as_moses_does():
 def test_the_tokenizer_keeps_the_period_of_a_prefix(language, sentence, expected):
     tokens = MosesTokenizer(language).tokenize(tf.constant([sentence]))
     assert " ".join(token.decode() for token in tokens[0].numpy()) == expected
+
+
+@pytest.mark.parametrize("variety, language, sentence", [
+    ("ekk", "et", "Kohtusin kapt. Tammega ."),  # "kapt" (kapten): an Estonian prefix
+    ("lvs", "lv", "Tikos ar prof. Bērziņu ."),  # "prof": a Latvian one
+])
+def test_an_iso_639_3_variety_has_its_languages_prefixes_not_the_english_ones(variety, language, sentence):
+    """Standard Estonian and Standard Latvian are scored as et and lv (`languages.base_language`); sacremoses knows
+    only the two-letter codes, and gave them the English list."""
+    assert nonbreaking_prefixes.has_own_list(variety)
+    assert nonbreaking_prefixes.prefixes(variety) == nonbreaking_prefixes.prefixes(language)
+    assert nonbreaking_prefixes.prefixes(variety) != nonbreaking_prefixes.prefixes("en")
+    tokens = [MosesTokenizer(code).tokenize(tf.constant([sentence]))[0].numpy().tolist()
+              for code in (variety, language, "en")]
+    assert tokens[0] == tokens[1] != tokens[2]

@@ -127,3 +127,47 @@ def test_the_german_prefixes_are_germanys():
 def test_unknown_language_is_refused():
     with pytest.raises(ValueError, match="language='xx' is not a language code"):
         SentenceSplitter("xx")
+
+
+# split-sentences.perl's rules for the languages it names (mosesdecoder master, `scripts/ems/support/`): each case's
+# expected sentences are the Perl script's output for the paragraph with `-l LANGUAGE` (its spaces it puts between
+# two CJK punctuation marks left out: they change the text, not where it splits).
+SCRIPT_WITHOUT_CASE_CASES = [
+    # Hindi, Marathi, Gujarati: a danda ends a sentence, and so does "." "?" before a letter of the script.
+    ("hi", "यह अच्छा है। वह भी अच्छा है। ठीक है? हाँ.", ["यह अच्छा है।", "वह भी अच्छा है।", "ठीक है?", "हाँ."]),
+    ("hi", 'राम ने कहा॥ सीता आई। "वह" गई.', ["राम ने कहा॥", "सीता आई।", '"वह" गई.']),
+    ("hi", "डॉ. शर्मा आए। फिर गए", ["डॉ. शर्मा आए।", "फिर गए"]),  # "डॉ" is a Hindi prefix
+    ("mr", "हे चांगले आहे. ते पण. ठीक? हो।", ["हे चांगले आहे.", "ते पण.", "ठीक?", "हो।"]),
+    ("gu", "આ સારું છે। તે પણ સારું છે. ઠીક છે? હા", ["આ સારું છે।", "તે પણ સારું છે.", "ઠીક છે?", "હા"]),
+    ("bn", "এটা ভালো। ওটাও ভালো. ঠিক? হ্যাঁ", ["এটা ভালো।", "ওটাও ভালো.", "ঠিক?", "হ্যাঁ"]),
+    ("ta", "இது நல்லது. அதுவும். சரி? ஆம்", ["இது நல்லது.", "அதுவும்.", "சரி?", "ஆம்"]),
+    # Urdu: "۔" "." "!" before an Arabic letter ends one; "؟" only before an upper-case letter or a digit.
+    ("ur", "یہ اچھا ہے۔ وہ بھی اچھا ہے۔ ٹھیک؟ ہاں", ["یہ اچھا ہے۔", "وہ بھی اچھا ہے۔", "ٹھیک؟ ہاں"]),
+    ("ur", 'یہ اچھا ہے. "وہ" بھی! ہاں۔ ہاں', ["یہ اچھا ہے.", '"وہ" بھی!', "ہاں۔", "ہاں"]),
+    # Persian: an Arabic letter starts a sentence; Korean: a Hangul syllable does.
+    ("fa", "این خوب است. آن هم خوب است؟ بله! خیر", ["این خوب است.", "آن هم خوب است؟", "بله!", "خیر"]),
+    ("ko", '안녕하세요. 반갑습니다! 네? 좋아요.', ["안녕하세요.", "반갑습니다!", "네?", "좋아요."]),
+    ("ko", '그는 말했다. "안녕" 그리고 갔다.', ["그는 말했다.", '"안녕" 그리고 갔다.']),
+    # Chinese and Japanese: "." "?" "!" before a Han character end a sentence, spaces or none between.
+    ("zh", "我很好.你呢? 他说:好!然后走了。He said. 好", ["我很好.", "你呢?", "他说:好!", "然后走了。", "He said.", "好"]),
+    ("zh", "Hi! 你好", ["Hi!", "你好"]),
+    ("zh", "他说「好。」然后走了。", ["他说「好。」", "然后走了。"]),
+    ("yue", "佢好好。你呢？", ["佢好好。", "你呢？"]),
+    ("ja", "東京へ行った.京都も。", ["東京へ行った.", "京都も。"]),
+    # In any other language these rules do not apply.
+    ("en", "Go。Now. 好", ["Go。Now. 好"]),
+    ("ar", "هذا جيد. ذلك أيضا؟ نعم", ["هذا جيد. ذلك أيضا؟ نعم"]),
+]
+
+
+@pytest.mark.parametrize("language, text, expected", SCRIPT_WITHOUT_CASE_CASES)
+def test_the_rules_for_scripts_without_case_and_chinese_are_the_perl_scripts(language, text, expected):
+    assert SentenceSplitter(language).split(text) == expected
+
+
+def test_a_variety_is_split_by_its_languages_rules_and_prefixes():
+    """Standard Estonian (ekk) as Estonian: its prefixes, not the English ones sacremoses falls back to."""
+    text = "Kohtusin kapt. Tammega. Ta oli rõõmus."
+    assert SentenceSplitter("ekk").split(text) == SentenceSplitter("et").split(text) == [
+        "Kohtusin kapt. Tammega.", "Ta oli rõõmus."]
+    assert SentenceSplitter("en").split(text) == ["Kohtusin kapt.", "Tammega.", "Ta oli rõõmus."]

@@ -3,7 +3,7 @@ checked when the flags are parsed (`data_pipeline.languages`), none assumed."""
 
 from absl import flags
 
-from data_pipeline import languages
+from data_pipeline import corpus_registry, languages
 
 
 def _checked(code):
@@ -39,11 +39,16 @@ def required_languages(holders, what):
 
 
 def check_agree(holders, corpus):
-    """ValueError naming the flag where one of `holders` gives a language other than the registered `corpus`'s:
-    a registered corpus knows its own languages, so a flag that differs would be ignored."""
+    """ValueError naming the flag where one of `holders` gives a language other than the registered `corpus`'s
+    (`languages.same_language`: "cmn" agrees with a corpus's "zh"): a registered corpus knows its own languages, so
+    a flag that differs would be ignored. The message names the registered corpora of the pair the flags ask for."""
+    wanted = {holder.name: holder.value or getattr(corpus, holder.name) for holder in holders}
     for holder in holders:
         registered = getattr(corpus, holder.name)
-        if holder.value not in (None, registered):
+        if holder.value is not None and not languages.same_language(holder.value, registered):
+            of_pair = [name for name, other in corpus_registry.CORPORA.items()
+                       if all(languages.same_language(getattr(other, side), code) for side, code in wanted.items())]
+            hint = (f"name a corpus of that pair ({', '.join(of_pair)})" if of_pair
+                    else "no registered corpus is of that pair: give its text files")
             raise ValueError(f"--{holder.name}={holder.value} but corpus {corpus.name}'s is {registered!r}: leave "
-                             f"the flag out, or name the corpus of that pair (e.g. "
-                             f"{corpus.name.rsplit('_', 1)[0]}_<source><target>)")
+                             f"the flag out, or {hint}")

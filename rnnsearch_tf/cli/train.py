@@ -17,7 +17,9 @@ from absl import app
 from absl import logging
 
 from data_pipeline.data_dir import DataDir
+from data_pipeline.text_codec import codec_descriptions
 from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags, write_flagfile
+from rnnsearch_tf.evaluation.corpus_scores import scorers
 from rnnsearch_tf.inference.search_config import SearchConfig
 from rnnsearch_tf.models.model_dir import ModelDir
 from rnnsearch_tf.models.model_config import ModelConfig
@@ -46,9 +48,11 @@ def main(argv):
     training_config = config_from_flags(TrainingConfig, _TRAINING_FLAGS)  # checked before the strategy uses it
     strategy = make_strategy(training_config.cpu_replicas)  # before any other TensorFlow work
     try:
-        vocabularies = DataDir(_TRAINING_FLAGS["data_dir"].value).read_metadata()["vocabularies"]
+        metadata = DataDir(_TRAINING_FLAGS["data_dir"].value).read_metadata()
     except FileNotFoundError as error:
         raise app.UsageError(f"{error}; build the data first") from error
+    scorers(codec_descriptions(metadata)["target"]["language"])  # dev BLEU's tokenizer (MeCab), before any writing
+    vocabularies = metadata["vocabularies"]
     model_config = config_from_flags(
         ModelConfig,
         _MODEL_FLAGS,

@@ -10,6 +10,7 @@
   const UNK = "<unk>";
   const ALIGNED = 0.2; // a word is highlighted as aligned from this α on (and the largest α always)
   const LOW_CONFIDENCE = 0.5; // a target word below this probability under the model is underlined (dotted)
+  const GLOSSARY_PLACEHOLDER = "source term = target term";  // until the model's languages are known
 
   // The served models, the default first (`rnnsearch serve --model_config_file` may serve several).
   const modelNames = JSON.parse(document.querySelector('meta[name="model-names"]').content);
@@ -22,6 +23,7 @@
     status: document.getElementById("status"),
     results: document.getElementById("results"),
     input: document.getElementById("input"),
+    glossary: document.getElementById("glossary"),
     button: document.getElementById("translate"),
   };
   let hasPrefixSignature = false;
@@ -137,6 +139,7 @@
     languageCodes = {source: "", target: ""};
     document.getElementById("languages").hidden = true;
     page.input.removeAttribute("lang");
+    page.glossary.placeholder = GLOSSARY_PLACEHOLDER;
     const signatures = metadata.metadata.signature_def.signature_def;
     shownVersion = metadata.model_spec.version;
     hasPrefixSignature = Object.prototype.hasOwnProperty.call(signatures, "translate_prefix");
@@ -170,7 +173,8 @@
 
   // The model's languages by name above the text box ("German → English", the codes in its title), named by the
   // server (POST page/languages); the text box and each side's words carry their language's code (`lang`), so
-  // that the browser picks the script's fonts (Chinese, Japanese and Korean share characters).
+  // that the browser picks the script's fonts (Chinese, Japanese and Korean share characters), and its writing
+  // direction (`dir`: Arabic, Hebrew, Persian, Urdu right to left). The glossary's placeholder names them.
   async function showLanguages() {
     const answer = await call("page/languages", {model: modelName});
     languageCodes = {source: answer.source.code, target: answer.target.code};
@@ -179,10 +183,25 @@
     box.title = answer.source.code + " → " + answer.target.code;
     box.hidden = false;
     page.input.lang = answer.source.code;
+    page.glossary.placeholder = answer.source.name + " term = " + answer.target.name + " term";
   }
 
-  // The `lang` attribute of `side`'s words ("source" or "target"), none where the language is unknown.
-  const languageOf = (side) => languageCodes[side] ? {lang: languageCodes[side]} : {};
+  // The writing direction of language `code`, "rtl" or "ltr", as the browser's locale data (CLDR, through
+  // `Intl.Locale`'s text info) has it; "auto" (the text's first letter decides) where it has none or `code` is "".
+  function directionOf(code) {
+    try {
+      const locale = new Intl.Locale(code);
+      const info = typeof locale.getTextInfo === "function" ? locale.getTextInfo() : locale.textInfo;
+      return (info && info.direction) || "auto";
+    } catch (error) {
+      return "auto";
+    }
+  }
+
+  // The `lang` and `dir` attributes of `side`'s text ("source" or "target"): no `lang` where the language is
+  // unknown, and then the direction of the text's first letter.
+  const languageOf = (side) => Object.assign(languageCodes[side] ? {lang: languageCodes[side]} : {},
+    {dir: directionOf(languageCodes[side])});
 
   // ---- The glossary (the translate_constrained signature) ----
 
@@ -193,7 +212,7 @@
   function glossaryTerms() {
     if (!hasConstrainedSignature) return [];
     const terms = new Map();  // source term -> target term
-    document.getElementById("glossary").value.split("\n").forEach((raw, index) => {
+    page.glossary.value.split("\n").forEach((raw, index) => {
       const line = raw.replace(/\r$/, "");
       if (!line.trim() || line.startsWith("#")) return;
       const fields = line.split(line.includes("\t") ? "\t" : "=").map((field) => field.trim());
@@ -298,7 +317,7 @@
       "glossary not applied with a chosen prefix: " + constraints.join(", ") : ""} :
       constraintMarks(targetWords, prediction, constraints);
 
-    view.appendChild(element("h2", {className: "source-text", text: text}));
+    view.appendChild(element("h2", {className: "source-text", text: text, attributes: languageOf("source")}));
     const badges = element("div", {className: "badges"});
     if (prediction.truncated) {
       badges.appendChild(element("span", {className: "badge truncated",
@@ -319,9 +338,10 @@
       view.appendChild(element("p", {className: "translation empty", text: "(no words to translate)"}));
       return;
     }
-    const translation = element("p", {className: "translation"}, [
-      element("span", {className: "translation-text", text: prediction.translation}),
-      element("span", {className: "score",
+    // The line runs in the target's direction (an Arabic translation from the right, its score after it).
+    const translation = element("p", {className: "translation", attributes: {dir: languageOf("target").dir}}, [
+      element("span", {className: "translation-text", text: prediction.translation, attributes: languageOf("target")}),
+      element("span", {className: "score", attributes: {dir: "ltr"},
         text: (Number.isFinite(prediction.score) ? "score " : "") + formatScore(prediction.score),
         title: "the beam search score of this translation (log p(y | x), length-normalised as the settings say)"}),
     ]);
@@ -330,13 +350,13 @@
 
     // Tokens of both sides: hovering one highlights the words it is aligned with.
     const sourceLine = element("div", {className: "tokens source-tokens", attributes: languageOf("source")},
-      [element("span", {className: "side", text: "source", attributes: {lang: "en"}})]);
+      [element("span", {className: "side", text: "source", attributes: {lang: "en", dir: "ltr"}})]);
     const targetLine = element("div", {className: "tokens target-tokens", attributes: languageOf("target")},
-      [element("span", {className: "side", text: "target", attributes: {lang: "en"}})]);
+      [element("span", {className: "side", text: "target", attributes: {lang: "en", dir: "ltr"}})]);
     const sourceChips = sourceWords.map((word, j) => element("span", {
       className: "token" + (unknown && unknown[j] ? " unknown" : "") + (word === EOS ? " eos" : ""),
       text: word, title: unknown && unknown[j] ? "not in the source vocabulary: read as <unk>" : undefined,
-      attributes: {"data-side": "source", "data-index": j},
+      attributes: {"data-side": "source", "data-index": j, dir: "auto"},
     }));
     // Each target word's probability under the model (a subword model's: its pieces' multiplied); none
     // from an export older than them.
@@ -348,7 +368,8 @@
         (probabilities[i] < LOW_CONFIDENCE ? " uncertain" : "") + (marks.landed.has(i) ? " constraint" : ""),
       text: word, title: [word === UNK ? "an unknown word: the model's <unk>" : undefined, confidence(i),
         marks.landed.has(i) ? "glossary: " + marks.landed.get(i) : undefined].filter(Boolean).join("; ") || undefined,
-      attributes: Object.assign({"data-side": "target", "data-index": i}, hasPrefixSignature ? {type: "button"} : {}),
+      attributes: Object.assign({"data-side": "target", "data-index": i, dir: "auto"},
+        hasPrefixSignature ? {type: "button"} : {}),
     }));
     sourceChips.forEach((chip) => sourceLine.appendChild(chip));
     targetChips.forEach((chip) => targetLine.appendChild(chip));
@@ -368,12 +389,13 @@
         "encoder–decoder such as RNNencdec reads the whole source as one fixed-length vector), so no target " +
         "word is aligned to source words."})]);
     if (prediction.nbest_translations) {
-      const list = element("ol", {className: "nbest"});
+      const list = element("ol", {className: "nbest", attributes: languageOf("target")});
       prediction.nbest_translations.forEach((candidate, index) => {
         const fits = prediction.nbest_scores[index] !== -Infinity;
         list.appendChild(element("li", {className: (index === 0 ? "best" : "") + (fits ? "" : " impossible")}, [
           element("span", {className: "nbest-text", text: fits ? candidate : "(no hypothesis)"}),
-          element("span", {className: "score", text: formatScore(prediction.nbest_scores[index]),
+          element("span", {className: "score", attributes: {dir: "ltr"},
+            text: formatScore(prediction.nbest_scores[index]),
             title: fits ? undefined : "no hypothesis of this rank fits the maximum length (with the chosen " +
               "words or the glossary's terms)"}),
         ]));
@@ -428,7 +450,7 @@
     const head = element("tr", {attributes: languageOf("source")}, [element("th", {className: "corner", text: "α"})]);
     sourceWords.forEach((word, j) => head.appendChild(element("th", {
       className: "source-word" + (unknown && unknown[j] ? " unknown" : ""), text: word,
-      attributes: {"data-side": "source", "data-index": j, scope: "col"},
+      attributes: {"data-side": "source", "data-index": j, scope: "col", dir: "auto"},
     })));
     const body = element("tbody", {attributes: languageOf("target")});
     targetWords.forEach((word, i) => {
@@ -436,7 +458,7 @@
         className: "target-word" + (word === UNK ? " unknown" : "") + (i < (forced || 0) ? " forced" : "") +
           (hasPrefixSignature ? " choosable" : "") + (landed.has(i) ? " constraint" : ""),
         text: word, title: landed.has(i) ? "glossary: " + landed.get(i) : undefined,
-        attributes: {"data-side": "target", "data-index": i, scope: "row"},
+        attributes: {"data-side": "target", "data-index": i, scope: "row", dir: "auto"},
       })]);
       sourceWords.forEach((sourceWord, j) => {
         const weight = alignment[i][j];
@@ -450,7 +472,9 @@
       });
       body.appendChild(row);
     });
-    return element("table", {className: "heatmap", attributes: {"aria-label": "attention weights: rows are target words, columns source words"}},
+    // Its columns run in the source's direction (right to left for Arabic), each row's word in the target's.
+    return element("table", {className: "heatmap", attributes: {dir: languageOf("source").dir,
+      "aria-label": "attention weights: rows are target words, columns source words"}},
       [element("thead", {}, [head]), body]);
   }
 
@@ -499,8 +523,8 @@
       const label = subwordTarget && !word.startsWith(" ") && index ? "…" + word : word.trim();
       const option = element("button", {className: "alternative" + (label === targetWords[index] ? " current" : ""),
         attributes: {type: "button", role: "menuitem"}},
-        [element("span", {className: "alternative-word", text: label}),
-         element("span", {className: "score", text: formatScore(score, 2)})]);
+        [element("span", {className: "alternative-word", text: label, attributes: languageOf("target")}),
+         element("span", {className: "score", attributes: {dir: "ltr"}, text: formatScore(score, 2)})]);
       option.addEventListener("click", (event) => {
         event.stopPropagation();
         closeMenu();
@@ -556,7 +580,8 @@
     split.forEach((lineSentences) => {
       const paragraph = element("div", {className: "paragraph"});
       const translations = lineSentences.map((_, k) => predictions[next + k].translation).filter((text) => text);
-      paragraph.appendChild(element("p", {className: "paragraph-translation", text: translations.join(" ")}));
+      paragraph.appendChild(element("p", {className: "paragraph-translation", text: translations.join(" "),
+        attributes: languageOf("target")}));
       lineSentences.forEach((sentence) => {
         const section = element("section", {className: "sentence"});
         paragraph.appendChild(section);
@@ -627,7 +652,7 @@
     }
   };
   page.input.addEventListener("keydown", translateOnCtrlEnter);
-  document.getElementById("glossary").addEventListener("keydown", translateOnCtrlEnter);
+  page.glossary.addEventListener("keydown", translateOnCtrlEnter);
   // With several models, a choice of model: the page then translates with the chosen one.
   const choice = document.getElementById("model-select");
   if (modelNames.length > 1) {
