@@ -55,7 +55,8 @@ def main(argv):
                 "source": evaluated["source"],
                 "sentences": metrics["sentences"],
                 "bleu": round(metrics["bleu"], 2),
-                "bleu_unk_replaced": round(metrics["bleu_unk_replaced"], 2),
+                # None: a model without attention replaces no <unk>
+                "bleu_unk_replaced": metrics["bleu_unk_replaced"] and round(metrics["bleu_unk_replaced"], 2),
                 "signature": metrics["signature"],
             }
     report = {"provenance": provenance(), "rows": models}

@@ -40,9 +40,10 @@ def test_set_scores(metrics):
         "bleu": round(metrics["bleu"], 2),
         "bleu_no_unk": round(metrics["bleu_no_unk"], 2),
         "no_unk_sentences": metrics["no_unk_sentences"],
-        "bleu_unk_replaced": round(metrics["bleu_unk_replaced"], 2),
         "bleu_by_length": [b["bleu"] and round(b["bleu"], 2) for b in metrics["bleu_by_length"]],
     }
+    if metrics["bleu_unk_replaced"] is not None:  # None: a model without attention replaces no <unk>
+        scores["bleu_unk_replaced"] = round(metrics["bleu_unk_replaced"], 2)
     if "chrf" in metrics:
         scores["chrf"] = round(metrics["chrf"], 2)
     return scores

@@ -11,7 +11,7 @@ import tensorflow as tf
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.glossary import Glossary
 from rnnsearch_tf.inference.unk_replacer import UnkReplacer
-from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES, exported_model
+from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES, exported_model, write_model_dir
 from helpers.translation_test_data import INPUT, PREFIXES, translation_model_dir
 
 
@@ -153,6 +153,7 @@ def test_unk_replacement_in_batches(tmp_path):
     settings = dict(target_language="fr", maximum_batch_size=10)
     result = BatchTranslator(_FakeExport(), settings, unk_replacer=UnkReplacer()).translate(["the big Zyzzyva"])[0]
     assert result["tokens"] == ["le", "Zyzzyva", ",", "grand"] and result["unks_replaced"] == 1
+    assert result["searched_tokens"] == ["le", "<unk>", ",", "grand"]  # the alignment's rows, as searched
     assert result["translation"] == "le Zyzzyva, grand"
     assert result["nbest"] == [("le Zyzzyva, grand", -1.5)]  # the one hypothesis, replaced too
     dictionary = UnkReplacer({"Zyzzyva": "zyzzyva du Brésil"})
@@ -299,3 +300,14 @@ def test_a_word_level_export_tells_the_target_words_outside_its_vocabulary(tmp_p
     constraints = terms.constraints(["the dog sees a cat"])
     searched = [terms.searched_as(constraints, translator.target_codec) for translator in (from_export, direct)]
     assert searched[0] == searched[1] == [["<unk>", "chat"]]
+
+
+def test_a_model_without_attention_replaces_no_unk(tmp_path):
+    """RNNencdec's alignment rows are zeros: their argmax copied the first source word for every <unk>."""
+    for name, attends in (("rnnsearch", True), ("rnnencdec", False)):
+        path = write_model_dir(tmp_path / name, model_name=name)
+        translator = BatchTranslator.from_model_dir(path, unk_replacer=UnkReplacer(), beam_size=2)
+        assert translator.uses_attention is attends and (translator.unk_replacer is not None) is attends
+    ensemble = BatchTranslator.from_model_dir(f"{tmp_path / 'rnnsearch'}+{tmp_path / 'rnnencdec'}",
+                                              unk_replacer=UnkReplacer(), beam_size=2)
+    assert ensemble.uses_attention and ensemble.unk_replacer is not None  # its attending member aligns

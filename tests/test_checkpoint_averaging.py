@@ -9,7 +9,7 @@ import tensorflow as tf
 from helpers.model_test_utils import randomize_weights
 from helpers.serving_test_utils import write_model_dir
 from rnnsearch_tf.models.model_dir import ModelDir
-from rnnsearch_tf.training.checkpoint_averaging import average_checkpoints, checkpoints_to_average
+from rnnsearch_tf.training.checkpoint_averaging import average_checkpoints, checkpoints_to_average, read_averaging
 
 
 def _saved_weights(model_dir, directory, steps):
@@ -94,8 +94,23 @@ def test_an_average_replaces_the_earlier_one_and_what_a_killed_save_left(tmp_pat
     averaged = tmp_path / "model" / "averaged"
     (averaged / "ckpt-5_temp").mkdir()  # as a killed save of an average of other checkpoints leaves it
     path = average_checkpoints(model_dir, checkpoints_to_average(model_dir, "latest", count=1))
-    assert sorted(child.name for child in averaged.iterdir()) == ["checkpoint", "ckpt-6.data-00000-of-00001",
-                                                                  "ckpt-6.index"]
+    assert sorted(child.name for child in averaged.iterdir()) == ["averaging.json", "checkpoint",
+                                                                  "ckpt-6.data-00000-of-00001", "ckpt-6.index"]
     reader = tf.train.load_checkpoint(path)
     name = next(name for name in reader.get_variable_to_shape_map() if name.startswith("model/"))
     assert any(np.array_equal(reader.get_tensor(name), weights) for weights in saved[1])
+
+
+def test_the_average_records_what_it_averaged_and_the_next_one_replaces_the_record(tmp_path):
+    """`rnnsearch average` recorded nothing: averaged/ckpt-7 said neither which checkpoints nor how many."""
+    model_dir = ModelDir(write_model_dir(tmp_path / "model"))
+    assert read_averaging(model_dir) is None  # none yet
+    _saved_weights(model_dir, model_dir.best_checkpoint_dir, (4, 9, 12))
+    paths = checkpoints_to_average(model_dir, "best", count=2)
+    path = average_checkpoints(model_dir, paths, "best")
+    assert read_averaging(model_dir) == dict(checkpoint=path, source="best", count=2, checkpoints=[
+        dict(path=paths[0], step=9), dict(path=paths[1], step=12)])
+    path = average_checkpoints(model_dir, checkpoints_to_average(model_dir, "latest"), "latest")
+    latest = str(tmp_path / "model" / "checkpoints" / "ckpt-1")
+    assert read_averaging(model_dir) == dict(checkpoint=path, source="latest", count=1,
+                                             checkpoints=[dict(path=latest, step=1)])

@@ -12,6 +12,7 @@ import sys
 import pytest
 import sacrebleu
 
+from bench import results_summary
 from bench.results_summary import summarize_eval_dirs
 from conftest import REPO_ROOT
 from helpers.commands import run_command
@@ -23,6 +24,7 @@ from data_pipeline.data_dir import DataDir
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.shortlist import Shortlist
 from rnnsearch_tf.models.model_dir import ModelDir
+from rnnsearch_tf.training.checkpoint_averaging import read_averaging
 from test_shortlist import _small_shortlist
 
 
@@ -179,3 +181,69 @@ def test_every_model_is_checked_before_any_is_decoded(model_dir, tmp_path):
     assert result.returncode == 1 and result.stderr.splitlines()[-1].startswith(
         f"error: no checkpoint in {ModelDir(model_dir).averaged_checkpoint_dir}: run `rnnsearch average")
     assert not (tmp_path / "out").exists()
+
+
+def _test_files(tmp_path):
+    (tmp_path / "source.txt").write_text("\n".join(SOURCES) + "\n", encoding="utf-8")
+    (tmp_path / "reference.txt").write_text("\n".join(REFERENCES) + "\n", encoding="utf-8")
+    return f"--source={tmp_path / 'source.txt'}", f"--reference={tmp_path / 'reference.txt'}"
+
+
+def test_num_hypotheses_is_refused_not_ignored(model_dir, tmp_path):
+    """evaluate scores each sentence's best translation: --num_hypotheses=5 was accepted, ignored and recorded."""
+    result = run_command("evaluate", f"--model_dir={model_dir}", *_test_files(tmp_path),
+                         f"--output_dir={tmp_path / 'out'}", "--beam_size=5", "--num_hypotheses=5")
+    assert result.returncode == 1 and result.stderr.splitlines() == [
+        "error: --num_hypotheses is not read by evaluate: it scores each sentence's best translation (rnnsearch "
+        "translate --output_format=nbest writes the n-best lists) (--help lists the flags)"]
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_output_dir_that_cannot_be_written_is_named_before_any_decoding(model_dir, tmp_path):
+    """A file as --output_dir (or as a model's folder in it) was found once the first model had been decoded."""
+    files = (*_test_files(tmp_path), "--beam_size=1", "--num_heatmaps=0", "--noprogress")
+    (tmp_path / "a_file").write_text("mine\n", encoding="utf-8")
+    result = run_command("evaluate", f"--model_dir={model_dir}", *files, f"--output_dir={tmp_path / 'a_file'}")
+    assert result.returncode == 1 and result.stderr.splitlines() == [
+        f"error: --output_dir={tmp_path / 'a_file'}: {tmp_path / 'a_file'} is a file, not a folder"]
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "second").write_text("mine\n", encoding="utf-8")
+    second = tmp_path / "second"
+    shutil.copytree(model_dir, second)
+    result = run_command("evaluate", f"--model_dir={model_dir},{second}", *files, f"--output_dir={tmp_path / 'out'}")
+    assert result.returncode == 1 and result.stderr.splitlines() == [
+        f"error: --output_dir={tmp_path / 'out' / 'second'}: {tmp_path / 'out' / 'second'} is a file, not a folder"]
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["second"]  # the first was not decoded
+
+
+def test_another_checkpoint_keeps_the_best_ones_results_and_an_average_is_described(model_dir, tmp_path):
+    """docs/results.md's recipe evaluated --checkpoint=averaged into the best checkpoint's --output_dir, and the
+    model's folder, deleting its results; an average recorded nothing of what it averaged."""
+    directory = tmp_path / "model"
+    shutil.copytree(model_dir, directory)
+    averaged = run_command("average", f"--model_dir={directory}", "--source=latest", "--count=3")
+    assert averaged.returncode == 0, averaged.stderr
+    record = read_averaging(ModelDir(directory))
+    latest = os.path.join(ModelDir(directory).checkpoint_dir, "ckpt-1")
+    assert record == dict(checkpoint=os.path.join(ModelDir(directory).averaged_checkpoint_dir, "ckpt-1"),
+                          source="latest", count=1, checkpoints=[dict(path=latest, step=1)])
+    files = (*_test_files(tmp_path), f"--output_dir={tmp_path / 'out'}", "--beam_size=1", "--num_heatmaps=0",
+             "--noprogress")
+    for checkpoint in ("best", "averaged"):
+        result = run_command("evaluate", f"--model_dir={directory}", *files, f"--checkpoint={checkpoint}")
+        assert result.returncode == 0, result.stderr
+    by_model = {name: json.loads((tmp_path / "out" / name / "metrics.json").read_text(encoding="utf-8"))
+                for name in ("model", "model_averaged")}
+    assert by_model["model"]["checkpoint"] == latest and by_model["model"]["averaged"] is None
+    assert by_model["model_averaged"]["checkpoint"] == record["checkpoint"]
+    assert by_model["model_averaged"]["averaged"] == record
+    report = json.loads((tmp_path / "out" / "metrics.json").read_text(encoding="utf-8"))
+    assert list(report["models"]) == ["model_averaged"]  # the run's own report: the recipe gives each its folder
+
+
+def test_the_summary_leaves_out_the_unk_replaced_score_of_a_model_without_attention():
+    """evaluate gives a model without attention no "UNK replaced" BLEU (None): bench.results_summary rounded it."""
+    metrics = dict(bleu=39.4214, bleu_no_unk=44.281, no_unk_sentences=774, bleu_unk_replaced=None,
+                   bleu_by_length=[dict(bleu=57.111), dict(bleu=None)], chrf=60.004)
+    assert results_summary.test_set_scores(metrics) == dict(bleu=39.42, bleu_no_unk=44.28, no_unk_sentences=774,
+                                                            bleu_by_length=[57.11, None], chrf=60.0)

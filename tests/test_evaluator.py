@@ -6,15 +6,22 @@ The command `python -m rnnsearch_tf.evaluate` over the same test set is tests/te
 """
 
 import json
+import os
 import shutil
 
+import numpy as np
 import pytest
 import sacrebleu
 import tensorflow as tf
 
+from data_pipeline import constants
 from data_pipeline.text_codec import counting_tokens
 from rnnsearch_tf.evaluation.evaluator import LENGTH_BINS, Evaluator
+from rnnsearch_tf.evaluation.plots import plot_alignment
+from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.search_config import SearchConfig
+from rnnsearch_tf.inference.unk_replacer import UnkReplacer
+from rnnsearch_tf.models.model_dir import ModelDir
 from helpers.evaluation_test_data import NO_UNK_LINES, REFERENCES, SOURCES, TRAINING_STATE, write_evaluated_model_dir
 from helpers.serving_test_utils import write_model_dir
 from helpers.subword_test_data import write_subword_model_dir
@@ -264,3 +271,52 @@ def test_a_model_that_fails_to_load_writes_no_folder(model_dir, tmp_path):
     with pytest.raises(FileNotFoundError, match="no checkpoint in"):
         Evaluator(SOURCES, REFERENCES).evaluate(broken, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def _emitting_unk(path, model_name, bias=8.0):
+    """The tiny model directory at `path` with `bias` added to the output bias of `<unk>` (a checkpoint of its
+    own, the newest): its translations hold `<unk>`s, as a small vocabulary's do."""
+    model_dir = ModelDir(write_model_dir(path, model_name=model_name))
+    model, _ = model_dir.load_model("latest")
+    output_bias = next(variable for variable in model.weights if variable.path.endswith("W_o/bias"))
+    output_bias.assign(output_bias.numpy() + bias * (np.arange(output_bias.shape[0]) == constants.UNK_ID))
+    tf.train.Checkpoint(model=model).save(model_dir.file(os.path.join("checkpoints", "ckpt")))
+    return path
+
+
+def test_a_model_without_attention_has_no_unk_replaced_score_and_no_heatmaps(tmp_path):
+    """RNNencdec aligns nothing (its alignment rows are zeros): "UNK replaced" copied the first source word for
+    every <unk> ("Un homme A A A"), and its heatmaps were black squares."""
+    model_dir = _emitting_unk(tmp_path / "rnnencdec", "rnnencdec")
+    output_dir = tmp_path / "evaluation"
+    output_dir.mkdir()
+    (output_dir / "translations_unk_replaced.txt").write_text("an earlier run's\n", encoding="utf-8")
+    metrics = Evaluator(SOURCES, REFERENCES, batch_size=4, search_config=SearchConfig(beam_size=2), num_heatmaps=2,
+                        num_longest=0).evaluate(model_dir, output_dir)
+    assert any("<unk>" in line for line in _lines(output_dir / "translations.txt"))  # something to replace
+    assert metrics["uses_attention"] is False and metrics["bleu_unk_replaced"] is None
+    assert metrics["heatmaps"] == [] and not list(output_dir.glob("alignment_*.png"))
+    assert not (output_dir / "translations_unk_replaced.txt").exists()
+    assert json.loads((output_dir / "metrics.json").read_text(encoding="utf-8"))["bleu_unk_replaced"] is None
+
+
+def test_heatmap_rows_are_the_words_searched_with_their_unks(tmp_path):
+    """The heatmap labelled its rows with the words <unk> replacement wrote, not those the model produced and
+    translations.txt holds."""
+    model_dir = _emitting_unk(tmp_path / "rnnsearch", "rnnsearch")
+    search = SearchConfig(beam_size=2)
+    metrics = Evaluator(SOURCES[:1], REFERENCES[:1], batch_size=4, search_config=search, num_heatmaps=1,
+                        num_longest=0).evaluate(model_dir, tmp_path / "evaluation")
+    assert metrics["heatmaps"] == ["alignment_1.png"]
+    result, = BatchTranslator.from_model_dir(model_dir, batch_size=4, unk_replacer=UnkReplacer(),
+                                             search_config=search).translate(SOURCES[:1])
+    assert constants.UNK_TOKEN in result["searched_tokens"] and result["tokens"] != result["searched_tokens"]
+    assert " ".join(result["searched_tokens"]) == _lines(tmp_path / "evaluation" / "translations.txt")[0]
+    drawn = {}
+    for name in ("searched_tokens", "tokens"):
+        rows = (result[name] + [constants.EOS_TOKEN])[: result["alignment"].shape[0]]
+        plot_alignment(result["source_tokens"] + [constants.EOS_TOKEN], rows, result["alignment"],
+                       tmp_path / f"{name}.png", title="line 1")
+        drawn[name] = (tmp_path / f"{name}.png").read_bytes()
+    written = (tmp_path / "evaluation" / "alignment_1.png").read_bytes()
+    assert written == drawn["searched_tokens"] != drawn["tokens"]

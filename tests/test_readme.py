@@ -100,6 +100,21 @@ def test_every_evaluated_model_has_its_row(path):
         assert _row_with(*values), f"{path.name}: no table row shows {name}'s {values}"
 
 
+@pytest.mark.parametrize("path", _of_kind("evaluation"), ids=_ids)
+def test_unk_replaced_cells_show_the_bench_json(path):
+    """A row's "UNK replaced" cell, right of a model's test_2016 "All" and "No UNK", is its JSON's, "–" where the
+    JSON has none (a model without attention: no alignment to copy a source word from)."""
+    for name, model in _load(path)["models"].items():
+        scores = model.get("test_2016", {})
+        if scores.get("bleu_no_unk") is None:
+            continue
+        replaced = scores.get("bleu_unk_replaced")
+        expected = "–" if replaced is None else f"{replaced:.2f}"
+        pair = [f"{scores['bleu']:.2f}", f"{scores['bleu_no_unk']:.2f}"]
+        cells = [row[i + 2] for row in TABLE_ROWS for i in range(len(row) - 2) if row[i : i + 2] == pair]
+        assert all(cell == expected for cell in cells), f"{path.name}: {name}'s UNK replaced {cells}, not {expected}"
+
+
 @pytest.mark.parametrize("path", _of_kind("peer_run"), ids=_ids)
 def test_the_peers_own_run_has_its_row(path):
     report = _load(path)

@@ -65,8 +65,11 @@ def test_the_bleu_table_has_a_row_per_model(report):
     assert expected[0][1:6] == ["31.26", "55.12", "52.00", "48.46", "35.00"]  # two decimals
     assert expected[1][2:6] == ["–", "–", "–", "–"]  # "–" for no value (a metrics.json without chrF and TER)
     assert [row[-1] for row in expected] == ["model's (10 per source word, 300 frequent)", "–"]  # nor the shortlist
-    signatures = sorted(set(SIGNATURES.values()) | {METRICS["rnnencdec"]["signature"]})
-    assert "sacreBLEU signatures: " + ", ".join(f"`{s}`" for s in signatures) in section
+    # each metric's signatures named, BLEU first (TER's came first, sorted, and none said which was which); the
+    # rnnencdec metrics.json of before `signatures` has its BLEU one only
+    assert (f"sacreBLEU signatures: BLEU of the detokenized translations `{SIGNATURES['bleu']}`, "
+            f"`{METRICS['rnnencdec']['signature']}`; chrF `{SIGNATURES['chrf']}`; chrF++ "
+            f"`{SIGNATURES['chrf_plus_plus']}`; TER `{SIGNATURES['ter']}`\n") in section
 
 
 def test_the_length_table_shows_bleu_and_sentences_per_bin(report):
@@ -83,6 +86,21 @@ def test_heatmaps_are_linked_in_their_models_folder(report):
     section = _section(report, "Alignments (Figure 3)")
     assert [line for line in section.splitlines() if line.startswith("![")] == [
         "![rnnsearch alignment_1.png](rnnsearch/alignment_1.png)"]
+
+
+def test_a_model_without_attention_has_no_heatmaps_and_no_unk_replaced_score_and_says_why(tmp_path):
+    """RNNencdec's heatmaps were black squares, listed as Figure 3, and its "UNK replaced" score a copy of the
+    first source word for every <unk>."""
+    metrics = {"rnnsearch": METRICS["rnnsearch"],
+               "rnnencdec": dict(METRICS["rnnencdec"], uses_attention=False, bleu_unk_replaced=None)}
+    write_report(tmp_path / "report.md", metrics, "s", "r", "b.png", "l.png")
+    report = (tmp_path / "report.md").read_text(encoding="utf-8")
+    section = _section(report, "Alignments (Figure 3)")
+    assert [line for line in section.splitlines() if line.startswith(("![", "rnn"))] == [
+        "![rnnsearch alignment_1.png](rnnsearch/alignment_1.png)",
+        "rnnencdec: none, the model has no attention (RNNencdec: one fixed-length context vector, no alignment)."]
+    section = _section(report, "BLEU (Bahdanau et al. 2014, Table 1)")
+    assert _rows(section)[1][7] == "–" and "none (–) for a model without attention" in section
 
 
 def test_long_sentences_of_the_first_model_with_every_models_translation(report):

@@ -382,6 +382,28 @@ def test_a_resumed_run_keeps_its_optimizer_and_selection_metric(toy_data, tmp_pa
     assert resumed["step"] == 4 and json.loads(state_file.read_text())["optimizer"] == "adam"
 
 
+def test_a_resumed_run_measures_dev_bleu_on_the_same_sentences(toy_data, tmp_path):
+    """Another --dev_bleu_sentences judged a subset's BLEU against the best of another subset."""
+    config = training_config(toy_data, tmp_path / "run", train_steps=2, validate_every=2, dev_bleu_sentences=8)
+    make_trainer(model_config(toy_data), config).train()
+    state_file = tmp_path / "run" / "training_state.json"
+    state = json.loads(state_file.read_text())
+    assert state["dev_bleu_sentences"] == 8
+    dev_sentences = len(pathlib.Path(DataDir(toy_data).text_file("dev", "source")).read_text().splitlines())
+    for asked, measured in ((9, 9), (None, dev_sentences)):
+        with pytest.raises(ValueError, match=rf"^--dev_bleu_sentences={asked or 0}: {tmp_path / 'run'} measured "
+                                             rf"dev BLEU on 8 dev sentences \({state_file}\), this run would on "
+                                             rf"{measured}, against the best of the others; resume with "
+                                             r"--dev_bleu_sentences=8, or continue its weights in a new --model_dir "
+                                             r"with --init_from="):
+            make_trainer(model_config(toy_data), dataclasses.replace(config, train_steps=4, dev_bleu_sentences=asked))
+    assert json.loads(state_file.read_text()) == state
+    # A run recorded before the count was resumes, and records it.
+    state_file.write_text(json.dumps({name: value for name, value in state.items() if name != "dev_bleu_sentences"}))
+    resumed = make_trainer(model_config(toy_data), dataclasses.replace(config, train_steps=4)).train()
+    assert resumed["step"] == 4 and json.loads(state_file.read_text())["dev_bleu_sentences"] == 8
+
+
 def test_a_run_stopped_before_its_first_validation_keeps_its_optimizer(toy_data, tmp_path):
     config = training_config(toy_data, tmp_path / "run", train_steps=1, checkpoint_every=1, validate_every=100)
     make_trainer(model_config(toy_data), config).train()

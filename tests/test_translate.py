@@ -14,7 +14,7 @@ from conftest import REPO_ROOT
 from rnnsearch_tf.evaluation import corpus_scores
 from rnnsearch_tf.inference import output_formats
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
-from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES, exported_model
+from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES, exported_model, write_model_dir
 from helpers.terminal import terminal_stdin, typed
 from helpers.trained_toy_model import dev_pairs, translated
 from helpers.translation_test_data import INPUT, PREFIXES, translation_model_dir
@@ -303,3 +303,22 @@ def test_an_unknown_quantization_is_named_in_one_line(model_dir):
     assert failed.returncode == 1 and "Traceback" not in failed.stderr.decode()
     assert failed.stderr.decode().splitlines() == [
         "error: flag --quantize=int4: value should be one of <none|int8> (--help lists the flags)"]
+
+
+def test_replace_unk_is_refused_for_a_model_without_attention(model_dir, tmp_path):
+    """RNNencdec's alignment rows are zeros: --replace_unk wrote the first source word for every <unk> ("Un homme
+    A A A"); a dictionary entry needs the aligned source word too. An ensemble with one attending member aligns."""
+    rnnencdec = write_model_dir(tmp_path / "rnnencdec", model_name="rnnencdec")
+    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
+    (tmp_path / "dictionary.tsv").write_text("cat\tchat\n", encoding="utf-8")
+    for extra in ([], [f"--unk_dictionary={tmp_path / 'dictionary.tsv'}"]):
+        failed = preimported.run([sys.executable, "-m", "rnnsearch_tf.translate", f"--model_dir={rnnencdec}",
+                                  "--replace_unk", *extra], input=b"the cat\n", capture_output=True, env=environment,
+                                 cwd=REPO_ROOT)
+        assert failed.returncode == 1 and failed.stderr.decode().splitlines() == [
+            f"error: --replace_unk copies the source word each <unk> attends to most (or its --unk_dictionary entry), "
+            f"and --model_dir={rnnencdec} has no attention (RNNencdec): no alignment names that word; translate "
+            "without --replace_unk (--help lists the flags)"], failed.stderr.decode()
+    rnnsearch = write_model_dir(tmp_path / "rnnsearch")
+    stdout, _ = _run([f"--model_dir={rnnsearch}+{rnnencdec}", "--replace_unk", "--noprogress"], "the cat\n")
+    assert len(stdout.splitlines()) == 1

@@ -3,7 +3,9 @@
     python -m rnnsearch_tf.average_checkpoints --model_dir=models/multi30k --source=latest --count=5
     python -m rnnsearch_tf.translate --model_dir=models/multi30k --checkpoint=averaged < test.en
 
-The averaged checkpoint is what `--checkpoint=averaged` of translate, score, evaluate and export reads.
+The averaged checkpoint is what `--checkpoint=averaged` of translate, score, evaluate and export reads;
+`averaged/averaging.json` beside it records --source and the checkpoints averaged, with their steps (evaluate's
+metrics.json repeats it).
 """
 
 import os
@@ -26,7 +28,7 @@ def main(argv):
         raise app.UsageError(f"unexpected arguments: {argv[1:]}")
     model_dir = ModelDir(_MODEL_DIR.value)
     paths = checkpoints_to_average(model_dir, _SOURCE.value, _COUNT.value)
-    path = average_checkpoints(model_dir, paths)
+    path = average_checkpoints(model_dir, paths, _SOURCE.value)
     found = f"{len(paths)} checkpoint{'s' if len(paths) > 1 else ''}"
     fewer = f": only {found} of the --count={_COUNT.value} asked in {os.path.dirname(paths[0])}"
     print(f"averaged {found} ({', '.join(paths)}) into {path}{fewer if len(paths) < _COUNT.value else ''}")

@@ -7,12 +7,15 @@ A model directory may be an ensemble, its members joined by "+" (`--model_dir=ru
 compares the ensemble of a and b with c). Writes `output_dir/report.md`, `output_dir/metrics.json`
 (`{"source", "reference", "models": {name: metrics}}`), `output_dir/bleu_by_length.png`,
 `output_dir/learning_curves.png` (dev BLEU against updates and hours of each trained model) and, per
-model (named after its folder), `output_dir/NAME/`
-with `metrics.json`, `translations.txt`, `translations_unk_replaced.txt`, `translations_no_unk.txt`,
-`no_unk_lines.txt` (1-based lines of the No-UNK subset) and `alignment_LINE.png`, only this run's (`Evaluator`
-removes those an earlier run wrote there). Every model is checked (ensemble vocabularies, checkpoints:
-`Evaluator.check`) before any is decoded, so a mistake in the last one costs no decoding and writes nothing.
-See `Evaluator`.
+model (named after its folder, and its --checkpoint where that is not "best": `NAME_averaged`, `NAME_ckpt-500`,
+so that a run of another checkpoint into the same --output_dir keeps the best one's), `output_dir/NAME/`
+with `metrics.json`, `translations.txt`, `translations_unk_replaced.txt` (not for a model without attention:
+RNNencdec aligns nothing), `translations_no_unk.txt`, `no_unk_lines.txt` (1-based lines of the No-UNK subset) and
+`alignment_LINE.png`, only this run's (`Evaluator` removes those an earlier run wrote there). With
+`--checkpoint=averaged` each model's metrics hold what `rnnsearch average` recorded of it (`averaged`: which
+checkpoints, by step). Every model (ensemble vocabularies, checkpoints: `Evaluator.check`) and every output folder
+is checked before any is decoded, so a mistake in the last one costs no decoding and writes nothing.
+See `Evaluator`. The n-best list is `translate`'s: --num_hypotheses is refused.
 
 A model directory with a vocabulary shortlist (`rnnsearch shortlist`) is searched over it, as `translate`
 searches (`--noshortlist`: the whole vocabulary, `SearchConfig.shortlist`); each model's line and metrics
@@ -25,12 +28,16 @@ import os
 from absl import app, flags
 
 from data_pipeline import languages
+from data_pipeline.text_codec import codec_descriptions
 from rnnsearch_tf.cli import folder_flags, search_flags
+from rnnsearch_tf.evaluation.corpus_scores import scorers
 from rnnsearch_tf.evaluation.plots import plot_bleu_by_length, plot_learning_curves
 from rnnsearch_tf.evaluation.report import write_report
 from rnnsearch_tf.evaluation.evaluator import Evaluator
+from rnnsearch_tf.inference.model_loader import member_checkpoints
 from rnnsearch_tf.models.model_dir import ModelDir
-from rnnsearch_tf.utils.text_files import check_line_for_line, input_name, read_lines
+from rnnsearch_tf.training.checkpoint_averaging import read_averaging
+from rnnsearch_tf.utils.text_files import check_line_for_line, check_writable_folder, input_name, read_lines
 from rnnsearch_tf.inference.unk_replacer import UnkReplacer
 
 _MODEL_DIR = folder_flags.define_model_dir("each a line in Figure 2", ensemble=True, comma_list=True, required=True)
@@ -45,14 +52,29 @@ _PROGRESS = flags.DEFINE_boolean("progress", True, "Draw progress bars on stderr
 flags.mark_flags_as_required(["source", "reference"])
 
 
-def _model_names(model_dirs):
-    """A distinct folder name per model directory: its base name (an ensemble's joined by "+"), numbered
-    when two share one."""
+def _model_names(model_dirs, checkpoint="best"):
+    """A distinct folder name per model directory: its base name (an ensemble's joined by "+"), then the
+    `checkpoint` unless it is "best" (a checkpoint path by its name: "_ckpt-500"), numbered when two share one."""
+    suffix = ""
+    if checkpoint != "best":
+        suffix = "_" + "+".join(os.path.basename(os.path.normpath(part)) for part in checkpoint.split("+"))
     names = []
     for model_dir in model_dirs:
-        name = "+".join(os.path.basename(os.path.normpath(path)) for path in ModelDir.split(model_dir)) or "model"
+        name = ("+".join(os.path.basename(os.path.normpath(path)) for path in ModelDir.split(model_dir)) or "model"
+                ) + suffix
         names.append(name if name not in names else f"{name}_{len(names) + 1}")
     return names
+
+
+def _averaged(model_dir, checkpoint):
+    """What `rnnsearch average` recorded of the averaged checkpoint `model_dir` reads (`read_averaging`): a dict,
+    an ensemble's a list of its members' (None for a member of another checkpoint); None where none is averaged."""
+    paths = ModelDir.split(model_dir)
+    records = [read_averaging(ModelDir(path)) if name == "averaged" else None
+               for path, name in zip(paths, member_checkpoints(checkpoint, len(paths)))]
+    if not any(records):
+        return None
+    return records[0] if len(records) == 1 else records
 
 
 def check_one_pair(model_dirs):
@@ -84,7 +106,11 @@ def main(argv):
                         "reference line")
     if not sources:
         raise app.UsageError(f"--source {input_name(_SOURCE.value)} has no lines: nothing to evaluate")
+    search_flags.refuse_given([flags.FLAGS["num_hypotheses"]], "by evaluate: it scores each sentence's best "
+                              "translation (rnnsearch translate --output_format=nbest writes the n-best lists)")
     check_one_pair(_MODEL_DIR.value)
+    first_model = ModelDir(ModelDir.split(_MODEL_DIR.value[0])[0])  # one pair: its target is every model's
+    scorers(codec_descriptions(first_model.read_data_info())["target"]["language"])  # MeCab, before any decoding
     workers = search_flags.decode_workers()
     unk_dictionary = search_flags.UNK_DICTIONARY.value
     evaluator = Evaluator(
@@ -101,13 +127,16 @@ def main(argv):
         quantize=search_flags.QUANTIZE.value,
         function_cache=search_flags.function_cache(),
     )
-    for model_dir in _MODEL_DIR.value:
-        evaluator.check(model_dir, search_flags.CHECKPOINT.value)
+    checkpoint = search_flags.CHECKPOINT.value
+    names = _model_names(_MODEL_DIR.value, checkpoint)
+    check_writable_folder(_OUTPUT_DIR.value, "--output_dir")
+    for name, model_dir in zip(names, _MODEL_DIR.value):
+        evaluator.check(model_dir, checkpoint)
+        check_writable_folder(os.path.join(_OUTPUT_DIR.value, name), "--output_dir")
     metrics = {}
-    for name, model_dir in zip(_model_names(_MODEL_DIR.value), _MODEL_DIR.value):
-        metrics[name] = evaluator.evaluate(
-            model_dir, os.path.join(_OUTPUT_DIR.value, name), search_flags.CHECKPOINT.value
-        )
+    for name, model_dir in zip(names, _MODEL_DIR.value):
+        metrics[name] = evaluator.evaluate(model_dir, os.path.join(_OUTPUT_DIR.value, name), checkpoint,
+                                           _averaged(model_dir, checkpoint))
         scores = metrics[name]
         print(f"{name}: BLEU {scores['bleu']:.2f} | chrF {scores['chrf']:.2f} | chrF++ {scores['chrf_plus_plus']:.2f} | "
               f"TER {scores['ter']:.2f} ({scores['signature']}) | shortlist: {scores['shortlist']}")

@@ -68,7 +68,8 @@ _OUTPUT_FORMAT = flags.DEFINE_enum(
     "output_format", "text", output_formats.FORMATS, "See rnnsearch_tf.inference.output_formats."
 )
 _REPLACE_UNK = flags.DEFINE_boolean(
-    "replace_unk", False, "Replace each <unk> with its most-attended source word (or its --unk_dictionary entry)."
+    "replace_unk", False, "Replace each <unk> with its most-attended source word (or its --unk_dictionary entry); "
+    "refused for a model without attention (RNNencdec), which aligns nothing."
 )
 _SPLIT_SENTENCES = flags.DEFINE_boolean(
     "split_sentences", False, "Split each line into sentences (Moses' rules), translate them, join the translations."
@@ -170,6 +171,10 @@ def main(argv):
                              "a file (lines typed at a terminal are translated one at a time)")
     sentences, prefixes, explicit_constraints = ([], None, None) if typed else read_input()
     translator = _load_translator()
+    if _REPLACE_UNK.value and not translator.uses_attention:
+        raise app.UsageError("--replace_unk copies the source word each <unk> attends to most (or its "
+                             f"--unk_dictionary entry), and --model_dir={_MODEL_DIR.value} has no attention "
+                             "(RNNencdec): no alignment names that word; translate without --replace_unk")
     shortlist = ""
     if translator.search_config.shortlist:
         shortlist = " over its vocabulary shortlist (--noshortlist: the whole vocabulary)"

@@ -43,7 +43,8 @@ class Evaluator:
       for Chinese; mixed case, or case-insensitive for a lower-casing model (`TextCodec.lowercase`); its
       signature is reported), decoded with `<unk>` allowed; beside it chrF,
       chrF++ and TER of the same translations (`corpus_scores`). Also `bleu_unk_replaced`: the same
-      translations after `UnkReplacer`. Every BLEU below is made the same way.
+      translations after `UnkReplacer`; None for a model without attention (RNNencdec, `uses_attention`), whose
+      alignment names no source word to copy. Every BLEU below is made the same way.
     - "No UNK" (Table 1): BLEU on the sentences whose source has no Moses token outside the model's
       source vocabulary and whose reference has none outside the target vocabulary, decoded again with
       `<unk>` forbidden. None with a subword codec, where no text is unknown.
@@ -52,7 +53,8 @@ class Evaluator:
       units whatever the model's codec (`text_codec.counting_tokens`: Moses tokens, characters for a language
       written without spaces; `source_length_unit`), so a word and a subword model put the same sentences in
       the same bins.
-    - Alignments (Figure 3): heatmaps of the first `num_heatmaps` non-empty test sentences.
+    - Alignments (Figure 3): heatmaps of the first `num_heatmaps` non-empty test sentences, rows labelled with
+      the words searched (`<unk>` as `<unk>`, as in the translations); none for a model without attention.
     - Long sentences (Appendix C, Table 3): the `num_longest` test sentences of greatest source length
       (as the bins count it; the first line wins a tie), each with its "All" translation and sentence BLEU
       (`corpus_scores.bleu` of one sentence: effective order, as `sacrebleu.sentence_bleu`).
@@ -121,17 +123,19 @@ class Evaluator:
         that a command checks every model of a run before it decodes any."""
         check_model_dir(model_dir, checkpoint, self.quantize)
 
-    def evaluate(self, model_dir, output_dir, checkpoint="best"):
+    def evaluate(self, model_dir, output_dir, checkpoint="best", averaged=None):
         """Writes translations, heatmaps and `metrics.json` to `output_dir`; returns the metrics dict.
 
         `model_dir` may join several model directories with "+": their ensemble is evaluated. The files an
         earlier evaluation wrote in `output_dir` (`WRITTEN_FILES`, `HEATMAP_FILE`) are removed first; other
-        files are left.
+        files are left. `averaged`: what `rnnsearch average` recorded of an averaged `checkpoint`
+        (`checkpoint_averaging.read_averaging`; an ensemble's, a list), kept in the metrics as it is given.
 
         Returns:
             dict with `model_dir`, `checkpoint`, `sentences`, `bleu`, `signature` (BLEU's), `chrf`,
-            `chrf_plus_plus`, `ter` and `signatures` (each metric's; `corpus_scores`), `bleu_unk_replaced`,
-            `bleu_no_unk`, `no_unk_sentences`, `truncated_sentences`, `shortlist` (the words searched:
+            `chrf_plus_plus`, `ter` and `signatures` (each metric's; `corpus_scores`), `uses_attention` (the
+            model's: without it no `bleu_unk_replaced`, None, and no heatmaps), `bleu_unk_replaced`, `bleu_no_unk`,
+            `no_unk_sentences`, `truncated_sentences`, `shortlist` (the words searched:
             "model's (K per source word, N frequent)" or "full vocabulary"), `search` (the `SearchConfig` of
             "All" as the translator resolved it, `shortlist` True or False, as a dict), `precision` and
             `quantize` (of the weights decoding: "float32" or "bfloat16", "none" or "int8"; an ensemble's
@@ -140,7 +144,7 @@ class Evaluator:
             `{"bin", "minimum", "maximum", "sentences", "bleu"}`, `maximum` None for the last bin and
             `bleu` None for an empty bin), `heatmaps` (file names in `output_dir`), `longest_sentences`
             (list of `{"line", "source_length", "source", "reference", "translation", "sentence_bleu"}`,
-            `line` 1-based, longest first), `training` (the training state dict or None).
+            `line` 1-based, longest first), `training` (the training state dict or None), `averaged` (as given).
         """
         translator = BatchTranslator.from_model_dir(
             model_dir, checkpoint, self.batch_size, self.unk_replacer, self.workers, function_cache=self.function_cache,
@@ -149,7 +153,6 @@ class Evaluator:
         results = translator.translate(self.sources, self._progress_line("translated", len(self.sources)))
         _remove_written_files(output_dir)
         hypotheses = [result["searched_translation"] for result in results]  # <unk>s kept
-        replaced = [result["translation"] for result in results]
         members = ModelDir.split(model_dir)
         codecs = dict(source=translator.source_codec, target=translator.module.target_codec)
         target_codec = codecs["target"]
@@ -164,7 +167,11 @@ class Evaluator:
             self._source_lengths[language] = _source_lengths(self.sources, language)
         source_lengths = self._source_lengths[language]
         _write_lines(os.path.join(output_dir, TRANSLATIONS_FILE), hypotheses)
-        _write_lines(os.path.join(output_dir, UNK_REPLACED_FILE), replaced)
+        unk_replaced_score = None
+        if translator.uses_attention:
+            replaced = [result["translation"] for result in results]
+            _write_lines(os.path.join(output_dir, UNK_REPLACED_FILE), replaced)
+            unk_replaced_score = _corpus_bleu(replaced, self.references, target_codec)
         no_unk_score, known = None, None
         if codecs["source"].has_unknown or codecs["target"].has_unknown:
             no_unk_score, known = self._no_unk_bleu(model_dir, checkpoint, source_unknown, target_codec, output_dir)
@@ -179,7 +186,8 @@ class Evaluator:
             chrf_plus_plus=scores["chrf_plus_plus"],
             ter=scores["ter"],
             signatures=signatures,
-            bleu_unk_replaced=_corpus_bleu(replaced, self.references, target_codec),
+            uses_attention=translator.uses_attention,
+            bleu_unk_replaced=unk_replaced_score,
             bleu_no_unk=no_unk_score,
             no_unk_sentences=None if known is None else len(known),
             truncated_sentences=sum(result["truncated"] for result in results),
@@ -188,9 +196,10 @@ class Evaluator:
             **{name: recorded[name] for name in ("precision", "quantize")},
             source_length_unit=languages.counting_unit(codecs["source"].language),
             bleu_by_length=self._bleu_by_length(hypotheses, source_lengths, target_codec),
-            heatmaps=self._heatmaps(results, output_dir),
+            heatmaps=self._heatmaps(results, output_dir) if translator.uses_attention else [],
             longest_sentences=self._longest_sentences(hypotheses, source_lengths, target_codec),
             training=ModelDir(members[0]).read_training_state() if len(members) == 1 else None,
+            averaged=averaged,
         )
         with open(os.path.join(output_dir, METRICS_FILE), "w", encoding="utf-8") as stream:
             json.dump(metrics, stream, indent=2, ensure_ascii=False)
@@ -258,7 +267,8 @@ class Evaluator:
             if not result["source_tokens"]:
                 continue
             name = f"alignment_{index + 1}.png"
-            source_words, target_words, alignment = word_view(result)
+            # rows: the words searched, `<unk>` kept (translations.txt's), not those `<unk>` replacement wrote
+            source_words, target_words, alignment = word_view(dict(result, tokens=result["searched_tokens"]))
             plot_alignment(
                 source_words + [constants.EOS_TOKEN],
                 (target_words + [constants.EOS_TOKEN])[: alignment.shape[0]],

@@ -4,6 +4,14 @@ import os
 
 from rnnsearch_tf.models.model_dir import ModelDir
 
+# The metrics whose sacreBLEU signatures the report lists, in its order, each with how it is named there.
+SIGNATURE_LABELS = (
+    ("bleu", "BLEU of the detokenized translations"),
+    ("chrf", "chrF"),
+    ("chrf_plus_plus", "chrF++"),
+    ("ter", "TER"),
+)
+
 TRAINING_COLUMNS = (
     ("Updates", "step"),
     ("Epochs", "epoch"),
@@ -41,6 +49,9 @@ def write_report(path, metrics_by_model, source, reference, bleu_by_length_figur
     for name, metrics in metrics_by_model.items():
         for heatmap in metrics["heatmaps"]:
             lines.append(f"![{name} {heatmap}]({os.path.join(name, heatmap)})")
+        if metrics.get("uses_attention") is False:
+            lines.append(f"{name}: none, the model has no attention (RNNencdec: one fixed-length context vector, "
+                         "no alignment).")
     lines += _longest_sentences(metrics_by_model)
     lines += _training_table(metrics_by_model)
     lines += [
@@ -56,14 +67,13 @@ def write_report(path, metrics_by_model, source, reference, bleu_by_length_figur
 
 
 def _bleu_table(metrics_by_model):
-    signatures = sorted({signature for metrics in metrics_by_model.values()
-                         for signature in metrics.get("signatures", {"bleu": metrics["signature"]}).values()})
     lines = [
         "## BLEU (Bahdanau et al. 2014, Table 1)",
         "",
         "\"All\": every test sentence, `<unk>` allowed. \"No UNK\": the sentences without a word outside the "
         "vocabularies in source and reference, decoded with `<unk>` forbidden. \"UNK replaced\": \"All\" after "
-        "replacing each `<unk>` with its most-attended source word (or dictionary entry). chrF, chrF++ and TER "
+        "replacing each `<unk>` with its most-attended source word (or dictionary entry); none (–) for a model "
+        "without attention, which aligns nothing. chrF, chrF++ and TER "
         "(an edit rate: lower is better) of the \"All\" translations. Shortlist: the target words searched, the "
         "model directory's vocabulary shortlist (K per source word, N frequent) or the full vocabulary.",
         "",
@@ -79,7 +89,21 @@ def _bleu_table(metrics_by_model):
             f"{_number(metrics['bleu_unk_replaced'])} | {metrics['sentences']} | {metrics['truncated_sentences']} | "
             f"`{metrics['checkpoint']}` | {_number(metrics.get('shortlist'))} |"
         )
-    return lines + ["", "sacreBLEU signatures: " + ", ".join(f"`{signature}`" for signature in signatures), ""]
+    return lines + ["", "sacreBLEU signatures: " + _signatures(metrics_by_model), ""]
+
+
+def _signatures(metrics_by_model):
+    """Each metric's sacreBLEU signatures (several where the models' differ, e.g. a lower-casing model's BLEU),
+    labelled, BLEU first ("BLEU of the detokenized translations `nrefs:1|...`; chrF `...`; ..."); a metrics.json
+    written before `signatures` has its BLEU `signature` only."""
+    parts = []
+    for metric, label in SIGNATURE_LABELS:
+        found = dict.fromkeys(metrics.get("signatures", {"bleu": metrics["signature"]}).get(metric)
+                              for metrics in metrics_by_model.values())
+        found.pop(None, None)
+        if found:
+            parts.append(f"{label} " + ", ".join(f"`{signature}`" for signature in found))
+    return "; ".join(parts)
 
 
 def _search_table(metrics_by_model):

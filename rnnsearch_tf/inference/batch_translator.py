@@ -46,8 +46,9 @@ class BatchTranslator:
             done by the command-line tools) for the most of it. The results do not depend on it.
         unk_replacer: optional `UnkReplacer` applied to the best translation of each sentence and, where
             the translator returns every hypothesis' tokens and alignment (`num_hypotheses > 1`), to each
-            hypothesis of the n-best list. Unused with a subword codec, which has no `<unk>` (the
-            attribute `unk_replacer` is then None).
+            hypothesis of the n-best list. Unused with a subword codec, which has no `<unk>`, and with a model
+            without attention (`uses_attention` False: RNNencdec's alignment is all zeros, so every `<unk>` would
+            copy the first source word); the attribute `unk_replacer` is then None.
         loaded_from: the checkpoint or SavedModel translating (set by `from_model_dir`, `from_saved_model`).
         eager_sentences: a `Translator` given at most this many sentences (or pairs to score) in one call
             runs the Python function of `translate`, `translate_prefix` or `score` eagerly instead of
@@ -88,7 +89,10 @@ class BatchTranslator:
         # The model's source `TextCodec`, vocabulary included: a Translator's own; None for a SavedModel.
         self.source_codec = module.source_codec if isinstance(module, Translator) else None
         self.target_codec = self._target_codec(module, settings, loaded_from)
-        self.unk_replacer = unk_replacer if self.target_codec is not None else None
+        # Whether the alignment says which source word made a target word: a model's (an ensemble's if one member
+        # attends); an export records no architecture and is taken to.
+        self.uses_attention = module.model.uses_attention if isinstance(module, Translator) else True
+        self.unk_replacer = unk_replacer if self.target_codec is not None and self.uses_attention else None
 
     @staticmethod
     def _target_codec(module, settings, loaded_from):
@@ -174,6 +178,7 @@ class BatchTranslator:
             - `score`: float, its beam-search score.
             - `source_tokens`: list of str, the source tokens searched (after truncation), no `</s>`.
             - `tokens`: list of str, the translation's tokens (after `<unk>` replacement), no `</s>`.
+            - `searched_tokens`: list of str, the same as searched (`<unk>`s kept), the rows of `alignment`.
             - `token_probabilities`: list of float, p(y_i | y_<i, x) of each searched token, then of `</s>`
               (`len(tokens) + 1` values, as the alignment's rows), and `mean_log_prob`: float, the mean of
               their logs (`Translator.translate`; not from an export older than them).
@@ -192,8 +197,8 @@ class BatchTranslator:
               translations, each after `<unk>` replacement (`nbest[0]` is `(translation, score)`); from
               an export older than `nbest_tokens`, as searched.
             - with `num_hypotheses > 1`, `hypotheses`: list of dicts, one per item of `nbest`, each with
-              the `translation`, `score`, `tokens`, `alignment`, `unks_replaced`, `token_probabilities` and
-              `mean_log_prob` of that hypothesis
+              the `translation`, `score`, `tokens`, `searched_tokens`, `alignment`, `unks_replaced`,
+              `token_probabilities` and `mean_log_prob` of that hypothesis
               (as above; not from an export older than `nbest_tokens`).
             - with `prefixes`, `alternatives`: list of `(word, log_prob)`, the most probable next words
               after the prefix, best first (`Translator.translate_prefix`), and `prefix_truncated`: bool, whether
@@ -403,7 +408,7 @@ class BatchTranslator:
 
     def _hypothesis(self, translation, score, tokens, alignment, source_tokens, token_probabilities=None,
                     mean_log_prob=None, prefix_tokens=()):
-        """`translation`, `score`, `tokens`, `alignment`, `unks_replaced`, and where given
+        """`translation`, `score`, `tokens`, `searched_tokens`, `alignment`, `unks_replaced`, and where given
         `token_probabilities` and `mean_log_prob`, of one hypothesis (see `translate`; the translation is
         detokenized again by `_detokenize_replaced`) from its row of the outputs. The user's `prefix_tokens` (the
         forced start of the hypothesis, as the codec tokenized them: lower-cased by a lowercasing codec) are kept: a
@@ -411,7 +416,7 @@ class BatchTranslator:
         `<unk>` replacement reads the rest."""
         target_tokens = _until_padding(tokens)  # words, then </s> (unless cut)
         alignment = alignment[: len(target_tokens), : len(source_tokens)]
-        words = target_tokens[:-1] if target_tokens[-1:] == [constants.EOS_TOKEN] else target_tokens
+        words = searched = target_tokens[:-1] if target_tokens[-1:] == [constants.EOS_TOKEN] else target_tokens
         unks_replaced = 0
         if self.unk_replacer is not None:
             forced = min(len(prefix_tokens), len(words))
@@ -419,8 +424,8 @@ class BatchTranslator:
             kept = [given if word == constants.UNK_TOKEN else word for word, given in zip(words, prefix_tokens)]
             unks_replaced += sum(word != given for word, given in zip(words, kept))
             words = kept + rest
-        hypothesis = dict(translation=translation, score=float(score), tokens=words, alignment=alignment,
-                          unks_replaced=unks_replaced)
+        hypothesis = dict(translation=translation, score=float(score), tokens=words, searched_tokens=searched,
+                          alignment=alignment, unks_replaced=unks_replaced)
         if token_probabilities is not None:
             hypothesis.update(token_probabilities=token_probabilities[: len(target_tokens)].tolist(),
                               mean_log_prob=float(mean_log_prob))

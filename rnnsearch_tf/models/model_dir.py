@@ -40,6 +40,7 @@ class ModelDir(VocabularyFolder):
           checkpoints/ckpt-N    the last checkpoints (model, optimizer, step, data iterator)
           best/ckpt-N           the checkpoints with the best dev BLEU
           averaged/ckpt-N       the average of several checkpoints (`average_checkpoints`)
+          averaged/averaging.json  which checkpoints, by step, and from where (`read_averaging`)
           train/, dev/          TensorBoard event files
           workers/N/            a multi-worker run's files of worker N (not the chief)
 
@@ -120,6 +121,10 @@ class ModelDir(VocabularyFolder):
     @property
     def averaged_checkpoint_dir(self):
         return self.file("averaged")
+
+    @property
+    def averaging_file(self):
+        return os.path.join(self.averaged_checkpoint_dir, "averaging.json")
 
     @property
     def checkpoint_dir(self):

@@ -1,5 +1,7 @@
 """The average of several checkpoints of one training run, saved as a checkpoint of its own."""
 
+import json
+import os
 import shutil
 
 import keras
@@ -23,17 +25,19 @@ def checkpoints_to_average(model_dir, source="latest", count=5):
     return paths[-count:]
 
 
-def average_checkpoints(model_dir, checkpoint_paths):
+def average_checkpoints(model_dir, checkpoint_paths, source=None):
     """Writes the mean of the models' weights in `checkpoint_paths` to `model_dir/averaged/`.
 
     Every floating-point weight is averaged (Junczys-Dowmunt et al. 2016; OpenNMT's
     `average_models`); other model variables (dropout seeds) are those of the last checkpoint. Only the
     model is saved: the averaged checkpoint translates, it does not resume training. It replaces the folder's
-    earlier average, removed before it is written.
+    earlier average, removed before it is written. Beside it, `ModelDir.averaging_file` records what it averaged
+    (`read_averaging`), which evaluate's metrics.json repeats: the checkpoint's own name says the last step only.
 
     Args:
         model_dir: a `ModelDir`.
         checkpoint_paths: checkpoints of that model directory.
+        source: where they were picked ("latest" or "best": `checkpoints_to_average`), recorded; None: given.
 
     Returns:
         the path of the averaged checkpoint, `averaged/ckpt-N` with N the last checkpoint's number.
@@ -54,4 +58,21 @@ def average_checkpoints(model_dir, checkpoint_paths):
     # that save left one that did not read; now it leaves none, which `translate` names, and no `*_temp*` folder.
     shutil.rmtree(model_dir.averaged_checkpoint_dir, ignore_errors=True)
     manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model), model_dir.averaged_checkpoint_dir, 1)
-    return manager.save(checkpoint_number=number)
+    path = manager.save(checkpoint_number=number)
+    checkpoints = [dict(path=os.fspath(checkpoint), step=int(os.fspath(checkpoint).rsplit("-", 1)[-1]))
+                   for checkpoint in checkpoint_paths]
+    with open(model_dir.averaging_file, "w", encoding="utf-8") as stream:
+        json.dump(dict(checkpoint=path, source=source, count=len(checkpoints), checkpoints=checkpoints), stream,
+                  indent=2)
+        stream.write("\n")
+    return path
+
+
+def read_averaging(model_dir):
+    """What `average_checkpoints` recorded of `model_dir`'s (a `ModelDir`) averaged checkpoint: `checkpoint` (its
+    path), `source` ("latest", "best", or None), `count` and `checkpoints` (each averaged one's `path` and `step`,
+    oldest first); None for an average written before it was recorded, or none."""
+    if not os.path.exists(model_dir.averaging_file):
+        return None
+    with open(model_dir.averaging_file, encoding="utf-8") as stream:
+        return json.load(stream)

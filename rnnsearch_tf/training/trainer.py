@@ -46,7 +46,8 @@ class Trainer:
 
     The constructor checks the data directory and the model directory (`TrainingFolders`, which also refuses a
     resumed run's other `optimizer` or `select_by`, or `max_tokens` or `subword_sampling_alpha` turned on or off),
-    creates the parts (refusing a `switch_data_dir` added to or removed from a run; the validation's search), and
+    creates the parts (refusing a `switch_data_dir` added to or removed from a run, the validation's search, and a
+    `dev_bleu_sentences` that measures dev BLEU on another number of sentences than the run recorded), and
     only then writes a new model directory's description, so that a refused run writes nothing; `train()` resumes
     and runs the loop, which a run stopped by `patience` ends at once.
 
@@ -99,6 +100,9 @@ class Trainer:
         self._check_same_switch_data_dir()
         self.train_steps = [self._make_train_step(iterator) for iterator in iterators]
         self.validator = self._make_validator()  # checks the dev split's text and the search
+        # The dev sentences BLEU is measured on, which a resumed run must keep (`_check_same_dev_bleu_sentences`).
+        self.dev_bleu_sentences = len(self.validator.sources) if self.validator is not None else None
+        self._check_same_dev_bleu_sentences()
         self.folders.prepare_model_dir()  # every check passed: a new model directory is written from here on
         self.summaries = TrainingSummaries(self.folders.model_dir, model, self.folders.is_chief)
         self.stop_request = StopRequest(enabled=False)  # `train` listens for SIGINT and SIGTERM
@@ -196,6 +200,23 @@ class Trainer:
             bleu_sentences=self.config.dev_bleu_sentences,
             attention_sentences=self.config.attention_sentences,
         )
+
+    def _check_same_dev_bleu_sentences(self):
+        """Raises ValueError when a resumed run would measure dev BLEU (and chrF) on another number of dev
+        sentences than its training_state.json records (`dev_bleu_sentences`, the validator's count): the best
+        score it judges against is of the recorded subset. A run recorded without it resumes."""
+        if self.validator is None:  # a run that does not validate judges nothing
+            return
+        recorded = (self.folders.worker_dir.read_training_state() or {}).get("dev_bleu_sentences")
+        sentences = self.dev_bleu_sentences
+        if recorded is not None and recorded != sentences:
+            path = self.folders.model_dir.path
+            raise ValueError(
+                f"--dev_bleu_sentences={self.config.dev_bleu_sentences or 0}: {path} measured dev BLEU on "
+                f"{recorded} dev sentences ({self.folders.worker_dir.training_state_file}), this run would on "
+                f"{sentences}, against the best of the others; resume with --dev_bleu_sentences={recorded}, or "
+                f"continue its weights in {self.folders.new_model_dir_from_latest()}"
+            )
 
     def train(self, before_first_update=None):
         """Runs until `train_steps`, `max_epochs`, `max_hours` or early stopping; returns a summary dict.
@@ -401,6 +422,7 @@ class Trainer:
             "dev_chrf": result["chrf"],
             "learning_rate": learning_rate,
             "optimizer": self.config.optimizer,  # a resumed run must keep it (`TrainingFolders`)
+            "dev_bleu_sentences": self.dev_bleu_sentences,  # and measure on these
         })
         self.checkpointing.save(step)  # last: this step is complete
         return self.early_stopping.should_stop()
