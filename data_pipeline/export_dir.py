@@ -19,6 +19,7 @@ SETTINGS_FILE = os.path.join(EXTRA_ASSETS_FOLDER, "export_settings.json")
 WARMUP_FILE = os.path.join(EXTRA_ASSETS_FOLDER, "tf_serving_warmup_requests")
 # What makes a version folder complete: TF Serving's SavedModel loader reads both.
 COMPLETE_VERSION_FILES = (SAVED_MODEL_FILE, VARIABLES_INDEX_FILE)
+MAX_VERSION = 2**63 - 1  # TF Serving's versions are int64 (`ServableId.version`)
 VERSION_FOLDER = f"an integer name holding {' and '.join(COMPLETE_VERSION_FILES)}"
 
 # The TensorFlow Text ops that stock `tensorflow_model_server` links: tensorflow/serving's
@@ -70,14 +71,19 @@ class ExportDir:
         """The folder version `number` is written in before it is renamed into place: no server loads it."""
         return ExportVersion(os.path.join(self.path, f"{INCOMPLETE_PREFIX}{number}"))
 
+    def exists(self):
+        """Whether the folder is there (a server keeps its versions while its base path is not: `ServedModel.poll`)."""
+        return tf.io.gfile.isdir(self.path)
+
     def versions(self):
         """{version: `ExportVersion`} of the complete version folders, as TF Serving finds them ({} when the
-        folder is missing): integer names holding `COMPLETE_VERSION_FILES` (a folder still being copied is not
-        one yet)."""
-        if not tf.io.gfile.isdir(self.path):
+        folder is missing): names of ASCII digits that fit an int64, as TF Serving's `safe_strto64` reads them
+        (`²` or `٣`, which Python's `int` would take, are not versions), holding `COMPLETE_VERSION_FILES` (a folder
+        still being copied is not one yet)."""
+        if not self.exists():
             return {}
         names = [name.strip("/") for name in tf.io.gfile.listdir(self.path)]
-        versions = {int(name): ExportVersion(os.path.join(self.path, name)) for name in names if name.isdigit()}
+        versions = {int(name): ExportVersion(os.path.join(self.path, name)) for name in names if _is_version(name)}
         return {number: version for number, version in versions.items() if version.is_complete()}
 
     def newest_version(self):
@@ -89,6 +95,11 @@ class ExportDir:
                 os.path.join(self.path, MODEL_FILE)) else ""
             raise FileNotFoundError(f"no version folder ({VERSION_FOLDER}) in {self.path}{model_dir}")
         return versions[max(versions)]
+
+
+def _is_version(name):
+    """Whether a folder name is a version number: ASCII digits only, at most int64's largest value."""
+    return name.isascii() and name.isdigit() and int(name) <= MAX_VERSION
 
 
 class ExportVersion:

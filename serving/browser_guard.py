@@ -6,7 +6,8 @@ import re
 from serving.http_messages import STATUS_TEXT, error_body
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
-_ANY_ADDRESS = ("0.0.0.0", "::", "")
+# The addresses that bind every address of the machine, each with the loopback address that reaches it from here.
+ANY_ADDRESS = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 _SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 # A Host, or an Origin's part after "://": a name (RFC 3986 reg-name or IPv4) or a bracketed IPv6 address, and
@@ -45,7 +46,7 @@ class BrowserGuard:
 
     def __init__(self, app, host="127.0.0.1", allowed_hosts=(), port=None):
         self.app = app
-        names = {*LOOPBACK_NAMES, host, *allowed_hosts} - set(_ANY_ADDRESS)
+        names = {*LOOPBACK_NAMES, host, *allowed_hosts} - set(ANY_ADDRESS)
         self.allowed_hosts = frozenset(name.lower().strip("[]") for name in names)
         self.port = port
 

@@ -1,11 +1,12 @@
 """What the two WSGI applications of the REST port (`RestApp`, the page's `Page`) share: status lines, the
 request body, the error body."""
 
+import http
 import json
 
-STATUS_TEXT = {200: "200 OK", 400: "400 Bad Request", 403: "403 Forbidden", 404: "404 Not Found",
-               405: "405 Method Not Allowed", 415: "415 Unsupported Media Type", 500: "500 Internal Server Error",
-               503: "503 Service Unavailable"}
+# The status line of every HTTP status (Python's phrases), and Nginx's 499 that TF Serving answers for CANCELLED.
+STATUS_TEXT = {status.value: f"{status.value} {status.phrase}" for status in http.HTTPStatus}
+STATUS_TEXT[499] = "499 Client Closed Request"
 
 
 def request_body(environ):

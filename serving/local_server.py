@@ -17,9 +17,10 @@ import grpc
 import waitress
 import waitress.channel
 import waitress.parser
+import waitress.server
 import waitress.utilities
 
-from serving.browser_guard import BrowserGuard
+from serving.browser_guard import ANY_ADDRESS, BrowserGuard
 from serving.http_messages import error_body
 from serving.metrics import ServerMetrics
 from serving.model_service import ModelService
@@ -27,15 +28,21 @@ from serving.prediction_service import PredictionService
 from serving.rest_app import RestApp
 
 
-class _BodyTooLarge(waitress.utilities.RequestEntityTooLarge):
-    """413 with TF Serving's JSON error body: one line naming the size and the limit."""
+class _JsonError(waitress.utilities.Error):
+    """A refusal of waitress' parser (its status) with TF Serving's JSON error body."""
+
+    def __init__(self, refusal, message):
+        super().__init__(message)
+        self.code, self.reason = refusal.code, refusal.reason
 
     def to_response(self, ident=None):
-        return "413 Request Entity Too Large", [("Content-Type", "application/json")], error_body(self.body)
+        return f"{self.code} {self.reason}", [("Content-Type", "application/json")], error_body(self.body)
 
 
-class _BodyLimitedParser(waitress.parser.HTTPRequestParser):
-    """waitress' request parser, whose refusal of a body over the limit names the body's size (its own
+class _JsonErrorParser(waitress.parser.HTTPRequestParser):
+    """waitress' request parser, whose refusals, made before the application sees the request (a malformed
+    request line, header or `Content-Length`: 400; headers too large: 431; a body over the limit: 413), are
+    TF Serving's JSON error body, not waitress' text; a body over the limit is named with its size (waitress
     names only the limit). The limit is `adj.max_request_body_size - 1` (waitress refuses a body as large
     as that setting)."""
 
@@ -45,13 +52,45 @@ class _BodyLimitedParser(waitress.parser.HTTPRequestParser):
             limit = self.adj.max_request_body_size - 1
             size = (f"of {self.content_length} bytes" if not self.chunked
                     else f"sent in chunks passed {self.body_bytes_received} bytes")
-            self.error = _BodyTooLarge(f"the request body {size}; this server takes at most {limit} bytes "
-                                      "(rnnsearch serve --max_request_bytes)")
+            self.error = _JsonError(self.error, f"the request body {size}; this server takes at most {limit} bytes "
+                                                "(rnnsearch serve --max_request_bytes)")
+        elif self.error is not None and not isinstance(self.error, _JsonError):
+            self.error = _JsonError(self.error, self.error.body)
         return consumed
 
 
-class _BodyLimitedChannel(waitress.channel.HTTPChannel):
-    parser_class = _BodyLimitedParser
+class _JsonErrorChannel(waitress.channel.HTTPChannel):
+    parser_class = _JsonErrorParser
+
+
+def bound_sockets(host, port, flag="--rest_api_port"):
+    """A TCP socket bound to each address `host` resolves to (`localhost`: 127.0.0.1, and ::1 where the
+    machine resolves it so too), all at one port: `port`, or for 0 the free one the first address is given, as
+    gRPC binds a name. OSError naming `flag` where one cannot be bound."""
+    sockets = []
+    try:
+        for family, kind, protocol, _, address in dict.fromkeys(
+                socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)):
+            bound = socket.socket(family, kind, protocol)
+            sockets.append(bound)
+            bound.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as servers bind: TIME_WAIT is no obstacle
+            if family == socket.AF_INET6:
+                bound.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)  # the IPv4 address is its own socket
+            bound.bind((address[0], port, *address[2:]))
+            port = bound.getsockname()[1]  # the next addresses at the same port
+    except OSError as error:
+        for bound in sockets:
+            bound.close()
+        raise OSError(f"{flag}={port}: cannot listen on {host}:{port} ({error.strerror or error}); give another "
+                      "port") from None
+    return sockets
+
+
+def page_url(host, port):
+    """The address of the page on this machine, one the REST port's Host check accepts: the bound address, or
+    for every address (0.0.0.0, ::) the loopback one."""
+    name = ANY_ADDRESS.get(host, host)
+    return f"http://{f'[{name}]' if ':' in name else name}:{port}/"
 
 
 class LocalServer:
@@ -102,20 +141,24 @@ class LocalServer:
         PredictionService(models, max_input_bytes=max_request_bytes, metrics=self.metrics).add_to_server(
             self._grpc_server)
         ModelService(models).add_to_server(self._grpc_server)
+        address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"  # gRPC binds every address of a name
         try:
-            self.port = self._grpc_server.add_insecure_port(f"{host}:{port}")
+            self.port = self._grpc_server.add_insecure_port(address)
         except RuntimeError:  # grpcio raises where its older versions returned 0
             self.port = 0
         if self.port == 0:
-            raise OSError(f"cannot listen for gRPC on {host}:{port}")
+            raise OSError(f"cannot listen for gRPC on {address}")
         self._rest_server = None
+        self._rest_listeners = []
         self.rest_api_port = None
         if rest_api_port is not None:
             guarded = BrowserGuard(RestApp(models, self.metrics, metrics_path), host, allowed_hosts)
+            sockets = bound_sockets(host, rest_api_port)
+            connections = {}  # waitress' map of its listening sockets and connections
             self._rest_server = waitress.create_server(
                 guarded,
-                host=host,
-                port=rest_api_port,
+                map=connections,
+                sockets=sockets,  # one server, or with several addresses waitress' MultiSocketServer
                 threads=workers,
                 backlog=1024,
                 connection_limit=rest_connection_limit,
@@ -125,8 +168,11 @@ class LocalServer:
                 asyncore_use_poll=True,  # select() fails beyond 1024 sockets
                 ident="rnnsearch-tf",
             )
-            self._rest_server.channel_class = _BodyLimitedChannel
-            self.rest_api_port = guarded.port = int(self._rest_server.effective_port)
+            self._rest_listeners = [listener for listener in connections.values()
+                                    if isinstance(listener, waitress.server.BaseWSGIServer)]
+            for listener in self._rest_listeners:
+                listener.channel_class = _JsonErrorChannel
+            self.rest_api_port = guarded.port = sockets[0].getsockname()[1]
 
     def start(self):
         self._grpc_server.start()
@@ -134,9 +180,15 @@ class LocalServer:
             threading.Thread(target=self._rest_server.run, daemon=True).start()
         return self
 
+    @property
+    def page_url(self):
+        """The translation page's address on this machine (`page_url`); None without REST."""
+        return None if self.rest_api_port is None else page_url(self.host, self.rest_api_port)
+
     def stop(self):
+        for listener in self._rest_listeners:
+            listener.close()
         if self._rest_server is not None:
-            self._rest_server.close()
             self._rest_server.task_dispatcher.shutdown(timeout=1)
         self._grpc_server.stop(grace=1.0).wait()
         self._executor.shutdown(wait=False)
@@ -150,11 +202,5 @@ def check_port(host, port, flag):
     that a port in use is reported before the model is loaded, not seconds later with a traceback."""
     if not port:
         return
-    family, kind, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-    with socket.socket(family, kind) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as servers bind: TIME_WAIT is no obstacle
-        try:
-            probe.bind(address)
-        except OSError as error:
-            raise OSError(
-                f"{flag}={port}: cannot listen on {host}:{port} ({error.strerror}); give another port") from None
+    for probe in bound_sockets(host, port, flag):
+        probe.close()

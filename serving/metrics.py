@@ -30,9 +30,10 @@ def exponential_buckets(scale, growth, count):
 REQUEST_LATENCY_BUCKETS = exponential_buckets(10, 1.8, 33)
 QUEUING_LATENCY_BUCKETS = exponential_buckets(100, 1.2, 52)
 BATCH_SIZE_BUCKETS = exponential_buckets(1, 2, 14)  # 1, 2, 4, ... 8192 rows (TF Serving's batching_util.h)
-# The `signature_name` label of every request for a signature the answering version does not have: made-up names
-# share this one value, so that a client cannot add a histogram per name to the server's memory and metrics page.
-UNKNOWN_SIGNATURE = "<unknown>"
+# The `model_name` label of every failed request for a model the server does not serve, and the `signature_name`
+# label of one for a signature the answering version does not have: made-up names share this one value, so that a
+# client cannot add a counter or histogram per name to the server's memory and metrics page.
+UNKNOWN = "<unknown>"
 
 
 class ServerMetrics:
@@ -43,7 +44,7 @@ class ServerMetrics:
 
     Example:
     >>> metrics = ServerMetrics()
-    >>> metrics.record_request("rnnsearch", 1, "translate", "GRPC", "OK", 0.05)
+    >>> metrics.record_request("rnnsearch", 1, "translate", "GRPC", "OK", 0.05, served_models=["rnnsearch"])
     >>> b":tensorflow:serving:request_count_total" in metrics.exposition()
     True
     """
@@ -84,20 +85,23 @@ class ServerMetrics:
             ["model_path", "status"], buckets=REQUEST_LATENCY_BUCKETS, **add)
 
     def record_request(self, model_name, version, signature_name, entrypoint, status, seconds, api="Predict",
-                       signatures=()):
+                       signatures=(), served_models=()):
         """One Predict request: `entrypoint` "GRPC" or "REST", `status` a gRPC code name ("OK",
         "INVALID_ARGUMENT", ...), `version` the version that answered (None when none did), `signatures` the
-        signature names that version has. As in TF Serving (`RecordRequestLatency` in its prediction service),
-        `request_latency` counts answered requests only; every outcome is in `request_count` and, with its
-        latency, in `signature_request_latency`, where `signature_name` is labelled as the request named it only
-        when it is among `signatures` or the request succeeded (else `UNKNOWN_SIGNATURE`)."""
+        signature names that version has, `served_models` the model names the server serves. As in TF Serving
+        (`RecordRequestLatency` in its prediction service), `request_latency` counts answered requests only; every
+        outcome is in `request_count` and, with its latency, in `signature_request_latency`. The request's
+        `model_name` and `signature_name` are its labels only where the request succeeded or they are among
+        `served_models` / `signatures`, else `UNKNOWN`: the names a client makes up cannot grow the page."""
         microseconds = seconds * 1e6
+        if status != "OK" and model_name not in served_models:
+            model_name = UNKNOWN
+        if status != "OK" and signature_name not in signatures:
+            signature_name = UNKNOWN
         self.request_count.labels(model_name, status).inc()
         if status == "OK":
             self.request_latency.labels(model_name, api, entrypoint).observe(microseconds)
         version = "" if version is None else str(version)
-        if status != "OK" and signature_name not in signatures:
-            signature_name = UNKNOWN_SIGNATURE
         self.signature_latency.labels(model_name, version, signature_name, status).observe(microseconds)
 
     def record_batch(self, thread_pool_name, signature_name, rows, queuing_seconds):

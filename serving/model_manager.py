@@ -11,6 +11,9 @@ from serving.request_status import ServableNotFound
 from serving.served_model import ServedModel
 
 
+MAX_NAME_SHOWN = 200  # characters of an unknown model name that its error repeats
+
+
 class ModelManager:
     """The `ServedModel`s of one server, and their polling.
 
@@ -48,10 +51,13 @@ class ModelManager:
         return next(iter(self.models))
 
     def model(self, name):
-        """The `ServedModel` called `name`; ServableNotFound naming the served ones otherwise."""
+        """The `ServedModel` called `name`; ServableNotFound naming the served ones otherwise (and the first
+        `MAX_NAME_SHOWN` characters of `name`)."""
         try:
             return self.models[name]
         except KeyError:
+            if len(name) > MAX_NAME_SHOWN:  # a gRPC status message past 16 KB reaches the client as another error
+                name = f"{name[:MAX_NAME_SHOWN]}... ({len(name)} characters)"
             raise ServableNotFound(f"Servable not found for request: Latest({name}): no model {name!r}; this "
                                    f"server has {sorted(self.models)}") from None
 
@@ -94,7 +100,7 @@ def _nothing_served(model):
         status = model.version_status()
     except ServableNotFound:
         status = []
-    errors = [f"version {version}: {message}" for version, _, message in status if message]
+    errors = [f"version {version}: {error.error_message}" for version, _, error in status if error.error_message]
     if errors:
         return f"{model.name}: no version of {model.base_path} loaded ({'; '.join(errors)})"
     return f"{model.name}: no version folder ({VERSION_FOLDER}) that the version policy serves in {model.base_path}"

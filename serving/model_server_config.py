@@ -71,9 +71,7 @@ def parse_model_config_list(text, path="<text>"):
             raise ValueError(f"{where}: version_labels are not served here; name versions by number")
         if model.HasField("logging_config"):
             raise ValueError(f"{where}: logging_config is not served here (requests are not logged); remove it")
-        policy = model.model_version_policy
-        if policy.WhichOneof("policy_choice") == "latest" and policy.latest.num_versions < 1:
-            raise ValueError(f"{where}: model_version_policy.latest.num_versions must be at least 1")
+        policy = model.model_version_policy  # `latest {}` serves 1, as in TF Serving (`wanted_versions`)
         if policy.WhichOneof("policy_choice") == "specific" and not policy.specific.versions:
             raise ValueError(f"{where}: model_version_policy.specific names no versions")
     return models

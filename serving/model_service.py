@@ -10,14 +10,12 @@ from serving.request_status import error_message, grpc_code
 
 def model_status(model, version=None):
     """The `GetModelStatusResponse` of a `ServedModel` (every version it has known, or `version`): each
-    version's state (LOADING, AVAILABLE, UNLOADING, END) and, for one that failed to load, its error."""
+    version's state (LOADING, AVAILABLE, UNLOADING, END) and, for one that failed to load, its error and code."""
     response = get_model_status_pb2.GetModelStatusResponse()
-    for number, state, message in model.version_status(version):
+    for number, state, error in model.version_status(version):
         status = response.model_version_status.add(version=number, state=state)
         status.status.SetInParent()  # TF Serving always sets it: error_code OK when there is no error
-        if message:
-            status.status.error_code = grpc.StatusCode.UNKNOWN.value[0]
-            status.status.error_message = message
+        status.status.MergeFrom(error)
     return response
 
 

@@ -23,6 +23,7 @@ has them). `Page` answers:
 Every answer forbids scripts, styles and requests from anywhere else (Content-Security-Policy).
 """
 
+import contextlib
 import html
 import json
 import os
@@ -99,16 +100,17 @@ class Page:
         """(status, content type, payload) of a POST to one of the page's own endpoints."""
         if method != "POST":
             return 405, "application/json", error_body(f"{path} takes POST, not {method}")
-        try:
-            request = json_body(environ)
-            if not isinstance(request, dict):
-                raise ValueError("the body must be a JSON object")
-            model = self.models.model(request.get("model") or self.models.default_model_name)
-        except (ValueError, TypeError) as error:
-            return 400, "application/json", error_body(f"{path}: {error}")
-        except LookupError as error:
-            return 404, "application/json", error_body(str(error))
-        with model.servable() as servable:
+        with contextlib.ExitStack() as held:
+            try:
+                request = json_body(environ)
+                if not isinstance(request, dict):
+                    raise ValueError("the body must be a JSON object")
+                model = self.models.model(request.get("model") or self.models.default_model_name)
+                servable = held.enter_context(model.servable())  # its newest version, held to the answer
+            except (ValueError, TypeError) as error:
+                return 400, "application/json", error_body(f"{path}: {error}")
+            except LookupError as error:  # no such model, or none of its versions available: 404 as :predict
+                return 404, "application/json", error_body(str(error))
             if path == _UNKNOWN_WORDS:
                 return self._unknown_words(servable, request)
             if path == _LANGUAGES:

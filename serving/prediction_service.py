@@ -104,7 +104,8 @@ class PredictionService(prediction_service_pb2_grpc.PredictionServiceServicer):
         except Exception as error:  # the server outlives any failure of one request
             code = grpc_code(error)
             self.metrics.record_request(request.model_spec.name, version, signature_name, "GRPC", code.name,
-                                        time.perf_counter() - started, signatures=signatures)
+                                        time.perf_counter() - started, signatures=signatures,
+                                        served_models=self.models.models)
             context.abort(code, error_message(error))
         response = predict_pb2.PredictResponse()
         response.model_spec.name = request.model_spec.name

@@ -6,16 +6,26 @@ import tensorflow as tf
 
 # tf.errors codes are the gRPC status codes, by number.
 _STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
-# The HTTP status TF Serving's REST API answers for a gRPC status code (its `http_rest_api_handler`: 400 for
-# client mistakes, 404 for what is not served, 503 for what may work later, 500 for the rest).
+# The HTTP status TF Serving's REST API answers for each gRPC status code: `ToHTTPStatusCode` in tensorflow/serving's
+# `tensorflow_serving/model_servers/http_server.cc` (its names in `util/net_http/server/public/response_code_enum.h`).
 _HTTP_STATUS = {
     grpc.StatusCode.OK: 200,
+    grpc.StatusCode.CANCELLED: 499,  # CLIENT_CLOSED_REQUEST (Nginx's)
+    grpc.StatusCode.UNKNOWN: 500,
     grpc.StatusCode.INVALID_ARGUMENT: 400,
-    grpc.StatusCode.FAILED_PRECONDITION: 400,
-    grpc.StatusCode.OUT_OF_RANGE: 400,
+    grpc.StatusCode.DEADLINE_EXCEEDED: 504,
     grpc.StatusCode.NOT_FOUND: 404,
-    grpc.StatusCode.RESOURCE_EXHAUSTED: 413,
+    grpc.StatusCode.ALREADY_EXISTS: 409,
+    grpc.StatusCode.PERMISSION_DENIED: 403,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
+    grpc.StatusCode.FAILED_PRECONDITION: 400,
+    grpc.StatusCode.ABORTED: 409,
+    grpc.StatusCode.OUT_OF_RANGE: 400,
+    grpc.StatusCode.UNIMPLEMENTED: 501,
+    grpc.StatusCode.INTERNAL: 500,
     grpc.StatusCode.UNAVAILABLE: 503,
+    grpc.StatusCode.DATA_LOSS: 500,
+    grpc.StatusCode.UNAUTHENTICATED: 401,
 }
 
 
@@ -37,8 +47,8 @@ def grpc_code(error):
 
 
 def http_status(code):
-    """The REST status of a `grpc.StatusCode`."""
-    return _HTTP_STATUS.get(code, 500)
+    """The REST status of a `grpc.StatusCode`, TF Serving's."""
+    return _HTTP_STATUS[code]
 
 
 def error_message(error):

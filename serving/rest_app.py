@@ -2,7 +2,7 @@
 
 Served by waitress (`serving/local_server.py`): it reads each request whole before a worker thread sees
 it, so slow or stalled clients cost a socket, not a thread; malformed `Content-Length` headers and
-bodies over the limit are answered by waitress itself (400 / 413).
+bodies over the limit are answered by waitress itself (400 / 413, with the JSON error body).
 
 Endpoints and formats as TF Serving documents them (https://www.tensorflow.org/tfx/serving/api_rest):
 - `GET /v1/models/<name>[/versions/<v>]`: model status, `{"model_version_status": [...]}` (each version's
@@ -14,8 +14,9 @@ Endpoints and formats as TF Serving documents them (https://www.tensorflow.org/t
   answered is the `X-Model-Version` header (TF Serving's body has no place for it).
 - `GET` of the `MonitoringConfig`'s path (`/monitoring/prometheus/metrics`) when metrics are on: the
   server's metrics in Prometheus' text format (`serving/metrics.py`).
-Errors are `{"error": "..."}` with 400 (bad request), 404 (unknown model, version or path), 503 (the
-batch queue is full: retry later) or 500. `GET /` is the translation page (`serving/page.py`).
+Errors are `{"error": "..."}` with TF Serving's HTTP status of their gRPC code (`serving.request_status.http_status`:
+400 bad request, 404 unknown model, version or path, 429 out of memory, 503 the batch queue is full: retry later, 500
+...). `GET /` is the translation page (`serving/page.py`).
 """
 
 import base64
@@ -164,7 +165,8 @@ class RestApp:
                 answer = _predict(servable, signature_name, request)
         except Exception as error:
             self.metrics.record_request(name, answered, signature_name, "REST", grpc_code(error).name,
-                                        time.perf_counter() - started, signatures=signatures)
+                                        time.perf_counter() - started, signatures=signatures,
+                                        served_models=self.models.models)
             raise
         self.metrics.record_request(name, answered, signature_name, "REST", "OK", time.perf_counter() - started)
         return 200, answer, answered

@@ -11,8 +11,12 @@ TF Serving's rules, kept here:
   is unloaded (UNLOADING, then END) only once a wanted version is AVAILABLE (TF Serving's
   availability-preserving policy), and only after the requests that hold it have been answered, so that no
   request fails or changes version during a switch;
-- a version that fails to load is logged and shown as END with the error; the others keep serving. It is
-  tried again only when its folder's files change.
+- a version that fails to load is logged and shown as END with the error (its code where known, else UNKNOWN); the
+  others keep serving. It is tried again only when its folder's files change;
+- a base path that is missing, even for a moment (moved away and back), changes nothing: what is loaded keeps
+  serving, as TF Serving's file system source checks the base path before it lists the versions, so that it
+  "[doesn't] emit an empty aspired-versions list for a non-existent (or transiently unavailable) base-path"
+  (tensorflow/serving's `sources/storage_path/file_system_storage_path_source.cc`, `PollFileSystemForServable`).
 """
 
 import collections
@@ -21,12 +25,14 @@ import os
 import threading
 import time
 
+import grpc
+import tensorflow as tf
 from absl import logging
-from tensorflow_serving.apis import get_model_status_pb2
+from tensorflow_serving.apis import get_model_status_pb2, status_pb2
 from tensorflow_serving.config import file_system_storage_path_source_pb2
 
 from data_pipeline.export_dir import ExportDir
-from serving.request_status import ServableNotFound
+from serving.request_status import ServableNotFound, grpc_code
 from serving.servable import Servable
 
 VersionPolicy = file_system_storage_path_source_pb2.FileSystemStoragePathSourceConfig.ServableVersionPolicy
@@ -34,14 +40,23 @@ State = get_model_status_pb2.ModelVersionStatus.State
 
 
 def wanted_versions(policy, on_disk):
-    """The versions of `on_disk` that a `VersionPolicy` serves (latest 1 when none is set)."""
+    """The versions of `on_disk` that a `VersionPolicy` serves (latest 1 when none is set; `latest {}`, whose
+    `num_versions` is 0, serves 1 too: TF Serving's `std::max(num_versions, 1U)` in `AspireLatestVersions`)."""
     choice = policy.WhichOneof("policy_choice")
     if choice == "all":
         return set(on_disk)
     if choice == "specific":
         return set(policy.specific.versions) & set(on_disk)
-    count = policy.latest.num_versions if choice == "latest" else 1
-    return set(sorted(on_disk)[-count:]) if count > 0 else set()
+    count = max(policy.latest.num_versions, 1) if choice == "latest" else 1
+    return set(sorted(on_disk)[-count:])
+
+
+def _load_error_code(error):
+    """The `grpc.StatusCode` of a failed load where the error has one, as TF Serving reports a load's status:
+    a TensorFlow error's own, NOT_FOUND for a missing file (an asset the graph reads), else UNKNOWN."""
+    if isinstance(error, tf.errors.OpError):
+        return grpc_code(error)
+    return grpc.StatusCode.NOT_FOUND if isinstance(error, FileNotFoundError) else grpc.StatusCode.UNKNOWN
 
 
 def _fingerprint(path):
@@ -81,8 +96,9 @@ class ServedModel:
         self._condition = threading.Condition()
         self._available = {servable.version: servable for servable in servables}
         self._leases = collections.Counter()
-        self._status = {version: (State.AVAILABLE, "") for version in self._available}
+        self._status = {version: (State.AVAILABLE, status_pb2.StatusProto()) for version in self._available}
         self._failed = {}  # version: fingerprint of the folder that failed to load
+        self._base_path_missing = False  # logged once when it goes, once when it is back
 
     @contextlib.contextmanager
     def servable(self, version=None):
@@ -91,8 +107,10 @@ class ServedModel:
         with self._condition:
             if version is None:
                 if not self._available:
+                    known = ", ".join(f"{number} {State.Name(state)}" for number, (state, _) in
+                                      sorted(self._status.items()))
                     raise ServableNotFound(f"Servable not found for request: Latest({self.name}): no version of "
-                                           f"{self.name!r} is available yet")
+                                           f"{self.name!r} is available now" + (known and f" (versions: {known})"))
                 version = max(self._available)
             elif version not in self._available:
                 raise ServableNotFound(
@@ -112,8 +130,9 @@ class ServedModel:
             return sorted(self._available)
 
     def version_status(self, version=None):
-        """[(version, State, error message)] of every version this server has known (or of `version`), as
-        TF Serving's GetModelStatus lists them; ServableNotFound when there is none."""
+        """[(version, State, `StatusProto`)] of every version this server has known (or of `version`), as
+        TF Serving's GetModelStatus lists them (the status: error_code OK, or the load's error); ServableNotFound
+        when there is none."""
         with self._condition:
             status = sorted(self._status.items()) if version is None else (
                 [(version, self._status[version])] if version in self._status else [])
@@ -121,14 +140,17 @@ class ServedModel:
             name = f"Specific({self.name}, {version})" if version is not None else f"Latest({self.name})"
             raise ServableNotFound(f"Could not find any versions of model {self.name}: Servable not found for "
                                    f"request: {name}")
-        return [(number, state, message) for number, (state, message) in status]
+        return [(number, state, error) for number, (state, error) in status]
 
     def poll(self):
         """Loads the wanted versions of the base path that are not loaded, then unloads the unwanted ones
         once a wanted version is AVAILABLE; returns the versions AVAILABLE after it."""
         if self.base_path is None:
             return self.available_versions()
-        on_disk = ExportDir(self.base_path).versions()
+        export_dir = ExportDir(self.base_path)
+        on_disk = export_dir.versions()
+        if not self._base_path_found(export_dir.exists()):  # looked at after listing: gone meanwhile is gone too
+            return self.available_versions()
         wanted = wanted_versions(self.version_policy, on_disk)
         for version in sorted(wanted - set(self.available_versions()), reverse=True):
             self._load(version, on_disk[version].path)
@@ -140,25 +162,39 @@ class ServedModel:
             self._unload(version)
         return self.available_versions()
 
+    def _base_path_found(self, found):
+        """`found`, logged when it changes: a warning once when the base path goes (what is loaded keeps serving),
+        a line once when it is back."""
+        if found == self._base_path_missing:
+            self._base_path_missing = not found
+            if found:
+                logging.info("%s: base path %s is back; looking for versions again", self.name, self.base_path)
+            else:
+                logging.warning("%s: base path %s is missing; versions %s keep serving until it is back", self.name,
+                                self.base_path, self.available_versions())
+        return found
+
     def _load(self, version, path):
         fingerprint = _fingerprint(path)
         if self._failed.get(version) == fingerprint:
             return  # failed before; tried again once its files change
         with self._condition:
-            self._status[version] = (State.LOADING, "")
+            self._status[version] = (State.LOADING, status_pb2.StatusProto())
         logging.info("loading %s version %d from %s", self.name, version, path)
         try:
             servable = Servable(self.base_path, self.name, self.batching, version=version, metrics=self.metrics)
         except Exception as error:  # a broken version never stops the server: the others keep serving
             logging.error("%s version %d at %s failed to load: %s", self.name, version, path, error)
             self._failed[version] = fingerprint
+            code = _load_error_code(error)
             with self._condition:
-                self._status[version] = (State.END, f"{type(error).__name__}: {error}")
+                self._status[version] = (State.END, status_pb2.StatusProto(
+                    error_code=code.value[0], error_message=f"{type(error).__name__}: {error}"))
             return
         self._failed.pop(version, None)
         with self._condition:
             self._available[version] = servable
-            self._status[version] = (State.AVAILABLE, "")
+            self._status[version] = (State.AVAILABLE, status_pb2.StatusProto())
         logging.info("%s version %d is available (%d warm-up requests)", self.name, version, servable.warmup_requests)
 
     def _unload(self, version, deadline=None):
@@ -169,7 +205,7 @@ class ServedModel:
             servable = self._available.pop(version, None)
             if servable is None:
                 return  # unloaded meanwhile by the other thread (a poll, or a server stopping)
-            self._status[version] = (State.UNLOADING, "")
+            self._status[version] = (State.UNLOADING, status_pb2.StatusProto())
             while self._leases[version]:
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
@@ -179,7 +215,7 @@ class ServedModel:
                 self._condition.wait(left)
         servable.close()
         with self._condition:
-            self._status[version] = (State.END, "")
+            self._status[version] = (State.END, status_pb2.StatusProto())
         logging.info("%s version %d unloaded", self.name, version)
 
     def close(self, deadline=None):

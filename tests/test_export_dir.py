@@ -7,7 +7,7 @@ import os
 import pytest
 import tensorflow as tf
 
-from data_pipeline.export_dir import ExportDir, ExportSettings, ExportVersion
+from data_pipeline.export_dir import MAX_VERSION, ExportDir, ExportSettings, ExportVersion
 from helpers.serving_test_utils import SEARCH_OPTIONS, exported_model
 
 
@@ -37,6 +37,15 @@ def test_the_newest_version_is_the_largest_complete_integer_folder(tmp_path):
     assert (newest.number, newest.path) == (10, str(tmp_path / "10"))
     assert export_dir.incomplete_version(12).path == str(tmp_path / ".incomplete-12")
     assert export_dir.version(11).path == str(tmp_path / "11") and 11 not in export_dir.versions()
+
+
+def test_only_names_of_ascii_digits_that_fit_an_int64_are_versions(tmp_path):
+    """As TF Serving's `safe_strto64` reads a folder name: `²` and `٣` are digits to `str.isdigit` (and `٣` 3 to
+    `int`), but no version; nor is a number past int64."""
+    for name in ("1", "\u00b2", "\u0663", str(MAX_VERSION), str(MAX_VERSION + 1)):
+        _version_folder(tmp_path / name)
+    assert sorted(ExportDir(tmp_path).versions()) == [1, MAX_VERSION]
+    assert ExportDir(tmp_path).exists() and not ExportDir(tmp_path / "missing").exists()
 
 
 def test_no_version_is_file_not_found(tmp_path):

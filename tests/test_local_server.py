@@ -10,6 +10,7 @@ import socket
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import grpc
@@ -19,9 +20,13 @@ import tensorflow as tf
 from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc
 
 from conftest import REPO_ROOT
+from serving.browser_guard import BrowserGuard
 from serving.grpc_client import GrpcClient
-from serving.local_server import check_port
+from serving.local_server import LocalServer, check_port, page_url
+from serving.model_manager import ModelManager
+from serving.rest_app import RestApp
 from serving.rest_client import RestClient
+from serving.served_model import ServedModel
 from helpers.model_server import (MAX_REQUEST_BYTES, MODEL_NAME, REST_CHANNEL_TIMEOUT, SERVER_KINDS, RunningServer,
                                   start_server)
 from helpers.serving_test_utils import (BAD_SENTENCES, INVALID_UTF8, SEARCH_OPTIONS, SENTENCES, assert_outputs_equal,
@@ -298,6 +303,67 @@ def test_a_port_in_use_is_named_before_the_model_is_loaded(tmp_path_factory):
                                            "use); give another port")
     assert "warmed up" not in refused.stderr  # refused before loading the export
     check_port("127.0.0.1", port, "--port")  # free again
+
+
+def _no_version_server(host="127.0.0.1"):
+    """A LocalServer with REST of a model without any version: what is answered before a model is reached."""
+    return LocalServer(ModelManager([ServedModel(MODEL_NAME)], 0), host=host, rest_api_port=0).start()
+
+
+def test_a_host_of_two_addresses_is_served_on_both_at_one_port(monkeypatch):
+    """`--host=localhost` where localhost resolves to ::1 and 127.0.0.1 (as getaddrinfo answers on such a machine):
+    the REST port is bound on both addresses at one port, and both answer."""
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        pytest.skip("this machine has no IPv6 loopback")
+    resolve = socket.getaddrinfo
+
+    def both_addresses(host, *args, **kwargs):
+        names = ("::1", "127.0.0.1") if host == "localhost" else (host,)
+        return [entry for name in names for entry in resolve(name, *args, **kwargs)]
+
+    monkeypatch.setattr(socket, "getaddrinfo", both_addresses)
+    server = _no_version_server("localhost")
+    try:
+        for address in ("127.0.0.1", "[::1]"):
+            status, answer = _get(f"http://{address}:{server.rest_api_port}/v1/models/{MODEL_NAME}")
+            assert status == 404 and "Could not find any versions of model rnnsearch" in answer, (address, answer)
+        assert _get(server.page_url)[0] == 200
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("host, url", [("0.0.0.0", "http://127.0.0.1:8501/"), ("::", "http://[::1]:8501/"),
+                                       ("localhost", "http://localhost:8501/"), ("10.1.2.3", "http://10.1.2.3:8501/")])
+def test_the_page_url_printed_is_one_the_host_check_accepts(host, url):
+    """A server bound to every address prints the page's loopback address: 0.0.0.0 is no name a browser may use."""
+    assert page_url(host, 8501) == url
+    guarded = BrowserGuard(RestApp(ModelManager([ServedModel(MODEL_NAME)], 0)), host, port=8501)
+    answers = []
+    guarded({"PATH_INFO": "/", "REQUEST_METHOD": "GET", "HTTP_HOST": urllib.parse.urlsplit(url).netloc},
+            lambda status, headers: answers.append(status))
+    assert answers == ["200 OK"]
+
+
+def test_a_request_waitress_refuses_before_the_application_is_answered_in_json():
+    """A malformed Content-Length, refused by waitress' parser before any application runs, is TF Serving's JSON
+    error body with waitress' status."""
+    server = _no_version_server()
+    try:
+        for length in ("abc", "-5"):
+            with socket.create_connection(("127.0.0.1", server.rest_api_port), timeout=30) as connection:
+                connection.sendall(_predict_head(server.rest_api_port, length))
+                reply = b""
+                while chunk := connection.recv(4096):
+                    reply += chunk
+            head, body = reply.split(b"\r\n\r\n", 1)
+            assert head.split(b"\r\n", 1)[0] == b"HTTP/1.1 400 Bad Request", reply
+            assert b"\r\nContent-Type: application/json" in head
+            assert json.loads(body) == {"error": "Content-Length is invalid"}
+    finally:
+        server.stop()
 
 
 # large: a model trained for the purpose (tests/helpers/trained_toy_model.py) and fresh processes; the parts run in

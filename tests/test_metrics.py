@@ -13,8 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from serving.batching import BatchingParameters
 from serving.grpc_client import GrpcClient
 from serving.local_server import LocalServer
-from serving.metrics import (PROMETHEUS_PATH, REQUEST_LATENCY_BUCKETS, UNKNOWN_SIGNATURE, ServerMetrics,
-                             exponential_buckets)
+from serving.metrics import PROMETHEUS_PATH, REQUEST_LATENCY_BUCKETS, UNKNOWN, ServerMetrics, exponential_buckets
 from serving.model_manager import ModelManager
 from serving.rest_client import RestClient
 from serving.served_model import ServedModel
@@ -81,7 +80,7 @@ def test_requests_batches_and_loads_move_the_counts_and_buckets(served, export_d
 
     assert moved(":tensorflow:serving:request_count_total", model_name="rnnsearch", status="OK") == 5
     assert moved(":tensorflow:serving:request_count_total", model_name="rnnsearch", status="INVALID_ARGUMENT") == 1
-    assert moved(":tensorflow:serving:request_count_total", model_name="no_such_model", status="NOT_FOUND") == 2
+    assert moved(":tensorflow:serving:request_count_total", model_name=UNKNOWN, status="NOT_FOUND") == 2
     # TF Serving's labels; like it, only the answered requests are timed there (the failed ones: per signature).
     assert moved(":tensorflow:serving:request_latency_count", API="Predict", entrypoint="GRPC") == 4
     assert moved(":tensorflow:serving:request_latency_count", entrypoint="REST") == 1
@@ -123,9 +122,35 @@ def test_made_up_signature_names_share_one_label_and_known_ones_keep_theirs(serv
                 value(before, ":rnnsearch:serving:signature_request_latency_count", **labels))
 
     assert not [labels for _, labels in after if any(name in dict(labels).values() for name in made_up)]
-    assert moved(signature_name=UNKNOWN_SIGNATURE, status="INVALID_ARGUMENT") == 2 * len(made_up)
+    assert moved(signature_name=UNKNOWN, status="INVALID_ARGUMENT") == 2 * len(made_up)
     assert moved(signature_name="translate", status="INVALID_ARGUMENT", version="1") == 2  # REST and gRPC
     assert len(after) - len(before) <= 3 * (len(REQUEST_LATENCY_BUCKETS) + 4)  # a few new label sets, not one a name
+
+
+def test_made_up_model_names_share_one_label_and_cannot_grow_the_page(served):
+    """Requests naming models the server does not serve, over REST and gRPC (one name 60 KB long), are counted under
+    one `model_name` value: the page is as long after 50 of them as after one (its counts aside)."""
+    grpc_client = GrpcClient(f"127.0.0.1:{served.port}", "bogus0")
+
+    def ask(index, name_length=10):
+        name = f"bogus{index}".ljust(name_length, "x")
+        with pytest.raises(RuntimeError, match="HTTP 404"):
+            RestClient(served.url, name).translate(["the cat"])
+        grpc_client.model_name = name
+        with pytest.raises(grpc.RpcError) as missing:
+            grpc_client.predict({"text": [b"the cat"]}, "translate")
+        assert missing.value.code() == grpc.StatusCode.NOT_FOUND
+
+    ask(0)
+    first = scrape(served)
+    for index in range(1, 50):
+        ask(index, name_length=60_000 if index == 1 else 10)
+    after = scrape(served)
+    grpc_client.close()
+    assert set(after) == set(first)  # no new label set: only counts moved
+    assert not [labels for _, labels in after if any("bogus" in label for label in dict(labels).values())]
+    assert value(after, ":tensorflow:serving:request_count_total", model_name=UNKNOWN, status="NOT_FOUND") - value(
+        first, ":tensorflow:serving:request_count_total", model_name=UNKNOWN, status="NOT_FOUND") == 2 * 49
 
 
 def test_without_a_path_the_page_is_404_and_servers_count_apart(export_dir):

@@ -3,6 +3,7 @@
 import pytest
 
 from serving.model_server_config import model_config, parse_model_config_list, read_model_config_file, version_policy
+from serving.served_model import wanted_versions
 
 TWO_MODELS = """
 model_config_list {
@@ -22,6 +23,13 @@ def test_tf_servings_example_gives_each_model_its_policy(tmp_path):
     assert (enfr.name, enfr.base_path, enfr.model_version_policy.latest.num_versions) == ("enfr", "/models/enfr", 2)
     assert list(fren.model_version_policy.specific.versions) == [3, 4]
     assert deen.model_version_policy.WhichOneof("policy_choice") is None  # TF Serving's default: latest 1
+
+
+def test_latest_without_num_versions_is_read_as_tf_serving_reads_it():
+    """`latest {}` (num_versions 0) serves the newest version: TF Serving's std::max(num_versions, 1)."""
+    [config] = parse_model_config_list("model_config_list { config { name: 'x' base_path: '/a' "
+                                       "model_version_policy { latest { } } } }")
+    assert wanted_versions(config.model_version_policy, {1: "1", 4: "4"}) == {4}
 
 
 def test_the_flags_make_the_same_config():
@@ -49,8 +57,6 @@ def test_the_flags_make_the_same_config():
      "version_labels are not served here"),
     ("model_config_list { config { name: 'x' base_path: '/a' logging_config { } } }",
      r"m\.config: config 1 \(x\): logging_config is not served here \(requests are not logged\); remove it"),
-    ("model_config_list { config { name: 'x' base_path: '/a' model_version_policy { latest { } } } }",
-     "model_version_policy.latest.num_versions must be at least 1"),
     ("model_config_list { config { name: 'x' base_path: '/a' model_version_policy { specific { } } } }",
      "model_version_policy.specific names no versions"),
 ])

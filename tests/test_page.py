@@ -4,6 +4,7 @@ Chinese -> English exports (`helpers.other_languages`) for the languages' names 
 
 import functools
 import http.server
+import io
 import json
 import os
 import re
@@ -470,6 +471,21 @@ def test_page_files_headers_and_the_model_name(servable, server):
     assert refused.value.code == 400
 
 
+def test_the_pages_endpoints_answer_404_in_json_for_a_model_without_an_available_version():
+    """A model whose base path holds no version yet (or none now): each endpoint answers as :predict does."""
+    models = ModelManager([ServedModel(MODEL_NAME, base_path="/nonexistent/base_path")], 0)
+    page = RestApp(models).page
+    for path, body in (("/page/languages", {}), ("/page/split_sentences", {"text": ["A line."]}),
+                       ("/page/unknown_words", {"tokens": [["the"]]})):
+        answers = []
+        environ = {"PATH_INFO": path, "REQUEST_METHOD": "POST", "wsgi.input": io.BytesIO(json.dumps(body).encode()),
+                   "CONTENT_LENGTH": str(len(json.dumps(body)))}
+        payload = b"".join(page(environ, lambda status, headers: answers.append((status, dict(headers)))))
+        assert answers[0][0] == "404 Not Found" and answers[0][1]["Content-Type"] == "application/json"
+        assert json.loads(payload) == {"error": f"Servable not found for request: Latest({MODEL_NAME}): no version of "
+                                                f"'{MODEL_NAME}' is available now"}
+
+
 def test_split_sentences_translates_each_sentence_and_joins_them(browser, server, servable):
     from selenium.webdriver.common.by import By
 
@@ -767,3 +783,99 @@ def test_chinese_characters_render_with_a_font_that_has_them(browser, chinese_se
     assert along == pytest.approx(across, rel=0.05)  # not drawn over each other (a font without vertical metrics)
     browser.save_screenshot(str(tmp_path / "page_chinese.png"))
     assert (tmp_path / "page_chinese.png").stat().st_size > 10_000
+
+
+# Words of right-to-left languages for tiny random-weight models: Arabic (a target) and Persian (a source).
+ARABIC_WORDS = "القط الكلب البيت يرى كبير صغير أخضر".split()
+PERSIAN_WORDS = "گربه سگ خانه می‌بیند بزرگ کوچک".split()
+
+
+def _right_to_left_server(folder, languages, source_words, target_words):
+    """The page of a served tiny random-weight RNNsearch export from `languages[0]` to `languages[1]` whose
+    vocabularies are `source_words` and `target_words`."""
+    from data_pipeline.constants import RESERVED_TOKENS
+    from rnnsearch_tf import ModelConfig
+    from rnnsearch_tf.inference.translator import Translator
+    from rnnsearch_tf.models.model_dir import ModelDir
+    from serving import export
+    from helpers.serving_test_utils import save_random_model
+
+    (folder / "model").mkdir(parents=True)
+    for name, words in (("source.tsv", source_words), ("target.tsv", target_words)):
+        (folder / name).write_text("".join(f"{token}\t1\n" for token in RESERVED_TOKENS + tuple(words)),
+                                   encoding="utf-8")
+    config = ModelConfig(source_vocab_size=len(RESERVED_TOKENS) + len(source_words),
+                         target_vocab_size=len(RESERVED_TOKENS) + len(target_words), embedding_dim=8, hidden_dim=16,
+                         maxout_dim=8, alignment_dim=16)
+    ModelDir(folder / "model").write_model("rnnsearch", config, dict(zip(("source_language", "target_language"),
+                                                                         languages)),
+                                           folder / "source.tsv", folder / "target.tsv")
+    translator = Translator.from_model_dir(save_random_model(ModelDir(folder / "model"), seed=3), **SEARCH_OPTIONS)
+    export.export(translator, str(folder / "exports"))
+    return _served(folder / "exports")
+
+
+@pytest.fixture(scope="module")
+def right_to_left_servers(tmp_path_factory):
+    """{"en-ar", "fa-en"}: the pages of English -> Arabic and Persian -> English tiny exports."""
+    from helpers.serving_test_utils import SOURCE_WORDS, TARGET_WORDS
+
+    root = tmp_path_factory.mktemp("right_to_left")
+    servers = {"en-ar": _right_to_left_server(root / "en-ar", ("en", "ar"), SOURCE_WORDS, ARABIC_WORDS),
+               "fa-en": _right_to_left_server(root / "fa-en", ("fa", "en"), PERSIAN_WORDS, TARGET_WORDS)}
+    yield servers
+    for running in servers.values():
+        running.stop()
+        running.servable.close()
+
+
+def _direction(driver, node):
+    return driver.execute_script("return getComputedStyle(arguments[0]).direction", node)
+
+
+def _lefts(nodes):
+    return [node.rect["x"] for node in nodes]
+
+
+def test_right_to_left_languages_are_written_right_to_left_and_the_glossary_hint_names_the_languages(
+        browser, right_to_left_servers, tmp_path):
+    from selenium.webdriver.common.by import By
+    from helpers.serving_test_utils import SOURCE_WORDS
+
+    english_arabic, persian_english = right_to_left_servers["en-ar"], right_to_left_servers["fa-en"]
+    sentence = " ".join(SOURCE_WORDS[:4])
+    assert _languages_shown(browser, english_arabic) == ("English → Arabic", "en → ar")
+    text_box, glossary = browser.find_element(By.ID, "input"), browser.find_element(By.ID, "glossary")
+    assert (text_box.get_attribute("dir"), text_box.get_attribute("lang")) == ("auto", "en")
+    assert glossary.get_attribute("dir") == "auto"
+    assert glossary.get_attribute("placeholder") == "English term = Arabic term"  # no invented translations
+    section = _open_and_translate(browser, english_arabic, [sentence], reload=False)[0]
+    expected = english_arabic.servable.predict("translate", {"text": np.array([sentence.encode()], object)})
+    translation = section.find_element(By.CSS_SELECTOR, ".translation-text")
+    assert translation.text == expected["translation"][0].decode() != ""
+    assert (translation.get_attribute("lang"), _direction(browser, translation)) == ("ar", "rtl")
+    target_line, source_line = (section.find_element(By.CSS_SELECTOR, selector)
+                                for selector in (".target-tokens", ".source-tokens"))
+    assert (_direction(browser, target_line), _direction(browser, source_line)) == ("rtl", "ltr")
+    target_chips = section.find_elements(By.CSS_SELECTOR, ".target-tokens .token")
+    assert len(target_chips) > 1 and _lefts(target_chips) == sorted(_lefts(target_chips), reverse=True)
+    source_chips = section.find_elements(By.CSS_SELECTOR, ".source-tokens .token")
+    assert _lefts(source_chips) == sorted(_lefts(source_chips))
+    nbest = section.find_elements(By.CSS_SELECTOR, ".nbest li .nbest-text")
+    assert nbest and all(_direction(browser, item) == "rtl" for item in nbest)
+    browser.save_screenshot(str(tmp_path / "page_arabic.png"))
+
+    persian = " ".join(PERSIAN_WORDS[:3])
+    assert _languages_shown(browser, persian_english) == ("Persian → English", "fa → en")
+    assert browser.find_element(By.ID, "glossary").get_attribute("placeholder") == "Persian term = English term"
+    section = _open_and_translate(browser, persian_english, [persian], reload=False)[0]
+    heading = section.find_element(By.CSS_SELECTOR, "h2.source-text")
+    assert (heading.text, heading.get_attribute("lang"), _direction(browser, heading)) == (persian, "fa", "rtl")
+    source_chips = section.find_elements(By.CSS_SELECTOR, ".source-tokens .token")
+    assert _lefts(source_chips) == sorted(_lefts(source_chips), reverse=True)
+    columns = section.find_elements(By.CSS_SELECTOR, "table.heatmap th.source-word")
+    assert [column.text for column in columns] == [chip.text for chip in source_chips]
+    assert _lefts(columns) == sorted(_lefts(columns), reverse=True)  # the first source word's column rightmost
+    translation = section.find_element(By.CSS_SELECTOR, ".translation-text")
+    assert (translation.get_attribute("lang"), _direction(browser, translation)) == ("en", "ltr")
+    browser.save_screenshot(str(tmp_path / "page_persian.png"))

@@ -4,7 +4,16 @@ import grpc
 import pytest
 import tensorflow as tf
 
+from serving.http_messages import STATUS_TEXT
 from serving.request_status import ServableNotFound, error_message, grpc_code, http_status
+
+# tensorflow/serving's ToHTTPStatusCode (tensorflow_serving/model_servers/http_server.cc), code by code.
+TF_SERVING_HTTP_STATUS = {
+    "OK": 200, "CANCELLED": 499, "UNKNOWN": 500, "INVALID_ARGUMENT": 400, "DEADLINE_EXCEEDED": 504, "NOT_FOUND": 404,
+    "ALREADY_EXISTS": 409, "PERMISSION_DENIED": 403, "RESOURCE_EXHAUSTED": 429, "FAILED_PRECONDITION": 400,
+    "ABORTED": 409, "OUT_OF_RANGE": 400, "UNIMPLEMENTED": 501, "INTERNAL": 500, "UNAVAILABLE": 503,
+    "DATA_LOSS": 500, "UNAUTHENTICATED": 401,
+}
 
 
 @pytest.mark.parametrize("error, code, status, message", [
@@ -17,7 +26,7 @@ from serving.request_status import ServableNotFound, error_message, grpc_code, h
      "vocabulary ids"),
     (tf.errors.UnavailableError(None, None, "the batch queue is full"), grpc.StatusCode.UNAVAILABLE, 503,
      "the batch queue is full"),
-    (tf.errors.ResourceExhaustedError(None, None, "out of memory"), grpc.StatusCode.RESOURCE_EXHAUSTED, 413,
+    (tf.errors.ResourceExhaustedError(None, None, "out of memory"), grpc.StatusCode.RESOURCE_EXHAUSTED, 429,
      "out of memory"),
     (RuntimeError("disk on fire"), grpc.StatusCode.INTERNAL, 500, "RuntimeError: disk on fire"),
 ])
@@ -25,3 +34,9 @@ def test_each_failure_has_one_code_status_and_message(error, code, status, messa
     assert grpc_code(error) == code
     assert http_status(code) == status
     assert error_message(error) == message
+
+
+def test_every_code_has_tf_servings_http_status_and_its_status_line():
+    assert {code.name: http_status(code) for code in grpc.StatusCode} == TF_SERVING_HTTP_STATUS
+    for code in grpc.StatusCode:
+        assert STATUS_TEXT[http_status(code)].startswith(f"{http_status(code)} ")

@@ -11,6 +11,7 @@ import re
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from serving.browser_guard import BrowserGuard
 from serving.model_manager import ModelManager
@@ -247,6 +248,21 @@ def test_a_failure_of_the_server_is_500_and_the_app_goes_on(rest_app, servable, 
     assert status == 500 and answer["error"] == "RuntimeError: disk on fire"
     monkeypatch.undo()
     assert call(rest_app, "POST", f"{MODEL}:predict", {"instances": ["the cat"]})[0] == 200
+
+
+@pytest.mark.parametrize("error, status", [
+    (tf.errors.ResourceExhaustedError(None, None, "OOM when allocating tensor with shape[12000,210,100]"), 429),
+    (tf.errors.DeadlineExceededError(None, None, "took too long"), 504),
+    (tf.errors.UnimplementedError(None, None, "no kernel"), 501),
+    (tf.errors.CancelledError(None, None, "cancelled"), 499),
+])
+def test_a_tensorflow_error_is_answered_with_tf_servings_http_status_in_json(rest_app, servable, monkeypatch, error,
+                                                                              status):
+    def failing(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(servable, "predict", failing)  # the graph failing as TensorFlow reports it
+    assert call(rest_app, "POST", f"{MODEL}:predict", {"instances": ["the cat"]}) == (status, {"error": error.message})
 
 
 CURL_HEADERS = {"HTTP_HOST": "localhost:8501", "HTTP_USER_AGENT": "curl/8.5.0", "HTTP_ACCEPT": "*/*",

@@ -141,6 +141,16 @@ def test_a_version_outside_the_specific_policy_is_not_served(server, staged):
     ([], "--model_base_path or --model_config_file is required"),
     (["--model_base_path=/x", "--model_versions=a"], "--model_versions must be integers, got ['a']"),
     (["--model_base_path=/x", "--num_latest_versions=0"], "latest.num_versions must be at least 1, got 0"),
+    (["--model_config_file=/y", "--model_name=enfr"],
+     "give --model_config_file or --model_name, not both (the file names each model"),
+    (["--model_config_file=/y", "--num_latest_versions=2", "--model_versions=1"],
+     "give --model_config_file or --num_latest_versions, --model_versions, not both"),
+    (["--model_base_path=/x", "--model_versions=1,3", "--num_latest_versions=2"],
+     "give --model_versions or --num_latest_versions, not both"),
+    (["--model_base_path=/x", "--max_request_bytes=0"], "flag --max_request_bytes=0: 0 is not"),
+    (["--model_base_path=/x", "--workers=0"], "flag --workers=0: 0 is not"),
+    (["--model_base_path=/x", "--port=18810", "--rest_api_port=18810"],
+     "--port and --rest_api_port are both 18810: give each its own port"),
 ])
 def test_a_mistake_is_one_line(flags, message):
     refused = _serve(*flags)

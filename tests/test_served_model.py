@@ -1,10 +1,12 @@
 """serving/served_model.py: versions found, loaded, refused and unloaded as TF Serving does it, over real exports
 copied into a base path the way a user drops a version in."""
 
+import logging
 import os
 import threading
 import time
 
+import grpc
 import numpy as np
 import pytest
 
@@ -55,6 +57,7 @@ def test_only_complete_integer_folders_are_loaded(staged, tmp_path):
 
 @pytest.mark.parametrize("policy, wanted", [
     ("", {5}), ("latest { num_versions: 2 }", {3, 5}), ("all {}", {1, 3, 5}),
+    ("latest {}", {5}), ("latest { num_versions: 0 }", {5}),  # TF Serving's std::max(num_versions, 1)
     ("specific { versions: 1 versions: 4 }", {1}),
 ])
 def test_the_version_policy_picks_tf_servings_versions(policy, wanted):
@@ -89,9 +92,10 @@ def test_a_broken_version_is_logged_and_the_old_one_keeps_serving(staged, expect
     with open(os.path.join(broken, "saved_model.pb"), "wb") as stream:
         stream.write(b"not a SavedModel")
     assert model.poll() == [1]
-    status = {version: (State.Name(state), message) for version, state, message in model.version_status()}
-    assert status[1] == ("AVAILABLE", "")
-    assert status[2][0] == "END" and "Wire format was corrupt" in status[2][1]
+    status = {version: (State.Name(state), error) for version, state, error in model.version_status()}
+    assert status[1] == ("AVAILABLE", status[1][1]) and not status[1][1].error_message
+    assert status[2][0] == "END" and "Wire format was corrupt" in status[2][1].error_message
+    assert status[2][1].error_code == grpc.StatusCode.UNKNOWN.value[0]  # not a TensorFlow error: no code of its own
     assert _translate(model) == (1, expected[1])
     assert model.poll() == [1]  # not tried again while its files are the same
     copy_version(staged, 3, tmp_path)
@@ -134,4 +138,50 @@ def test_a_version_in_use_is_unloaded_only_after_its_requests(staged, tmp_path):
         assert held.predict("translate", {"text": np.array([b"dog"], object)})["translation"].shape == (1,)
     switching.join(timeout=60)
     assert not switching.is_alive() and _states(model) == {1: "END", 2: "AVAILABLE"}
+    model.close()
+
+
+def test_a_load_error_keeps_its_code(staged, tmp_path):
+    broken = copy_version(staged, 1, tmp_path)
+    os.remove(os.path.join(broken, "assets", "source_vocab.tsv"))  # the vocabulary the graph reads is gone
+    model = ServedModel("rnnsearch", tmp_path)
+    assert model.poll() == []
+    [(version, state, error)] = model.version_status()
+    assert (version, State.Name(state)) == (1, "END")
+    assert error.error_code == grpc.StatusCode.NOT_FOUND.value[0], error
+    with pytest.raises(ServableNotFound, match=r"no version of 'rnnsearch' is available now \(versions: 1 END\)"):
+        model.servable().__enter__()
+
+
+def test_a_missing_base_path_keeps_what_is_loaded_and_is_logged_once_each_way(staged, expected, tmp_path, caplog):
+    """TF Serving checks the base path before listing it, so that a base path moved away (and back) does not
+    unload every version; here the same, with one warning when it goes and one line when it is back."""
+    base = tmp_path / "base"
+    copy_version(staged, 1, base)
+    model = ServedModel("rnnsearch", base)
+    assert model.poll() == [1]
+    with caplog.at_level(logging.INFO, logger="absl"):
+        os.rename(base, tmp_path / "base_away")
+        assert model.poll() == [1] and model.poll() == [1]
+        assert _translate(model) == (1, expected[1]) and _states(model) == {1: "AVAILABLE"}
+        os.rename(tmp_path / "base_away", base)
+        assert model.poll() == [1] and model.poll() == [1]
+    messages = [record.getMessage() for record in caplog.records]
+    assert [message for message in messages if "base path" in message] == [
+        f"rnnsearch: base path {base} is missing; versions [1] keep serving until it is back",
+        f"rnnsearch: base path {base} is back; looking for versions again"]
+    os.rename(base / "1", tmp_path / "1_away")  # the version itself removed: unloaded, as TF Serving does
+    os.makedirs(base / "notes")
+    assert model.poll() == []
+    with pytest.raises(ServableNotFound, match=r"is available now \(versions: 1 END\)"):
+        model.servable().__enter__()
+    model.close()
+
+
+def test_a_folder_name_that_is_no_ascii_number_is_not_a_version(staged, tmp_path):
+    copy_version(staged, 1, tmp_path)
+    os.rename(copy_version(staged, 2, tmp_path), tmp_path / "\u00b2")  # str.isdigit, but int() fails
+    model = ServedModel("rnnsearch", tmp_path)
+    assert model.poll() == [1]
+    assert [version for version, _, _ in model.version_status()] == [1]
     model.close()
