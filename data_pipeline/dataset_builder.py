@@ -314,7 +314,7 @@ class DatasetBuilder:
             )
         for side in ("source", "target"):
             theirs, ours = description.get(f"{side}_language"), getattr(self.corpus, f"{side}_language")
-            if theirs != ours:
+            if not languages.same_language(theirs, ours):  # a variety ("cmn") fits its language's ("zh")
                 raise ValueError(
                     f"{folder.file(name)}: {side}_language is {theirs!r} but corpus {self.corpus.name}'s is "
                     f"{ours!r}: its vocabularies do not fit this corpus"

@@ -169,14 +169,17 @@ class ExportVersion:
 
 class ExportSettings(dict):
     """What an export recorded (`Translator.recorded_settings`: languages, codec kinds and lower-casing, search
-    options, version), by name, each field an older export lacks given its value there (`OLDER_EXPORTS`).
+    options, whether the model attends, version), by name, each field an older export lacks given its value there
+    (`OLDER_EXPORTS`).
 
     Args:
         values: the recorded settings by name (`read(loaded)` reads an export's).
     """
 
-    # Exports older than codecs are word-level; older than lower-casing, cased.
-    OLDER_EXPORTS = {"source_codec": MOSES, "target_codec": MOSES, "source_lowercase": False, "target_lowercase": False}
+    # Exports older than codecs are word-level; older than lower-casing, cased; older than `uses_attention`, taken
+    # to attend (an RNNencdec one among them copies the first source word for each `<unk>` it is asked to replace).
+    OLDER_EXPORTS = {"source_codec": MOSES, "target_codec": MOSES, "source_lowercase": False, "target_lowercase": False,
+                     "uses_attention": True}
 
     def __init__(self, values=()):
         super().__init__({**self.OLDER_EXPORTS, **dict(values)})

@@ -130,6 +130,11 @@ def same_language(first, second):
     return why_not(first) is None and why_not(second) is None and base_language(first) == base_language(second)
 
 
+def same_pair(first, second):
+    """Whether the (source, target) codes `first` and `second` are one language pair (`same_language` per side)."""
+    return len(first) == len(second) and all(map(same_language, first, second))
+
+
 def writes_words_apart(code):
     """Whether Moses words suit `code`: its words are written with spaces between them."""
     return base_language(code) not in WITHOUT_SPACES

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from data_pipeline.export_dir import ExportSettings
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
 from rnnsearch_tf.inference.glossary import Glossary
 from rnnsearch_tf.inference.unk_replacer import UnkReplacer
@@ -311,3 +312,15 @@ def test_a_model_without_attention_replaces_no_unk(tmp_path):
     ensemble = BatchTranslator.from_model_dir(f"{tmp_path / 'rnnsearch'}+{tmp_path / 'rnnencdec'}",
                                               unk_replacer=UnkReplacer(), beam_size=2)
     assert ensemble.uses_attention and ensemble.unk_replacer is not None  # its attending member aligns
+
+
+def test_an_export_says_whether_its_model_attends_and_an_older_one_is_taken_to(tmp_path_factory):
+    """`uses_attention` comes from the export's settings (an RNNencdec export's: test_translate.py); an export older
+    than the record keeps the behaviour it had, taken to attend, <unk> replaced."""
+    _, export_dir, _ = exported_model(tmp_path_factory)
+    recorded = BatchTranslator.from_saved_model(export_dir, unk_replacer=UnkReplacer())
+    assert recorded.uses_attention is True and recorded.unk_replacer is not None
+    assert recorded.module.signatures["settings"]()["uses_attention"].numpy()  # recorded, not an older one's default
+    older = {name: value for name, value in ExportSettings.read(recorded.module).items() if name != "uses_attention"}
+    from_older = BatchTranslator(recorded.module, older, unk_replacer=UnkReplacer(), loaded_from=recorded.loaded_from)
+    assert from_older.uses_attention is True and from_older.unk_replacer is not None

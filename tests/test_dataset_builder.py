@@ -150,6 +150,19 @@ def test_vocabulary_from_refuses_other_languages_and_folders_without_vocabularie
     assert not (tmp_path / "refused").exists()
 
 
+def test_vocabulary_from_takes_data_of_a_variety_for_its_language(tmp_path):
+    """Data built with --source_language=cmn gives its vocabularies to a "zh" corpus (tatoeba_zhen's code):
+    Mandarin is Chinese (`languages.same_language`); it was refused as another language."""
+    characters = [chr(0x4E00 + i) for i in range(40)]
+    lines = ["".join(characters[i:i + 8]) for i in range(0, 40, 4)]
+    files = {"train": (_write(tmp_path / "t.cmn", lines), _write(tmp_path / "t.en", [f"line {i} ." for i in lines]))}
+    DatasetBuilder(corpus_registry.text_file_corpus("cmn", "en", files), tmp_path / "cmn", subwords="sentencepiece",
+                   subword_vocabulary_size=320, num_shards=1, show_progress=False).build()
+    copied = DatasetBuilder(corpus_registry.text_file_corpus("zh", "en", files), tmp_path / "zh", num_shards=1,
+                            show_progress=False, vocabulary_from=tmp_path / "cmn").build()
+    assert copied["source_language"] == "zh" and copied["vocabularies"]["source"]["from"] == str(tmp_path / "cmn")
+
+
 def test_line_count_mismatch_names_both_files_before_any_work(tmp_path):
     source = _write(tmp_path / "a.en", ["one", "two", "three"])
     target = _write(tmp_path / "a.fr", ["un", "deux"])

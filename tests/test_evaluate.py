@@ -247,3 +247,20 @@ def test_the_summary_leaves_out_the_unk_replaced_score_of_a_model_without_attent
                    bleu_by_length=[dict(bleu=57.111), dict(bleu=None)], chrf=60.004)
     assert results_summary.test_set_scores(metrics) == dict(bleu=39.42, bleu_no_unk=44.28, no_unk_sentences=774,
                                                             bleu_by_length=[57.11, None], chrf=60.0)
+
+
+
+def test_models_of_a_variety_and_its_language_translate_one_pair(tmp_path):
+    """A model of --target_language=cmn data and one of "zh" translate one pair (`languages.same_language`): one
+    --reference scores both; they were refused as different pairs. A Japanese one still is."""
+    for target in ("cmn", "zh", "ja"):
+        (tmp_path / target).mkdir()
+        (tmp_path / target / "data.json").write_text(json.dumps({"source_language": "en", "target_language": target}))
+    files = (*_test_files(tmp_path), f"--output_dir={tmp_path / 'out'}", "--noprogress")
+    result = run_command("evaluate", f"--model_dir={tmp_path / 'cmn'},{tmp_path / 'zh'}", *files)
+    # past the check, evaluate goes on to read the models, which these folders lack
+    assert result.returncode == 1 and "different language pairs" not in result.stderr, result.stderr
+    result = run_command("evaluate", f"--model_dir={tmp_path / 'cmn'},{tmp_path / 'ja'}", *files)
+    assert result.returncode == 1 and result.stderr.splitlines()[-1].startswith(
+        f"error: --model_dir: the models translate different language pairs ({tmp_path / 'cmn'} English (en) -> "
+        f"Mandarin Chinese (cmn); {tmp_path / 'ja'} English (en) -> Japanese (ja))"), result.stderr

@@ -89,7 +89,7 @@ def test_an_older_exports_settings_get_the_values_it_had(tmp_path):
     settings = ExportSettings.read(version.load())
     assert settings == {"source_language": "en", "maximum_batch_size": 4, "length_penalty": 0.5, "forbid_unk": True,
                         "source_codec": "moses", "target_codec": "moses", "source_lowercase": False,
-                        "target_lowercase": False}
+                        "target_lowercase": False, "uses_attention": True}  # as before the record: <unk> replaced
     assert type(settings["maximum_batch_size"]) is int and type(settings["forbid_unk"]) is bool
     assert settings.codec_is_moses("source") and settings.codec_is_moses("target")
 
@@ -98,7 +98,7 @@ def test_recorded_codecs_override_the_older_values():
     settings = ExportSettings({"source_codec": "moses", "target_codec": "sentencepiece"})
     assert settings.codec_is_moses("source") and not settings.codec_is_moses("target")
     assert ExportSettings() == {"source_codec": "moses", "target_codec": "moses", "source_lowercase": False,
-                                "target_lowercase": False}
+                                "target_lowercase": False, "uses_attention": True}
 
 
 def test_the_moses_codec_of_a_side_has_its_recorded_language_and_lower_casing():

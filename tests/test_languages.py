@@ -52,6 +52,12 @@ def test_codes_agree_by_their_base_language(first, second, same):
     assert languages.same_language(first, second) is same
 
 
+def test_a_pair_agrees_side_by_side():
+    assert languages.same_pair(("cmn", "en"), ("zh", "en"))
+    assert not languages.same_pair(("zh", "en"), ("en", "zh")) and not languages.same_pair(("zh", "en"), ("ja", "en"))
+    assert not languages.same_pair(("zh", "en"), ("zh",))
+
+
 @pytest.mark.parametrize("code, apart", [("en", True), ("de", True), ("cs", True), ("ru", True), ("zh", False),
                                          ("ja", False), ("ko", False), ("th", False), ("yue", False), ("cmn", False),
                                          ("gan", False), ("arz", True), ("gsw", True)])

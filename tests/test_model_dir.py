@@ -169,6 +169,27 @@ def test_check_vocabularies_against_the_checksums_of_the_data_directory(tmp_path
     model_dir.check_vocabularies(DataDir(data))
 
 
+def test_a_variety_agrees_with_its_language_in_an_ensemble_and_its_data(tmp_path):
+    """A model of --target_language=cmn data joins a "zh" one and trains on "zh" data (`languages.same_language`);
+    another language is still refused."""
+    def to(target):
+        return _model_dir(tmp_path / target, data_info={"source_language": "en", "target_language": target})
+
+    mandarin = to("cmn")
+    mandarin.check_same_data(to("zh"))
+    with pytest.raises(ValueError, match="translate different languages"):
+        mandarin.check_same_data(to("ja"))
+    data = tmp_path / "data"
+    data.mkdir()
+    vocabularies = {side: {"sha256": sha256(mandarin.vocabulary_file(side))} for side in ("source", "target")}
+    metadata = {"source_language": "en", "target_language": "zh", "vocabularies": vocabularies}
+    (data / "metadata.json").write_text(json.dumps(metadata))
+    mandarin.check_vocabularies(DataDir(data))
+    (data / "metadata.json").write_text(json.dumps(dict(metadata, target_language="ja")))
+    with pytest.raises(ValueError, match=rf"{tmp_path}/cmn translates en -> cmn but {data} holds en -> ja"):
+        mandarin.check_vocabularies(DataDir(data))
+
+
 def test_the_folder_names_its_files_and_reads_them(tmp_path):
     config = small_config()
     model_dir = _model_dir(tmp_path / "model", config=config)

@@ -182,6 +182,22 @@ def test_languages_other_than_a_registered_corpus_are_refused(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_a_registered_corpus_and_text_files_of_its_language_variety_are_one_direction(tmp_path):
+    """tatoeba_enzh (en -> zh) in-domain and general text files of --target_language=cmn: Mandarin is Chinese
+    (`languages.same_language`), as the flags' check against the registered corpus already took it; it was
+    refused as another direction. The output files are named after the general corpus's codes."""
+    chinese = [(f"I see {n} cats.", f"我看到{'一二三四五六七八九十'[n]}只猫。") for n in range(10)]
+    _write(tmp_path / "data/tatoeba/cmn-eng.tsv.gz", [f"{english}\t{mandarin}" for english, mandarin in chinese * 4])
+    _write(tmp_path / "general.en", [english for english, _ in chinese] + ["The market fell."])
+    _write(tmp_path / "general.cmn", [mandarin for _, mandarin in chinese] + ["市场下跌了。"])
+    result = _run("--in_domain_corpus=tatoeba_enzh:train", f"--general_source={tmp_path / 'general.en'}",
+                  f"--general_target={tmp_path / 'general.cmn'}", "--source_language=en", "--target_language=cmn",
+                  f"--data_dir={tmp_path / 'data'}", "--max_words=4", "--order=2", "--unk_cutoff=1",
+                  f"--output_dir={tmp_path / 'out'}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert (tmp_path / "out/train.en").exists() and (tmp_path / "out/train.cmn").exists()
+
+
 def test_a_selection_killed_while_it_writes_leaves_the_previous_one_whole(tmp_path):
     """The outputs are written under temporary names and renamed when all are written: a run killed (kill -9)
     once it has started writing leaves the previous selection's files as they were, its record too."""

@@ -14,11 +14,14 @@ from conftest import REPO_ROOT
 from rnnsearch_tf.evaluation import corpus_scores
 from rnnsearch_tf.inference import output_formats
 from rnnsearch_tf.inference.batch_translator import BatchTranslator
+from rnnsearch_tf.inference.translator import Translator
+from rnnsearch_tf.inference.unk_replacer import UnkReplacer
 from helpers.serving_test_utils import SEARCH_OPTIONS, SENTENCES, exported_model, write_model_dir
 from helpers.terminal import terminal_stdin, typed
 from helpers.trained_toy_model import dev_pairs, translated
 from helpers.translation_test_data import INPUT, PREFIXES, translation_model_dir
 from helpers import preimported
+from serving import export
 
 
 @pytest.fixture(scope="module")
@@ -322,3 +325,19 @@ def test_replace_unk_is_refused_for_a_model_without_attention(model_dir, tmp_pat
     rnnsearch = write_model_dir(tmp_path / "rnnsearch")
     stdout, _ = _run([f"--model_dir={rnnsearch}+{rnnencdec}", "--replace_unk", "--noprogress"], "the cat\n")
     assert len(stdout.splitlines()) == 1
+
+
+def test_replace_unk_is_refused_for_an_export_without_attention(tmp_path):
+    """The export records whether its model attends (`uses_attention` of its settings): --saved_model of an RNNencdec
+    export was taken to attend, and --replace_unk wrote the first source word for every <unk>."""
+    rnnencdec = write_model_dir(tmp_path / "rnnencdec", model_name="rnnencdec")
+    version = export.export(Translator.from_model_dir(rnnencdec, **SEARCH_OPTIONS), str(tmp_path / "exports"))
+    loaded = BatchTranslator.from_saved_model(version, unk_replacer=UnkReplacer())
+    assert loaded.uses_attention is False and loaded.unk_replacer is None
+    environment = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
+    failed = preimported.run([sys.executable, "-m", "rnnsearch_tf.translate", f"--saved_model={tmp_path / 'exports'}",
+                              "--replace_unk"], input=b"the cat\n", capture_output=True, env=environment, cwd=REPO_ROOT)
+    assert failed.returncode == 1 and failed.stderr.decode().splitlines()[-1] == (
+        f"error: --replace_unk copies the source word each <unk> attends to most (or its --unk_dictionary entry), "
+        f"and --saved_model={tmp_path / 'exports'} has no attention (RNNencdec): no alignment names that word; "
+        "translate without --replace_unk (--help lists the flags)"), failed.stderr.decode()

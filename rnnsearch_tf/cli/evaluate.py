@@ -85,7 +85,8 @@ def check_one_pair(model_dirs):
     for model_dir in model_dirs:
         data_info = ModelDir(ModelDir.split(model_dir)[0]).read_data_info()
         pairs[model_dir] = tuple(data_info.get(f"{side}_language") for side in ("source", "target"))
-    if len(set(pairs.values())) > 1:
+    first = next(iter(pairs.values()), ())
+    if not all(languages.same_pair(first, pair) for pair in pairs.values()):  # "cmn" is "zh"
         described = "; ".join(f"{model_dir} {' -> '.join(_name(code) for code in pair)}"
                               for model_dir, pair in pairs.items())
         raise ValueError(f"--model_dir: the models translate different language pairs ({described}): --source and "

@@ -30,6 +30,7 @@ from absl import app, flags
 
 from data_pipeline import corpus_registry, data_files, pair_reader
 from data_pipeline.data_selection import SIDES, DataSelection, keep_best, pair_words, random_ranking, ranked_pairs
+from data_pipeline.languages import same_pair
 from rnnsearch_tf.cli import folder_flags, language_flags
 from rnnsearch_tf.utils.text_files import check_not_inputs, check_writable_folder, replaced_files
 
@@ -141,7 +142,8 @@ def read_corpora(data_root):
     for role in ("general", "in_domain"):
         check_given(role)
     (general, general_split), (in_domain, in_domain_split) = corpus_and_split("general"), corpus_and_split("in_domain")
-    if (in_domain.source_language, in_domain.target_language) != (general.source_language, general.target_language):
+    pairs = [(corpus.source_language, corpus.target_language) for corpus in (in_domain, general)]
+    if not same_pair(*pairs):  # a variety is its language: "cmn" and "zh" agree
         raise ValueError(f"the in-domain corpus is {in_domain.source_language}-{in_domain.target_language}, the "
                          f"general one {general.source_language}-{general.target_language}: give corpora of one "
                          "direction")

@@ -171,10 +171,11 @@ def main(argv):
                              "a file (lines typed at a terminal are translated one at a time)")
     sentences, prefixes, explicit_constraints = ([], None, None) if typed else read_input()
     translator = _load_translator()
-    if _REPLACE_UNK.value and not translator.uses_attention:
+    if _REPLACE_UNK.value and not translator.uses_attention:  # an export records it (`ExportSettings`)
+        given = f"--saved_model={_SAVED_MODEL.value}" if _SAVED_MODEL.value else f"--model_dir={_MODEL_DIR.value}"
         raise app.UsageError("--replace_unk copies the source word each <unk> attends to most (or its "
-                             f"--unk_dictionary entry), and --model_dir={_MODEL_DIR.value} has no attention "
-                             "(RNNencdec): no alignment names that word; translate without --replace_unk")
+                             f"--unk_dictionary entry), and {given} has no attention (RNNencdec): no "
+                             "alignment names that word; translate without --replace_unk")
     shortlist = ""
     if translator.search_config.shortlist:
         shortlist = " over its vocabulary shortlist (--noshortlist: the whole vocabulary)"

@@ -38,7 +38,8 @@ class BatchTranslator:
             for prefixes and `translate_constrained` for constraints).
         settings: the translator's options by name (`Translator.settings()`; the `settings` signature of
             an export, `ExportSettings.read`): its `target_language`, `maximum_batch_size`, its
-            `SearchConfig` (`SearchConfig.from_settings`) and, where given, `source_language` are used.
+            `SearchConfig` (`SearchConfig.from_settings`) and, where given, `source_language` are used (and an
+            export's `uses_attention`).
         batch_size: sentences per batch, at most the translator's `maximum_batch_size`.
         workers: batches translated at once, each in its own thread (TensorFlow runs a graph without
             holding the GIL). A beam search step is many small ops that leave cores idle; a second batch
@@ -90,8 +91,9 @@ class BatchTranslator:
         self.source_codec = module.source_codec if isinstance(module, Translator) else None
         self.target_codec = self._target_codec(module, settings, loaded_from)
         # Whether the alignment says which source word made a target word: a model's (an ensemble's if one member
-        # attends); an export records no architecture and is taken to.
-        self.uses_attention = module.model.uses_attention if isinstance(module, Translator) else True
+        # attends), as an export records it (`ExportSettings`: one older than the record is taken to attend).
+        self.uses_attention = (module.model.uses_attention if isinstance(module, Translator)
+                               else bool(ExportSettings(settings)["uses_attention"]))
         self.unk_replacer = unk_replacer if self.target_codec is not None and self.uses_attention else None
 
     @staticmethod

@@ -175,10 +175,13 @@ class Translator(tf.Module):
         """What an export of version `version` records: `settings()`, the checkpoint, the dtype policy the
         weights are read and computed in (`precision`: "float32", or "bfloat16" for `--precision=mixed_bfloat16`),
         how its matrices are stored (`quantize`: "none", or "int8" for `--quantize=int8`; both
-        `decoding_model.precision_and_quantization`, an ensemble's joined with "+") and the version."""
+        `decoding_model.precision_and_quantization`, an ensemble's joined with "+"), whether the model attends
+        (`uses_attention`: False for RNNencdec, whose zero alignments name no source word to copy for `<unk>`)
+        and the version."""
         forms = [precision_and_quantization(model) for model in self._members()]
         return dict(self.settings(), checkpoint=self.checkpoint_path, precision="+".join(form[0] for form in forms),
-                    quantize="+".join(form[1] for form in forms), version=version)
+                    quantize="+".join(form[1] for form in forms), uses_attention=self.model.uses_attention,
+                    version=version)
 
     def _members(self):
         """The models decoding: the ensemble's, or the one model."""

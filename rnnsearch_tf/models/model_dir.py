@@ -10,6 +10,7 @@ import tensorflow as tf
 
 from data_pipeline.constants import MODEL_DATA_FILE, MODEL_FILE
 from data_pipeline.export_dir import ExportDir
+from data_pipeline.languages import same_pair
 from data_pipeline.pair_reader import sha256
 from data_pipeline.vocabulary_folder import VocabularyFolder
 from rnnsearch_tf.layers.initializers import restored_weights
@@ -64,12 +65,12 @@ class ModelDir(VocabularyFolder):
                 f"{self.vocabulary_file(side)} and {other.vocabulary_file(side)} differ: the models of an ensemble "
                 "must be trained on the same data directory"
             )
-        languages = [
+        pairs = [
             {key: directory.read_data_info()[key] for key in ("source_language", "target_language")}
             for directory in (self, other)
         ]
-        if languages[0] != languages[1]:
-            raise ValueError(f"{self.path} and {other.path} translate different languages: {languages}")
+        if not same_pair(tuple(pairs[0].values()), tuple(pairs[1].values())):  # "cmn" is "zh" (`same_language`)
+            raise ValueError(f"{self.path} and {other.path} translate different languages: {pairs}")
 
     def read_data_info(self):
         return self.read_json(MODEL_DATA_FILE)
@@ -179,7 +180,8 @@ class ModelDir(VocabularyFolder):
         metadata = data_dir.read_metadata()
         pairs = [tuple(info.get(f"{side}_language") for side in ("source", "target"))
                  for info in (self.read_data_info(), metadata)]
-        if pairs[0] != pairs[1] and None not in pairs[0] + pairs[1]:  # a folder that names no languages is not judged
+        # A folder that names no languages is not judged; a variety agrees with its language ("cmn", "zh").
+        if not same_pair(*pairs) and None not in pairs[0] + pairs[1]:
             raise ValueError(f"{self.path} translates {' -> '.join(map(str, pairs[0]))} but {data_dir.path} holds "
                              f"{' -> '.join(map(str, pairs[1]))}: train it on its own language pair's data, or start "
                              "a new --model_dir")
