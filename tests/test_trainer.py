@@ -281,6 +281,16 @@ def test_two_cpu_replicas_match_one_replica(toy_data, tmp_path):
     assert "--cpu_replicas=2" in flags_text and f"--model_dir={tmp_path / 'two'}" in flags_text
 
 
+@pytest.mark.large
+def test_a_batch_size_the_replicas_cannot_share_is_refused_naming_the_flag(toy_data, tmp_path):
+    command = [sys.executable, "-m", "rnnsearch_tf.train", f"--data_dir={toy_data}", f"--model_dir={tmp_path / 'm'}",
+               "--batch_size=33", "--cpu_replicas=2", *[f"--{name}={value}" for name, value in TINY_MODEL.items()]]
+    result = preimported.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 1 and result.stderr.splitlines()[-1] == (
+        "error: --batch_size=33 is not divisible by the 2 replicas (1 worker(s) of 2 each), which share every "
+        "minibatch equally: make it a multiple of that")
+
+
 def test_nonfinite_updates_are_skipped_then_training_stops_clearly(toy_data, tmp_path):
     config = training_config(toy_data, tmp_path / "diverge", learning_rate=float("inf"), max_nonfinite_steps=3)
     # The first update (finite loss and gradient) makes the weights non-finite, the next 3 are skipped.
@@ -402,6 +412,26 @@ def test_a_resumed_run_measures_dev_bleu_on_the_same_sentences(toy_data, tmp_pat
     state_file.write_text(json.dumps({name: value for name, value in state.items() if name != "dev_bleu_sentences"}))
     resumed = make_trainer(model_config(toy_data), dataclasses.replace(config, train_steps=4)).train()
     assert resumed["step"] == 4 and json.loads(state_file.read_text())["dev_bleu_sentences"] == 8
+
+
+def test_a_resumed_run_keeps_its_dev_split_and_number_of_workers(toy_data, tmp_path):
+    """Another --dev_split judged other sentences' BLEU against the recorded best; another number of workers read
+    one worker's data position into a pipeline of another share of the shards."""
+    config = training_config(toy_data, tmp_path / "run", train_steps=2, validate_every=2, dev_bleu_sentences=8)
+    make_trainer(model_config(toy_data), config).train()
+    state_file = tmp_path / "run" / "training_state.json"
+    state = json.loads(state_file.read_text())
+    assert (state["dev_split"], state["workers"]) == (config.dev_split, 1)
+    state_file.write_text(json.dumps(dict(state, dev_split="newstest")))  # the toy data has one dev split
+    with pytest.raises(ValueError, match=rf"^--dev_split={config.dev_split}: {tmp_path / 'run'} measured dev BLEU on "
+                                         r"the newstest split .* resume with --dev_split=newstest, or continue its "
+                                         r"weights in a new --model_dir with --init_from="):
+        make_trainer(model_config(toy_data), dataclasses.replace(config, train_steps=4))
+    state_file.write_text(json.dumps(dict(state, workers=2)))
+    with pytest.raises(ValueError, match=rf"^--model_dir={tmp_path / 'run'} was trained by 2 worker\(s\) "
+                                         r"\(training_state.json of worker 0\), this run has 1 \(TF_CONFIG\).* "
+                                         r"--init_from=.*:latest --reset_optim=keep_states"):
+        make_trainer(model_config(toy_data), dataclasses.replace(config, train_steps=4)).train()
 
 
 def test_a_run_stopped_before_its_first_validation_keeps_its_optimizer(toy_data, tmp_path):

@@ -30,7 +30,7 @@ RESET = ("Collective ops is aborted by: recvmsg:Connection reset by peer\nAdditi
 def test_one_process_is_one_worker_and_the_chief():
     workers = Workers(tf.distribute.MirroredStrategy(["/cpu:0"]))
     assert (workers.count, workers.index, workers.is_chief) == (1, 0, True)
-    assert workers.steps(40) == [40]
+    assert workers.gather([40, 1]) == [[40, 1]]
     assert workers.lost_worker_error(tf.errors.UnavailableError(None, None, HEARTBEATS), 40, None) is None
 
 
@@ -38,7 +38,8 @@ def test_the_lost_worker_is_named_with_its_address_and_how_to_resume():
     error = lost_worker_error(HEARTBEATS, TASKS, 0, 37, "m/checkpoints/ckpt-30")
     assert isinstance(error, LostWorkerError) and "\n" not in str(error)
     assert str(error).startswith("worker 1 (127.0.0.1:2001) of the cluster in TF_CONFIG was lost at step 37 ")
-    assert str(error).endswith("resume from the newest checkpoint (m/checkpoints/ckpt-30)")
+    assert str(error).endswith("resume from the newest checkpoint that every worker has (this worker's newest: "
+                               "m/checkpoints/ckpt-30)")
     chief = lost_worker_error(RESET, TASKS, 1, 41, None)
     assert str(chief).startswith("worker 0 (127.0.0.1:2000) of the cluster in TF_CONFIG was lost at step 41 ")
     assert "none yet: from the start" in str(chief)
@@ -164,7 +165,8 @@ def test_a_killed_worker_stops_the_other_in_one_line_and_both_resume(toy_data, t
     message = stderr.strip().splitlines()[-1]
     assert message.startswith("error: worker 1 (127.0.0.1:") and " of the cluster in TF_CONFIG was lost at step " in message
     newest = _newest_step(model_dir / "checkpoints")
-    assert message.endswith(f"resume from the newest checkpoint ({model_dir / 'checkpoints' / f'ckpt-{newest}'})")
+    assert message.endswith(f"resume from the newest checkpoint that every worker has (this worker's newest: "
+                            f"{model_dir / 'checkpoints' / f'ckpt-{newest}'})")
     # As if the kill had cut the worker's last save short: its newest checkpoint does not read, and the chief
     # must go back to the step before it too.
     worker_checkpoints = model_dir / "workers" / "1" / "checkpoints"

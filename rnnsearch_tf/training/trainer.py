@@ -84,6 +84,12 @@ class Trainer:
         self.strategy = strategy
         self.search_config = search_config
         self.workers = Workers(strategy)
+        if training_config.batch_size % strategy.num_replicas_in_sync:
+            raise ValueError(
+                f"--batch_size={training_config.batch_size} is not divisible by the {strategy.num_replicas_in_sync} "
+                f"replicas ({self.workers.count} worker(s) of {strategy.num_replicas_in_sync // self.workers.count}"
+                " each), which share every minibatch equally: make it a multiple of that"
+            )
         self.folders = TrainingFolders(training_config, model.config, self.workers.index)
         self.early_stopping = EarlyStopping(training_config.patience, training_config.decay_patience,
                                             training_config.learning_rate_decay, training_config.select_by)
@@ -207,10 +213,17 @@ class Trainer:
         score it judges against is of the recorded subset. A run recorded without it resumes."""
         if self.validator is None:  # a run that does not validate judges nothing
             return
-        recorded = (self.folders.worker_dir.read_training_state() or {}).get("dev_bleu_sentences")
-        sentences = self.dev_bleu_sentences
+        state = self.folders.worker_dir.read_training_state() or {}
+        recorded, sentences = state.get("dev_bleu_sentences"), self.dev_bleu_sentences
+        path = self.folders.model_dir.path
+        if state.get("dev_split", self.config.dev_split) != self.config.dev_split:
+            raise ValueError(
+                f"--dev_split={self.config.dev_split}: {path} measured dev BLEU on the {state['dev_split']} split "
+                f"({self.folders.worker_dir.training_state_file}), this run would on other sentences, against the best "
+                f"of those; resume with --dev_split={state['dev_split']}, or continue its weights in "
+                f"{self.folders.new_model_dir_from_latest()}"
+            )
         if recorded is not None and recorded != sentences:
-            path = self.folders.model_dir.path
             raise ValueError(
                 f"--dev_bleu_sentences={self.config.dev_bleu_sentences or 0}: {path} measured dev BLEU on "
                 f"{recorded} dev sentences ({self.folders.worker_dir.training_state_file}), this run would on "
@@ -279,13 +292,41 @@ class Trainer:
         """Workers killed at different moments may hold newest checkpoints of different steps (one finished a
         save that another did not): every worker resumes from the oldest of those steps. Returns the path
         this worker resumed from."""
-        steps = self.workers.steps(self.step)
+        recorded = (self.folders.worker_dir.read_training_state() or {}).get("workers", 0)  # 0: not recorded
+        rows = self.workers.gather([self.step, recorded])
+        self._check_same_workers(rows)
+        steps = [step for step, _ in rows]
         if min(steps) == self.step:
             return resumed_from
         path = self.checkpointing.restore_step(min(steps))
         logging.warning("the workers' newest checkpoints are of steps %s: resuming from %s, the newest step "
                         "every worker has", steps, path)
         return path
+
+    def _check_same_workers(self, rows):
+        """Raises ValueError, on every worker, when a run resumes with another number of workers than wrote its
+        checkpoints: each worker's checkpoint holds the data position of its own share of the shards. Seen in the
+        count training_state.json records (`rows`: every worker's step and recorded count, 0 where none), or in a
+        worker without checkpoints beside one with (a model directory of fewer workers, or a worker machine
+        replaced: its `workers/N` gone). A run recorded without the count resumes as before."""
+        count, steps = self.workers.count, [step for step, _ in rows]
+        remedy = f"resume with as many workers, or continue its weights in {self.folders.new_model_dir_from_latest()}"
+        recorded = [(index, workers) for index, (_, workers) in enumerate(rows) if workers not in (0, count)]
+        if recorded:
+            index, workers = recorded[0]
+            raise ValueError(
+                f"--model_dir={self.folders.model_dir.path} was trained by {workers} worker(s) (training_state.json "
+                f"of worker {index}), this run has {count} (TF_CONFIG): each worker's "
+                f"checkpoints hold the data position of its own share of the shards; {remedy}"
+            )
+        missing = [index for index, step in enumerate(steps) if step == 0]
+        if missing and max(steps):
+            raise ValueError(
+                f"--model_dir={self.folders.model_dir.path}: worker(s) {', '.join(map(str, missing))} of TF_CONFIG "
+                f"have no checkpoint of it, worker(s) with one are at step {max(steps)}: it was trained by fewer "
+                f"workers, or a worker's {self.folders.model_dir.path}/workers/N is gone (a machine replaced); "
+                f"{remedy}"
+            )
 
     def _loop(self):
         """Appendix B.2: read a minibatch and update on it; every so many updates log, validate (early
@@ -423,6 +464,8 @@ class Trainer:
             "learning_rate": learning_rate,
             "optimizer": self.config.optimizer,  # a resumed run must keep it (`TrainingFolders`)
             "dev_bleu_sentences": self.dev_bleu_sentences,  # and measure on these
+            "dev_split": self.config.dev_split,  # of this split
+            "workers": self.workers.count,  # and resume with as many workers (`_check_same_workers`)
         })
         self.checkpointing.save(step)  # last: this step is complete
         return self.early_stopping.should_stop()

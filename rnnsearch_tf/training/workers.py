@@ -47,12 +47,13 @@ class Workers:
     def is_chief(self):
         return self.index == 0
 
-    def steps(self, step):
-        """The step of every worker (a collective op: all workers call it together), in worker order."""
+    def gather(self, values):
+        """The integers `values` of every worker (a collective op: all workers call it together), in worker order."""
         if self.count == 1:
-            return [step]
-        value = self.strategy.run(lambda: tf.constant([step], tf.int64))  # [1] per worker
-        return [int(each) for each in self.strategy.gather(value, axis=0).numpy()]
+            return [list(values)]
+        value = self.strategy.run(lambda: tf.constant([values], tf.int64))  # [1, len(values)] per replica
+        rows = [[int(each) for each in row] for row in self.strategy.gather(value, axis=0).numpy()]
+        return rows[::len(rows) // self.count]  # one row per worker
 
     def lost_worker_error(self, error, step, checkpoint):
         """`LostWorkerError` for a `tf.errors.OpError` of a collective op that another worker's loss caused,
@@ -74,5 +75,6 @@ def lost_worker_error(message, tasks, index, step, checkpoint):
     first_line = message.strip().splitlines()[0][:200]
     return LostWorkerError(
         f"{who} of the cluster in TF_CONFIG was lost at step {step} ({first_line}); start the same command on "
-        f"every worker again to resume from the newest checkpoint ({checkpoint or 'none yet: from the start'})"
+        f"every worker again to resume from the newest checkpoint that every worker has (this worker's newest: "
+        f"{checkpoint or 'none yet: from the start'})"
     )
