@@ -161,6 +161,8 @@ def _extras():
     return metadata("rnnsearch-tf").get_all("Provides-Extra")
 
 
+# large: two fresh command processes; the default suite makes the one-line error without MeCab (above)
+@pytest.mark.large
 def test_train_and_evaluate_stop_before_any_work_without_mecab(tmp_path):
     """A Japanese target's scorer is made before a model folder is written (train) or a test set decoded
     (evaluate): before, train left a half-written model folder and evaluate failed after decoding everything."""

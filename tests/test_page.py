@@ -837,6 +837,9 @@ def _lefts(nodes):
     return [node.rect["x"] for node in nodes]
 
 
+# large: two tiny exports of their own (35 s); the default suite's page tests cover left-to-right pages, and
+# `directionOf` (page.js) reads the browser's locale data
+@pytest.mark.large
 def test_right_to_left_languages_are_written_right_to_left_and_the_glossary_hint_names_the_languages(
         browser, right_to_left_servers, tmp_path):
     from selenium.webdriver.common.by import By

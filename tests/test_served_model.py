@@ -178,6 +178,8 @@ def test_a_missing_base_path_keeps_what_is_loaded_and_is_logged_once_each_way(st
     model.close()
 
 
+# large: a poll loop of its own (7 s); the default suite reads such names in tests/test_export_dir.py
+@pytest.mark.large
 def test_a_folder_name_that_is_no_ascii_number_is_not_a_version(staged, tmp_path):
     copy_version(staged, 1, tmp_path)
     os.rename(copy_version(staged, 2, tmp_path), tmp_path / "\u00b2")  # str.isdigit, but int() fails

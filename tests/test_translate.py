@@ -327,6 +327,9 @@ def test_replace_unk_is_refused_for_a_model_without_attention(model_dir, tmp_pat
     assert len(stdout.splitlines()) == 1
 
 
+# large: an export of its own and a fresh process (19 s); the default suite refuses --replace_unk for an RNNencdec
+# model directory (above) and reads an export's recorded uses_attention (tests/test_batch_translator.py)
+@pytest.mark.large
 def test_replace_unk_is_refused_for_an_export_without_attention(tmp_path):
     """The export records whether its model attends (`uses_attention` of its settings): --saved_model of an RNNencdec
     export was taken to attend, and --replace_unk wrote the first source word for every <unk>."""
