@@ -263,6 +263,9 @@ def _saved_variables(version_path):
             if dtype != tf.string}
 
 
+# large: an export of its own (23 s); the default suite translates with int8 weights in-process
+# (tests/test_quantization.py, tests/test_decoding_model.py) and checks the export's float32 signatures here
+@pytest.mark.large
 def test_an_int8_export_saves_int8_matrices_only_and_translates_as_its_translator(exported, fresh_process, tmp_path):
     model_dir, _, float32_path = exported
     translator = Translator.from_model_dir(model_dir, quantize="int8", **SEARCH_OPTIONS)

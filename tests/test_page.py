@@ -596,6 +596,9 @@ def test_a_model_without_attention_shows_a_note_instead_of_a_heatmap(browser, en
     assert not section.find_elements(By.CSS_SELECTOR, ".source-tokens .token.aligned")
 
 
+# large: a second version exported and loaded while the page is open (30 s); the default suite switches versions
+# under requests (tests/test_served_model.py) and names the model in the page here (test_page_files_headers_...)
+@pytest.mark.large
 def test_a_new_version_refreshes_the_model_line_and_settings_when_it_answers(browser, servable, tmp_path,
                                                                            tmp_path_factory):
     """The page follows the X-Model-Version of each answer: version 2 (another n-best size and length

@@ -108,6 +108,9 @@ def test_64_sentences_from_32_threads_each_get_their_own_translation(export_dir,
                                    err_msg=sentence)
 
 
+# large: an export of its own (27 s); the default suite caps batching at an export's maximum_batch_size
+# (tests/test_batching.py) and translates through an export of maximum_batch_size=1 (tests/test_batch_translator.py)
+@pytest.mark.large
 def test_an_export_of_one_sentence_a_request_warms_up_and_serves_batched_requests(tmp_path_factory, tmp_path):
     from rnnsearch_tf.inference.translator import Translator
 
