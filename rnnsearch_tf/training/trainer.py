@@ -108,8 +108,10 @@ class Trainer:
         self.validator = self._make_validator()  # checks the dev split's text and the search
         # The dev sentences BLEU is measured on, which a resumed run must keep (`_check_same_dev_bleu_sentences`).
         self.dev_bleu_sentences = len(self.validator.sources) if self.validator is not None else None
-        self._check_same_dev_bleu_sentences()
         self.folders.prepare_model_dir()  # every check passed: a new model directory is written from here on
+        # After the model directory's own checks (another model, other vocabularies: the first thing to say); a
+        # new model directory records nothing yet, so this refuses only a resumed one, which prepare wrote nothing to.
+        self._check_same_dev_bleu_sentences()
         self.summaries = TrainingSummaries(self.folders.model_dir, model, self.folders.is_chief)
         self.stop_request = StopRequest(enabled=False)  # `train` listens for SIGINT and SIGTERM
 
