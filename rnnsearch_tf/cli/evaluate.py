@@ -28,7 +28,6 @@ import os
 from absl import app, flags
 
 from data_pipeline import languages
-from data_pipeline.text_codec import codec_descriptions
 from rnnsearch_tf.cli import folder_flags, search_flags
 from rnnsearch_tf.evaluation.corpus_scores import scorers
 from rnnsearch_tf.evaluation.plots import plot_bleu_by_length, plot_learning_curves
@@ -78,9 +77,9 @@ def _averaged(model_dir, checkpoint):
 
 
 def check_one_pair(model_dirs):
-    """Raises ValueError in one line when two of `model_dirs` translate different language pairs (each model's
-    data.json; an ensemble's first member speaks for it, `Translator` checks the others): one --source and
-    --reference are the text of one pair."""
+    """The (source, target) language codes of the first of `model_dirs`; raises ValueError in one line when two of
+    them translate different language pairs (each model's data.json; an ensemble's first member speaks for it,
+    `Translator` checks the others): one --source and --reference are the text of one pair."""
     pairs = {}
     for model_dir in model_dirs:
         data_info = ModelDir(ModelDir.split(model_dir)[0]).read_data_info()
@@ -91,6 +90,7 @@ def check_one_pair(model_dirs):
                               for model_dir, pair in pairs.items())
         raise ValueError(f"--model_dir: the models translate different language pairs ({described}): --source and "
                          "--reference are one pair's text, evaluate each pair's models apart")
+    return first
 
 
 def _name(code):
@@ -109,9 +109,8 @@ def main(argv):
         raise app.UsageError(f"--source {input_name(_SOURCE.value)} has no lines: nothing to evaluate")
     search_flags.refuse_given([flags.FLAGS["num_hypotheses"]], "by evaluate: it scores each sentence's best "
                               "translation (rnnsearch translate --output_format=nbest writes the n-best lists)")
-    check_one_pair(_MODEL_DIR.value)
-    first_model = ModelDir(ModelDir.split(_MODEL_DIR.value[0])[0])  # one pair: its target is every model's
-    scorers(codec_descriptions(first_model.read_data_info())["target"]["language"])  # MeCab, before any decoding
+    _, target_language = check_one_pair(_MODEL_DIR.value)
+    scorers(target_language)  # MeCab, before any decoding
     workers = search_flags.decode_workers()
     unk_dictionary = search_flags.UNK_DICTIONARY.value
     evaluator = Evaluator(

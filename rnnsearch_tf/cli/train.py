@@ -17,7 +17,6 @@ from absl import app
 from absl import logging
 
 from data_pipeline.data_dir import DataDir
-from data_pipeline.text_codec import codec_descriptions
 from rnnsearch_tf.cli.config_flags import config_from_flags, define_config_flags, write_flagfile
 from rnnsearch_tf.evaluation.corpus_scores import scorers
 from rnnsearch_tf.inference.search_config import SearchConfig
@@ -51,7 +50,7 @@ def main(argv):
         metadata = DataDir(_TRAINING_FLAGS["data_dir"].value).read_metadata()
     except FileNotFoundError as error:
         raise app.UsageError(f"{error}; build the data first") from error
-    scorers(codec_descriptions(metadata)["target"]["language"])  # dev BLEU's tokenizer (MeCab), before any writing
+    scorers(metadata["target_language"])  # dev BLEU's tokenizer (MeCab), before any writing
     vocabularies = metadata["vocabularies"]
     model_config = config_from_flags(
         ModelConfig,

@@ -8,6 +8,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from rnnsearch_tf.training.checkpointing import checkpoint_step
+
 
 def checkpoints_to_average(model_dir, source="latest", count=5):
     """The newest `count` checkpoint paths of `model_dir` (a `ModelDir`), oldest first.
@@ -53,13 +55,13 @@ def average_checkpoints(model_dir, checkpoint_paths, source=None):
             total += keras.ops.convert_to_numpy(variable)
     for total, variable in zip(totals, weights):
         variable.assign(total / len(checkpoint_paths))
-    number = int(checkpoint_paths[-1].rsplit("-", 1)[-1])
+    number = checkpoint_step(checkpoint_paths[-1])
     # The earlier average goes first: TensorFlow rewrites a checkpoint of the same name in place, so a kill during
     # that save left one that did not read; now it leaves none, which `translate` names, and no `*_temp*` folder.
     shutil.rmtree(model_dir.averaged_checkpoint_dir, ignore_errors=True)
     manager = tf.train.CheckpointManager(tf.train.Checkpoint(model=model), model_dir.averaged_checkpoint_dir, 1)
     path = manager.save(checkpoint_number=number)
-    checkpoints = [dict(path=os.fspath(checkpoint), step=int(os.fspath(checkpoint).rsplit("-", 1)[-1]))
+    checkpoints = [dict(path=os.fspath(checkpoint), step=checkpoint_step(checkpoint))
                    for checkpoint in checkpoint_paths]
     with open(model_dir.averaging_file, "w", encoding="utf-8") as stream:
         json.dump(dict(checkpoint=path, source=source, count=len(checkpoints), checkpoints=checkpoints), stream,

@@ -173,6 +173,11 @@ def _all_finite(values):
     return all(np.isfinite(array).all() for dtype, array in values if tf.as_dtype(dtype).is_floating)
 
 
+def checkpoint_step(path):
+    """The update a checkpoint `path` (`.../ckpt-N`) was saved after: N."""
+    return int(os.fspath(path).rsplit("-", 1)[-1])
+
+
 def is_of_step(path, step):
     """Whether the checkpoint `path` (`.../ckpt-N`, or None) is the one of `step`."""
     return path is not None and path.endswith(f"-{step}")

@@ -6,7 +6,7 @@ import tensorflow as tf
 
 from rnnsearch_tf.models.model_config import ModelConfig
 from rnnsearch_tf.models.model_dir import ModelDir
-from rnnsearch_tf.training.checkpointing import saved_object_names
+from rnnsearch_tf.training.checkpointing import checkpoint_step, saved_object_names
 
 PARENT_CHECKPOINTS = ("best", "latest", "averaged")
 # OpenNMT-py's `-reset_optim` values that keep this run's optimizer settings: "all" starts a fresh optimizer,
@@ -52,7 +52,7 @@ class ParentModel:
         in_best = os.path.dirname(os.path.normpath(self.checkpoint_path)) == os.path.normpath(
             self.model_dir.best_checkpoint_dir)
         self.checkpoint = "latest" if self.requested == "best" and not in_best else self.requested
-        self.step = int(self.checkpoint_path.rsplit("-", 1)[-1])  # ckpt-N is saved after update N
+        self.step = checkpoint_step(self.checkpoint_path)
 
     @staticmethod
     def split(init_from):
