@@ -6,6 +6,7 @@ import math
 import os
 import pathlib
 import re
+import shutil
 import signal
 import sys
 import time
@@ -430,6 +431,13 @@ def test_a_resumed_run_keeps_its_dev_split_and_number_of_workers(toy_data, tmp_p
     state_file.write_text(json.dumps(dict(state, workers=2)))
     with pytest.raises(ValueError, match=rf"^--model_dir={tmp_path / 'run'} was trained by 2 worker\(s\) "
                                          r"\(training_state.json of worker 0\), this run has 1 \(TF_CONFIG\).* "
+                                         r"--init_from=.*:latest --reset_optim=keep_states"):
+        make_trainer(model_config(toy_data), dataclasses.replace(config, train_steps=4)).train()
+    # A run of two workers that never validated records no count: worker 1's checkpoints name it.
+    state_file.unlink()
+    shutil.copytree(tmp_path / "run" / "checkpoints", tmp_path / "run" / "workers" / "1" / "checkpoints")
+    with pytest.raises(ValueError, match=rf"^--model_dir={tmp_path / 'run'} was trained by 2 or more workers \(its "
+                                         r"workers/1 holds checkpoints\), this run has 1 \(TF_CONFIG\).* "
                                          r"--init_from=.*:latest --reset_optim=keep_states"):
         make_trainer(model_config(toy_data), dataclasses.replace(config, train_steps=4)).train()
 

@@ -65,12 +65,11 @@ class ModelDir(VocabularyFolder):
                 f"{self.vocabulary_file(side)} and {other.vocabulary_file(side)} differ: the models of an ensemble "
                 "must be trained on the same data directory"
             )
-        pairs = [
-            {key: directory.read_data_info()[key] for key in ("source_language", "target_language")}
-            for directory in (self, other)
-        ]
-        if not same_pair(tuple(pairs[0].values()), tuple(pairs[1].values())):  # "cmn" is "zh" (`same_language`)
-            raise ValueError(f"{self.path} and {other.path} translate different languages: {pairs}")
+        pairs = [tuple(directory.read_data_info()[key] for key in ("source_language", "target_language"))
+                 for directory in (self, other)]
+        if not same_pair(*pairs):  # "cmn" is "zh" (`same_language`)
+            raise ValueError(f"{self.path} and {other.path} translate different languages: "
+                             f"{'-'.join(pairs[0])} and {'-'.join(pairs[1])}")
 
     def read_data_info(self):
         return self.read_json(MODEL_DATA_FILE)
@@ -118,6 +117,15 @@ class ModelDir(VocabularyFolder):
     def worker_dir(self, index):
         """The folder of a non-chief worker's own files (workers/N) in a multi-worker run."""
         return self.file(os.path.join("workers", str(index)))
+
+    def workers_with_checkpoints(self):
+        """The indices N of the workers/N folders that hold a checkpoint (a multi-worker run's other workers)."""
+        indices = []
+        for name in os.listdir(self.file("workers")) if os.path.isdir(self.file("workers")) else []:
+            folder = ModelDir(self.worker_dir(name))
+            if name.isdigit() and tf.train.latest_checkpoint(folder.checkpoint_dir):
+                indices.append(int(name))
+        return sorted(indices)
 
     @property
     def averaged_checkpoint_dir(self):

@@ -310,7 +310,8 @@ class Trainer:
         checkpoints: each worker's checkpoint holds the data position of its own share of the shards. Seen in the
         count training_state.json records (`rows`: every worker's step and recorded count, 0 where none), or in a
         worker without checkpoints beside one with (a model directory of fewer workers, or a worker machine
-        replaced: its `workers/N` gone). A run recorded without the count resumes as before."""
+        replaced: its `workers/N` gone), or in a `workers/N` with checkpoints beyond this run's workers (a run of
+        more workers that never validated records no count). A run recorded without the count resumes as before."""
         count, steps = self.workers.count, [step for step, _ in rows]
         remedy = f"resume with as many workers, or continue its weights in {self.folders.new_model_dir_from_latest()}"
         recorded = [(index, workers) for index, (_, workers) in enumerate(rows) if workers not in (0, count)]
@@ -319,6 +320,13 @@ class Trainer:
             raise ValueError(
                 f"--model_dir={self.folders.model_dir.path} was trained by {workers} worker(s) (training_state.json "
                 f"of worker {index}), this run has {count} (TF_CONFIG): each worker's "
+                f"checkpoints hold the data position of its own share of the shards; {remedy}"
+            )
+        more = [index for index in self.folders.model_dir.workers_with_checkpoints() if index >= count]
+        if more and max(steps):
+            raise ValueError(
+                f"--model_dir={self.folders.model_dir.path} was trained by {more[-1] + 1} or more workers (its "
+                f"workers/{more[-1]} holds checkpoints), this run has {count} (TF_CONFIG): each worker's "
                 f"checkpoints hold the data position of its own share of the shards; {remedy}"
             )
         missing = [index for index, step in enumerate(steps) if step == 0]
