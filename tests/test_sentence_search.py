@@ -73,3 +73,20 @@ def test_a_shortlist_is_refused_without_one_or_for_an_ensemble(model):
         SentenceSearch(Ensemble([model, model]), config, 3, shortlist)
     with pytest.raises(ValueError, match="source words"):
         SentenceSearch(model, config, 3, Shortlist([[0]] * 3, [4]))
+
+
+def test_a_sentences_samples_do_not_depend_on_the_sentences_beside_it(model):
+    """`--sampling_seed` gives a sentence the same samples in a batch of one, in a batch of others and in another
+    order (`--batch_size`, `--decode_workers`, a server's batches), from the hash of its ids; other sentences
+    and other seeds get others."""
+    def samples(rows, seed=7):
+        config = SearchConfig(sampling=True, num_samples=6, sampling_seed=seed)
+        return SentenceSearch(model, config, num_alternatives=0)(tf.ragged.constant(rows))["ids"].numpy()
+
+    alone = samples([[4, 5, 6]])[0]
+    assert len({ids.tobytes() for ids in alone}) > 1  # the samples differ
+    np.testing.assert_array_equal(samples([[7, 8], [9, 4, 5, 6, 7], [4, 5, 6]])[2][:, :alone.shape[1]], alone)
+    np.testing.assert_array_equal(samples([[4, 5, 6], [7, 8]])[0][:, :alone.shape[1]], alone)
+    assert not np.array_equal(samples([[4, 5, 6]], seed=8)[0], alone)
+    twice = samples([[4, 5, 6], [4, 5, 6, 7]])
+    assert not np.array_equal(twice[0], twice[1][:, :twice[0].shape[1]])

@@ -36,7 +36,8 @@ class SearchConfig:
         num_samples: translations drawn per sentence with sampling.
         sampling_temperature: temperature of the sampling distribution, above 0 (below 1 sharpens it towards
             the most probable word, above 1 flattens it).
-        sampling_seed: seed of the sampling draws (the same seed gives the same samples).
+        sampling_seed: seed of the sampling draws: with the same seed a sentence gets the same samples, whatever
+            the batch, worker or request it comes in (`Sampler`, keyed by the hash of its source ids).
         shortlist: decode each batch over the target words of the model directory's vocabulary shortlist
             only (`Shortlist`, written by `rnnsearch shortlist`), not the whole vocabulary. None (the
             default of translate, evaluate, score and export, and so of serve): the model directory's

@@ -19,6 +19,13 @@ def with_eos(rows, eos=constants.EOS_ID, padding=constants.PAD_ID):
     return with_end.to_tensor(default_value=padding)
 
 
+def sentence_keys(token_ids):
+    """Ragged source ids `[batch, None]` -> int64 `[batch]`, a hash of each sentence's ids: the key of its draws
+    (`Sampler`), so that a sentence gets the same samples whatever batch, worker or request it comes in."""
+    text = tf.strings.reduce_join(tf.strings.as_string(token_ids), axis=1, separator=" ")  # [batch]
+    return tf.strings.to_hash_bucket_fast(text, 2**63 - 1)
+
+
 class SentenceSearch:
     """Searches translations of source ids with `search_config`'s strategy, in TensorFlow ops.
 
@@ -82,6 +89,8 @@ class SentenceSearch:
         if constraint_ids is not None:
             names += ["constraints_met"]
             options = dict(constraint_ids=tf.cast(constraint_ids, tf.int32))
+        if self.search_config.sampling:
+            options["sentence_keys"] = sentence_keys(token_ids)
 
         def search():
             maximum_lengths = self.search_config.maximum_target_length(source_lengths)  # [batch]
