@@ -25,3 +25,7 @@ def test_dropout_acts_in_training_only(model_class):
     assert np.all(np.isfinite(first.numpy()))
     assert not np.allclose(first.numpy(), inference.numpy())
     assert not np.allclose(first.numpy(), second.numpy())  # a new mask every call
+    # Keras's own call in training (`model(x, training=True)`, `fit`) applies it too.
+    called = with_dropout((source_ids, target_ids), training=True).numpy()
+    assert not np.allclose(called, inference.numpy()) and not np.allclose(called, first.numpy())
+    np.testing.assert_allclose(with_dropout((source_ids, target_ids)).numpy(), inference.numpy(), atol=1e-6)

@@ -134,6 +134,8 @@ def test_misuse_raises_clear_errors():
         model.token_log_probs([5, 6, 2], [[4, 2]])
     with pytest.raises(ValueError, match=r"target_ids holds id 19 .* vocabulary has 19 entries"):
         model.token_log_probs([[5, 6, 2]], [[19, 2]])
+    with pytest.raises(ValueError, match=r"^source_ids holds id -1: token ids are from 0 \(padding\) up$"):
+        model.token_log_probs([[-1, 5, 2]], [[3, 2]])
     with pytest.raises(ValueError, match="integer token ids"):
         model.token_log_probs(tf.constant([[5.0, 2.0]]), [[4, 2]])
     with pytest.raises(TypeError, match="needs a ModelConfig"):

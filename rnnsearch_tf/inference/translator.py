@@ -37,9 +37,11 @@ class Translator(tf.Module):
     `translate_prefix` translates with the start of each translation given (interactive translation).
 
     `translate`, `translate_prefix`, `translate_ids` and `score` are `tf.function`s with named
-    `TensorSpec`s: the same object answers the Python path and, saved with `tf.saved_model.save` under
-    the names of `serving_signatures` (the one list of
-    the SavedModel's signatures; `serving/export.py` saves it), TensorFlow Serving. They are
+    `TensorSpec`s: the same object answers the Python path and, saved under the names of
+    `serving_signatures` (the one list of the SavedModel's signatures), TensorFlow Serving: save it with
+    `serving.export.export(translator, export_dir)`, which passes the `tf.saved_model.SaveOptions` it needs
+    (a plain `tf.saved_model.save` of it, or Keras's `model.export`, fails on the gated unit's custom gradient:
+    `experimental_custom_gradients=False` saves the forward pass only). They are
     traced without AutoGraph: all control flow below them is written as `tf.cond` and `tf.while_loop`,
     and converting the search code's Python source would cost most of a command's start-up. Every search
     option is fixed at construction. Every output is a dense tensor; strings are padded with "" and

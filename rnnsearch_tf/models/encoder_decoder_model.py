@@ -95,8 +95,10 @@ class EncoderDecoderModel(keras.Model):
         if not ids.dtype.is_integer:
             raise ValueError(f"{name} must hold integer token ids, got dtype {ids.dtype.name}")
         if tf.executing_eagerly() and tf.size(ids) > 0:
-            largest = int(tf.reduce_max(ids))
-            if largest >= vocab_size or int(tf.reduce_min(ids)) < 0:
+            largest, smallest = int(tf.reduce_max(ids)), int(tf.reduce_min(ids))
+            if smallest < 0:
+                raise ValueError(f"{name} holds id {smallest}: token ids are from 0 (padding) up")
+            if largest >= vocab_size:
                 raise ValueError(
                     f"{name} holds id {largest} but the model's vocabulary has {vocab_size} entries: "
                     "the vocabulary files and ModelConfig disagree (rebuild the data or fix "
@@ -119,11 +121,13 @@ class EncoderDecoderModel(keras.Model):
         )  # y_{i-1}: [batch, tgt_len]
         return self.decoder(previous_ids, self.encoder_outputs(source_ids, training), training=training)
 
-    def call(self, inputs):
+    def call(self, inputs, training=False):
+        """`(source_ids, target_ids)` or a dict of them -> the logits of `teacher_forcing`, with the model's dropout
+        where Keras calls it in training (`model(x, training=True)`, `fit`)."""
         if isinstance(inputs, dict):
             inputs = (inputs["source_ids"], inputs["target_ids"])
         source_ids, target_ids = inputs
-        return self.teacher_forcing(source_ids, target_ids)[0]
+        return self.teacher_forcing(source_ids, target_ids, training=training)[0]
 
     def token_log_probs(self, source_ids, target_ids):
         """log p(y_i | y_<i, x): float32 `(batch, tgt_len)`, 0.0 at padded target positions."""
