@@ -14,15 +14,16 @@ from rnnsearch_tf.search.search_helpers import batch_size_and_maximum_lengths
 class Sampler(IndependentSearch):
     """Draws `num_samples` independent translations per sentence, returned best-first.
 
-    Every sample starts from BOS and draws each next token from `softmax(log_probs / temperature)`
-    (Gumbel-max: the argmax of the tempered logits plus Gumbel noise) with stateless random ops seeded by
-    `(seed, sentence key, sample, step)`, one row at a time: a sentence's samples depend on the seed, its key
-    and its own logits only, not on the rows beside it (their number, order, or the threads that share them),
-    so a call is reproducible, also inside `tf.function`. Forbidden tokens are never drawn and EOS is the only possible token at a sentence's
-    maximum length. The returned `log_probs` are those of the model itself (temperature 1), and the
-    samples of each sentence are sorted by `scores` (the log-probability, under the default
-    `length_normalization="none"`). Duplicate samples are kept. With `prefix_ids` every sample starts
-    with its sentence's prefix and is drawn after it (the draws of a step use the same seed either way).
+    Every sample starts from BOS and draws each next token from `softmax(log_probs / temperature)` by
+    inverse transform: the first token whose running sum of probabilities reaches a uniform draw of its row.
+    A row's draw is the FarmHash fingerprint (`tf.fingerprint`) of `(seed, sentence key, sample, step)`, made
+    one row at a time: a sentence's samples depend on the seed, its key and its own logits only, not on the rows
+    beside it (their number, order, or the threads that share them), so a call is reproducible, also inside
+    `tf.function` (not under XLA: `tf.fingerprint` has no XLA kernel). Forbidden tokens are never drawn and
+    EOS is the only possible token at a sentence's maximum length. The returned `log_probs` are those of the
+    model itself (temperature 1), and the samples of each sentence are sorted by `scores` (the log-probability,
+    under the default `length_normalization="none"`). Duplicate samples are kept. With `prefix_ids` every sample
+    starts with its sentence's prefix and is drawn after it (the draws of a step use the same seed either way).
 
     Args:
         symbols_to_logits_fn: as `SearchStrategy`, with `num_samples` hypotheses per sentence.
@@ -55,32 +56,24 @@ class Sampler(IndependentSearch):
         if sentence_keys is None:
             batch_size, _, _ = batch_size_and_maximum_lengths(initial_state, maximum_lengths)
             sentence_keys = tf.range(batch_size)
-        row_seeds = self._row_seeds(tf.cast(sentence_keys, tf.int64))  # [batch * num_samples, 2]
+        keys = tf.repeat(tf.cast(sentence_keys, tf.int64), self.num_samples)  # [batch * num_samples]
+        samples = tf.tile(tf.range(self.num_samples, dtype=tf.int64), tf.shape(sentence_keys))  # [batch * num_samples]
+        rows = tf.stack([tf.fill(tf.shape(keys), tf.constant(self.seed, tf.int64)), keys, samples], axis=1)
 
         def choose_ids(logits, step):
-            return self.choose_ids(logits, step, row_seeds)
+            return self.choose_ids(logits, step, rows)
 
         return self.search_independently(
             initial_state, maximum_lengths, self.num_samples, choose_ids, prefix_ids, num_alternatives
         )
 
-    def _row_seeds(self, sentence_keys):
-        """The seed of each sample's draws, from `seed`, its sentence's key and its index:
-        int64 `[batch]` -> `[batch * num_samples, 2]`, a sentence's samples adjacent."""
-        keys = tf.repeat(sentence_keys, self.num_samples)  # [batch * num_samples]
-        samples = tf.tile(tf.range(self.num_samples, dtype=tf.int64), tf.shape(sentence_keys))  # [batch * num_samples]
-        seed = tf.constant([self.seed, 0], tf.int64)
-        fold_in = tf.random.experimental.stateless_fold_in
-        return tf.vectorized_map(lambda row: fold_in(fold_in(seed, row[0]), row[1]), tf.stack([keys, samples], 1))
-
-    def choose_ids(self, logits, step, row_seeds):
-        """A draw from each row of `logits / temperature` `[batch, vocab]` -> int32 `[batch]`, row r's by
-        `row_seeds[r]` and `step` alone (Gumbel-max)."""
-        vocab_size = tf.shape(logits)[1]
-
-        def uniform(row_seed):  # [vocab] in (0, 1)
-            seed = tf.random.experimental.stateless_fold_in(row_seed, tf.cast(step, tf.int64))
-            return tf.random.stateless_uniform([vocab_size], seed, minval=1e-20, maxval=1.0)
-
-        gumbel = -tf.math.log(-tf.math.log(tf.vectorized_map(uniform, row_seeds)))  # [batch, vocab]
-        return tf.argmax(logits / self.temperature + gumbel, axis=-1, output_type=tf.int32)  # [batch]
+    def choose_ids(self, logits, step, rows):
+        """A draw from each row of `softmax(logits / temperature)` `[batch, vocab]` -> int32 `[batch]`, row r's
+        by the fingerprint of `rows[r]` (int64 `[batch, 3]`: seed, sentence key, sample) and `step` alone."""
+        steps = tf.fill([tf.shape(rows)[0], 1], tf.cast(step, tf.int64))  # [batch, 1]
+        bits = tf.bitcast(tf.fingerprint(tf.concat([rows, steps], axis=1)), tf.uint64)  # [batch]
+        uniform = tf.cast((tf.cast(bits, tf.float64) + 0.5) / 2.0**64, tf.float32)  # [batch] in (0, 1]
+        weights = tf.exp((logits - tf.reduce_max(logits, axis=-1, keepdims=True)) / self.temperature)  # [batch, vocab]
+        running = tf.math.cumsum(weights, axis=-1)  # [batch, vocab]: a forbidden token (weight 0) adds nothing
+        reached = tf.searchsorted(running, uniform[:, None] * running[:, -1:], side="left")  # [batch, 1]
+        return tf.cast(reached[:, 0], tf.int32)  # [batch]
