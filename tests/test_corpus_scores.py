@@ -150,7 +150,7 @@ def test_a_japanese_target_without_mecab_is_one_line_naming_the_extra(tmp_path):
     result = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, env=_without_mecab(tmp_path),
                             capture_output=True, text=True, timeout=120)
     assert result.stdout == ("target language 'ja': BLEU's tokenizer ja-mecab needs packages that are not installed: "
-                             "pip install -e '.[ja]' (docs/data.md)\n")
+                             "pip install 'rnnsearch-tf[ja]' (in a clone: pip install -e '.[ja]'; docs/data.md)\n")
     assert "ja" in _extras()  # the extra it names is the package's
     assert set(scorers("ja")) == set(METRICS)  # where MeCab is installed
 

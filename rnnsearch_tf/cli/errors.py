@@ -1,5 +1,5 @@
-"""A command's user error as one `error: ...` line and exit code 1, for `rnnsearch <command>` and for the
-commands that are also `python -m MODULE` outside `rnnsearch_tf/cli` (serving's export, serve and client).
+"""A command's user error as one `error: ...` line and exit code 1, for `rnnsearch <command>` and its
+`python -m rnnsearch_tf.COMMAND` forms (`cli.main.run_command`).
 
 A user error is one whose message says what to fix (a missing file, a bad value, a bad flag, training that
 diverged, a lost training worker); `--verbosity=1` (absl's flag) raises it with its traceback instead.

@@ -4,8 +4,8 @@
     rnnsearch train --flagfile=configs/multi30k_rnnsearch.flags --model_dir=work_dirs/multi30k_rnnsearch
     rnnsearch translate --model_dir=work_dirs/multi30k_rnnsearch < test.en > test.fr
 
-Each command is also `python -m MODULE` with the module named in `COMMANDS`; `rnnsearch COMMAND --help`
-lists its flags. A command prints its progress and results only: TensorFlow's start-up messages are
+`python -m rnnsearch_tf.train` (and `.translate`, `.score`, `.evaluate`, `.average_checkpoints`, `.shortlist`)
+is the command of that name; `rnnsearch COMMAND --help` lists its flags. A command prints its progress and results only: TensorFlow's start-up messages are
 hidden and a user error (a missing file, a bad value, a bad flag) ends in one `error: ...` line and exit
 code 1; `--verbosity=1` (absl's flag) shows TensorFlow's messages and the traceback too (without it,
 TensorFlow's native messages of the last command are in `NATIVE_LOG`, /tmp/rnnsearch-tf-UID.native.log).

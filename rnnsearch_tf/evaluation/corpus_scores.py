@@ -26,7 +26,8 @@ def bleu(target_language, sentence=False, lowercase=False):
     except RuntimeError as error:  # sacreBLEU's ja-mecab / ko-mecab without MeCab, raised when it is made
         extra = languages.base_language(target_language)
         raise ValueError(f"target language {target_language!r}: BLEU's tokenizer {tokenizer} needs packages that "
-                         f"are not installed: pip install -e '.[{extra}]' (docs/data.md)") from error
+                         f"are not installed: pip install 'rnnsearch-tf[{extra}]' (in a clone: pip install -e "
+                         f"'.[{extra}]'; docs/data.md)") from error
 
 
 def chrf(target_language, lowercase=False, word_order=0):
