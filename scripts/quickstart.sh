@@ -8,7 +8,8 @@
 # Settings (environment): RNNSEARCH_DATA (corpora; default ../shared/data beside the checkout),
 # QUICKSTART_DIR (outputs; default work_dirs), QUICKSTART_TRAIN_STEPS (train that many updates however
 # long they take, instead of the flagfile's 8 minutes),
-# QUICKSTART_PORT (gRPC port of the local server; default: a free port).
+# QUICKSTART_PORT (gRPC port of the local server; default: a free port), PYTHON (the interpreter that creates
+# .venv; default python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -17,23 +18,22 @@ export RNNSEARCH_DATA=${RNNSEARCH_DATA:-$(cd .. && pwd)/shared/data}
 STEP="starting"
 trap 'echo; echo "quickstart failed during: $STEP"; echo "$HINT"' ERR
 say() { STEP=$1; HINT=$2; echo; echo "==> $1"; }
+# Removes all but the newest $2 versions (folders named by integers) of the export base path $1, spaces and all.
+keep_newest() {
+  local versions=() i
+  mapfile -t versions < <(ls -d "$1"/[0-9]* | grep -E '/[0-9]+$' | sort -V)
+  for ((i = 0; i + $2 < ${#versions[@]}; i++)); do rm -rf -- "${versions[i]}"; done
+}
 
 say "1/7 installing rnnsearch-tf into .venv" \
-    "Check that python3 (3.10-3.13) with venv is installed and that pip can reach the package index."
+    "Check that python3 (3.10-3.13) with venv is installed and that pip can reach the package index. A .venv of another Python (.venv/bin/python --version) is kept: remove it (rm -rf .venv) and run again with PYTHON=python3.11 (any of 3.10-3.13)."
 [ -x .venv/bin/python ] || "${PYTHON:-python3}" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e .
 PY=$ROOT/.venv/bin/python
 RNNSEARCH=$ROOT/.venv/bin/rnnsearch
 
 say "2/7 building Multi30k En-Fr into $OUT/data/multi30k" \
-    "Multi30k task 1 is expected as \$RNNSEARCH_DATA/multi30k/{train,val,test_2016_flickr}.{en,fr}.gz (from https://github.com/multi30k/dataset, data/task1/raw). Set RNNSEARCH_DATA to the folder holding multi30k/ and run again."
-for name in train val test_2016_flickr; do
-  for lang in en fr; do
-    if [ ! -e "$RNNSEARCH_DATA/multi30k/$name.$lang.gz" ] && [ ! -e "$RNNSEARCH_DATA/multi30k/$name.$lang" ]; then
-      echo "missing: $RNNSEARCH_DATA/multi30k/$name.$lang.gz"; false
-    fi
-  done
-done
+    "A corpus file build-data names as missing is Multi30k task 1's, expected in \$RNNSEARCH_DATA/multi30k/ (from https://github.com/multi30k/dataset, data/task1/raw): set RNNSEARCH_DATA to the folder holding multi30k/ and run again."
 if [ ! -e "$OUT/data/multi30k/metadata.json" ]; then
   "$RNNSEARCH" build-data --flagfile=configs/data/multi30k.flags --output_dir="$OUT/data/multi30k"
 else
@@ -49,11 +49,14 @@ LOG_START=$(($(wc -c < "$OUT/train.log") + 1))
 "$RNNSEARCH" train --flagfile=configs/quickstart.flags --data_dir="$OUT/data/multi30k" \
     --model_dir="$MODEL_DIR" ${QUICKSTART_TRAIN_STEPS:+--train_steps=$QUICKSTART_TRAIN_STEPS --max_hours=10000} >> "$OUT/train.log" 2>&1 &
 TRAIN_PID=$!
-# Ctrl-C: the training (started in the background, where the shell makes it ignore SIGINT) gets SIGTERM,
-# saves a checkpoint after its running update and stops; running the quickstart again resumes it.
+# The console: progress, validations, what a signal does and the trainer's `error:` lines. In the background, as the
+# training, where the shell makes both ignore SIGINT: Ctrl-C sends the training SIGTERM, and it saves a checkpoint
+# after its running update (abandoning a running validation) and stops, which the console shows; a second Ctrl-C
+# stops it at once.
+tail -c +$LOG_START -f --pid=$TRAIN_PID "$OUT/train.log" | grep --line-buffered -E \
+  "step [0-9]+ \||validation at|SIG(INT|TERM): training stops|Training stopped|^error: |Traceback|[A-Za-z]+Error:" &
+CONSOLE_PID=$!
 trap 'kill -TERM $TRAIN_PID 2>/dev/null' INT TERM
-tail -c +$LOG_START -f --pid=$TRAIN_PID "$OUT/train.log" \
-  | grep --line-buffered -E "step [0-9]+ \||validation at|Training stopped|Traceback|[A-Za-z]+Error:" || true
 TRAIN_STATUS=0
 wait $TRAIN_PID || TRAIN_STATUS=$?
 while kill -0 $TRAIN_PID 2>/dev/null; do  # a signal ends `wait` early: wait for the checkpoint
@@ -61,9 +64,35 @@ while kill -0 $TRAIN_PID 2>/dev/null; do  # a signal ends `wait` early: wait for
   wait $TRAIN_PID || TRAIN_STATUS=$?
 done
 trap - INT TERM
-if [ $TRAIN_STATUS -eq 143 ]; then
-  echo "training stopped with a checkpoint; run the quickstart again to resume it"
+wait $CONSOLE_PID || true  # its last lines
+if [ $TRAIN_STATUS -eq 130 ] || [ $TRAIN_STATUS -eq 143 ]; then
+  # Stopped by a signal: with the checkpoint its summary names (the last thing it prints), or at once without one.
+  SAVED=$("$PY" - "$OUT/train.log" "$LOG_START" <<'SUMMARY'
+import json, sys
+with open(sys.argv[1], "rb") as log:
+    log.seek(int(sys.argv[2]) - 1)
+    text = log.read().decode("utf-8", "replace")
+start = text.rfind("\n{\n") + 1
+try:
+    summary = json.loads(text[start:text.index("\n}\n", start) + 2]) if start else {}
+except ValueError:
+    summary = {}
+print((summary.get("latest_checkpoint") or "") if summary.get("signal") else "")
+SUMMARY
+  )
+  if [ -n "$SAVED" ]; then
+    echo "training stopped with a checkpoint of its last update, $SAVED; run the quickstart again to resume it"
+  else
+    NEWEST=$(ls "$MODEL_DIR"/checkpoints/ckpt-*.index 2> /dev/null | sort -V | tail -n 1 || true)  # none: ls fails
+    AGAIN="starts it afresh"
+    [ -z "$NEWEST" ] || AGAIN="resumes from its newest checkpoint, ${NEWEST%.index}"
+    echo "training stopped at once, without a checkpoint of its last updates; running the quickstart again $AGAIN"
+  fi
   exit 130
+fi
+if [ $TRAIN_STATUS -ne 0 ] && tail -c +$LOG_START "$OUT/train.log" | grep "^error: " > /dev/null; then
+  HINT="The trainer stopped for the reason its error line above gives: running the quickstart again fails the same"
+  HINT+=" way until that is fixed. The full training log is $OUT/train.log."
 fi
 [ $TRAIN_STATUS -eq 0 ]
 
@@ -73,7 +102,7 @@ say "4/7 building the vocabulary shortlist and exporting a SavedModel to $EXPORT
 "$RNNSEARCH" shortlist --model_dir="$MODEL_DIR"  # translate and export decode over it (docs/translating.md)
 "$RNNSEARCH" export --model_dir="$MODEL_DIR" --export_dir="$EXPORT_DIR" --beam_size=5 > "$OUT/export.log" 2>&1
 echo "exported: $(ls -d "$EXPORT_DIR"/[0-9]* | sort -V | tail -n 1)"
-ls -d "$EXPORT_DIR"/[0-9]* | sort -V | head -n -3 | xargs -r rm -rf  # keep the newest 3 versions
+keep_newest "$EXPORT_DIR" 3
 
 PORT=${QUICKSTART_PORT:-$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
 say "5/7 serving $EXPORT_DIR on 127.0.0.1:$PORT (gRPC, the TensorFlow Serving API)" \

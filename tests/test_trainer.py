@@ -98,13 +98,13 @@ def test_select_by_chrf_keeps_the_checkpoint_of_the_best_dev_chrf(toy_data, tmp_
 def test_event_files_hold_scalars_images_text_hparams_and_projector(trained_run):
     _, model_dir = trained_run
     tags = {}
-    for run in ("train", "dev"):
+    for run in (".", "train", "dev"):
         accumulator = event_accumulator.EventAccumulator(str(model_dir / run), size_guidance={"tensors": 0})
         accumulator.Reload()
         tags[run] = set(accumulator.Tags()["tensors"])
-    assert {"loss", "nll_per_sentence", "gradient_norm", "updates_per_second", "tokens_per_second",
-            "_hparams_/session_start_info"} <= tags["train"]
-    assert {"dev/nll_per_sentence", "dev/bleu", "dev/chrf", "attention/0", "attention/1", "translations"} <= tags["dev"]
+    assert "_hparams_/session_start_info" in tags["."]  # the HParams session, above train/ and dev/
+    assert {"loss", "nll_per_sentence", "gradient_norm", "updates_per_second", "tokens_per_second"} <= tags["train"]
+    assert {"nll_per_sentence", "dev/bleu", "dev/chrf", "attention/0", "attention/1", "translations"} <= tags["dev"]
     projector_config = (model_dir / "train" / "projector_config.pbtxt").read_text()
     assert "source_embedding" in projector_config and "target_embedding" in projector_config
     assert (model_dir / "train" / "target_embedding_tokens.tsv").read_text().split("\n")[:4] == [
@@ -171,6 +171,7 @@ def test_sigterm_stops_after_the_update_without_the_final_validation_a_limit_get
     summary = signalled_after(make_trainer(model_config(toy_data), config), 3, signal.SIGTERM).train()
     assert (summary["signal"], summary["step"], summary["best_step"]) == ("SIGTERM", 3, 0)
     assert summary["latest_checkpoint"].endswith("ckpt-3") and summary["best_checkpoint"] is None
+    assert summary["best_dev_score"] is None  # never validated: no score, as no best checkpoint
     assert signal.getsignal(signal.SIGTERM) is handler_before  # the trainer's handler is gone with the training
 
 
@@ -232,6 +233,60 @@ def signalled_after(trainer, updates, number=signal.SIGINT):
 
     trainer.train_steps[0] = update_then_signal
     return trainer
+
+
+def signalled_in_validation(trainer, step, number=signal.SIGTERM):
+    """`trainer`, sending itself the signal `number` once its validation at `step` runs (its translations started),
+    as a scheduler's SIGTERM in a validation would."""
+    translator = trainer.validator.translator
+    translate = translator.translate
+
+    def signal_then_translate(*args, **kwargs):
+        if trainer.step == step:
+            os.kill(os.getpid(), number)
+        return translate(*args, **kwargs)
+
+    translator.translate = signal_then_translate
+    return trainer
+
+
+def dev_event_steps(model_dir):
+    """The steps of the validations TensorBoard shows (every dev event's)."""
+    accumulator = event_accumulator.EventAccumulator(str(model_dir / "dev"), size_guidance={"tensors": 0})
+    accumulator.Reload()
+    return sorted({event.step for tag in accumulator.Tags()["tensors"] for event in accumulator.Tensors(tag)})
+
+
+def test_a_signal_in_a_validation_abandons_it_and_the_resumed_run_validates_that_step_first(toy_data, tmp_path):
+    # A decay on every plateau of dev chrF: the updates after step 4 use the rate that step's validation decided.
+    settings = dict(train_steps=6, validate_every=2, checkpoint_every=2, log_every=2, dev_bleu_sentences=40,
+                    select_by="chrf", learning_rate_decay=0.5, decay_patience=1, keep_best_checkpoints=3)
+    run = tmp_path / "resumed"
+    straight = make_trainer(model_config(toy_data), training_config(toy_data, tmp_path / "straight", **settings))
+    straight = straight.train()
+    stopped = signalled_in_validation(make_trainer(model_config(toy_data), training_config(toy_data, run, **settings)),
+                                      4).train()
+    # Stopped with the checkpoint of update 4, its validation abandoned: recorded nowhere.
+    assert (stopped["signal"], stopped["step"]) == ("SIGTERM", 4) and stopped["latest_checkpoint"].endswith("ckpt-4")
+    assert [entry["step"] for entry in json.loads((run / "training_state.json").read_text())["history"]] == [2]
+    assert not list((run / "best").glob("ckpt-4.*")) and dev_event_steps(run) == [2]
+
+    resumed = make_trainer(model_config(toy_data), training_config(toy_data, run, **settings)).train()
+    states = [json.loads((folder / "training_state.json").read_text()) for folder in (tmp_path / "straight", run)]
+    # The history of a run never stopped, but the hours and the train NLL of step 4 (measured by the stopped run).
+    histories = [[{name: value for name, value in entry.items() if name not in ("hours", "train_nll_per_sentence")}
+                  for entry in state["history"]] for state in states]
+    assert [entry["step"] for entry in histories[1]] == [2, 4, 6]
+    assert [pytest.approx(entry) for entry in histories[0]] == histories[1]
+    assert states[1]["history"][1]["train_nll_per_sentence"] is None
+    assert (resumed["best_step"], resumed["best_dev_score"]) == pytest.approx((straight["best_step"],
+                                                                                straight["best_dev_score"]))
+    assert sorted(path.name for path in (run / "best").iterdir()) == sorted(
+        path.name for path in (tmp_path / "straight" / "best").iterdir())
+    assert dev_event_steps(run) == [2, 4, 6]
+    expected = checkpoint_weights(straight["latest_checkpoint"])
+    for name, value in checkpoint_weights(resumed["latest_checkpoint"]).items():
+        np.testing.assert_allclose(value, expected[name], atol=1e-6, err_msg=name)
 
 
 # train_steps=10 is `large`: the default suite resumes exactly from a checkpoint with dropout (SIGINT after update 7)

@@ -47,6 +47,28 @@ def test_bleu_samples_and_cut_sentences_are_those_of_the_translations(validator)
     assert 0 < result["truncated_sentences"] == sum(length > MAXIMUM_SOURCE_LENGTH for length in lengths) < 40
 
 
+def test_a_validation_asked_to_stop_between_its_batches_is_abandoned(validator):
+    # The trainer's stop request, asked after each batch: a signal's grace period is shorter than a validation.
+    answers = []
+
+    def stop_at_the_second_question():
+        answers.append(len(answers) == 1)
+        return answers[-1]
+
+    whole = validator()
+    try:
+        validator.should_stop = stop_at_the_second_question
+        assert validator() is None
+        assert answers == [False, True]  # no batch after the answer
+        asked = []
+        validator.should_stop = lambda: asked.append(1) or False
+        asked_throughout = validator()
+    finally:
+        validator.should_stop = lambda: False
+    batches = -(-len(validator.sources) // 16) + sum(1 for _ in validator.nll_input())
+    assert len(asked) == batches and asked_throughout["bleu"] == whole["bleu"]
+
+
 def test_a_model_without_attention_has_samples_and_no_attention_images(toy_data):
     vocabulary_sizes = [len((toy_data / f"{side}_vocab.tsv").read_text().splitlines()) for side in ("source", "target")]
     model = RNNEncDec(ModelConfig(source_vocab_size=vocabulary_sizes[0], target_vocab_size=vocabulary_sizes[1],

@@ -20,14 +20,14 @@ class Interrupted(KeyboardInterrupt):
 class StopRequest:
     """While active (`with StopRequest():`), SIGINT and SIGTERM ask training to stop between two updates.
 
-    The first signal is noted (`signal_name`) and the trainer, seeing it before its next update, stops and
-    saves a checkpoint, as at any limit: the same command resumes exactly there, instead of losing the
-    updates since the last checkpoint (the quickstart keeps one every 500). A second signal stops at once
-    (`Interrupted`, a KeyboardInterrupt). As Marian's `--sigterm save-and-exit`, for Ctrl-C too. Signal handlers
-    can only be set in the main thread, and a worker of several cannot stop alone (its collective ops would wait for
-    the others): elsewhere, or with `enabled=False`, signals keep their usual effect. A signal ignored when
-    training starts stays ignored (a shell starts `cmd &` with SIGINT ignored, so that Ctrl-C meant for the
-    foreground leaves background jobs alone; Python keeps that too).
+    The first signal is noted (`signal_name`) and the trainer, seeing it before its next update (or between two
+    batches of a validation, which it abandons), stops and saves a checkpoint, as at any limit: the same command
+    resumes exactly there, instead of losing the updates since the last checkpoint (the quickstart keeps one every
+    500). A second signal stops at once (`Interrupted`, a KeyboardInterrupt). As Marian's `--sigterm save-and-exit`,
+    for Ctrl-C too. Signal handlers can only be set in the main thread, and a worker of several cannot stop alone
+    (its collective ops would wait for the others): elsewhere, or with `enabled=False`, signals keep their usual
+    effect. A signal ignored when training starts stays ignored (a shell starts `cmd &` with SIGINT ignored, so that
+    Ctrl-C meant for the foreground leaves background jobs alone; Python keeps that too).
 
     Example:
     >>> with StopRequest() as stop_request:
@@ -65,5 +65,13 @@ class StopRequest:
         if self.signal_name is not None:
             raise Interrupted(number)
         self.signal_name = signal.Signals(number).name
-        logging.warning("%s: training stops after this update and saves a checkpoint (again: at once)",
-                        self.signal_name)
+        # From a thread of its own: a handler runs inside whatever the main thread is doing, a log record's write to
+        # stderr included, which a write from the handler would re-enter (a RuntimeError, and no warning); the thread
+        # waits for that write to end.
+        threading.Thread(target=_warn, args=(self.signal_name,), name="stop-request").start()
+
+
+def _warn(signal_name):
+    """The first signal's warning (`StopRequest._note`'s thread), logged from this file's line."""
+    logging.warning("%s: training stops after this update (abandoning its validation, if one runs) and saves a "
+                    "checkpoint (again: at once)", signal_name)

@@ -10,13 +10,18 @@ from data_pipeline.vocabulary import Vocabulary
 
 
 class TrainingSummaries:
-    """The TensorBoard event files of a model directory: `train/` and `dev/`.
+    """The TensorBoard event files of a model directory: the settings in the directory itself, `train/` and `dev/`.
 
-    `train/` holds the settings (the HParams dashboard), the update statistics (`TrainingStatistics`
-    writes them through `train`), the count of non-finite updates in a row, and the two embedding
-    matrices with their vocabularies for the projector (Cho et al. 2014, Figure 4). `dev/` holds each
-    validation: dev NLL per sentence, dev BLEU, the attention matrices as images (Bahdanau et al. 2014,
-    Figure 3) and sample translations as a table.
+    The model directory's own event file holds the settings as an HParams session: TensorBoard takes a
+    session's metrics from the scalars of its run and of the runs below it, so every scalar of `train/`
+    and `dev/` (dev BLEU, chrF, NLL per sentence; train loss) is a metric of the session (group "train"
+    or "dev") where TensorBoard reads a folder of model directories (at one model directory, whose session
+    is the run ".", TensorBoard 2.21 looks for the metrics in "./dev", no run, and lists none). `train/`
+    holds the update statistics (`TrainingStatistics` writes them through `train`), the count of non-finite
+    updates in a row, and the two embedding matrices with their vocabularies for the projector (Cho et al.
+    2014, Figure 4). `dev/` holds each validation: NLL per sentence (the tag of train's, so that TensorBoard
+    draws the two in one chart), `dev/bleu`, `dev/chrf`, the attention matrices as images (Bahdanau et al.
+    2014, Figure 3) and sample translations as a table.
 
     Only the chief of a multi-worker run writes; the other workers' summaries go to no-op writers.
 
@@ -31,14 +36,20 @@ class TrainingSummaries:
         self.model = model
         self.is_chief = is_chief
         self.train, self.dev = (
-            tf.summary.create_file_writer(model_dir.tensorboard_dir(name)) if is_chief else tf.summary.create_noop_writer()
+            tf.summary.create_file_writer(model_dir.tensorboard_dir(name)) if is_chief
+            else tf.summary.create_noop_writer()
             for name in ("train", "dev")
         )
 
     def write_hparams(self, hparams):
-        """The run's settings (`{"model/hidden_dim": 1000, ...}`), once, when a run starts afresh."""
-        with self.train.as_default():
+        """The run's settings (`{"model/hidden_dim": 1000, ...}`), once, when a run starts afresh: TensorBoard
+        shows a session's first settings, so a resumed run's would not show."""
+        if not self.is_chief:
+            return
+        writer = tf.summary.create_file_writer(self.model_dir.path)
+        with writer.as_default():
             hparams_api.hparams(hparams)
+        writer.close()
 
     def write_nonfinite_updates(self, step, in_a_row):
         """How many updates in a row were skipped for a non-finite loss or gradient."""
@@ -48,7 +59,7 @@ class TrainingSummaries:
     def write_validation(self, step, result):
         """Dev scalars, attention images, sample translations (a `Validator` result), then the embeddings."""
         with self.dev.as_default():
-            tf.summary.scalar("dev/nll_per_sentence", result["nll_per_sentence"], step=step)
+            tf.summary.scalar("nll_per_sentence", result["nll_per_sentence"], step=step)  # train's tag
             tf.summary.scalar("dev/bleu", result["bleu"], step=step)
             tf.summary.scalar("dev/chrf", result["chrf"], step=step)
             for index, png in enumerate(result["attention_images"]):

@@ -40,9 +40,12 @@ class Trainer:
     model, its dropout random states, the optimizer slots, the learning-rate scale, the early-stopping
     state, the step and the data iterator, so a resumed run continues with the batch it would have read
     next. The checkpoint of a validated step is written last, after `best/`, `training_state.json` and
-    TensorBoard, so a run killed during a validation resumes before it and validates again; no
-    checkpoint is written twice. At start-up, leftovers of an interrupted save are removed, and when the
-    newest checkpoint does not read, training resumes from the one before it, saying so.
+    TensorBoard, so a run killed during a validation resumes before it and validates again. A signal during a
+    validation abandons it between two batches (nothing recorded, `best/` untouched) and the run stops with the
+    checkpoint of its update; a run resumed there (a validation step, the last of the budget included, that
+    `training_state.json` lacks) validates it before its next update and writes that checkpoint again, with what
+    the validation decided. At start-up, leftovers of an interrupted save are removed, and when the newest
+    checkpoint does not read, training resumes from the one before it, saying so.
 
     The constructor checks the data directory and the model directory (`TrainingFolders`, which also refuses a
     resumed run's other `optimizer` or `select_by`, or `max_tokens` or `subword_sampling_alpha` turned on or off),
@@ -207,6 +210,7 @@ class Trainer:
             search_config=self.search_config,
             bleu_sentences=self.config.dev_bleu_sentences,
             attention_sentences=self.config.attention_sentences,
+            should_stop=lambda: self.stop_request.signal_name is not None,  # abandoned at a signal (`_validate`)
         )
 
     def _check_same_dev_bleu_sentences(self):
@@ -261,7 +265,8 @@ class Trainer:
             "step": self.step,
             "best_step": self.early_stopping.best_step,
             "selected_by": self.config.select_by,
-            "best_dev_score": self.early_stopping.best_score,  # of `selected_by`
+            # Of `selected_by`; None, as `best_checkpoint`, before any validation (`EarlyStopping` holds -1 then).
+            "best_dev_score": self.early_stopping.best_score if self.early_stopping.best_score >= 0 else None,
             "latest_checkpoint": self.checkpointing.latest_checkpoint,
             "best_checkpoint": self.checkpointing.best_checkpoint,
         }
@@ -343,6 +348,11 @@ class Trainer:
         stopping judges the validation) and checkpoint. Until a limit or early stopping; returns why."""
         statistics = TrainingStatistics(self.summaries.train)
         self.budget.start_clock()
+        if self._abandoned_validation():  # validated as the stopped run would have, before the next update
+            with statistics.left_out():
+                stop_reason = self._validate(train_nll=None)  # the updates' NLL was not saved
+            if stop_reason is not None:
+                return stop_reason
         nonfinite_in_row = 0
         while (stop_reason := self._limit_reached()) is None:
             try:
@@ -358,6 +368,17 @@ class Trainer:
             if stop_reason is not None:
                 return stop_reason
         return stop_reason
+
+    def _abandoned_validation(self):
+        """Whether the step this run resumed at has a validation a signal abandoned (`_validate`): a step validated
+        (a multiple of `validate_every`, or the last of the budget, unless patience stopped the run) that
+        training_state.json's history lacks."""
+        if not self.validator or not self.step or self.early_stopping.should_stop():
+            return False
+        if self.step % self.config.validate_every and self.budget.exhausted() is None:
+            return False
+        history = (self.folders.worker_dir.read_training_state() or {}).get("history", [])
+        return all(entry["step"] != self.step for entry in history)
 
     def _update(self):
         """Reads the next minibatch and updates on it; returns the update's statistics (`make_train_step`)."""
@@ -436,10 +457,15 @@ class Trainer:
         return {name: value for name, value in values.items() if isinstance(value, (bool, int, float, str))}
 
     def _validate(self, train_nll):
-        """Validates the current weights, then checkpoints them; returns a stop reason or None."""
+        """Validates the current weights, then checkpoints them; returns a stop reason or None. A signal abandons
+        the validation between two batches (`Validator`): nothing is recorded, and `train` saves the checkpoint."""
         started, step = time.time(), self.step
         learning_rate = self._learning_rate(self.optimizer.iterations - 1)  # of the updates validated
         result = self.validator()
+        if result is None:
+            logging.warning("validation at step %d abandoned (%s): the checkpoint of the step is saved, and the run "
+                            "validates it first when it resumes", step, self.stop_request.signal_name)
+            return None
         # The validation's time counts against `max_hours`: a budget it used up stops training here, at
         # a validated step, instead of after one more update and a second validation.
         self.budget.count_seconds()

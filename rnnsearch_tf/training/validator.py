@@ -38,6 +38,9 @@ class Validator:
         search_config: `SearchConfig` of the translations scored by BLEU.
         bleu_sentences: first sentences of the split translated for BLEU (None: all).
         attention_sentences: sentences shown in TensorBoard.
+        should_stop: a callable asked between two batches (of translation or NLL): when it says yes the validation
+            is abandoned, once the batches then running have ended, and returns None (the trainer's stop request:
+            a signal's grace period, `docker stop`'s 10 s, is shorter than a validation).
     """
 
     def __init__(
@@ -49,8 +52,10 @@ class Validator:
         search_config=None,
         bleu_sentences=None,
         attention_sentences=3,
+        should_stop=lambda: False,
     ):
         self.model = model
+        self.should_stop = should_stop
         self.batch_size = batch_size
         self.attention_sentences = attention_sentences
         data_dir = DataDir(data_dir)
@@ -77,9 +82,11 @@ class Validator:
 
         self._negative_log_likelihood = negative_log_likelihood
 
-    def nll_per_sentence(self):
+    def nll_per_sentence(self, between_batches=lambda: None):
+        """-Σ log p(y | x) per dev sentence; `between_batches()` is called before each batch (it may raise)."""
         total, sentences = 0.0, 0
         for batch in self.nll_input():
+            between_batches()
             total += float(self._negative_log_likelihood(batch["source_ids"], batch["target_ids"]))
             sentences += int(batch["source_ids"].shape[0])
         return total / max(sentences, 1)
@@ -87,8 +94,18 @@ class Validator:
     def __call__(self):
         """-> dict: nll_per_sentence, bleu, bleu_signature, chrf, samples [(source, reference, translation)],
         attention_images [PNG bytes], truncated_sentences (dev sentences longer than the search's
-        `maximum_source_length`, translated from their first tokens: their BLEU counts them so)."""
-        results = self.translator.translate(self.sources)  # in order; batches formed by length
+        `maximum_source_length`, translated from their first tokens: their BLEU counts them so); or None when
+        `should_stop()` said yes between two batches."""
+
+        def between_batches(done=None):
+            if self.should_stop():
+                raise _Abandoned
+
+        try:
+            results = self.translator.translate(self.sources, progress=between_batches)  # in order, by length
+            nll_per_sentence = self.nll_per_sentence(between_batches)
+        except _Abandoned:
+            return None
         scores, signatures = corpus_scores([result["translation"] for result in results], self.references,
                                            ["bleu", "chrf"], target_language=self.target_language,
                                            lowercase=self.lowercase)
@@ -107,7 +124,7 @@ class Validator:
             )
             images.append(buffer.getvalue())
         return {
-            "nll_per_sentence": self.nll_per_sentence(),
+            "nll_per_sentence": nll_per_sentence,
             "bleu": scores["bleu"],
             "bleu_signature": signatures["bleu"],
             "chrf": scores["chrf"],
@@ -115,3 +132,7 @@ class Validator:
             "attention_images": images,
             "truncated_sentences": sum(result["truncated"] for result in results),
         }
+
+
+class _Abandoned(Exception):
+    """Ends a validation between two batches (`Validator.__call__`)."""
