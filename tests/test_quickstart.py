@@ -86,6 +86,9 @@ def newest_checkpoint(model_dir):
     return model_dir / "checkpoints" / f"ckpt-{max(steps)}" if steps else None
 
 
+# Three runs of the stage: `large`. The default suite runs the stage stopped before it saved (below), and the
+# trainer's summary of a signal and its resume in-process (tests/test_trainer.py)
+@pytest.mark.large
 def test_training_stage_says_what_ctrl_c_saved_and_shows_the_trainers_errors(toy_data, tmp_path):
     model_dir = tmp_path / "quickstart"
     # Ctrl-C: the console shows that the training heard it, and names the checkpoint the trainer's summary reports.

@@ -104,6 +104,9 @@ def test_a_broken_version_is_logged_and_the_old_one_keeps_serving(staged, expect
     model.close()
 
 
+# `large`: the default suite loads the versions the policy picks (test_the_version_policy_picks_tf_servings_versions)
+# and serves each loaded version (above); two at once is their sum
+@pytest.mark.large
 def test_specific_versions_are_served_side_by_side(staged, expected, tmp_path):
     for version in (1, 2, 3):
         copy_version(staged, version, tmp_path)

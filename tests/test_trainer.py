@@ -257,6 +257,9 @@ def dev_event_steps(model_dir):
     return sorted({event.step for tag in accumulator.Tags()["tensors"] for event in accumulator.Tensors(tag)})
 
 
+# Two trainings and a resumed one: `large`. The default suite abandons a validation asked to stop between its batches
+# (tests/test_validator.py), stops on SIGTERM after the update (above) and resumes exactly after SIGINT (below)
+@pytest.mark.large
 def test_a_signal_in_a_validation_abandons_it_and_the_resumed_run_validates_that_step_first(toy_data, tmp_path):
     # A decay on every plateau of dev chrF: the updates after step 4 use the rate that step's validation decided.
     settings = dict(train_steps=6, validate_every=2, checkpoint_every=2, log_every=2, dev_bleu_sentences=40,
@@ -608,6 +611,9 @@ def joined_data(toy_data, tmp_path_factory):
     return joined
 
 
+# Five trainings: `large`. The default suite switches the data and judges the best checkpoint afresh after it, keeps
+# the switch when a resumed run raises the budget, and refuses a switch added to or removed from a run (below)
+@pytest.mark.large
 def test_switch_data_dir_continues_as_a_child_on_that_data_would_and_resumes(toy_data, joined_data, tmp_path):
     # Half of 8 updates on the toy data, then 4 on the joined data, in one run...
     switched = make_trainer(model_config(toy_data), training_config(
