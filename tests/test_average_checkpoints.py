@@ -24,6 +24,9 @@ def _average(*args):
                            env=environment, capture_output=True, text=True, timeout=300)
 
 
+# `large`: the default suite runs the command on checkpoints of other weights (below) and translates from an
+# averaged checkpoint (tests/test_evaluate.py)
+@pytest.mark.large
 def test_average_checkpoints_command(tmp_path):
     path = write_model_dir(tmp_path / "model")
     with pytest.raises(FileNotFoundError, match="run `rnnsearch average --model_dir="):

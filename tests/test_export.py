@@ -136,6 +136,9 @@ def test_saved_model_cli_shows_the_search_settings(exported):
     assert "signature_def['translate_prefix']" in shown
 
 
+# An export of its own: `large`. The default suite exports a searching translator with every signature (above) and
+# samples in-process (tests/test_sentence_search.py, tests/test_search_config.py)
+@pytest.mark.large
 def test_a_sampling_export_has_no_constrained_signature_and_warms_up_its_own(exported, tmp_path):
     """Sampling draws, it does not search: an export of a sampling translator is saved without
     `translate_constrained` (and its warm-up requests), and its settings say it samples."""

@@ -55,6 +55,9 @@ def test_the_model_comes_from_the_flags_and_the_data_and_flags_txt_resumes_the_r
     assert "--train_steps=2" in (model_dir / "flags.txt").read_text().splitlines()
 
 
+# Three trainings in processes of their own: `large`. The default suite resumes a run from its flags.txt (above) and
+# switches the data in-process (tests/test_trainer.py)
+@pytest.mark.large
 def test_flags_txt_writes_the_parent_and_the_data_to_switch_to_absolute(toy_data, tmp_path):
     relative = {name: os.path.relpath(tmp_path / name, REPO_ROOT) for name in ("parent", "child")}
     data = os.path.relpath(toy_data, REPO_ROOT)
